@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The version table (rules/versions.yaml, compiled in): every framework behaviour that depends
+ * on a version is a named entry with its version range and the fact behind it. Code asks
+ * dtl_behavior_active(); it never compares versions itself.
+ */
+#ifndef DTYPELINT_BEHAVIOR_H
+#define DTYPELINT_BEHAVIOR_H
+
+#include <stdbool.h>
+
+#include "dtypelint/arena.h"
+#include "dtypelint/diag.h"
+#include "dtypelint/plan.h"
+#include "dtypelint/version.h"
+
+enum dtl_behavior {
+	DTL_B_FSDP1_VALIDATE_V2,
+	DTL_B_FSDP1_HAS_USE_ORIG_PARAMS,
+	DTL_B_FSDP1_ORIG_PARAMS_MIXED_GRAD,
+	DTL_B_FSDP2_TRAINABLE_ONLY_CHECK,
+	DTL_B_FSDP2_NONFLOAT_PARAM_CRASH,
+	DTL_B_DS_COALESCED_GATHER_FIRST_DTYPE,
+	DTL_B_DS_BLANKET_MODULE_CAST,
+	DTL_B_DS_DEFRAGMENT_ASSERT,
+	DTL_B_DS_ALLGATHER_SEQUENTIAL,
+	DTL_B_ACCELERATE_FSDP1_UPCAST,
+	DTL_B_ACCELERATE_FSDP2_UPCAST,
+	DTL_B_COUNT
+};
+
+struct dtl_behavior_info {
+	const char *name; /* "fsdp1-validate-v2" */
+	enum dtl_framework framework;
+	struct dtl_version since, until; /* inclusive; unset: open */
+	const char *fact;                /* "facts/torch-and-transformers.md §1.2" */
+	const char *status;              /* "verified" | "unverified-boundary" */
+	const char *summary;
+};
+
+struct dtl_behavior_table {
+	struct dtl_behavior_info entries[DTL_B_COUNT];
+	struct dtl_version newest[DTL_FW_COUNT];
+};
+
+/* Loads the embedded rules/versions.yaml. */
+int dtl_behavior_table_load(struct dtl_behavior_table *table, struct dtl_arena *arena,
+                            struct dtl_error *error);
+/* Is the behaviour in force for these versions (a plan whose versions are all resolved)? */
+bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
+                         const struct dtl_version versions[DTL_FW_COUNT]);
+/* "torch >= 2.1", "deepspeed 0.12.0 to 0.19.2" */
+const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
+                               struct dtl_arena *arena);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Errors and source locations. Library code never prints: a fallible function fills a
+ * struct dtl_error and returns a negative errno; only src/cli/ prints it.
+ */
+#ifndef DTYPELINT_DIAG_H
+#define DTYPELINT_DIAG_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+/* A position in an input file. Lines and columns are 1-based; columns count Unicode code
+ * points and a tab counts as one column. line == 0 means "the file as a whole". */
+struct dtl_loc {
+	const char *file; /* borrowed: owned by the struct dtl_source it points into */
+	uint32_t line;
+	uint32_t column;
+};
+
+#define DTL_ERROR_MESSAGE_MAX 1024
+
+struct dtl_error {
+	struct dtl_loc loc;
+	char file_storage[512]; /* loc.file points here once set: errors outlive sources */
+	char message[DTL_ERROR_MESSAGE_MAX];
+};
+
+/* Fills *error (when not NULL) and returns code (a negative errno, e.g. -EINVAL). */
+int dtl_error_set(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int dtl_error_setv(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt,
+                   va_list args);
+
+#endif

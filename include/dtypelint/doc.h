@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The positioned document tree: JSON (through cJSON) and YAML (through libyaml) both become
+ * this, and every node knows its line and column. Nodes live in the caller's arena.
+ */
+#ifndef DTYPELINT_DOC_H
+#define DTYPELINT_DOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtypelint/arena.h"
+#include "dtypelint/diag.h"
+#include "dtypelint/limits.h"
+#include "dtypelint/source.h"
+
+enum dtl_node_type {
+	DTL_NODE_NULL,
+	DTL_NODE_BOOL,
+	DTL_NODE_INT,   /* fits int64 */
+	DTL_NODE_FLOAT, /* any other number, incl. integers too large for int64, NaN, inf */
+	DTL_NODE_STRING,
+	DTL_NODE_SEQ,
+	DTL_NODE_MAP,
+};
+
+struct dtl_pair;
+
+struct dtl_node {
+	enum dtl_node_type type;
+	uint32_t line;   /* 1-based */
+	uint32_t column; /* 1-based, code points */
+	/* the literal as written, for scalars (numbers keep their spelling: "1e400") */
+	const char *raw;
+	uint32_t raw_len;
+	union {
+		bool boolean;
+		int64_t integer;
+		double number;
+		struct {
+			const char *text; /* NUL-terminated; may contain NUL bytes within len */
+			size_t len;
+		} string;
+		struct {
+			struct dtl_node *items;
+			size_t count;
+		} seq;
+		struct {
+			struct dtl_pair *pairs;
+			size_t count;
+		} map;
+	};
+};
+
+struct dtl_pair {
+	struct dtl_node key; /* a DTL_NODE_STRING for JSON; any scalar for YAML */
+	struct dtl_node value;
+};
+
+/* Parses JSON (cJSON for the structure, a tokenizing pass for positions). */
+int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
+                       const struct dtl_limits *limits, struct dtl_node **ret_root,
+                       struct dtl_error *error);
+/* Parses YAML (libyaml events): one document, aliases expanded up to limits->max_alias_nodes,
+ * core-schema scalars (null, true/false, ints, floats), tags !!str !!int !!float !!bool !!null. */
+int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
+                       const struct dtl_limits *limits, struct dtl_node **ret_root,
+                       struct dtl_error *error);
+/* By extension: .json -> JSON, .yaml/.yml -> YAML, otherwise sniff the first byte ('{' or
+ * '[' -> JSON). */
+int dtl_doc_parse(const struct dtl_source *source, struct dtl_arena *arena,
+                  const struct dtl_limits *limits, struct dtl_node **ret_root,
+                  struct dtl_error *error);
+
+/* Case-sensitive lookup of a string key in a map; the first match, or NULL. */
+const struct dtl_node *dtl_node_get(const struct dtl_node *map, const char *key);
+/* "a mapping", "a string", ... for error messages */
+const char *dtl_node_type_name(enum dtl_node_type type);
+/* A location for a node of the given source. */
+struct dtl_loc dtl_node_loc(const struct dtl_node *node, const char *file);
+
+#endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Data files from rules/ compiled into the binary (tools/embed.c). */
+#ifndef DTYPELINT_EMBEDDED_H
+#define DTYPELINT_EMBEDDED_H
+
+#include <stddef.h>
+
+struct dtl_embedded_file {
+	const char *name; /* base name, e.g. "llama.yaml" */
+	const char *data; /* NUL-terminated */
+	size_t size;
+};
+
+/* Tables end with a {NULL, NULL, 0} entry. */
+extern const struct dtl_embedded_file dtl_embedded_versions[];
+extern const struct dtl_embedded_file dtl_embedded_architectures[];
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Limits on every user-controlled size (DESIGN §7 "Robustness"). */
+#ifndef DTYPELINT_LIMITS_H
+#define DTYPELINT_LIMITS_H
+
+#include <stddef.h>
+
+struct dtl_limits {
+	size_t max_file_size;          /* bytes of one manifest, plan or config file */
+	unsigned max_depth;            /* JSON/YAML nesting depth */
+	size_t max_alias_nodes;        /* nodes reachable through YAML aliases, in total */
+	size_t max_tensors;            /* tensors in one manifest */
+	size_t max_name_length;        /* bytes in one tensor name */
+	unsigned max_rank;             /* dimensions of one shape */
+	size_t max_safetensors_header; /* bytes of one safetensors JSON header */
+};
+
+/* 256 MiB files, depth 64, 1M alias nodes, 10M tensors, 4 KiB names, rank 16, 100 MiB headers */
+void dtl_limits_default(struct dtl_limits *limits);
+
+#endif

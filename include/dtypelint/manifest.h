@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model manifest (DESIGN §3, schema version 1), validated into typed structs. All strings
+ * and arrays live in the arena passed to dtl_manifest_parse(); nothing here is freed alone.
+ */
+#ifndef DTYPELINT_MANIFEST_H
+#define DTYPELINT_MANIFEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtypelint/arena.h"
+#include "dtypelint/diag.h"
+#include "dtypelint/doc.h"
+#include "dtypelint/dtype.h"
+#include "dtypelint/limits.h"
+#include "dtypelint/plan.h"
+
+enum dtl_tensor_kind {
+	DTL_KIND_PARAM,
+	DTL_KIND_BUFFER,
+};
+
+struct dtl_tensor_decl {
+	const char *name;
+	uint32_t name_len;
+	enum dtl_tensor_kind kind;
+	enum dtl_dtype dtype; /* NONE: inherits model.checkpoint_dtype */
+	uint32_t rank;
+	int64_t *shape; /* rank entries; NULL when no shape was given */
+	int64_t numel;  /* -1 when unknown (no shape) */
+	enum dtl_tristate trainable;
+	bool persistent;          /* buffers only; default true */
+	struct dtl_loc loc;       /* the tensor's entry */
+	struct dtl_loc dtype_loc; /* its dtype key, or loc */
+};
+
+/* a path glob mapped to a name: modules (class), kernels (op) */
+struct dtl_glob_map {
+	struct dtl_pattern glob;
+	const char *value;
+};
+
+struct dtl_tied_group {
+	struct dtl_pattern *names;
+	size_t count;
+	struct dtl_loc loc;
+};
+
+enum dtl_load_mode {
+	DTL_LOAD_AS_IS = 0, /* the dtypes are the dtypes in memory */
+	DTL_LOAD_AUTO,      /* from_pretrained(dtype="auto") */
+	DTL_LOAD_NONE,      /* from_pretrained(dtype=None): the default dtype, fp32 */
+	DTL_LOAD_DTYPE,     /* from_pretrained(dtype=<load_dtype>) */
+};
+
+struct dtl_model_info {
+	const char *name;
+	const char *architecture;
+	struct dtl_loc architecture_loc;
+	enum dtl_dtype checkpoint_dtype; /* NONE: unset (float32) */
+	struct dtl_loc checkpoint_dtype_loc;
+	enum dtl_load_mode load_mode;
+	enum dtl_dtype load_dtype;
+	struct dtl_loc load_dtype_loc;
+	int64_t hidden_size; /* 0: unset */
+	struct dtl_loc hidden_size_loc;
+	struct dtl_patterns keep_in_fp32;
+	struct dtl_patterns keep_in_fp32_strict;
+	struct dtl_patterns no_split_modules;
+	struct dtl_glob_map *modules;
+	size_t module_count;
+	struct dtl_patterns routers;
+	struct dtl_tied_group *tied;
+	size_t tied_count;
+	struct dtl_glob_map *kernels;
+	size_t kernel_count;
+	struct dtl_loc loc;
+};
+
+enum dtl_quant_method {
+	DTL_QUANT_NONE = 0,
+	DTL_QUANT_BNB_4BIT,
+	DTL_QUANT_BNB_8BIT,
+};
+
+struct dtl_quantization {
+	enum dtl_quant_method method;
+	enum dtl_dtype compute_dtype; /* NONE: unset (float32) */
+	enum dtl_dtype quant_storage; /* NONE: unset (uint8) */
+	const char *quant_type;       /* "nf4" | "fp4"; NULL: unset */
+	struct dtl_patterns skip_modules;
+	struct dtl_loc loc, method_loc, compute_dtype_loc, quant_storage_loc;
+};
+
+struct dtl_adapter {
+	bool present;
+	const char *type;                   /* "lora" */
+	const char *name;                   /* adapter name, default "default" */
+	struct dtl_patterns target_modules; /* list of suffixes */
+	const char *target_modules_string;  /* "all-linear" or a regex; NULL when a list */
+	int64_t r;
+	enum dtl_tristate autocast_adapter_dtype;
+	struct dtl_loc autocast_adapter_dtype_loc;
+	struct dtl_patterns modules_to_save;
+	enum dtl_tristate prepare_kbit_training;
+	enum dtl_tristate use_dora;
+	struct dtl_loc loc;
+};
+
+struct dtl_suppression {
+	const char *rule;
+	struct dtl_pattern tensors; /* text NULL: all tensors */
+	const char *reason;
+	struct dtl_loc loc;
+};
+
+struct dtl_manifest {
+	const char *file;
+	struct dtl_model_info model;
+	struct dtl_tensor_decl *tensors;
+	size_t tensor_count;
+	struct dtl_patterns frozen;
+	struct dtl_quantization quantization;
+	struct dtl_adapter adapter;
+	bool has_training;
+	struct dtl_plan plan;
+	struct dtl_suppression *suppress;
+	size_t suppress_count;
+};
+
+/* Validates root (the parsed file) against the schema into *ret_manifest. Unknown keys (except
+ * x-*), wrong types, unknown dtypes, duplicate tensor names, bad shapes and bad globs are
+ * errors at their line and column. */
+int dtl_manifest_parse(const struct dtl_node *root, const char *file, struct dtl_arena *arena,
+                       const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
+                       struct dtl_error *error);
+
+/* Validates a plan: the mapping under `training:` or the top of a --plan file. */
+int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
+                   struct dtl_plan *plan, struct dtl_error *error);
+
+/* Reads and parses a manifest file (JSON or YAML) in one call. */
+int dtl_manifest_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                      struct dtl_manifest *ret_manifest, struct dtl_error *error);
+/* Reads a --plan file (JSON or YAML: the `training:` mapping at top level). */
+int dtl_plan_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                  struct dtl_plan *plan, struct dtl_error *error);
+
+#endif

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The training plan (DESIGN §3 `training:`): strategy, precision, versions and the sharding
+ * settings. Every field keeps where it was set (loc.line == 0: not set by any file), so findings
+ * can point at the line that causes them. Unset fields mean the framework's own default.
+ */
+#ifndef DTYPELINT_PLAN_H
+#define DTYPELINT_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtypelint/diag.h"
+#include "dtypelint/dtype.h"
+#include "dtypelint/version.h"
+
+enum dtl_strategy {
+	DTL_STRATEGY_UNSET = 0,
+	DTL_STRATEGY_SINGLE,
+	DTL_STRATEGY_DDP,
+	DTL_STRATEGY_FSDP1,
+	DTL_STRATEGY_FSDP2,
+	DTL_STRATEGY_ZERO3,
+};
+
+enum dtl_precision {
+	DTL_PRECISION_UNSET = 0,
+	DTL_PRECISION_BF16,
+	DTL_PRECISION_FP16,
+	DTL_PRECISION_FP32,
+};
+
+enum dtl_framework {
+	DTL_FW_TORCH,
+	DTL_FW_TRANSFORMERS,
+	DTL_FW_PEFT,
+	DTL_FW_DEEPSPEED,
+	DTL_FW_ACCELERATE,
+	DTL_FW_TRL,
+	DTL_FW_BITSANDBYTES,
+	DTL_FW_COUNT
+};
+
+enum dtl_offload {
+	DTL_OFFLOAD_UNSET = 0,
+	DTL_OFFLOAD_NONE,
+	DTL_OFFLOAD_CPU,
+	DTL_OFFLOAD_NVME,
+};
+
+/* A tri-state boolean: unset means the framework default. */
+enum dtl_tristate {
+	DTL_UNSET = -1,
+	DTL_FALSE = 0,
+	DTL_TRUE = 1,
+};
+
+/* A pattern as written, with its location: a glob, a class name or a keep-in-fp32 entry. */
+struct dtl_pattern {
+	const char *text;
+	uint32_t len;
+	struct dtl_loc loc;
+};
+
+struct dtl_patterns {
+	struct dtl_pattern *items;
+	size_t count;
+	bool present; /* the key was given (an empty list is not the same as no key) */
+	struct dtl_loc loc;
+};
+
+struct dtl_plan_fsdp {
+	struct dtl_patterns wrap; /* class names or path globs; absent: model.no_split_modules */
+	enum dtl_dtype param_dtype, reduce_dtype, buffer_dtype; /* NONE: unset (None) */
+	struct dtl_loc param_dtype_loc, reduce_dtype_loc, buffer_dtype_loc;
+	enum dtl_tristate use_orig_params;
+	struct dtl_loc use_orig_params_loc;
+	struct dtl_patterns ignored;
+	struct dtl_loc loc;
+};
+
+struct dtl_plan_zero3 {
+	enum dtl_tristate init; /* unset: true (transformers builds the model under zero.Init) */
+	struct dtl_loc init_loc;
+	int64_t persistence_threshold; /* -1: unset (1e5) */
+	bool persistence_auto;         /* "auto": 10 * hidden_size */
+	struct dtl_loc persistence_threshold_loc;
+	int64_t model_persistence_threshold; /* -1: unset (sys.maxsize) */
+	struct dtl_loc model_persistence_threshold_loc;
+	enum dtl_tristate allgather_sequential;
+	struct dtl_loc allgather_sequential_loc;
+	enum dtl_offload offload_param;
+	struct dtl_loc offload_param_loc;
+	enum dtl_dtype buffer_dtype, param_dtype; /* data_types.*; NONE: unset */
+	struct dtl_loc buffer_dtype_loc, param_dtype_loc;
+	struct dtl_loc loc;
+};
+
+struct dtl_plan {
+	const char *file;   /* where the plan was read from (a manifest, --plan file, ...) */
+	struct dtl_loc loc; /* the `training:` key, or the plan file's top */
+	enum dtl_strategy strategy;
+	struct dtl_loc strategy_loc;
+	enum dtl_precision precision;
+	struct dtl_loc precision_loc;
+	int64_t world_size; /* 0: unset */
+	struct dtl_loc world_size_loc;
+	struct dtl_version versions[DTL_FW_COUNT];
+	struct dtl_loc version_locs[DTL_FW_COUNT];
+	const char *trainer; /* NULL: unset ("none") */
+	struct dtl_loc trainer_loc;
+	struct dtl_plan_fsdp fsdp;
+	struct dtl_plan_zero3 zero3;
+	struct dtl_patterns direct_access;
+	enum dtl_tristate merge;
+	struct dtl_loc merge_loc;
+};
+
+void dtl_plan_init(struct dtl_plan *plan);
+/* Fields set in src override those in dst (options win over files). */
+void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src);
+
+const char *dtl_strategy_name(enum dtl_strategy strategy);
+int dtl_strategy_parse(const char *text, enum dtl_strategy *ret_strategy);
+const char *dtl_precision_name(enum dtl_precision precision);
+int dtl_precision_parse(const char *text, enum dtl_precision *ret_precision);
+/* the 16-bit dtype of a precision; DTL_DTYPE_F32 for fp32; NONE when unset */
+enum dtl_dtype dtl_precision_dtype(enum dtl_precision precision);
+const char *dtl_framework_name(enum dtl_framework framework);
+int dtl_framework_parse(const char *text, enum dtl_framework *ret_framework);
+
+#endif

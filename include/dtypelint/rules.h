@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rule catalogue (DESIGN §5) and findings. Each rule's documentation lives in one table
+ * entry next to its implementation; --explain, --list-rules, the JSON output and the man page
+ * read that one source.
+ */
+#ifndef DTYPELINT_RULES_H
+#define DTYPELINT_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dtypelint/sim.h"
+
+enum dtl_severity {
+	DTL_SEVERITY_INFO,
+	DTL_SEVERITY_WARNING,
+	DTL_SEVERITY_ERROR,
+};
+
+struct dtl_check;
+
+struct dtl_rule {
+	const char *id;   /* "DT101" */
+	const char *name; /* "fsdp1-mixed-dtype-unit" */
+	enum dtl_severity severity;
+	const char *summary;     /* one line */
+	const char *explanation; /* what and why, with the real error text */
+	const char *example;     /* a manifest fragment that fires it */
+	const char *fix;
+	const char *facts; /* the facts behind it */
+	int (*check)(struct dtl_check *check);
+};
+
+struct dtl_note {
+	struct dtl_loc loc;
+	const char *text;
+	uint32_t tensor; /* DTL_NONE_INDEX when the note is about no tensor */
+};
+
+struct dtl_finding {
+	const struct dtl_rule *rule;
+	enum dtl_severity severity;
+	const char *message;
+	struct dtl_loc loc;
+	/* the framework error the finding predicts (NULL for silent effects) */
+	const char *error_text;     /* "ValueError: Must flatten tensors ..." */
+	const char *error_when;     /* "at wrap time" */
+	const char *error_versions; /* "torch >= 2.1 (assumed 2.9.0)" */
+	const char *effect;         /* for silent findings: what happens instead */
+	uint32_t *tensors;          /* involved tensors, the offending one first */
+	size_t tensor_count;
+	const struct dtl_group *group;
+	uint32_t group_offset; /* position of the offending tensor in the group */
+	struct dtl_note *notes;
+	size_t note_count;
+	const char *fix;
+	uint32_t sort_tensor; /* rank of the offending tensor, for ordering */
+};
+
+struct dtl_findings {
+	struct dtl_vec items; /* struct dtl_finding */
+};
+
+/* All rules, in id order. */
+const struct dtl_rule *const *dtl_rules_all(size_t *ret_count);
+/* By id ("DT101") or name ("fsdp1-mixed-dtype-unit"); NULL when unknown. */
+const struct dtl_rule *dtl_rule_find(const char *id_or_name);
+const char *dtl_severity_name(enum dtl_severity severity);
+int dtl_severity_parse(const char *text, enum dtl_severity *ret_severity);
+
+/* Which rules run: a rule runs when selected (all when select is empty) and not ignored.
+ * Entries are ids, names or id prefixes ("DT1"). */
+struct dtl_rule_selection {
+	const char *const *select;
+	size_t select_count;
+	const char *const *ignore;
+	size_t ignore_count;
+};
+bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_selection *selection);
+/* Checks that every entry names a rule or a prefix of one; fills *error for the first that
+ * does not. */
+int dtl_rule_selection_validate(const struct dtl_rule_selection *selection,
+                                struct dtl_error *error);
+
+/* Runs the selected rules over a finished simulation, then sorts the findings
+ * deterministically (file, line, column, rule, tensor). */
+int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *selection,
+                  struct dtl_findings *findings, struct dtl_error *error);
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulation (DESIGN §4): a tensor table (struct of arrays) and a module tree built from the
+ * manifest in torch's order, stages that change dtypes and flags and log every change in the
+ * trace, and the groups the sharding strategy forms.
+ */
+#ifndef DTYPELINT_SIM_H
+#define DTYPELINT_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtypelint/arena.h"
+#include "dtypelint/behavior.h"
+#include "dtypelint/manifest.h"
+
+#define DTL_NONE_INDEX UINT32_MAX
+
+enum dtl_stage {
+	DTL_STAGE_DECLARE, /* what the manifest says */
+	DTL_STAGE_LOAD,
+	DTL_STAGE_ZERO_INIT,
+	DTL_STAGE_QUANTIZE,
+	DTL_STAGE_KBIT_PREPARE,
+	DTL_STAGE_PEFT,
+	DTL_STAGE_TRAINER,
+	DTL_STAGE_ENGINE,
+	DTL_STAGE_SHARD,
+	DTL_STAGE_COMPUTE,
+};
+
+enum dtl_tensor_flag {
+	DTL_TF_TRAINABLE = 1u << 0,
+	DTL_TF_QUANTIZED = 1u << 1,
+	DTL_TF_ADAPTER = 1u << 2,
+	DTL_TF_PINNED = 1u << 3,     /* must stay fp32 (keep-in-fp32 strict, explicit pin) */
+	DTL_TF_PERSISTENT = 1u << 4, /* buffers: in the state dict */
+	DTL_TF_ZERO_PARAM = 1u << 5, /* created under zero.Init */
+	DTL_TF_ZERO_PERSIST = 1u << 6,
+	DTL_TF_IGNORED = 1u << 7, /* FSDP ignored */
+	DTL_TF_ALIAS = 1u << 8,   /* a tied name of a parameter listed under another name */
+	DTL_TF_ROUTER = 1u << 9,
+};
+
+struct dtl_table {
+	size_t count;
+	const char **name;
+	uint32_t *name_len;
+	uint32_t *module;         /* owning module */
+	uint32_t *next_in_module; /* next own tensor of the same module */
+	uint8_t *kind;            /* enum dtl_tensor_kind */
+	uint8_t *dtype;           /* current stored dtype */
+	uint8_t *compute_dtype;   /* dtype used in forward (compute stage) */
+	int64_t *numel;           /* -1 unknown */
+	uint32_t *flags;
+	uint32_t *group;      /* FSDP unit / group index, or DTL_NONE_INDEX */
+	uint32_t *home_group; /* FSDP: the unit of the tensor's own module (a tied name's may
+	                         differ from the group its shared parameter went to) */
+	uint32_t *last_event; /* newest trace event, or DTL_NONE_INDEX */
+	uint32_t *decl;       /* index into manifest->tensors, or DTL_NONE_INDEX */
+	uint32_t *alias_of;   /* for DTL_TF_ALIAS: the tensor it shares storage with */
+	uint32_t *order;      /* order[k]: the k-th tensor in torch's named_parameters order */
+	uint32_t *rank;       /* rank[t]: position of t in order */
+};
+
+struct dtl_module {
+	const char *path; /* "" for the root */
+	uint32_t path_len;
+	uint32_t parent; /* DTL_NONE_INDEX for the root */
+	uint32_t first_child, last_child, next_sibling;
+	uint32_t first_tensor, last_tensor;
+	const char *class_name; /* NULL: unknown */
+	uint32_t depth;
+	bool wrapped;            /* a unit / fully_shard target */
+	struct dtl_loc wrap_loc; /* the pattern that made it one */
+};
+
+struct dtl_event {
+	uint32_t tensor;
+	uint32_t prev; /* previous event of the same tensor */
+	enum dtl_stage stage;
+	uint8_t from, to; /* dtypes */
+	const char *reason;
+	const char *fact;
+	struct dtl_loc loc;
+};
+
+enum dtl_group_kind {
+	DTL_GROUP_FSDP1_UNIT,
+	DTL_GROUP_FSDP2_GROUP,
+	DTL_GROUP_ZERO3_PERSISTENT,
+	DTL_GROUP_ZERO3_TRAINABLE,
+};
+
+struct dtl_group {
+	enum dtl_group_kind kind;
+	const char *name;  /* module path, "<root>" for the root */
+	uint32_t module;   /* DTL_NONE_INDEX for ZeRO-3 sets */
+	uint32_t index;    /* construction order (FSDP1: post-order, root last) */
+	uint32_t *members; /* tensor indices in torch order */
+	size_t count;
+	struct dtl_loc loc; /* what formed it (a wrap pattern, a plan key) */
+};
+
+/* The plan with every default resolved: what the simulation actually used. */
+struct dtl_resolved_plan {
+	struct dtl_plan plan;
+	bool version_assumed[DTL_FW_COUNT];
+	bool world_size_assumed;
+	struct dtl_patterns wrap; /* fsdp.wrap, or model.no_split_modules */
+	bool wrap_from_model;
+	int64_t persistence_threshold;
+	int64_t model_persistence_threshold;
+	bool zero_init;
+	enum dtl_dtype mode_dtype; /* precision as a dtype; NONE for fp32/unset */
+};
+
+struct dtl_sim {
+	struct dtl_arena *arena;
+	const struct dtl_manifest *manifest;
+	const struct dtl_behavior_table *behaviors;
+	struct dtl_resolved_plan rp;
+	struct dtl_table t;
+	struct dtl_module *modules;
+	size_t module_count;
+	struct dtl_vec events; /* struct dtl_event */
+	struct dtl_vec groups; /* struct dtl_group */
+};
+
+/* Builds the table, resolves the plan (plan: the merged plan to use) and runs every stage.
+ * Everything lives in arena. */
+int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
+                const struct dtl_plan *plan, const struct dtl_behavior_table *behaviors,
+                struct dtl_arena *arena, struct dtl_error *error);
+
+/* Appends a trace event and applies new_dtype to the tensor. */
+int dtl_sim_set_dtype(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage,
+                      enum dtl_dtype new_dtype, const char *reason, const char *fact,
+                      struct dtl_loc loc);
+/* Appends an event that changes no dtype (e.g. "persistent in ZeRO-3"). */
+int dtl_sim_note(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage, const char *reason,
+                 const char *fact, struct dtl_loc loc);
+const char *dtl_stage_name(enum dtl_stage stage);
+/* Is the behaviour in force for the resolved plan's versions? */
+bool dtl_sim_behavior(const struct dtl_sim *sim, enum dtl_behavior behavior);
+/* The events of one tensor, oldest first, into out (at most max); returns the count. */
+size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, const struct dtl_event **out,
+                       size_t max);
+/* The location of a tensor's entry (its tied partner's for injected aliases). */
+struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor);
+/* Index of a tensor by name, or DTL_NONE_INDEX. */
+uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len);
+
+#endif

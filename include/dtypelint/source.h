@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* An input file read once into memory. */
+#ifndef DTYPELINT_SOURCE_H
+#define DTYPELINT_SOURCE_H
+
+#include <stddef.h>
+
+#include "dtypelint/diag.h"
+#include "dtypelint/limits.h"
+
+struct dtl_source {
+	char *path; /* as given; owned */
+	char *data; /* owned; NUL-terminated (the NUL is not counted in size) */
+	size_t size;
+};
+
+/* Reads path (refusing directories, non-regular files and files over limits->max_file_size).
+ * On failure returns a negative errno and fills *error with path:0:0 (line 0: the file). */
+int dtl_source_read(struct dtl_source *source, const char *path, const struct dtl_limits *limits,
+                    struct dtl_error *error);
+/* Copies size bytes of data. */
+int dtl_source_init_mem(struct dtl_source *source, const char *path, const char *data, size_t size);
+void dtl_source_fini(struct dtl_source *source);
+
+/* The 1-based line and column (in code points, tab = 1) of a byte offset; O(offset). */
+struct dtl_loc dtl_source_loc_at(const struct dtl_source *source, size_t offset);
+/* Returns the offset of the first invalid UTF-8 sequence, or (size_t)-1 when all is valid. */
+size_t dtl_source_find_invalid_utf8(const struct dtl_source *source);
+
+#endif

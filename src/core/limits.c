@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+#include "dtypelint/limits.h"
+
+void dtl_limits_default(struct dtl_limits *limits)
+{
+	limits->max_file_size = (size_t)256 << 20;
+	limits->max_depth = 64;
+	limits->max_alias_nodes = 1000000;
+	limits->max_tensors = 10000000;
+	limits->max_name_length = 4096;
+	limits->max_rank = 16;
+	limits->max_safetensors_header = (size_t)100 << 20;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the JSON and YAML readers. */
+#ifndef DTL_DOC_PRIVATE_H
+#define DTL_DOC_PRIVATE_H
+
+#include "dtypelint/doc.h"
+
+/* Rejects NUL bytes and invalid UTF-8, at their position. */
+int dtl_doc_check_text(const struct dtl_source *source, struct dtl_error *error);
+/* Sets node to DTL_NODE_INT (when the spelling is an integer that fits int64) or
+ * DTL_NODE_FLOAT; -EINVAL when text is no number. Does not set raw. */
+int dtl_doc_set_number(struct dtl_node *node, const char *text, size_t len);
+/* A mapping's keys must be unique: "duplicate key 'x' (first at line:col)". */
+int dtl_doc_check_duplicate_keys(const struct dtl_node *map, const char *file,
+                                 struct dtl_arena *arena, struct dtl_error *error);
+const char *dtl_doc_uint_text(struct dtl_arena *arena, unsigned long value);
+
+#endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dtypelint/source.h"
+
+static int fail(struct dtl_error *error, const char *path, int code, const char *what)
+{
+	struct dtl_loc loc = {.file = path, .line = 0, .column = 0};
+	return dtl_error_set(error, loc, code, "%s", what);
+}
+
+int dtl_source_read(struct dtl_source *source, const char *path, const struct dtl_limits *limits,
+                    struct dtl_error *error)
+{
+	struct stat st;
+	char *data = NULL, *path_copy = NULL;
+	size_t size = 0, capacity;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(error, loc, -e, "cannot open: %s", strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(error, loc, -e, "cannot stat: %s", strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return fail(error, path, -EISDIR, "is a directory, expected a manifest file");
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		close(fd);
+		return fail(error, path, -EINVAL, "not a regular file");
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > limits->max_file_size) {
+		close(fd);
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(
+		    error, loc, -EFBIG,
+		    "file is %lld bytes, over the limit of %zu bytes (--max-file-size)",
+		    (long long)st.st_size, limits->max_file_size);
+	}
+	capacity = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	data = malloc(capacity);
+	if (!data) {
+		close(fd);
+		return fail(error, path, -ENOMEM, "out of memory");
+	}
+	for (;;) {
+		if (size + 1 >= capacity) {
+			if (capacity > limits->max_file_size) {
+				r = -EFBIG;
+				struct dtl_loc loc = {.file = path};
+				dtl_error_set(
+				    error, loc, r,
+				    "input is over the limit of %zu bytes (--max-file-size)",
+				    limits->max_file_size);
+				goto out_fail;
+			}
+			char *bigger = realloc(data, capacity * 2);
+			if (!bigger) {
+				r = fail(error, path, -ENOMEM, "out of memory");
+				goto out_fail;
+			}
+			data = bigger;
+			capacity *= 2;
+		}
+		ssize_t n = read(fd, data + size, capacity - size - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			struct dtl_loc loc = {.file = path};
+			r = dtl_error_set(error, loc, -e, "cannot read: %s", strerror(e));
+			goto out_fail;
+		}
+		if (n == 0)
+			break;
+		size += (size_t)n;
+	}
+	close(fd);
+	path_copy = strdup(path);
+	if (!path_copy) {
+		free(data);
+		return fail(error, path, -ENOMEM, "out of memory");
+	}
+	data[size] = '\0';
+	source->path = path_copy;
+	source->data = data;
+	source->size = size;
+	return 0;
+
+out_fail:
+	close(fd);
+	free(data);
+	return r;
+}
+
+int dtl_source_init_mem(struct dtl_source *source, const char *path, const char *data, size_t size)
+{
+	char *copy = malloc(size + 1);
+	char *path_copy = strdup(path);
+
+	if (!copy || !path_copy) {
+		free(copy);
+		free(path_copy);
+		return -ENOMEM;
+	}
+	if (size)
+		memcpy(copy, data, size);
+	copy[size] = '\0';
+	source->path = path_copy;
+	source->data = copy;
+	source->size = size;
+	return 0;
+}
+
+void dtl_source_fini(struct dtl_source *source)
+{
+	if (!source)
+		return;
+	free(source->path);
+	free(source->data);
+	source->path = NULL;
+	source->data = NULL;
+	source->size = 0;
+}
+
+struct dtl_loc dtl_source_loc_at(const struct dtl_source *source, size_t offset)
+{
+	struct dtl_loc loc = {.file = source->path, .line = 1, .column = 1};
+
+	if (offset > source->size)
+		offset = source->size;
+	for (size_t i = 0; i < offset; i++) {
+		unsigned char c = (unsigned char)source->data[i];
+		if (c == '\n') {
+			loc.line++;
+			loc.column = 1;
+		} else if (c == '\r') {
+			if (i + 1 < source->size && source->data[i + 1] == '\n')
+				continue;
+			loc.line++;
+			loc.column = 1;
+		} else if ((c & 0xC0) != 0x80) {
+			loc.column++;
+		}
+	}
+	return loc;
+}
+
+size_t dtl_source_find_invalid_utf8(const struct dtl_source *source)
+{
+	const unsigned char *s = (const unsigned char *)source->data;
+	size_t n = source->size, i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t len;
+		uint32_t cp;
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xE0) == 0xC0) {
+			len = 2;
+			cp = c & 0x1F;
+		} else if ((c & 0xF0) == 0xE0) {
+			len = 3;
+			cp = c & 0x0F;
+		} else if ((c & 0xF8) == 0xF0) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return i;
+		}
+		if (i + len > n)
+			return i;
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return i;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		/* overlong forms, surrogates, beyond U+10FFFF */
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+			return i;
+		i += len;
+	}
+	return (size_t)-1;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading the version table (rules/versions.yaml, embedded) and asking it. */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/behavior.h"
+#include "dtypelint/doc.h"
+#include "dtypelint/embedded.h"
+
+static const char *const behavior_names[DTL_B_COUNT] = {
+    [DTL_B_FSDP1_VALIDATE_V2] = "fsdp1-validate-v2",
+    [DTL_B_FSDP1_HAS_USE_ORIG_PARAMS] = "fsdp1-has-use-orig-params",
+    [DTL_B_FSDP1_ORIG_PARAMS_MIXED_GRAD] = "fsdp1-orig-params-mixed-grad",
+    [DTL_B_FSDP2_TRAINABLE_ONLY_CHECK] = "fsdp2-trainable-only-check",
+    [DTL_B_FSDP2_NONFLOAT_PARAM_CRASH] = "fsdp2-nonfloat-param-crash",
+    [DTL_B_DS_COALESCED_GATHER_FIRST_DTYPE] = "deepspeed-coalesced-gather-first-dtype",
+    [DTL_B_DS_BLANKET_MODULE_CAST] = "deepspeed-blanket-module-cast",
+    [DTL_B_DS_DEFRAGMENT_ASSERT] = "deepspeed-defragment-assert",
+    [DTL_B_DS_ALLGATHER_SEQUENTIAL] = "deepspeed-allgather-sequential",
+    [DTL_B_ACCELERATE_FSDP1_UPCAST] = "accelerate-fsdp1-upcast",
+    [DTL_B_ACCELERATE_FSDP2_UPCAST] = "accelerate-fsdp2-upcast",
+};
+
+static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)
+{
+	struct dtl_loc loc = dtl_node_loc(node, "rules/versions.yaml");
+	return dtl_error_set(error, loc, -EINVAL, "version table: %s", what);
+}
+
+static int read_version(const struct dtl_node *node, struct dtl_version *out,
+                        struct dtl_error *error)
+{
+	if (!node)
+		return 0;
+	if (node->type != DTL_NODE_STRING ||
+	    dtl_version_parse(node->string.text, node->string.len, out) < 0)
+		return bad(error, node, "a version must be a quoted string like \"2.1\"");
+	return 0;
+}
+
+static int read_text(const struct dtl_node *map, const char *key, const char **out,
+                     struct dtl_error *error)
+{
+	const struct dtl_node *node = dtl_node_get(map, key);
+	if (!node || node->type != DTL_NODE_STRING)
+		return bad(error, map, "every behaviour needs framework, fact, status and summary");
+	*out = node->string.text;
+	return 0;
+}
+
+int dtl_behavior_table_load(struct dtl_behavior_table *table, struct dtl_arena *arena,
+                            struct dtl_error *error)
+{
+	const struct dtl_embedded_file *file = &dtl_embedded_versions[0];
+	struct dtl_source source;
+	struct dtl_limits limits;
+	struct dtl_node *root;
+	const struct dtl_node *newest, *behaviours;
+	int r;
+
+	memset(table, 0, sizeof(*table));
+	dtl_limits_default(&limits);
+	r = dtl_source_init_mem(&source, "rules/versions.yaml", file->data, file->size);
+	if (r < 0)
+		return r;
+	r = dtl_doc_parse_yaml(&source, arena, &limits, &root, error);
+	dtl_source_fini(&source);
+	if (r < 0)
+		return r;
+	newest = dtl_node_get(root, "newest");
+	behaviours = dtl_node_get(root, "behaviours");
+	if (!newest || !behaviours || behaviours->type != DTL_NODE_MAP)
+		return bad(error, root, "needs 'newest' and 'behaviours'");
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		const struct dtl_node *v = dtl_node_get(newest, dtl_framework_name(fw));
+		if (!v)
+			return bad(error, newest, "'newest' must name every framework");
+		r = read_version(v, &table->newest[fw], error);
+		if (r < 0)
+			return r;
+	}
+	for (int b = 0; b < DTL_B_COUNT; b++) {
+		struct dtl_behavior_info *info = &table->entries[b];
+		const struct dtl_node *map = dtl_node_get(behaviours, behavior_names[b]);
+		const char *framework;
+		if (!map || map->type != DTL_NODE_MAP)
+			return bad(error, behaviours, behavior_names[b]);
+		info->name = behavior_names[b];
+		if ((r = read_text(map, "framework", &framework, error)) < 0 ||
+		    (r = read_text(map, "fact", &info->fact, error)) < 0 ||
+		    (r = read_text(map, "status", &info->status, error)) < 0 ||
+		    (r = read_text(map, "summary", &info->summary, error)) < 0)
+			return r;
+		if (dtl_framework_parse(framework, &info->framework) < 0)
+			return bad(error, map, "unknown framework");
+		if ((r = read_version(dtl_node_get(map, "since"), &info->since, error)) < 0 ||
+		    (r = read_version(dtl_node_get(map, "until"), &info->until, error)) < 0)
+			return r;
+	}
+	if (behaviours->map.count != DTL_B_COUNT)
+		return bad(error, behaviours, "an entry is not known to the code");
+	return 0;
+}
+
+bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
+                         const struct dtl_version versions[DTL_FW_COUNT])
+{
+	const struct dtl_behavior_info *info = &table->entries[behavior];
+	const struct dtl_version *v = &versions[info->framework];
+
+	if (info->since.set && dtl_version_compare(v, &info->since) < 0)
+		return false;
+	if (info->until.set) {
+		/* "until 0.19.2" includes 0.19.2.post1 and 0.19.2.x but not 0.19.3 */
+		struct dtl_version cut = info->until;
+		if (dtl_version_compare(v, &cut) > 0 &&
+		    !(v->part[0] == cut.part[0] && v->part[1] == cut.part[1] &&
+		      v->part[2] == cut.part[2] && cut.part[3] == 0))
+			return false;
+	}
+	return true;
+}
+
+const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
+                               struct dtl_arena *arena)
+{
+	const struct dtl_behavior_info *info = &table->entries[behavior];
+	const char *fw = dtl_framework_name(info->framework);
+	char a[32], b[32];
+
+	if (info->since.set && info->until.set)
+		return dtl_arena_sprintf(arena, "%s %s to %s", fw,
+		                         dtl_version_format(&info->since, a, sizeof(a)),
+		                         dtl_version_format(&info->until, b, sizeof(b)));
+	if (info->since.set)
+		return dtl_arena_sprintf(arena, "%s >= %s", fw,
+		                         dtl_version_format(&info->since, a, sizeof(a)));
+	if (info->until.set)
+		return dtl_arena_sprintf(arena, "%s <= %s", fw,
+		                         dtl_version_format(&info->until, b, sizeof(b)));
+	return fw;
+}

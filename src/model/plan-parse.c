@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* Validation of a training plan (DESIGN §3 `training:`). */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/manifest.h"
+#include "schema.h"
+
+static const char *const trainers[] = {
+    "none",       "hf-trainer", "trl-sft", "trl-dpo", "trl-grpo",       "trl-kto", "trl-rloo",
+    "trl-reward", "trl-orpo",   "trl-cpo", "trl-bco", "trl-online-dpo", NULL,
+};
+
+static int parse_versions(const struct dtl_schema *s, const struct dtl_node *map,
+                          struct dtl_plan *plan)
+{
+	int r = dtl_schema_map(s, map, "versions");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < map->map.count; i++) {
+		const struct dtl_node *key = &map->map.pairs[i].key;
+		const struct dtl_node *value = &map->map.pairs[i].value;
+		enum dtl_framework fw;
+		if (key->type != DTL_NODE_STRING ||
+		    dtl_framework_parse(key->string.text, &fw) < 0) {
+			if (key->type == DTL_NODE_STRING && key->string.len >= 2 &&
+			    memcmp(key->string.text, "x-", 2) == 0)
+				continue;
+			return dtl_schema_fail(
+			    s, key,
+			    "unknown framework %s in 'versions' (expected one of: "
+			    "torch, transformers, peft, deepspeed, accelerate, trl, "
+			    "bitsandbytes)",
+			    dtl_schema_describe(s, key));
+		}
+		/* YAML reads 2.1 as a number: take its spelling */
+		const char *text = value->type == DTL_NODE_STRING ? value->string.text : value->raw;
+		size_t len = value->type == DTL_NODE_STRING ? value->string.len : value->raw_len;
+		if ((value->type != DTL_NODE_STRING && value->type != DTL_NODE_FLOAT &&
+		     value->type != DTL_NODE_INT) ||
+		    !text || dtl_version_parse(text, len, &plan->versions[fw]) < 0)
+			return dtl_schema_fail(
+			    s, value, "'versions.%s' must be a version like \"2.7.1\", got %s",
+			    dtl_framework_name(fw), dtl_schema_describe(s, value));
+		plan->version_locs[fw] = dtl_schema_loc(s, value);
+	}
+	return 0;
+}
+
+static int parse_fsdp(const struct dtl_schema *s, const struct dtl_node *map,
+                      struct dtl_plan_fsdp *fsdp)
+{
+	static const char *const keys[] = {
+	    "wrap",    "param_dtype", "reduce_dtype", "buffer_dtype", "use_orig_params",
+	    "ignored", NULL};
+	int r = dtl_schema_map(s, map, "fsdp");
+	if (r < 0 || (r = dtl_schema_check_keys(s, map, "fsdp", keys)) < 0)
+		return r;
+	fsdp->loc = dtl_schema_loc(s, map);
+	for (size_t i = 0; i < map->map.count && r >= 0; i++) {
+		const char *k = map->map.pairs[i].key.string.text;
+		const struct dtl_node *v = &map->map.pairs[i].value;
+		if (strcmp(k, "wrap") == 0) {
+			/* class names or globs: a glob check would reject nothing a class name
+			 * can hold, so validate as globs */
+			r = dtl_schema_patterns(s, v, "fsdp.wrap", DTL_PATTERN_GLOB, &fsdp->wrap);
+		} else if (strcmp(k, "ignored") == 0) {
+			r = dtl_schema_patterns(s, v, "fsdp.ignored", DTL_PATTERN_GLOB,
+			                        &fsdp->ignored);
+		} else if (strcmp(k, "param_dtype") == 0) {
+			r = dtl_schema_dtype(s, v, "fsdp.param_dtype", true, &fsdp->param_dtype);
+			fsdp->param_dtype_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "reduce_dtype") == 0) {
+			r = dtl_schema_dtype(s, v, "fsdp.reduce_dtype", true, &fsdp->reduce_dtype);
+			fsdp->reduce_dtype_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "buffer_dtype") == 0) {
+			r = dtl_schema_dtype(s, v, "fsdp.buffer_dtype", true, &fsdp->buffer_dtype);
+			fsdp->buffer_dtype_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "use_orig_params") == 0) {
+			r = dtl_schema_tristate(s, v, "fsdp.use_orig_params",
+			                        &fsdp->use_orig_params);
+			fsdp->use_orig_params_loc = dtl_schema_loc(s, v);
+		}
+	}
+	return r;
+}
+
+static int parse_threshold(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                           bool allow_auto, int64_t *ret_value, bool *ret_auto)
+{
+	if (allow_auto && v->type == DTL_NODE_STRING && strcmp(v->string.text, "auto") == 0) {
+		*ret_auto = true;
+		*ret_value = -1;
+		return 0;
+	}
+	if (v->type == DTL_NODE_NULL) {
+		*ret_value = -1;
+		return 0;
+	}
+	if (v->type == DTL_NODE_STRING)
+		return dtl_schema_fail(s, v, "'%s' must be a non-negative integer%s, got %s", what,
+		                       allow_auto ? " or \"auto\"" : "", dtl_schema_describe(s, v));
+	return dtl_schema_int(s, v, what, 0, INT64_MAX, ret_value);
+}
+
+static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
+                       struct dtl_plan_zero3 *z)
+{
+	static const char *const keys[] = {"init",
+	                                   "persistence_threshold",
+	                                   "model_persistence_threshold",
+	                                   "allgather_sequential",
+	                                   "offload_param",
+	                                   "data_types",
+	                                   NULL};
+	static const char *const data_type_keys[] = {"buffer_dtype", "param_dtype", NULL};
+	bool unused_auto = false;
+	int r = dtl_schema_map(s, map, "zero3");
+	if (r < 0 || (r = dtl_schema_check_keys(s, map, "zero3", keys)) < 0)
+		return r;
+	z->loc = dtl_schema_loc(s, map);
+	for (size_t i = 0; i < map->map.count && r >= 0; i++) {
+		const char *k = map->map.pairs[i].key.string.text;
+		const struct dtl_node *v = &map->map.pairs[i].value;
+		if (strcmp(k, "init") == 0) {
+			r = dtl_schema_tristate(s, v, "zero3.init", &z->init);
+			z->init_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "persistence_threshold") == 0) {
+			r = parse_threshold(s, v, "zero3.persistence_threshold", true,
+			                    &z->persistence_threshold, &z->persistence_auto);
+			z->persistence_threshold_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "model_persistence_threshold") == 0) {
+			r = parse_threshold(s, v, "zero3.model_persistence_threshold", false,
+			                    &z->model_persistence_threshold, &unused_auto);
+			z->model_persistence_threshold_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "allgather_sequential") == 0) {
+			r = dtl_schema_tristate(s, v, "zero3.allgather_sequential",
+			                        &z->allgather_sequential);
+			z->allgather_sequential_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "offload_param") == 0) {
+			const char *text;
+			r = dtl_schema_string(s, v, "zero3.offload_param", &text);
+			if (r < 0)
+				break;
+			if (strcmp(text, "none") == 0)
+				z->offload_param = DTL_OFFLOAD_NONE;
+			else if (strcmp(text, "cpu") == 0)
+				z->offload_param = DTL_OFFLOAD_CPU;
+			else if (strcmp(text, "nvme") == 0)
+				z->offload_param = DTL_OFFLOAD_NVME;
+			else
+				r = dtl_schema_fail(
+				    s, v,
+				    "'zero3.offload_param' must be none, cpu or nvme, "
+				    "got %s",
+				    dtl_schema_describe(s, v));
+			z->offload_param_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "data_types") == 0) {
+			r = dtl_schema_map(s, v, "zero3.data_types");
+			if (r < 0 || (r = dtl_schema_check_keys(s, v, "zero3.data_types",
+			                                        data_type_keys)) < 0)
+				break;
+			const struct dtl_node *b = dtl_node_get(v, "buffer_dtype");
+			const struct dtl_node *p = dtl_node_get(v, "param_dtype");
+			if (b) {
+				r = dtl_schema_dtype(s, b, "zero3.data_types.buffer_dtype", true,
+				                     &z->buffer_dtype);
+				z->buffer_dtype_loc = dtl_schema_loc(s, b);
+			}
+			if (p && r >= 0) {
+				r = dtl_schema_dtype(s, p, "zero3.data_types.param_dtype", true,
+				                     &z->param_dtype);
+				z->param_dtype_loc = dtl_schema_loc(s, p);
+			}
+		}
+	}
+	return r;
+}
+
+int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
+                   struct dtl_plan *plan, struct dtl_error *error)
+{
+	static const char *const keys[] = {"strategy", "precision", "world_size", "versions",
+	                                   "trainer",  "fsdp",      "zero3",      "direct_access",
+	                                   "merge",    NULL};
+	struct dtl_limits limits;
+	dtl_limits_default(&limits);
+	struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
+	int r = dtl_schema_map(&s, map, "training");
+
+	if (r < 0 || (r = dtl_schema_check_keys(&s, map, "training", keys)) < 0)
+		return r;
+	plan->file = file;
+	plan->loc = dtl_schema_loc(&s, map);
+	for (size_t i = 0; i < map->map.count && r >= 0; i++) {
+		const char *k = map->map.pairs[i].key.string.text;
+		const struct dtl_node *v = &map->map.pairs[i].value;
+		const char *text;
+		if (strcmp(k, "strategy") == 0) {
+			r = dtl_schema_string(&s, v, "strategy", &text);
+			if (r >= 0 && dtl_strategy_parse(text, &plan->strategy) < 0)
+				r = dtl_schema_fail(
+				    &s, v,
+				    "'strategy' must be one of zero3, fsdp1, fsdp2, ddp, "
+				    "single, got %s",
+				    dtl_schema_describe(&s, v));
+			plan->strategy_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "precision") == 0) {
+			r = dtl_schema_string(&s, v, "precision", &text);
+			if (r >= 0 && dtl_precision_parse(text, &plan->precision) < 0)
+				r = dtl_schema_fail(
+				    &s, v, "'precision' must be one of bf16, fp16, fp32, got %s",
+				    dtl_schema_describe(&s, v));
+			plan->precision_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "world_size") == 0) {
+			r = dtl_schema_int(&s, v, "world_size", 1, 1 << 24, &plan->world_size);
+			plan->world_size_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "versions") == 0) {
+			r = parse_versions(&s, v, plan);
+		} else if (strcmp(k, "trainer") == 0) {
+			r = dtl_schema_string(&s, v, "trainer", &text);
+			bool known = false;
+			for (const char *const *t = trainers; r >= 0 && *t && !known; t++)
+				known = strcmp(*t, text) == 0;
+			if (r >= 0 && !known)
+				r = dtl_schema_fail(
+				    &s, v,
+				    "'trainer' must be one of none, hf-trainer, trl-sft, "
+				    "trl-dpo, trl-grpo, trl-kto, trl-rloo, trl-reward, "
+				    "trl-orpo, trl-cpo, trl-bco, trl-online-dpo, got %s",
+				    dtl_schema_describe(&s, v));
+			plan->trainer = text;
+			plan->trainer_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "fsdp") == 0) {
+			r = parse_fsdp(&s, v, &plan->fsdp);
+		} else if (strcmp(k, "zero3") == 0) {
+			r = parse_zero3(&s, v, &plan->zero3);
+		} else if (strcmp(k, "direct_access") == 0) {
+			r = dtl_schema_patterns(&s, v, "direct_access", DTL_PATTERN_GLOB,
+			                        &plan->direct_access);
+		} else if (strcmp(k, "merge") == 0) {
+			r = dtl_schema_tristate(&s, v, "merge", &plan->merge);
+			plan->merge_loc = dtl_schema_loc(&s, v);
+		}
+	}
+	return r;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/plan.h"
+
+void dtl_plan_init(struct dtl_plan *plan)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan->fsdp.use_orig_params = DTL_UNSET;
+	plan->zero3.init = DTL_UNSET;
+	plan->zero3.persistence_threshold = -1;
+	plan->zero3.model_persistence_threshold = -1;
+	plan->zero3.allgather_sequential = DTL_UNSET;
+	plan->merge = DTL_UNSET;
+}
+
+#define TAKE(field, locfield, is_set)                                                              \
+	do {                                                                                       \
+		if (is_set) {                                                                      \
+			dst->field = src->field;                                                   \
+			dst->locfield = src->locfield;                                             \
+		}                                                                                  \
+	} while (0)
+
+void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
+{
+	TAKE(strategy, strategy_loc, src->strategy != DTL_STRATEGY_UNSET);
+	TAKE(precision, precision_loc, src->precision != DTL_PRECISION_UNSET);
+	TAKE(world_size, world_size_loc, src->world_size != 0);
+	for (int i = 0; i < DTL_FW_COUNT; i++)
+		TAKE(versions[i], version_locs[i], src->versions[i].set);
+	TAKE(trainer, trainer_loc, src->trainer != NULL);
+	if (src->fsdp.wrap.present)
+		dst->fsdp.wrap = src->fsdp.wrap;
+	if (src->fsdp.ignored.present)
+		dst->fsdp.ignored = src->fsdp.ignored;
+	TAKE(fsdp.param_dtype, fsdp.param_dtype_loc, src->fsdp.param_dtype_loc.line != 0);
+	TAKE(fsdp.reduce_dtype, fsdp.reduce_dtype_loc, src->fsdp.reduce_dtype_loc.line != 0);
+	TAKE(fsdp.buffer_dtype, fsdp.buffer_dtype_loc, src->fsdp.buffer_dtype_loc.line != 0);
+	TAKE(fsdp.use_orig_params, fsdp.use_orig_params_loc,
+	     src->fsdp.use_orig_params != DTL_UNSET);
+	TAKE(zero3.init, zero3.init_loc, src->zero3.init != DTL_UNSET);
+	if (src->zero3.persistence_threshold >= 0 || src->zero3.persistence_auto) {
+		dst->zero3.persistence_threshold = src->zero3.persistence_threshold;
+		dst->zero3.persistence_auto = src->zero3.persistence_auto;
+		dst->zero3.persistence_threshold_loc = src->zero3.persistence_threshold_loc;
+	}
+	TAKE(zero3.model_persistence_threshold, zero3.model_persistence_threshold_loc,
+	     src->zero3.model_persistence_threshold >= 0);
+	TAKE(zero3.allgather_sequential, zero3.allgather_sequential_loc,
+	     src->zero3.allgather_sequential != DTL_UNSET);
+	TAKE(zero3.offload_param, zero3.offload_param_loc,
+	     src->zero3.offload_param != DTL_OFFLOAD_UNSET);
+	TAKE(zero3.buffer_dtype, zero3.buffer_dtype_loc, src->zero3.buffer_dtype_loc.line != 0);
+	TAKE(zero3.param_dtype, zero3.param_dtype_loc, src->zero3.param_dtype_loc.line != 0);
+	if (src->direct_access.present)
+		dst->direct_access = src->direct_access;
+	TAKE(merge, merge_loc, src->merge != DTL_UNSET);
+	if (src->file && !dst->file) {
+		dst->file = src->file;
+		dst->loc = src->loc;
+	}
+}
+
+static const char *const strategy_names[] = {
+    [DTL_STRATEGY_UNSET] = "single", [DTL_STRATEGY_SINGLE] = "single",
+    [DTL_STRATEGY_DDP] = "ddp",      [DTL_STRATEGY_FSDP1] = "fsdp1",
+    [DTL_STRATEGY_FSDP2] = "fsdp2",  [DTL_STRATEGY_ZERO3] = "zero3",
+};
+
+const char *dtl_strategy_name(enum dtl_strategy strategy)
+{
+	return strategy_names[strategy];
+}
+
+int dtl_strategy_parse(const char *text, enum dtl_strategy *ret_strategy)
+{
+	for (int i = DTL_STRATEGY_SINGLE; i <= DTL_STRATEGY_ZERO3; i++) {
+		if (strcmp(text, strategy_names[i]) == 0) {
+			*ret_strategy = (enum dtl_strategy)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *const precision_names[] = {
+    [DTL_PRECISION_UNSET] = "fp32",
+    [DTL_PRECISION_BF16] = "bf16",
+    [DTL_PRECISION_FP16] = "fp16",
+    [DTL_PRECISION_FP32] = "fp32",
+};
+
+const char *dtl_precision_name(enum dtl_precision precision)
+{
+	return precision_names[precision];
+}
+
+int dtl_precision_parse(const char *text, enum dtl_precision *ret_precision)
+{
+	for (int i = DTL_PRECISION_BF16; i <= DTL_PRECISION_FP32; i++) {
+		if (strcmp(text, precision_names[i]) == 0) {
+			*ret_precision = (enum dtl_precision)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+enum dtl_dtype dtl_precision_dtype(enum dtl_precision precision)
+{
+	switch (precision) {
+	case DTL_PRECISION_BF16:
+		return DTL_DTYPE_BF16;
+	case DTL_PRECISION_FP16:
+		return DTL_DTYPE_F16;
+	case DTL_PRECISION_FP32:
+		return DTL_DTYPE_F32;
+	default:
+		return DTL_DTYPE_NONE;
+	}
+}
+
+static const char *const framework_names[DTL_FW_COUNT] = {
+    "torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes",
+};
+
+const char *dtl_framework_name(enum dtl_framework framework)
+{
+	return framework_names[framework];
+}
+
+int dtl_framework_parse(const char *text, enum dtl_framework *ret_framework)
+{
+	for (int i = 0; i < DTL_FW_COUNT; i++) {
+		if (strcmp(text, framework_names[i]) == 0) {
+			*ret_framework = (enum dtl_framework)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

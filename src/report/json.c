@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JSON output, written as a stream (no tree is built). The schema is versioned ("version": 1);
+ * fields may be added, never renamed. Documented in dtypelint(1), section JSON OUTPUT.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtl-config.h"
+#include "dtypelint/report.h"
+
+void dtl_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+static void loc_object(FILE *out, const struct dtl_loc *loc)
+{
+	fputs("{\"file\": ", out);
+	dtl_json_string(out, loc->file);
+	fprintf(out, ", \"line\": %u, \"column\": %u}", loc->line ? loc->line : 1,
+	        loc->column ? loc->column : 1);
+}
+
+static void string_or_null(FILE *out, const char *s)
+{
+	if (s)
+		dtl_json_string(out, s);
+	else
+		fputs("null", out);
+}
+
+static const char *group_kind(enum dtl_group_kind kind)
+{
+	switch (kind) {
+	case DTL_GROUP_FSDP1_UNIT:
+		return "fsdp1-unit";
+	case DTL_GROUP_FSDP2_GROUP:
+		return "fsdp2-group";
+	case DTL_GROUP_ZERO3_PERSISTENT:
+		return "zero3-persistent";
+	case DTL_GROUP_ZERO3_TRAINABLE:
+		return "zero3-trainable";
+	}
+	return "group";
+}
+
+static void trace(FILE *out, const struct dtl_sim *sim, uint32_t tensor)
+{
+	const struct dtl_event *history[64];
+	size_t n = dtl_sim_history(sim, tensor, history, 64);
+	struct dtl_loc loc = dtl_sim_tensor_loc(sim, tensor);
+
+	fputs("{\"tensor\": ", out);
+	dtl_json_string(out, sim->t.name[tensor]);
+	fputs(", \"dtype\": ", out);
+	dtl_json_string(out, dtl_dtype_name(sim->t.dtype[tensor]));
+	fprintf(out, ", \"trainable\": %s, \"location\": ",
+	        (sim->t.flags[tensor] & DTL_TF_TRAINABLE) ? "true" : "false");
+	loc_object(out, &loc);
+	fputs(", \"steps\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_event *e = history[i];
+		fputs(i ? ", {\"stage\": " : "{\"stage\": ", out);
+		dtl_json_string(out, dtl_stage_name(e->stage));
+		fputs(", \"from\": ", out);
+		dtl_json_string(out, dtl_dtype_name(e->from));
+		fputs(", \"to\": ", out);
+		dtl_json_string(out, dtl_dtype_name(e->to));
+		fputs(", \"reason\": ", out);
+		dtl_json_string(out, e->reason);
+		fputs(", \"fact\": ", out);
+		string_or_null(out, e->fact);
+		fputs(", \"location\": ", out);
+		if (e->loc.file)
+			loc_object(out, &e->loc);
+		else
+			fputs("null", out);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
+static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_finding *f)
+{
+	fputs("    {\"rule\": ", out);
+	dtl_json_string(out, f->rule->id);
+	fputs(", \"name\": ", out);
+	dtl_json_string(out, f->rule->name);
+	fputs(", \"severity\": ", out);
+	dtl_json_string(out, dtl_severity_name(f->severity));
+	fputs(", \"message\": ", out);
+	dtl_json_string(out, f->message);
+	fputs(",\n     \"location\": ", out);
+	loc_object(out, &f->loc);
+	fputs(",\n     \"tensors\": [", out);
+	for (size_t i = 0; i < f->tensor_count; i++) {
+		if (i)
+			fputs(", ", out);
+		dtl_json_string(out, sim->t.name[f->tensors[i]]);
+	}
+	fputs("],\n     \"group\": ", out);
+	if (f->group) {
+		fputs("{\"name\": ", out);
+		dtl_json_string(out, f->group->name);
+		fputs(", \"kind\": ", out);
+		dtl_json_string(out, group_kind(f->group->kind));
+		fprintf(out, ", \"index\": %u, \"offset\": %u, \"size\": %zu}", f->group->index,
+		        f->group_offset, f->group->count);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\n     \"framework_error\": ", out);
+	if (f->error_text) {
+		fputs("{\"text\": ", out);
+		dtl_json_string(out, f->error_text);
+		fputs(", \"when\": ", out);
+		string_or_null(out, f->error_when);
+		fputs(", \"versions\": ", out);
+		string_or_null(out, f->error_versions);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\n     \"effect\": ", out);
+	string_or_null(out, f->effect);
+	fputs(",\n     \"trace\": [", out);
+	for (size_t i = 0; i < f->tensor_count; i++) {
+		fputs(i ? ",\n       " : "\n       ", out);
+		trace(out, sim, f->tensors[i]);
+	}
+	fputs("],\n     \"fix\": ", out);
+	string_or_null(out, f->fix);
+	fputc('}', out);
+}
+
+static void plan_object(FILE *out, const struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	char v[32];
+
+	fputs("{\"strategy\": ", out);
+	dtl_json_string(out, dtl_strategy_name(rp->plan.strategy));
+	fputs(", \"precision\": ", out);
+	dtl_json_string(out, dtl_precision_name(rp->plan.precision));
+	fprintf(out, ", \"world_size\": %lld, \"groups\": %zu, \"versions\": {",
+	        (long long)rp->plan.world_size, sim->groups.count);
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		fputs(fw ? ", " : "", out);
+		dtl_json_string(out, dtl_framework_name(fw));
+		fputs(": {\"version\": ", out);
+		dtl_json_string(out, dtl_version_format(&rp->plan.versions[fw], v, sizeof(v)));
+		fprintf(out, ", \"assumed\": %s}", rp->version_assumed[fw] ? "true" : "false");
+	}
+	fputs("}}", out);
+}
+
+int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	struct dtl_report_counts c;
+	bool first = true;
+
+	dtl_report_count(inputs, n, &c);
+	fputs("{\"version\": 1,\n \"tool\": {\"name\": \"dtypelint\", \"version\": ", out);
+	dtl_json_string(out, DTL_VERSION);
+	fprintf(out,
+	        "},\n \"summary\": {\"inputs\": %zu, \"findings\": %zu, \"errors\": %zu, "
+	        "\"warnings\": %zu, \"infos\": %zu},\n \"inputs\": [",
+	        n, c.findings, c.errors, c.warnings, c.infos);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", out);
+		dtl_json_string(out, inputs[i].sim->manifest->file);
+		fprintf(out, ", \"tensors\": %zu, \"plan\": ", inputs[i].sim->t.count);
+		plan_object(out, inputs[i].sim);
+		fputc('}', out);
+	}
+	fputs("],\n \"findings\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_finding *f = inputs[i].findings->items.items;
+		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
+			fputs(first ? "\n" : ",\n", out);
+			first = false;
+			finding(out, inputs[i].sim, &f[k]);
+		}
+	}
+	fputs(first ? "]}\n" : "\n ]}\n", out);
+	return ferror(out) ? -EIO : 0;
+}

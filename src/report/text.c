@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* gcc-style text: "file:line:col: severity: message [ID name]", then indented details and one
+ * note per tensor saying where its dtype came from. Every editor's problem matcher reads it. */
+#include <errno.h>
+
+#include "dtypelint/report.h"
+
+static void location(FILE *out, const struct dtl_loc *loc)
+{
+	fprintf(out, "%s:%u:%u: ", loc->file ? loc->file : "-", loc->line ? loc->line : 1,
+	        loc->column ? loc->column : 1);
+}
+
+void dtl_report_count(const struct dtl_report_input *inputs, size_t n, struct dtl_report_counts *c)
+{
+	*c = (struct dtl_report_counts){0};
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_finding *f = inputs[i].findings->items.items;
+		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
+			c->findings++;
+			if (f[k].severity == DTL_SEVERITY_ERROR)
+				c->errors++;
+			else if (f[k].severity == DTL_SEVERITY_WARNING)
+				c->warnings++;
+			else
+				c->infos++;
+		}
+	}
+}
+
+int dtl_report_text(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_finding *findings = inputs[i].findings->items.items;
+		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
+			const struct dtl_finding *f = &findings[k];
+			location(out, &f->loc);
+			fprintf(out, "%s: %s [%s %s]\n", dtl_severity_name(f->severity), f->message,
+			        f->rule->id, f->rule->name);
+			if (f->error_text)
+				fprintf(out, "  %s raises %s: %s\n", f->error_versions,
+				        f->error_when, f->error_text);
+			if (f->effect)
+				fprintf(out, "  effect (%s): %s\n", f->error_versions, f->effect);
+			for (size_t j = 0; j < f->note_count; j++) {
+				location(out, &f->notes[j].loc);
+				fprintf(out, "note: %s\n", f->notes[j].text);
+			}
+			if (f->fix)
+				fprintf(out, "  fix: %s\n", f->fix);
+		}
+	}
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* What a rule's check function gets, and helpers to build findings. */
+#ifndef DTL_CHECK_H
+#define DTL_CHECK_H
+
+#include "dtypelint/rules.h"
+
+struct dtl_check {
+	const struct dtl_sim *sim;
+	const struct dtl_rule *rule;
+	struct dtl_findings *findings;
+	struct dtl_arena *arena;
+};
+
+/* A new finding of the running rule (severity: the rule's default unless overridden). */
+struct dtl_finding *dtl_check_report(struct dtl_check *c, enum dtl_severity severity,
+                                     struct dtl_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Adds an involved tensor and a note saying where its dtype came from; role (may be NULL) is
+ * appended, e.g. "the unit's first parameter". */
+int dtl_check_add_tensor(struct dtl_check *c, struct dtl_finding *f, uint32_t tensor,
+                         const char *role);
+/* "torch 2.7.1" or "torch 2.9.0 (assumed: the plan names no torch version)" */
+const char *dtl_check_version(struct dtl_check *c, enum dtl_framework framework);
+/* "a, b and c" of dtype names in first-appearance order; torch-style with torch_style */
+const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, size_t count,
+                                bool torch_style);
+bool dtl_check_is_param(const struct dtl_sim *sim, uint32_t tensor);
+
+extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl_rule_dt111,
+    dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt131, dtl_rule_dt602;
+
+#endif

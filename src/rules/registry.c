@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* The rule registry: lookup, selection, running, deterministic ordering. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static const struct dtl_rule *const registry[] = {
+    &dtl_rule_dt101, &dtl_rule_dt102, &dtl_rule_dt103, &dtl_rule_dt111,
+    &dtl_rule_dt121, &dtl_rule_dt122, &dtl_rule_dt131, &dtl_rule_dt602,
+};
+
+const struct dtl_rule *const *dtl_rules_all(size_t *ret_count)
+{
+	*ret_count = sizeof(registry) / sizeof(registry[0]);
+	return registry;
+}
+
+const struct dtl_rule *dtl_rule_find(const char *id_or_name)
+{
+	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
+		if (strcasecmp(registry[i]->id, id_or_name) == 0 ||
+		    strcmp(registry[i]->name, id_or_name) == 0)
+			return registry[i];
+	return NULL;
+}
+
+static const char *const severity_names[] = {"info", "warning", "error"};
+
+const char *dtl_severity_name(enum dtl_severity severity)
+{
+	return severity_names[severity];
+}
+
+int dtl_severity_parse(const char *text, enum dtl_severity *ret_severity)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(text, severity_names[i]) == 0) {
+			*ret_severity = (enum dtl_severity)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static bool entry_matches(const struct dtl_rule *rule, const char *entry)
+{
+	size_t n = strlen(entry);
+	if (strcmp(entry, "ALL") == 0 || strcmp(rule->name, entry) == 0)
+		return true;
+	return n > 0 && n <= strlen(rule->id) && strncasecmp(rule->id, entry, n) == 0;
+}
+
+bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_selection *selection)
+{
+	bool selected = selection->select_count == 0;
+
+	for (size_t i = 0; i < selection->select_count && !selected; i++)
+		selected = entry_matches(rule, selection->select[i]);
+	for (size_t i = 0; i < selection->ignore_count && selected; i++)
+		selected = !entry_matches(rule, selection->ignore[i]);
+	return selected;
+}
+
+static int validate_list(const char *const *entries, size_t count, const char *option,
+                         struct dtl_error *error)
+{
+	for (size_t i = 0; i < count; i++) {
+		bool known = false;
+		for (size_t k = 0; k < sizeof(registry) / sizeof(registry[0]) && !known; k++)
+			known = entry_matches(registry[k], entries[i]);
+		if (!known) {
+			struct dtl_loc loc = {.file = "dtypelint"};
+			return dtl_error_set(error, loc, -EINVAL,
+			                     "%s: '%s' names no rule (see --list-rules)", option,
+			                     entries[i]);
+		}
+	}
+	return 0;
+}
+
+int dtl_rule_selection_validate(const struct dtl_rule_selection *selection, struct dtl_error *error)
+{
+	int r = validate_list(selection->select, selection->select_count, "--select", error);
+	return r < 0 ? r
+	             : validate_list(selection->ignore, selection->ignore_count, "--ignore", error);
+}
+
+static int compare_findings(const void *pa, const void *pb)
+{
+	const struct dtl_finding *a = pa, *b = pb;
+	int c = strcmp(a->loc.file ? a->loc.file : "", b->loc.file ? b->loc.file : "");
+
+	if (c)
+		return c;
+	if (a->loc.line != b->loc.line)
+		return a->loc.line < b->loc.line ? -1 : 1;
+	if (a->loc.column != b->loc.column)
+		return a->loc.column < b->loc.column ? -1 : 1;
+	c = strcmp(a->rule->id, b->rule->id);
+	if (c)
+		return c;
+	if (a->sort_tensor != b->sort_tensor)
+		return a->sort_tensor < b->sort_tensor ? -1 : 1;
+	return strcmp(a->message, b->message);
+}
+
+int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *selection,
+                  struct dtl_findings *findings, struct dtl_error *error)
+{
+	struct dtl_check check = {.sim = sim, .findings = findings, .arena = sim->arena};
+
+	(void)error;
+	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+		if (!dtl_rule_selected(registry[i], selection))
+			continue;
+		check.rule = registry[i];
+		int r = registry[i]->check(&check);
+		if (r < 0)
+			return r;
+	}
+	if (findings->items.count > 1)
+		qsort(findings->items.items, findings->items.count, sizeof(struct dtl_finding),
+		      compare_findings);
+	return 0;
+}

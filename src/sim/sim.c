@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* Resolving the plan's defaults and running the stages in the order the real software runs. */
+#include <errno.h>
+#include <string.h>
+
+#include "sim-private.h"
+
+bool dtl_sim_behavior(const struct dtl_sim *sim, enum dtl_behavior behavior)
+{
+	return dtl_behavior_active(sim->behaviors, behavior, sim->rp.plan.versions);
+}
+
+struct dtl_loc dtl_sim_plan_loc(const struct dtl_sim *sim, struct dtl_loc a, struct dtl_loc b)
+{
+	if (a.line)
+		return a;
+	if (b.line)
+		return b;
+	if (sim->rp.plan.strategy_loc.line)
+		return sim->rp.plan.strategy_loc;
+	if (sim->rp.plan.loc.line)
+		return sim->rp.plan.loc;
+	struct dtl_loc top = {.file = sim->manifest->file, .line = 1, .column = 1};
+	return top;
+}
+
+/* DESIGN §3: absent plan fields take the framework's own default; missing versions default to
+ * the newest in the version table (and findings say so). */
+static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
+{
+	struct dtl_resolved_plan *rp = &sim->rp;
+	const struct dtl_manifest *m = sim->manifest;
+
+	rp->plan = *plan;
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		if (!rp->plan.versions[fw].set) {
+			rp->plan.versions[fw] = sim->behaviors->newest[fw];
+			rp->version_assumed[fw] = true;
+		}
+	}
+	if (rp->plan.world_size == 0) {
+		/* a sharding plan is for more than one rank; a world size of 1 must be said */
+		rp->plan.world_size = rp->plan.strategy == DTL_STRATEGY_SINGLE ||
+		                              rp->plan.strategy == DTL_STRATEGY_UNSET
+		                          ? 1
+		                          : 2;
+		rp->world_size_assumed = true;
+	}
+	if (rp->plan.fsdp.wrap.present) {
+		rp->wrap = rp->plan.fsdp.wrap;
+	} else {
+		/* facts/torch-and-transformers.md §3.8: _no_split_modules is the de facto
+		 * default wrap class list (accelerate, HF) */
+		rp->wrap = m->model.no_split_modules;
+		rp->wrap_from_model = true;
+	}
+	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: default 1e5; "auto" = 10 * hidden;
+	 * model threshold default sys.maxsize */
+	if (rp->plan.zero3.persistence_auto && m->model.hidden_size > 0)
+		rp->persistence_threshold = 10 * m->model.hidden_size;
+	else if (rp->plan.zero3.persistence_threshold >= 0)
+		rp->persistence_threshold = rp->plan.zero3.persistence_threshold;
+	else
+		rp->persistence_threshold = 100000;
+	rp->model_persistence_threshold = rp->plan.zero3.model_persistence_threshold >= 0
+	                                      ? rp->plan.zero3.model_persistence_threshold
+	                                      : INT64_MAX;
+	rp->zero_init = rp->plan.strategy == DTL_STRATEGY_ZERO3 && rp->plan.zero3.init != DTL_FALSE;
+	rp->mode_dtype = rp->plan.precision == DTL_PRECISION_BF16   ? DTL_DTYPE_BF16
+	                 : rp->plan.precision == DTL_PRECISION_FP16 ? DTL_DTYPE_F16
+	                                                            : DTL_DTYPE_NONE;
+}
+
+int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
+                const struct dtl_plan *plan, const struct dtl_behavior_table *behaviors,
+                struct dtl_arena *arena, struct dtl_error *error)
+{
+	int r;
+
+	memset(sim, 0, sizeof(*sim));
+	sim->arena = arena;
+	sim->manifest = manifest;
+	sim->behaviors = behaviors;
+	resolve_plan(sim, plan);
+	if (sim->rp.persistence_threshold < 0 ||
+	    (sim->rp.plan.zero3.persistence_auto && manifest->model.hidden_size <= 0 &&
+	     sim->rp.plan.strategy == DTL_STRATEGY_ZERO3))
+		return dtl_error_set(error, sim->rp.plan.zero3.persistence_threshold_loc, -EINVAL,
+		                     "'persistence_threshold: auto' needs model.hidden_size "
+		                     "(accelerate uses 10 * hidden_size)");
+	if ((r = dtl_sim_build_table(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
+	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_engine(sim, error)) < 0 ||
+	    (r = dtl_stage_shard(sim, error)) < 0 || (r = dtl_stage_compute(sim, error)) < 0)
+		return r;
+	return 0;
+}

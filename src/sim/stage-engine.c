@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine stage: deepspeed.initialize's module cast (blanket up to 0.19.1, per policy
+ * after) and accelerate's fp32 upcast of trainable parameters before fully_shard (FSDP2).
+ */
+#include "sim-private.h"
+
+static const char *fact_ds = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.2";
+static const char *fact_accel = "facts/deepspeed-peft-bnb-trl-accelerate.md §5.2";
+
+static int deepspeed_cast(struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	bool blanket = dtl_sim_behavior(sim, DTL_B_DS_BLANKET_MODULE_CAST);
+	bool zero_init_model = false;
+	char v[32];
+	int r;
+
+	for (size_t i = 0; i < sim->t.count && !zero_init_model; i++)
+		zero_init_model = sim->t.flags[i] & DTL_TF_ZERO_PARAM;
+	dtl_version_format(&rp->plan.versions[DTL_FW_DEEPSPEED], v, sizeof(v));
+	for (size_t i = 0; i < sim->t.count; i++) {
+		enum dtl_dtype d = sim->t.dtype[i], target = DTL_DTYPE_NONE;
+		struct dtl_loc loc =
+		    dtl_sim_plan_loc(sim, rp->plan.precision_loc, rp->plan.strategy_loc);
+		const char *reason = NULL;
+		if (!dtl_dtype_is_floating(d) || (sim->t.flags[i] & DTL_TF_ALIAS))
+			continue;
+		if (blanket) {
+			if (rp->mode_dtype == DTL_DTYPE_NONE)
+				continue;
+			target = rp->mode_dtype;
+			reason =
+			    dtl_arena_sprintf(sim->arena,
+			                      "deepspeed %s's initialize runs module.%s(): every "
+			                      "floating param and buffer",
+			                      v, target == DTL_DTYPE_BF16 ? "bfloat16" : "half");
+		} else if (sim->t.kind[i] == DTL_KIND_BUFFER) {
+			if (rp->plan.zero3.buffer_dtype == DTL_DTYPE_NONE)
+				continue;
+			target = rp->plan.zero3.buffer_dtype;
+			loc = rp->plan.zero3.buffer_dtype_loc;
+			reason = dtl_arena_sprintf(
+			    sim->arena, "deepspeed %s casts buffers to data_types.buffer_dtype", v);
+		} else if (!zero_init_model) {
+			if (rp->mode_dtype == DTL_DTYPE_NONE)
+				continue;
+			target = rp->mode_dtype;
+			reason =
+			    dtl_arena_sprintf(sim->arena,
+			                      "deepspeed %s casts the params of a model not built "
+			                      "under zero.Init to %s",
+			                      v, dtl_dtype_name(target));
+		}
+		if (target == DTL_DTYPE_NONE || target == d)
+			continue;
+		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ENGINE, target, reason, fact_ds,
+		                      loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* accelerate >= 1.14 upcasts trainable params to fp32 before fully_shard when mixed precision
+ * is on and no Params4bit is present. Applied only when the plan names accelerate: the plan
+ * does not otherwise say that accelerate launches the run. */
+static int accelerate_fsdp2_upcast(struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	char v[32];
+	int r;
+
+	if (rp->version_assumed[DTL_FW_ACCELERATE] || rp->mode_dtype == DTL_DTYPE_NONE ||
+	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_UPCAST) ||
+	    sim->manifest->quantization.method == DTL_QUANT_BNB_4BIT)
+		return 0;
+	dtl_version_format(&rp->plan.versions[DTL_FW_ACCELERATE], v, sizeof(v));
+	for (size_t i = 0; i < sim->t.count; i++) {
+		if (!(sim->t.flags[i] & DTL_TF_TRAINABLE) || sim->t.dtype[i] == DTL_DTYPE_F32 ||
+		    sim->t.kind[i] != DTL_KIND_PARAM)
+			continue;
+		const char *reason = dtl_arena_sprintf(sim->arena,
+		                                       "accelerate %s upcasts trainable params to "
+		                                       "float32 before fully_shard",
+		                                       v);
+		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ENGINE, DTL_DTYPE_F32, reason,
+		                      fact_accel, rp->plan.version_locs[DTL_FW_ACCELERATE]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error)
+{
+	(void)error;
+	switch (sim->rp.plan.strategy) {
+	case DTL_STRATEGY_ZERO3:
+		return deepspeed_cast(sim);
+	case DTL_STRATEGY_FSDP2:
+		return accelerate_fsdp2_upcast(sim);
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shard stage: FSDP1 units, FSDP2 groups and the ZeRO-3 persistent and trainable sets.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/glob.h"
+#include "sim-private.h"
+
+/* A module is a unit / fully_shard target when its class is in the wrap list or its path
+ * matches a wrap glob (the root is always one). */
+static const struct dtl_pattern *wrap_match(const struct dtl_sim *sim, const struct dtl_module *m)
+{
+	const struct dtl_patterns *wrap = &sim->rp.wrap;
+
+	for (size_t i = 0; i < wrap->count; i++) {
+		const struct dtl_pattern *p = &wrap->items[i];
+		if (m->class_name && strlen(m->class_name) == p->len &&
+		    memcmp(m->class_name, p->text, p->len) == 0)
+			return p;
+		if (dtl_glob_match(p->text, p->len, m->path, m->path_len))
+			return p;
+	}
+	return NULL;
+}
+
+static bool is_ignored(const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_patterns *ignored = &sim->rp.plan.fsdp.ignored;
+	const char *name = sim->t.name[t];
+	uint32_t len = sim->t.name_len[t];
+	const struct dtl_module *m = &sim->modules[sim->t.module[t]];
+
+	for (size_t i = 0; i < ignored->count; i++) {
+		const struct dtl_pattern *p = &ignored->items[i];
+		/* a glob names the tensor or any module above it */
+		if (dtl_glob_match(p->text, p->len, name, len))
+			return true;
+		for (const struct dtl_module *a = m; a;
+		     a = a->parent == DTL_NONE_INDEX ? NULL : &sim->modules[a->parent])
+			if (a->path_len && dtl_glob_match(p->text, p->len, a->path, a->path_len))
+				return true;
+	}
+	return false;
+}
+
+static struct dtl_group *new_group(struct dtl_sim *sim, enum dtl_group_kind kind, const char *name,
+                                   uint32_t module, struct dtl_loc loc)
+{
+	struct dtl_group *g = dtl_vec_push(&sim->groups, sim->arena, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->kind = kind;
+	g->name = name;
+	g->module = module;
+	g->index = (uint32_t)(sim->groups.count - 1);
+	g->loc = loc;
+	return g;
+}
+
+static int fill_members(struct dtl_sim *sim, size_t first_group)
+{
+	struct dtl_group *groups = sim->groups.items;
+	size_t n = sim->groups.count;
+	size_t *fill = dtl_arena_calloc(sim->arena, n ? n : 1, sizeof(*fill));
+
+	if (!fill)
+		return -ENOMEM;
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k], g = sim->t.group[t];
+		if (g != DTL_NONE_INDEX && !(sim->t.flags[t] & DTL_TF_ALIAS))
+			groups[g].count++;
+	}
+	for (size_t g = first_group; g < n; g++) {
+		groups[g].members = dtl_arena_calloc(
+		    sim->arena, groups[g].count ? groups[g].count : 1, sizeof(uint32_t));
+		if (!groups[g].members)
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k], g = sim->t.group[t];
+		if (g != DTL_NONE_INDEX && !(sim->t.flags[t] & DTL_TF_ALIAS))
+			groups[g].members[fill[g]++] = t;
+	}
+	return 0;
+}
+
+/*
+ * facts/torch-and-transformers.md §1.1 (FSDP1) and §2.2 (FSDP2): wrapping runs post-order,
+ * children first; a unit/group owns the parameters of its subtree that no nested unit took,
+ * minus ignored ones; the root takes the leftovers. So each parameter belongs to its nearest
+ * wrapped ancestor, and units are built in post-order with the root last.
+ */
+static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
+{
+	size_t nmod = sim->module_count;
+	uint32_t *unit_module = dtl_arena_calloc(sim->arena, nmod, sizeof(uint32_t));
+	uint32_t *group_of = dtl_arena_calloc(sim->arena, nmod, sizeof(uint32_t));
+	uint32_t *stack = dtl_arena_calloc(sim->arena, nmod + 1, sizeof(uint32_t));
+	uint8_t *expanded = dtl_arena_calloc(sim->arena, nmod, 1);
+
+	if (!unit_module || !group_of || !stack || !expanded)
+		return -ENOMEM;
+	/* modules are created parent first, so one pass in index order sees parents first */
+	for (size_t i = 0; i < nmod; i++) {
+		struct dtl_module *m = &sim->modules[i];
+		const struct dtl_pattern *p = i ? wrap_match(sim, m) : NULL;
+		m->wrapped = i == 0 || p;
+		if (p)
+			m->wrap_loc = p->loc;
+		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];
+		group_of[i] = DTL_NONE_INDEX;
+	}
+	/* post-order over wrapped modules: construction order of the units */
+	size_t top = 0;
+	stack[top++] = 0;
+	while (top) {
+		uint32_t mod = stack[top - 1];
+		struct dtl_module *m = &sim->modules[mod];
+		if (!expanded[mod]) {
+			expanded[mod] = 1;
+			size_t first = top;
+			for (uint32_t c = m->first_child; c != DTL_NONE_INDEX;
+			     c = sim->modules[c].next_sibling)
+				stack[top++] = c;
+			for (size_t a = first, b = top - 1; a < b; a++, b--) {
+				uint32_t tmp = stack[a];
+				stack[a] = stack[b];
+				stack[b] = tmp;
+			}
+			continue;
+		}
+		top--;
+		if (!m->wrapped)
+			continue;
+		const char *name =
+		    mod ? dtl_arena_strndup(sim->arena, m->path, m->path_len) : "<root>";
+		struct dtl_loc loc =
+		    mod ? m->wrap_loc
+		        : dtl_sim_plan_loc(sim, sim->rp.plan.strategy_loc, sim->rp.plan.loc);
+		struct dtl_group *g = new_group(sim, kind, name, mod, loc);
+		if (!name || !g)
+			return -ENOMEM;
+		group_of[mod] = g->index;
+	}
+	/* parameters to groups; a tied parameter goes to the first unit built that holds any of
+	 * its names (FSDP skips parameters already flattened / managed) */
+	for (size_t t = 0; t < sim->t.count; t++) {
+		if (sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		if (is_ignored(sim, (uint32_t)t)) {
+			sim->t.flags[t] |= DTL_TF_IGNORED;
+			continue;
+		}
+		sim->t.group[t] = group_of[unit_module[sim->t.module[t]]];
+		sim->t.home_group[t] = sim->t.group[t];
+	}
+	for (size_t t = 0; t < sim->t.count; t++) {
+		uint32_t of = sim->t.alias_of[t];
+		if (of != DTL_NONE_INDEX && sim->t.group[t] != DTL_NONE_INDEX &&
+		    sim->t.group[t] < sim->t.group[of])
+			sim->t.group[of] = sim->t.group[t];
+	}
+	return fill_members(sim, 0);
+}
+
+static int zero3_sets(struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	struct dtl_loc loc =
+	    dtl_sim_plan_loc(sim, rp->plan.zero3.persistence_threshold_loc, rp->plan.zero3.loc);
+	struct dtl_group *persistent = new_group(
+	    sim, DTL_GROUP_ZERO3_PERSISTENT, "ZeRO-3 persistent parameters", DTL_NONE_INDEX, loc);
+	int64_t total = 0;
+	int r;
+
+	if (!persistent)
+		return -ENOMEM;
+	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: named_parameters() order, persist
+	 * when numel <= threshold; one that would pass the model threshold is skipped (continue,
+	 * not break); requires_grad plays no part */
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		int64_t numel = sim->t.numel[t];
+		if (sim->t.kind[t] != DTL_KIND_PARAM || (sim->t.flags[t] & DTL_TF_ALIAS) ||
+		    numel < 0)
+			continue;
+		if (numel > rp->persistence_threshold)
+			continue;
+		if (numel > rp->model_persistence_threshold - total)
+			continue;
+		total += numel;
+		sim->t.flags[t] |= DTL_TF_ZERO_PERSIST;
+		sim->t.group[t] = persistent->index;
+		const char *reason =
+		    dtl_arena_sprintf(sim->arena, "persistent in ZeRO-3 (numel %lld <= %lld)",
+		                      (long long)numel, (long long)rp->persistence_threshold);
+		r = dtl_sim_note(sim, t, DTL_STAGE_SHARD, reason,
+		                 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.3", loc);
+		if (r < 0)
+			return r;
+	}
+	r = fill_members(sim, persistent->index);
+	if (r < 0)
+		return r;
+	/* the trainable set: what the optimizer defragments into one buffer (§1.5) */
+	struct dtl_group *trainable =
+	    new_group(sim, DTL_GROUP_ZERO3_TRAINABLE, "ZeRO-3 trainable parameters", DTL_NONE_INDEX,
+	              dtl_sim_plan_loc(sim, rp->plan.zero3.offload_param_loc, rp->plan.zero3.loc));
+	if (!trainable)
+		return -ENOMEM;
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (sim->t.kind[t] == DTL_KIND_PARAM && (sim->t.flags[t] & DTL_TF_TRAINABLE))
+			trainable->count++;
+	}
+	trainable->members =
+	    dtl_arena_calloc(sim->arena, trainable->count ? trainable->count : 1, sizeof(uint32_t));
+	if (!trainable->members)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (sim->t.kind[t] == DTL_KIND_PARAM && (sim->t.flags[t] & DTL_TF_TRAINABLE))
+			trainable->members[n++] = t;
+	}
+	return 0;
+}
+
+int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error)
+{
+	(void)error;
+	switch (sim->rp.plan.strategy) {
+	case DTL_STRATEGY_FSDP1:
+		return fsdp_groups(sim, DTL_GROUP_FSDP1_UNIT);
+	case DTL_STRATEGY_FSDP2:
+		return fsdp_groups(sim, DTL_GROUP_FSDP2_GROUP);
+	case DTL_STRATEGY_ZERO3:
+		return zero3_sets(sim);
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* DeepSpeed zero.Init: every floating tensor created under it takes the mode dtype. */
+#include "sim-private.h"
+
+static const char *fact_init = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1";
+
+int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	struct dtl_loc loc = dtl_sim_plan_loc(sim, rp->plan.zero3.init_loc, rp->plan.precision_loc);
+	int r;
+
+	(void)error;
+	if (!rp->zero_init)
+		return 0;
+	/* facts §3.4: transformers does not build quantized models under zero.Init */
+	if (sim->manifest->quantization.method != DTL_QUANT_NONE)
+		return 0;
+	for (size_t i = 0; i < sim->t.count; i++) {
+		uint32_t flags = sim->t.flags[i];
+		enum dtl_dtype d = sim->t.dtype[i];
+		/* DESIGN §3: adapter tensors listed explicitly were made by PEFT after the
+		 * model was built, outside zero.Init */
+		if (flags & (DTL_TF_ADAPTER | DTL_TF_ALIAS))
+			continue;
+		if (sim->t.kind[i] == DTL_KIND_PARAM)
+			sim->t.flags[i] |= DTL_TF_ZERO_PARAM;
+		if (!dtl_dtype_is_floating(d) || rp->mode_dtype == DTL_DTYPE_NONE ||
+		    d == rp->mode_dtype)
+			continue;
+		const char *reason;
+		if (sim->t.kind[i] == DTL_KIND_BUFFER) {
+			/* buffers are never partitioned; a wrapped constructor (torch.zeros, ...)
+			 * casts a persistent buffer, while one computed through unwrapped ops
+			 * (inv_freq: arange(...).float()) keeps float32 — inferred, facts §1.1 */
+			if (!(flags & DTL_TF_PERSISTENT))
+				continue;
+			reason = dtl_arena_sprintf(sim->arena,
+			                           "zero.Init's tensor-creation wrappers cast the "
+			                           "persistent buffer to %s",
+			                           dtl_dtype_name(rp->mode_dtype));
+		} else {
+			reason =
+			    dtl_arena_sprintf(sim->arena,
+			                      "zero.Init casts every floating parameter created "
+			                      "under it to %s, explicit float32 included",
+			                      dtl_dtype_name(rp->mode_dtype));
+		}
+		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, rp->mode_dtype, reason,
+		                      fact_init, loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

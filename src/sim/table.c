@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tensor table and the module tree, built from the manifest in torch's order (DESIGN §3
+ * "order"): modules from the dotted names, children in first-appearance order, traversal
+ * pre-order with a module's own tensors before its children's — named_parameters() order.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/glob.h"
+#include "sim-private.h"
+
+#define fail_at(sim, loc, error, ...) dtl_error_set((error), (loc), -EINVAL, __VA_ARGS__)
+
+static uint32_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent)
+{
+	uint32_t id = (uint32_t)sim->module_count++;
+	struct dtl_module *m = &sim->modules[id];
+
+	m->path = path;
+	m->path_len = len;
+	m->parent = parent;
+	m->first_child = m->last_child = m->next_sibling = DTL_NONE_INDEX;
+	m->first_tensor = m->last_tensor = DTL_NONE_INDEX;
+	if (parent != DTL_NONE_INDEX) {
+		struct dtl_module *p = &sim->modules[parent];
+		m->depth = p->depth + 1;
+		if (p->last_child == DTL_NONE_INDEX)
+			p->first_child = id;
+		else
+			sim->modules[p->last_child].next_sibling = id;
+		p->last_child = id;
+	}
+	return id;
+}
+
+/* The module at path, created with its missing ancestors. */
+static int64_t module_for(struct dtl_sim *sim, struct dtl_strmap *paths, const char *path,
+                          uint32_t len)
+{
+	int64_t id;
+	uint32_t parent_len = 0;
+
+	if (len == 0)
+		return 0;
+	id = dtl_strmap_get(paths, path, len);
+	if (id >= 0)
+		return id;
+	for (uint32_t i = len; i-- > 0;) {
+		if (path[i] == '.') {
+			parent_len = i;
+			break;
+		}
+	}
+	int64_t parent = module_for(sim, paths, path, parent_len);
+	if (parent < 0)
+		return parent;
+	id = new_module(sim, path, len, (uint32_t)parent);
+	return dtl_strmap_put(paths, path, len, id);
+}
+
+static int alloc_table(struct dtl_sim *sim, size_t n)
+{
+	struct dtl_table *t = &sim->t;
+	struct dtl_arena *a = sim->arena;
+	size_t m = n ? n : 1;
+
+	t->name = dtl_arena_calloc(a, m, sizeof(*t->name));
+	t->name_len = dtl_arena_calloc(a, m, sizeof(*t->name_len));
+	t->module = dtl_arena_calloc(a, m, sizeof(*t->module));
+	t->next_in_module = dtl_arena_calloc(a, m, sizeof(*t->next_in_module));
+	t->kind = dtl_arena_calloc(a, m, sizeof(*t->kind));
+	t->dtype = dtl_arena_calloc(a, m, sizeof(*t->dtype));
+	t->compute_dtype = dtl_arena_calloc(a, m, sizeof(*t->compute_dtype));
+	t->numel = dtl_arena_calloc(a, m, sizeof(*t->numel));
+	t->flags = dtl_arena_calloc(a, m, sizeof(*t->flags));
+	t->group = dtl_arena_calloc(a, m, sizeof(*t->group));
+	t->home_group = dtl_arena_calloc(a, m, sizeof(*t->home_group));
+	t->last_event = dtl_arena_calloc(a, m, sizeof(*t->last_event));
+	t->decl = dtl_arena_calloc(a, m, sizeof(*t->decl));
+	t->alias_of = dtl_arena_calloc(a, m, sizeof(*t->alias_of));
+	t->order = dtl_arena_calloc(a, m, sizeof(*t->order));
+	t->rank = dtl_arena_calloc(a, m, sizeof(*t->rank));
+	/* a module per tensor at most, per path segment: bounded by names' dots + root */
+	if (!t->name || !t->name_len || !t->module || !t->next_in_module || !t->kind || !t->dtype ||
+	    !t->compute_dtype || !t->numel || !t->flags || !t->group || !t->home_group ||
+	    !t->last_event || !t->decl || !t->alias_of || !t->order || !t->rank)
+		return -ENOMEM;
+	return 0;
+}
+
+static size_t count_segments(const struct dtl_manifest *m)
+{
+	size_t total = 1;
+	for (size_t i = 0; i < m->tensor_count; i++) {
+		const char *name = m->tensors[i].name;
+		for (uint32_t k = 0; k < m->tensors[i].name_len; k++)
+			total += name[k] == '.';
+	}
+	for (size_t g = 0; g < m->model.tied_count; g++)
+		for (size_t k = 0; k < m->model.tied[g].count; k++) {
+			const struct dtl_pattern *p = &m->model.tied[g].names[k];
+			for (uint32_t c = 0; c < p->len; c++)
+				total += p->text[c] == '.';
+		}
+	return total;
+}
+
+static bool is_frozen(const struct dtl_manifest *m, const char *name, size_t len)
+{
+	for (size_t i = 0; i < m->frozen.count; i++)
+		if (dtl_glob_match(m->frozen.items[i].text, m->frozen.items[i].len, name, len))
+			return true;
+	return false;
+}
+
+static int add_tensor(struct dtl_sim *sim, struct dtl_strmap *paths, const char *name, uint32_t len,
+                      uint32_t decl)
+{
+	struct dtl_table *t = &sim->t;
+	uint32_t i = (uint32_t)t->count++;
+	uint32_t path_len = 0;
+
+	for (uint32_t k = len; k-- > 0;)
+		if (name[k] == '.') {
+			path_len = k;
+			break;
+		}
+	int64_t mod = module_for(sim, paths, name, path_len);
+	if (mod < 0)
+		return (int)mod;
+	t->name[i] = name;
+	t->name_len[i] = len;
+	t->module[i] = (uint32_t)mod;
+	t->next_in_module[i] = DTL_NONE_INDEX;
+	t->group[i] = DTL_NONE_INDEX;
+	t->home_group[i] = DTL_NONE_INDEX;
+	t->last_event[i] = DTL_NONE_INDEX;
+	t->alias_of[i] = DTL_NONE_INDEX;
+	t->decl[i] = decl;
+	struct dtl_module *m = &sim->modules[mod];
+	if (m->last_tensor == DTL_NONE_INDEX)
+		m->first_tensor = i;
+	else
+		t->next_in_module[m->last_tensor] = i;
+	m->last_tensor = i;
+	return 0;
+}
+
+/* DESIGN §3: names PEFT gives the tensors it creates */
+static bool is_adapter_name(const char *name, size_t len)
+{
+	static const char *const parts[] = {".lora_A.",
+	                                    ".lora_B.",
+	                                    ".lora_magnitude_vector",
+	                                    ".lora_embedding_A.",
+	                                    ".lora_embedding_B.",
+	                                    ".modules_to_save.",
+	                                    NULL};
+	for (const char *const *p = parts; *p; p++)
+		if (memmem(name, len, *p, strlen(*p)))
+			return true;
+	return false;
+}
+
+static void init_from_decl(struct dtl_sim *sim, uint32_t i, const struct dtl_tensor_decl *d)
+{
+	const struct dtl_manifest *m = sim->manifest;
+	struct dtl_table *t = &sim->t;
+	enum dtl_dtype dtype = d->dtype != DTL_DTYPE_NONE ? d->dtype
+	                       : m->model.checkpoint_dtype != DTL_DTYPE_NONE
+	                           ? m->model.checkpoint_dtype
+	                           : DTL_DTYPE_F32;
+	t->kind[i] = (uint8_t)d->kind;
+	t->dtype[i] = (uint8_t)dtype;
+	t->compute_dtype[i] = (uint8_t)dtype;
+	t->numel[i] = d->numel;
+	/* DESIGN §3 "trainable": the tensor's own key wins over the frozen globs; otherwise
+	 * floating parameters are trainable and buffers never are */
+	bool trainable;
+	if (d->trainable != DTL_UNSET)
+		trainable = d->trainable == DTL_TRUE;
+	else
+		trainable = d->kind == DTL_KIND_PARAM && dtl_dtype_is_floating(dtype) &&
+		            !is_frozen(m, d->name, d->name_len);
+	if (trainable)
+		t->flags[i] |= DTL_TF_TRAINABLE;
+	if (d->kind == DTL_KIND_BUFFER && d->persistent)
+		t->flags[i] |= DTL_TF_PERSISTENT;
+	if (is_adapter_name(d->name, d->name_len))
+		t->flags[i] |= DTL_TF_ADAPTER;
+}
+
+static int build_order(struct dtl_sim *sim)
+{
+	struct dtl_table *t = &sim->t;
+	uint32_t *stack = dtl_arena_calloc(sim->arena, sim->module_count + 1, sizeof(*stack));
+	size_t top = 0, k = 0;
+
+	if (!stack)
+		return -ENOMEM;
+	/* iterative pre-order: own tensors, then children in first-appearance order */
+	stack[top++] = 0;
+	while (top > 0) {
+		uint32_t mod = stack[--top];
+		const struct dtl_module *m = &sim->modules[mod];
+		for (uint32_t i = m->first_tensor; i != DTL_NONE_INDEX; i = t->next_in_module[i]) {
+			t->rank[i] = (uint32_t)k;
+			t->order[k++] = i;
+		}
+		/* push children in reverse so the first child is visited first */
+		size_t first = top;
+		for (uint32_t c = m->first_child; c != DTL_NONE_INDEX;
+		     c = sim->modules[c].next_sibling)
+			stack[top++] = c;
+		for (size_t a = first, b = top ? top - 1 : 0; a < b; a++, b--) {
+			uint32_t tmp = stack[a];
+			stack[a] = stack[b];
+			stack[b] = tmp;
+		}
+	}
+	return 0;
+}
+
+static int add_tied_aliases(struct dtl_sim *sim, struct dtl_strmap *paths, struct dtl_strmap *names,
+                            struct dtl_error *error)
+{
+	const struct dtl_manifest *m = sim->manifest;
+	struct dtl_table *t = &sim->t;
+	int r;
+
+	for (size_t g = 0; g < m->model.tied_count; g++) {
+		const struct dtl_tied_group *tg = &m->model.tied[g];
+		uint32_t canonical = DTL_NONE_INDEX;
+		for (size_t k = 0; k < tg->count; k++) {
+			int64_t idx = dtl_strmap_get(names, tg->names[k].text, tg->names[k].len);
+			if (idx >= 0 && (canonical == DTL_NONE_INDEX || (uint32_t)idx < canonical))
+				canonical = (uint32_t)idx;
+		}
+		if (canonical == DTL_NONE_INDEX)
+			return fail_at(sim, tg->loc, error,
+			               "none of the tied tensors%s%s is in 'tensors'", "", "");
+		if (t->kind[canonical] != DTL_KIND_PARAM)
+			return fail_at(sim, tg->loc, error, "tied tensor '%s' is a buffer",
+			               t->name[canonical]);
+		for (size_t k = 0; k < tg->count; k++) {
+			const struct dtl_pattern *p = &tg->names[k];
+			int64_t idx = dtl_strmap_get(names, p->text, p->len);
+			if (idx >= 0 && (uint32_t)idx == canonical)
+				continue;
+			if (idx < 0) {
+				/* a tied name the checkpoint leaves out (HF saves one copy):
+				 * it still names a module that uses the parameter */
+				uint32_t i = (uint32_t)t->count;
+				r = add_tensor(sim, paths, p->text, p->len, DTL_NONE_INDEX);
+				if (r < 0)
+					return r;
+				if (dtl_strmap_put(names, p->text, p->len, i) < 0)
+					return -ENOMEM;
+				t->kind[i] = DTL_KIND_PARAM;
+				t->dtype[i] = t->dtype[canonical];
+				t->compute_dtype[i] = t->dtype[canonical];
+				t->numel[i] = t->numel[canonical];
+				idx = i;
+			}
+			if (t->kind[idx] != DTL_KIND_PARAM)
+				return fail_at(sim, p->loc, error, "tied tensor '%s' is a buffer",
+				               t->name[idx]);
+			t->flags[idx] |= DTL_TF_ALIAS;
+			t->flags[idx] &= ~DTL_TF_TRAINABLE;
+			t->alias_of[idx] = canonical;
+		}
+	}
+	return 0;
+}
+
+int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_manifest *m = sim->manifest;
+	struct dtl_strmap paths, names;
+	size_t extra = 0;
+	int r;
+
+	for (size_t g = 0; g < m->model.tied_count; g++)
+		extra += m->model.tied[g].count;
+	r = alloc_table(sim, m->tensor_count + extra);
+	if (r < 0)
+		return r;
+	sim->modules = dtl_arena_calloc(sim->arena, count_segments(m) + 1, sizeof(*sim->modules));
+	if (!sim->modules)
+		return -ENOMEM;
+	dtl_strmap_init(&paths, sim->arena);
+	dtl_strmap_init(&names, sim->arena);
+	new_module(sim, "", 0, DTL_NONE_INDEX);
+	for (size_t i = 0; i < m->tensor_count; i++) {
+		const struct dtl_tensor_decl *d = &m->tensors[i];
+		r = add_tensor(sim, &paths, d->name, d->name_len, (uint32_t)i);
+		if (r < 0)
+			return r;
+		if (dtl_strmap_put(&names, d->name, d->name_len, (int64_t)i) < 0)
+			return -ENOMEM;
+		init_from_decl(sim, (uint32_t)i, d);
+		if (d->trainable == DTL_TRUE && !dtl_dtype_is_floating(sim->t.dtype[i]))
+			return fail_at(sim, d->loc, error,
+			               "'%s' is %s and cannot be trainable: only floating tensors "
+			               "can require gradients",
+			               d->name, dtl_dtype_name(sim->t.dtype[i]));
+	}
+	r = add_tied_aliases(sim, &paths, &names, error);
+	if (r < 0)
+		return r;
+	/* torch refuses an attribute that is both a tensor and a submodule */
+	for (size_t i = 0; i < sim->t.count; i++) {
+		int64_t mod = dtl_strmap_get(&paths, sim->t.name[i], sim->t.name_len[i]);
+		if (mod >= 0) {
+			const struct dtl_module *sub = &sim->modules[mod];
+			uint32_t child =
+			    sub->first_tensor != DTL_NONE_INDEX ? sub->first_tensor : 0;
+			(void)child;
+			return fail_at(sim, dtl_sim_tensor_loc(sim, (uint32_t)i), error,
+			               "'%s' is both a tensor and a module holding other tensors",
+			               sim->t.name[i]);
+		}
+	}
+	/* module classes: the first matching model.modules glob, in the manifest's order */
+	for (size_t mod = 0; mod < sim->module_count; mod++) {
+		struct dtl_module *md = &sim->modules[mod];
+		for (size_t g = 0; g < m->model.module_count && !md->class_name; g++)
+			if (dtl_glob_match(m->model.modules[g].glob.text,
+			                   m->model.modules[g].glob.len, md->path, md->path_len))
+				md->class_name = m->model.modules[g].value;
+	}
+	return build_order(sim);
+}
+
+uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len)
+{
+	for (size_t i = 0; i < sim->t.count; i++)
+		if (sim->t.name_len[i] == len && memcmp(sim->t.name[i], name, len) == 0)
+			return (uint32_t)i;
+	return DTL_NONE_INDEX;
+}
+
+struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor)
+{
+	uint32_t decl = sim->t.decl[tensor];
+
+	if (decl == DTL_NONE_INDEX && sim->t.alias_of[tensor] != DTL_NONE_INDEX)
+		decl = sim->t.decl[sim->t.alias_of[tensor]];
+	if (decl == DTL_NONE_INDEX) {
+		struct dtl_loc loc = {.file = sim->manifest->file, .line = 1, .column = 1};
+		return loc;
+	}
+	return sim->manifest->tensors[decl].loc;
+}

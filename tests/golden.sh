@@ -1,0 +1,29 @@
+#!/bin/sh
+# Golden CLI test: runs dtypelint on one input from the source root and compares stdout,
+# stderr and the exit status with EXPECTED, byte for byte.
+# Usage: golden.sh DTYPELINT SOURCE_ROOT EXPECTED -- ARGS...
+# DTL_UPDATE_GOLDEN=1 rewrites EXPECTED instead (review the diff before committing).
+set -u
+dtypelint=$1 root=$2 expected=$3
+shift 4
+actual=$(mktemp) out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$actual" "$out" "$err"' EXIT
+cd "$root" || exit 99
+# under `meson test --setup valgrind` (DTL_VALGRIND=1) dtypelint itself runs in valgrind:
+# an error or leak changes the exit status to 99 and fails the comparison
+if [ "${DTL_VALGRIND:-}" = 1 ]; then
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all \
+		"$dtypelint" "$@" >"$out" 2>"$err"
+else
+	"$dtypelint" "$@" >"$out" 2>"$err"
+fi
+status=$?
+{ cat "$out"; echo "--- stderr"; cat "$err"; echo "--- exit $status"; } >"$actual"
+if [ "${DTL_UPDATE_GOLDEN:-}" = 1 ]; then
+	cp "$actual" "$expected"
+	exit 0
+fi
+if ! diff -u "$expected" "$actual"; then
+	echo "golden mismatch: $expected" >&2
+	exit 1
+fi

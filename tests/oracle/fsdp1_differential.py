@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Differential test: dtypelint's FSDP1 verdict against real PyTorch FSDP1.
+
+Generates random models (depth, classes, wrap lists, mixed dtypes, frozen tensors, buffers,
+registration orders), writes each as a manifest, runs `dtypelint -f json` on it with the plan
+{strategy: fsdp1, versions: {torch: "1.13"}} and ../shared/oracle/fsdp1_oracle.py (the real
+torch.distributed.fsdp.FullyShardedDataParallel on the CPU) on all of them, and fails on any
+disagreement in verdict, in the error text of the first unit torch fails on, or in the number
+of units. Usage: fsdp1_differential.py DTYPELINT SHARED_DIR [COUNT] [SEED]
+Exit 77 (skip) only when SHARED_DIR is absent.
+"""
+import json, os, random, subprocess, sys, tempfile
+
+CLASSES = ["Block", "Attn", "MLP", "Norm", "Router", "Expert"]
+PARAM_NAMES = ["weight", "bias", "scale", "proj"]
+FLOAT_DTYPES = ["bfloat16"] * 6 + ["float32"] * 3 + ["float16"]
+INT_DTYPES = ["uint8", "int8"]
+
+
+def gen_model(rng):
+    """Returns (tensors, modules globs, frozen globs, wrap, checkpoint_dtype)."""
+    paths = []
+
+    def grow(prefix, depth):
+        n = rng.randint(1, 3) if depth < rng.randint(2, 4) else 0
+        for i in range(n):
+            name = rng.choice(["layers", "attn", "mlp", "norm", "gate", "h", "block"])
+            child = f"{prefix}.{name}{i}" if prefix else f"{name}{i}"
+            paths.append(child)
+            grow(child, depth + 1)
+
+    grow("", 0)
+    if not paths:
+        paths.append("m0")
+    checkpoint = rng.choice([None, "bfloat16", "float32"])
+    base = rng.choice(["bfloat16", "float32"]) if checkpoint is None else checkpoint
+    tensors = []
+    mixed = rng.random() < 0.6
+    for path in [""] + paths:
+        for pname in rng.sample(PARAM_NAMES, rng.randint(0, 2)):
+            t = {"name": f"{path}.{pname}" if path else pname,
+                 "shape": [rng.randint(1, 8)] * rng.randint(1, 2)}
+            r = rng.random()
+            if mixed and r < 0.15:
+                t["dtype"] = rng.choice(FLOAT_DTYPES)
+            elif mixed and r < 0.19:
+                t["dtype"] = rng.choice(INT_DTYPES)
+            elif checkpoint is None or rng.random() < 0.2:
+                t["dtype"] = base
+            if rng.random() < 0.08 and t.get("dtype") not in INT_DTYPES:
+                t["trainable"] = False
+            tensors.append(t)
+        if rng.random() < 0.15:
+            tensors.append({"name": f"{path}.buf" if path else "buf", "kind": "buffer",
+                            "shape": [4], "dtype": rng.choice(["float32", "bfloat16", "int64"]),
+                            "persistent": rng.random() < 0.5})
+    if not tensors:
+        tensors.append({"name": f"{paths[0]}.weight", "shape": [2], "dtype": base})
+    # registration order: usually pre-order, sometimes shuffled within the file (the module
+    # tree keeps first-appearance order either way)
+    if rng.random() < 0.3:
+        rng.shuffle(tensors)
+    modules = {}
+    for p in paths:
+        if rng.random() < 0.5:
+            modules[p] = rng.choice(CLASSES)
+    if rng.random() < 0.3:
+        modules["*.norm*"] = "Norm"  # leading "**." differs: the oracle needs one segment, DESIGN allows none
+    frozen = []
+    if rng.random() < 0.3:
+        frozen.append(rng.choice(["*.bias", "attn*.**", "*.*.scale", "layers0.**"]))
+    wrap = []
+    for c in rng.sample(CLASSES, rng.randint(0, 3)):
+        wrap.append(c)
+    if rng.random() < 0.3:
+        wrap.append(rng.choice(paths))
+    if rng.random() < 0.2:
+        wrap.append(rng.choice(["layers*", "*.mlp*", "block*.*"]))
+    return tensors, modules, frozen, wrap, checkpoint
+
+
+def manifest(rng):
+    tensors, modules, frozen, wrap, checkpoint = gen_model(rng)
+    model = {"modules": modules}
+    if checkpoint:
+        model["checkpoint_dtype"] = checkpoint
+    m = {"dtypelint": 1, "model": model, "tensors": tensors,
+         "training": {"strategy": "fsdp1", "versions": {"torch": "1.13"},
+                      "fsdp": {"wrap": wrap}}}
+    if frozen:
+        m["frozen"] = frozen
+    return m
+
+
+PRIORITY = {"DT103": 0, "DT101": 1, "DT102": 2}
+
+
+def dtypelint_verdict(binary, path):
+    run = subprocess.run([binary, "-f", "json", "-q", "--select", "DT101,DT102,DT103", path],
+                         capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        return {"crash": f"exit {run.returncode}: {run.stderr.strip()}"}
+    report = json.loads(run.stdout)
+    groups = report["inputs"][0]["plan"]["groups"]
+    fsdp = [f for f in report["findings"] if f["rule"] in PRIORITY]
+    if not fsdp:
+        return {"ok": True, "units": groups}
+    first = min(fsdp, key=lambda f: (f["group"]["index"], f["group"]["offset"], PRIORITY[f["rule"]]))
+    return {"ok": False, "error": first["framework_error"]["text"], "units": groups}
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    binary, shared = sys.argv[1], sys.argv[2]
+    count = int(sys.argv[3]) if len(sys.argv) > 3 else 500
+    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 20261121
+    oracle = os.path.join(shared, "oracle", "fsdp1_oracle.py")
+    if not os.path.exists(oracle):
+        print(f"SKIP: {oracle} is absent (../shared not beside the checkout)")
+        return 77
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i in range(count):
+            p = os.path.join(tmp, f"m{i:04d}.json")
+            with open(p, "w") as f:
+                json.dump(manifest(rng), f)
+            paths.append(p)
+        run = subprocess.run(["/usr/bin/python3", oracle] + paths, capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"oracle failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
+            return 1
+        truth = [json.loads(line) for line in run.stdout.splitlines()]
+        if len(truth) != count:
+            print(f"oracle printed {len(truth)} verdicts for {count} models")
+            return 1
+        failures = 0
+        fails = oks = 0
+        for p, t in zip(paths, truth):
+            d = dtypelint_verdict(binary, p)
+            if t["ok"]:
+                oks += 1
+                expected = {"ok": True, "units": t["units"]}
+            else:
+                fails += 1
+                expected = {"ok": False, "error": f"{t['error_type']}: {t['error']}"}
+                d.pop("units", None)
+            if d != expected:
+                failures += 1
+                if failures <= 5:
+                    with open(p) as f:
+                        body = f.read()
+                    print(f"DISAGREE on {os.path.basename(p)}:\n  torch:     {expected}\n"
+                          f"  dtypelint: {d}\n  manifest: {body}\n")
+        print(f"{count} models (seed {seed}): torch wrapped {oks}, raised on {fails}; "
+              f"{count - failures} agree, {failures} disagree")
+        print(f"{count - failures} passed, {failures} failed")
+        return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+#!/bin/sh
+# The two README commands. As root on a fresh Debian 12 machine:
+#   sh tools/dev.sh example   install, build, lint the bundled example
+#   sh tools/dev.sh test      install, build, run the whole test suite (plain, ASan+UBSan,
+#                             valgrind) — what .ci/run runs
+set -eu
+cd "$(dirname "$0")/.."
+
+install_deps() {
+	pkgs="meson ninja-build pkg-config gcc libcjson-dev libyaml-dev check libclang-14-dev llvm-14"
+	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch valgrind"
+	missing=""
+	for p in $pkgs; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "dev.sh: missing packages:$missing (run as root to install them)" >&2
+			exit 2
+		fi
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+	fi
+}
+
+build() {
+	dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@"
+	else
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir"
+}
+
+case "${1:-}" in
+example)
+	install_deps example
+	build build
+	echo "\$ ./build/dtypelint fixtures/examples/qwen2-lora-zero3.yaml"
+	./build/dtypelint fixtures/examples/qwen2-lora-zero3.yaml || status=$?
+	# exit status 1 means "findings": the example is meant to show one
+	[ "${status:-0}" -le 1 ]
+	;;
+test)
+	install_deps test
+	build build
+	meson test -C build --print-errorlogs --num-processes 2
+	echo "== ASan + UBSan"
+	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite oracle \
+		--no-suite kernels-real
+	echo "== valgrind"
+	meson test -C build --setup valgrind --print-errorlogs --num-processes 2 \
+		--suite unit --suite golden --suite malformed
+	;;
+*)
+	echo "usage: sh tools/dev.sh example|test" >&2
+	exit 2
+	;;
+esac
