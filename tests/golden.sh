@@ -6,6 +6,15 @@
 set -u
 dtypelint=$1 root=$2 expected=$3
 shift 4
+# meson passes the binary relative to the build directory; we run from the source root
+case "$dtypelint" in
+/*) ;;
+*) dtypelint="$(pwd)/$dtypelint" ;;
+esac
+if [ ! -x "$dtypelint" ]; then
+	echo "golden.sh: $dtypelint is not an executable" >&2
+	exit 99
+fi
 actual=$(mktemp) out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$actual" "$out" "$err"' EXIT
 cd "$root" || exit 99

@@ -15,7 +15,8 @@ struct dtl_limits {
 	size_t max_safetensors_header; /* bytes of one safetensors JSON header */
 };
 
-/* 256 MiB files, depth 64, 1M alias nodes, 10M tensors, 4 KiB names, rank 16, 100 MiB headers */
+/* 256 MiB files, depth 64, 1M alias nodes, 10M tensors, 4 KiB names, rank 16, and
+ * safetensors headers of 100,000,000 bytes (the reference MAX_HEADER_SIZE) */
 void dtl_limits_default(struct dtl_limits *limits);
 
 #endif

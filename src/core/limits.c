@@ -9,5 +9,5 @@ void dtl_limits_default(struct dtl_limits *limits)
 	limits->max_tensors = 10000000;
 	limits->max_name_length = 4096;
 	limits->max_rank = 16;
-	limits->max_safetensors_header = (size_t)100 << 20;
+	limits->max_safetensors_header = 100000000; /* safetensors MAX_HEADER_SIZE */
 }

@@ -652,8 +652,9 @@ skip_value(struct parser *ps, unsigned depth)
 	if (c == '{' || c == '[') {
 		char close = c == '{' ? '}' : ']';
 		if (depth + 1 > ps->limits->max_depth)
-			return fail(ps, pos, "nesting deeper than %u levels (limits.max_depth)",
-			            ps->limits->max_depth);
+			return fail(ps, pos,
+			            "tensor %s: nesting deeper than %u levels (limits.max_depth)",
+			            tensor_name(ps), ps->limits->max_depth);
 		ps->i++;
 		skip_ws(ps);
 		if (peek(ps) == close) {
@@ -663,16 +664,18 @@ skip_value(struct parser *ps, unsigned depth)
 		for (;;) {
 			if (c == '{') {
 				if (peek(ps) != '"')
-					return fail(ps, ps->i,
-					            "expected a key (a JSON string), found %s",
-					            describe(ps, ps->i, buf));
+					return fail(
+					    ps, ps->i,
+					    "tensor %s: expected a key (a JSON string), found %s",
+					    tensor_name(ps), describe(ps, ps->i, buf));
 				rc = parse_string(ps, "a key", NULL, NULL, NULL, NULL);
 				if (rc < 0)
 					return rc;
 				skip_ws(ps);
 				if (peek(ps) != ':')
-					return fail(ps, ps->i, "expected ':' after a key, found %s",
-					            describe(ps, ps->i, buf));
+					return fail(ps, ps->i,
+					            "tensor %s: expected ':' after a key, found %s",
+					            tensor_name(ps), describe(ps, ps->i, buf));
 				ps->i++;
 				skip_ws(ps);
 			}
@@ -689,8 +692,8 @@ skip_value(struct parser *ps, unsigned depth)
 				ps->i++;
 				return 0;
 			}
-			return fail(ps, ps->i, "expected ',' or '%c', found %s", close,
-			            describe(ps, ps->i, buf));
+			return fail(ps, ps->i, "tensor %s: expected ',' or '%c', found %s",
+			            tensor_name(ps), close, describe(ps, ps->i, buf));
 		}
 	}
 	if (c == '"')
@@ -699,7 +702,8 @@ skip_value(struct parser *ps, unsigned depth)
 		uint64_t value;
 		size_t start, len;
 		if (scan_number(ps, &value, &start, &len) == NUMBER_INVALID)
-			return fail(ps, start, "invalid JSON number %.*s", len > 40 ? 40 : (int)len,
+			return fail(ps, start, "tensor %s: invalid JSON number %.*s",
+			            tensor_name(ps), len > 40 ? 40 : (int)len,
 			            (const char *)ps->p + start);
 		return 0;
 	}
@@ -710,7 +714,8 @@ skip_value(struct parser *ps, unsigned depth)
 			return 0;
 		}
 	}
-	return fail(ps, pos, "expected a JSON value, found %s", describe(ps, pos, buf));
+	return fail(ps, pos, "tensor %s: expected a JSON value, found %s", tensor_name(ps),
+	            describe(ps, pos, buf));
 }
 
 static int

@@ -40,8 +40,10 @@ int dtl_report_text(FILE *out, const struct dtl_report_input *inputs, size_t n)
 			if (f->error_text)
 				fprintf(out, "  %s raises %s: %s\n", f->error_versions,
 				        f->error_when, f->error_text);
-			if (f->effect)
+			if (f->effect && f->error_versions)
 				fprintf(out, "  effect (%s): %s\n", f->error_versions, f->effect);
+			else if (f->effect)
+				fprintf(out, "  effect: %s\n", f->effect);
 			for (size_t j = 0; j < f->note_count; j++) {
 				location(out, &f->notes[j].loc);
 				fprintf(out, "note: %s\n", f->notes[j].text);

@@ -98,22 +98,27 @@ const char *dtl_check_version(struct dtl_check *c, enum dtl_framework framework)
 }
 
 const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, size_t count,
-                                bool torch_style)
+				bool torch_style)
 {
 	bool seen[DTL_DTYPE_COUNT] = {false};
+	enum dtl_dtype order[DTL_DTYPE_COUNT];
 	char text[512];
-	size_t used = 0, k = 0;
+	size_t used = 0, n = 0;
 
 	text[0] = '\0';
 	for (size_t i = 0; i < count; i++) {
 		enum dtl_dtype d = c->sim->t.dtype[tensors[i]];
-		if (seen[d])
-			continue;
-		seen[d] = true;
-		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", k++ ? ", " : "",
-		                         torch_style ? dtl_dtype_torch_name(d) : dtl_dtype_name(d));
-		if (used >= sizeof(text))
-			break;
+		if (!seen[d]) {
+			seen[d] = true;
+			order[n++] = d;
+		}
+	}
+	/* torch prints a Python set: "a, b"; prose reads "a, b and c" */
+	for (size_t k = 0; k < n && used < sizeof(text); k++) {
+		const char *sep = k == 0 ? "" : (torch_style || k + 1 < n) ? ", " : " and ";
+		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", sep,
+					 torch_style ? dtl_dtype_torch_name(order[k])
+						     : dtl_dtype_name(order[k]));
 	}
 	return dtl_arena_strndup(c->arena, text, strnlen(text, sizeof(text)));
 }

@@ -477,12 +477,12 @@ START_TEST(test_length_prefix)
 	path = write_raw("n150m.safetensors", buf, 10, (uint64_t)1 << 30);
 	assert_error(read_file(path, &header, &error), &error, path, -EINVAL, 1, 1,
 	             "safetensors header: length prefix says the header is 150000000 bytes, more "
-	             "than the limit of 104857600 bytes (limits.max_safetensors_header)");
+	             "than the limit of 100000000 bytes (limits.max_safetensors_header)");
 	put_le64(buf, UINT64_MAX);
 	path = write_raw("nmax.safetensors", buf, 10, 10);
 	assert_error(read_file(path, &header, &error), &error, path, -EINVAL, 1, 1,
 	             "safetensors header: length prefix says the header is 18446744073709551615 "
-	             "bytes, more than the limit of 104857600 bytes "
+	             "bytes, more than the limit of 100000000 bytes "
 	             "(limits.max_safetensors_header)");
 
 	/* length past the end of the file */
@@ -695,11 +695,11 @@ static const struct bad_case bad_cases[] = {
      "header {N}; the format forbids unindexed bytes)"},
     /* unknown keys are skipped, but still must be JSON, and not too deep */
     {"{'a':{'x':[1,,2],'dtype':'U8','shape':[1],'data_offsets':[0,1]}}", 1, ",|,2",
-     "expected a JSON value, found ','"},
+     "tensor 'a': expected a JSON value, found ','"},
     {"{'a':{'x':tru,'dtype':'U8','shape':[1],'data_offsets':[0,1]}}", 1, "tru",
-     "expected a JSON value, found 't'"},
+     "tensor 'a': expected a JSON value, found 't'"},
     {"{'a':{'x':1.e5,'dtype':'U8','shape':[1],'data_offsets':[0,1]}}", 1, "1.e5",
-     "invalid JSON number 1."},
+     "tensor 'a': invalid JSON number 1."},
     /* names in messages are escaped and cut */
     {"{'a\\nb\\u0027c':{'dtype':'BF16','shape':[4],'data_offsets':[0,2]}}", 2, "[0,2]",
      "tensor 'a\\x0ab\\'c': data_offsets [0, 2] span 2 bytes but shape [4] of BF16 needs 8"},
@@ -814,8 +814,9 @@ START_TEST(test_limits)
 	o += (size_t)sprintf(deep + o, ",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}");
 	path = write_st("deep.safetensors", deep, o, 1);
 	/* the header and the entry are 2 levels: the 63rd '[' is the 65th */
-	assert_error(read_file(path, &header, &error), &error, path, -EINVAL, 1, 10 + 62 + 9,
-	             "safetensors header: nesting deeper than 64 levels (limits.max_depth)");
+	assert_error(
+	    read_file(path, &header, &error), &error, path, -EINVAL, 1, 10 + 62 + 9,
+	    "safetensors header: tensor 'a': nesting deeper than 64 levels (limits.max_depth)");
 }
 END_TEST
 

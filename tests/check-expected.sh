@@ -1,0 +1,28 @@
+#!/bin/sh
+# Guards the golden files themselves, so that a regenerated file cannot bless a broken run:
+# every malformed input must end in exit 2 with one "file:line:col: error:" line, every
+# "-fires" case must exit 1 with a finding, every "-silent" case must exit 0 with none.
+set -u
+root=$1
+fail=0
+for f in "$root"/tests/malformed/*.expected; do
+	tail -n 1 "$f" | grep -qx -- '--- exit 2' || { echo "$f: not exit 2"; fail=1; }
+	grep -Eq '^tests/malformed/[^:]+:[0-9]+:[0-9]+: error: ' "$f" ||
+		{ echo "$f: no file:line:col: error: line"; fail=1; }
+done
+for f in "$root"/tests/golden/*-fires.expected "$root"/tests/golden/*-fires-json.expected; do
+	tail -n 1 "$f" | grep -qx -- '--- exit 1' || { echo "$f: not exit 1"; fail=1; }
+	grep -Eq '(: error: |"severity": "error")' "$f" || { echo "$f: no error finding"; fail=1; }
+done
+for f in "$root"/tests/golden/*-silent.expected; do
+	tail -n 1 "$f" | grep -qx -- '--- exit 0' || { echo "$f: not exit 0"; fail=1; }
+	grep -qx 'No problems found.' "$f" || { echo "$f: has findings"; fail=1; }
+done
+if grep -l 'not found$\|exit 12[67]$' "$root"/tests/golden/*.expected "$root"/tests/malformed/*.expected; then
+	echo "a golden file records a missing binary"
+	fail=1
+fi
+n=$(ls "$root"/tests/malformed/*.expected | wc -l)
+[ "$n" -ge 30 ] || { echo "only $n malformed cases"; fail=1; }
+[ $fail = 0 ] && echo "golden files: sane ($n malformed cases)"
+exit $fail
