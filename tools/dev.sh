@@ -53,8 +53,9 @@ test)
 		meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite oracle \
 		--no-suite kernels-real
 	echo "== valgrind"
+	meson test -C build --setup valgrindunit --print-errorlogs --num-processes 2 --suite unit
 	meson test -C build --setup valgrind --print-errorlogs --num-processes 2 \
-		--suite unit --suite golden --suite malformed
+		--suite golden --suite malformed
 	;;
 *)
 	echo "usage: sh tools/dev.sh example|test" >&2
