@@ -5,6 +5,7 @@
 #include "dtypelint/sim.h"
 
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error);
+int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error);

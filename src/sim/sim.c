@@ -88,7 +88,8 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 		return dtl_error_set(error, sim->rp.plan.zero3.persistence_threshold_loc, -EINVAL,
 		                     "'persistence_threshold: auto' needs model.hidden_size "
 		                     "(accelerate uses 10 * hidden_size)");
-	if ((r = dtl_sim_build_table(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
+	if ((r = dtl_sim_build_table(sim, error)) < 0 ||
+	    (r = dtl_sim_assign_classes(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
 	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_engine(sim, error)) < 0 ||
 	    (r = dtl_stage_shard(sim, error)) < 0 || (r = dtl_stage_compute(sim, error)) < 0)
 		return r;

@@ -322,14 +322,6 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 			               sim->t.name[i]);
 		}
 	}
-	/* module classes: the first matching model.modules glob, in the manifest's order */
-	for (size_t mod = 0; mod < sim->module_count; mod++) {
-		struct dtl_module *md = &sim->modules[mod];
-		for (size_t g = 0; g < m->model.module_count && !md->class_name; g++)
-			if (dtl_glob_match(m->model.modules[g].glob.text,
-			                   m->model.modules[g].glob.len, md->path, md->path_len))
-				md->class_name = m->model.modules[g].value;
-	}
 	return build_order(sim);
 }
 
