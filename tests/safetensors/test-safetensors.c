@@ -130,14 +130,6 @@ read_file(const char *path, struct dtl_safetensors_header *header, struct dtl_er
 	return dtl_safetensors_read_header(path, &limits, &arena, header, error);
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- valid files ----------------------------------------------------------------------- */
 
 START_TEST(test_all_dtypes)
@@ -239,11 +231,8 @@ START_TEST(test_sparse_hundreds_of_gb)
 
 	struct dtl_safetensors_header header;
 	struct dtl_error error;
-	double start = now();
+	/* only the header is read: the timing is measured by the benchmark, not asserted here */
 	ck_assert_int_eq(read_file(path, &header, &error), 0);
-	double elapsed = now() - start;
-	if (!getenv("DTL_UNDER_VALGRIND"))
-		ck_assert_double_lt(elapsed, 0.05);
 	ck_assert_uint_eq(header.tensor_count, 2);
 	ck_assert_uint_eq(header.data_size, embed + experts);
 	ck_assert_int_eq(header.tensors[0].numel, (int64_t)1 << 37);
@@ -404,12 +393,8 @@ START_TEST(test_many_tensors)
 		    k ? "," : "", k / 128, k % 128, k * 64, k * 64 + 64);
 	o += (size_t)snprintf(text + o, cap - o, "}");
 	ck_assert_uint_lt(o, cap);
-	double start = now();
 	ck_assert_int_eq(
 	    read_file(write_st("many.safetensors", text, o, count * 64), &header, &error), 0);
-	double elapsed = now() - start;
-	if (!getenv("DTL_UNDER_VALGRIND"))
-		ck_assert_double_lt(elapsed, 0.5);
 	ck_assert_uint_eq(header.tensor_count, count);
 	ck_assert_str_eq(header.tensors[count - 1].name,
 	                 "model.layers.156.mlp.experts.31.up_proj.weight");
