@@ -5,6 +5,7 @@
 
 #include "dtypelint/arena.h"
 #include "dtypelint/behavior.h"
+#include "dtypelint/compose.h"
 #include "dtypelint/diag.h"
 #include "dtypelint/doc.h"
 #include "dtypelint/dtype.h"

@@ -24,6 +24,10 @@ int dtl_report_text(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* one versioned JSON object (schema in dtypelint(1)) */
 int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n);
 
+/* --trace: the dtype history of every tensor matching one of globs, stage by stage. */
+int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
+		     const char *const *globs, size_t glob_count);
+
 /* Writes s as a JSON string literal (with quotes). */
 void dtl_json_string(FILE *out, const char *s);
 

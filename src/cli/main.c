@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dtypelint/compose.h"
 
 enum {
 	EXIT_CLEAN = 0,
@@ -28,7 +29,7 @@ static int print_error(const struct dtl_error *error, int code)
 	return EXIT_INPUT;
 }
 
-static int lint_one(const char *path, const struct dtl_options *o, const struct dtl_plan *plan_file,
+static int lint_one(const char *path, const struct dtl_options *o,
                     const struct dtl_behavior_table *behaviors,
                     const struct dtl_rule_selection *selection, struct dtl_arena *arena,
                     struct dtl_report_input *ret_input, struct dtl_error *error)
@@ -43,11 +44,12 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	if (!manifest || !sim || !findings)
 		return -ENOMEM;
 	dtl_limits_default(&limits);
-	r = dtl_manifest_load(path, arena, &limits, manifest, error);
+	struct dtl_compose_inputs in = {.input = path, .plan_file = o->plan_file};
+	r = dtl_compose(&in, arena, &limits, manifest, error);
 	if (r < 0)
 		return r;
-	/* DESIGN §3: --plan replaces the manifest's training section; options win */
-	plan = plan_file ? *plan_file : manifest->plan;
+	/* DESIGN §3: options win over every file */
+	plan = manifest->plan;
 	dtl_plan_overlay(&plan, &o->overrides);
 	r = dtl_sim_run(sim, manifest, &plan, behaviors, arena, error);
 	if (r < 0)
@@ -68,7 +70,6 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	                                       .ignore = o->ignore.items,
 	                                       .ignore_count = o->ignore.count};
 	struct dtl_report_input *inputs;
-	struct dtl_plan plan_file;
 	struct dtl_error error = {0};
 	struct dtl_report_counts counts;
 	FILE *out = stdout;
@@ -98,20 +99,11 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 		fprintf(stderr, "dtypelint: %s\n", error.message);
 		return EXIT_INPUT;
 	}
-	if (o->plan_file) {
-		struct dtl_limits limits;
-		dtl_limits_default(&limits);
-		dtl_plan_init(&plan_file);
-		r = dtl_plan_load(o->plan_file, arena, &limits, &plan_file, &error);
-		if (r < 0)
-			return print_error(&error, r);
-	}
 	inputs = dtl_arena_calloc(arena, o->input_count, sizeof(*inputs));
 	if (!inputs)
 		return print_error(&error, -ENOMEM);
 	for (size_t i = 0; i < o->input_count; i++) {
-		r = lint_one(o->inputs[i], o, o->plan_file ? &plan_file : NULL, behaviors,
-		             &selection, arena, &inputs[i], &error);
+		r = lint_one(o->inputs[i], o, behaviors, &selection, arena, &inputs[i], &error);
 		if (r < 0)
 			return print_error(&error, r);
 	}

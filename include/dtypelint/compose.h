@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Composing one manifest and plan from what a user has: a manifest file or a Hugging Face model
+ * folder, and optionally a plan file, a DeepSpeed JSON, an accelerate YAML, a PEFT
+ * adapter_config.json and trainer arguments. Precedence of plan sources (DESIGN §3): the
+ * manifest's `training:`, then --plan, --deepspeed, --accelerate, --trainer-args (later ones
+ * override the fields they set); command-line overrides are applied by the caller.
+ */
+#ifndef DTYPELINT_COMPOSE_H
+#define DTYPELINT_COMPOSE_H
+
+#include "dtypelint/manifest.h"
+
+struct dtl_compose_inputs {
+	const char *input;	     /* a manifest (.json .yaml .yml) or a model folder; required */
+	const char *plan_file;	     /* --plan */
+	const char *deepspeed_file;  /* --deepspeed */
+	const char *accelerate_file; /* --accelerate */
+	const char *peft_file;	     /* --peft */
+	const char *trainer_args_file; /* --trainer-args */
+};
+
+/* Builds *ret_manifest (with its plan in ret_manifest->plan) in arena. */
+int dtl_compose(const struct dtl_compose_inputs *inputs, struct dtl_arena *arena,
+		const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
+		struct dtl_error *error);
+
+#endif
