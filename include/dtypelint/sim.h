@@ -12,7 +12,9 @@
 
 #include "dtypelint/arena.h"
 #include "dtypelint/behavior.h"
+#include "dtypelint/keep-fp32.h"
 #include "dtypelint/manifest.h"
+#include "dtypelint/profile.h"
 
 #define DTL_NONE_INDEX UINT32_MAX
 
@@ -115,10 +117,28 @@ struct dtl_resolved_plan {
 	enum dtl_dtype mode_dtype; /* precision as a dtype; NONE for fp32/unset */
 };
 
+/* A router module and whether its forward upcasts (from the manifest, a profile or the
+ * heuristic "a gate or router next to experts"). */
+struct dtl_router_rule {
+	struct dtl_pattern path;
+	bool upcasts;
+	enum { DTL_FROM_MANIFEST, DTL_FROM_PROFILE, DTL_FROM_HEURISTIC } origin;
+};
+
+/* What the simulation knows of the model: the manifest's model keys, else the profile's. */
+struct dtl_model_view {
+	const struct dtl_profile *profile; /* NULL: unknown architecture or none given */
+	struct dtl_patterns keep_in_fp32, keep_in_fp32_strict, no_split_modules;
+	bool keep_from_profile, strict_from_profile, no_split_from_profile;
+	struct dtl_router_rule *routers;
+	size_t router_count;
+};
+
 struct dtl_sim {
 	struct dtl_arena *arena;
 	const struct dtl_manifest *manifest;
 	const struct dtl_behavior_table *behaviors;
+	struct dtl_model_view model;
 	struct dtl_resolved_plan rp;
 	struct dtl_table t;
 	struct dtl_module *modules;
@@ -137,6 +157,9 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 int dtl_sim_set_dtype(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage,
                       enum dtl_dtype new_dtype, const char *reason, const char *fact,
                       struct dtl_loc loc);
+/* Appends an event that changes the dtype the tensor computes in, not the stored one. */
+int dtl_sim_set_compute_dtype(struct dtl_sim *sim, uint32_t tensor, enum dtl_dtype compute,
+			      const char *reason, const char *fact, struct dtl_loc loc);
 /* Appends an event that changes no dtype (e.g. "persistent in ZeRO-3"). */
 int dtl_sim_note(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage, const char *reason,
                  const char *fact, struct dtl_loc loc);
@@ -148,6 +171,17 @@ size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, const struct 
                        size_t max);
 /* The location of a tensor's entry (its tied partner's for injected aliases). */
 struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor);
+/* The keep-in-fp32 matcher of the plan's transformers version (facts §3.5). */
+enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim);
+/* The first entry of a keep-in-fp32 list matching the tensor's name, or NULL. */
+const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
+					     const struct dtl_patterns *list, uint32_t tensor);
+/* A buffer that is float32 on purpose (the profile's list, else inv_freq and
+ * e_score_correction_bias); NULL otherwise. */
+const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor);
+/* The router rule covering a module path, or NULL. */
+const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
+						  uint32_t len);
 /* Index of a tensor by name, or DTL_NONE_INDEX. */
 uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len);
 

@@ -19,6 +19,10 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_DS_ALLGATHER_SEQUENTIAL] = "deepspeed-allgather-sequential",
     [DTL_B_ACCELERATE_FSDP1_UPCAST] = "accelerate-fsdp1-upcast",
     [DTL_B_ACCELERATE_FSDP2_UPCAST] = "accelerate-fsdp2-upcast",
+    [DTL_B_HF_KEEP_MATCH_REGEX] = "transformers-keep-match-dot-regex",
+    [DTL_B_HF_KEEP_MATCH_SUBSTRING] = "transformers-keep-match-substring",
+    [DTL_B_HF_KEEP_STRICT] = "transformers-keep-in-fp32-strict",
+    [DTL_B_HF_KEEP_PLAIN_UNDER_BF16] = "transformers-v5-plain-keep-under-bf16",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -51,7 +51,7 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	} else {
 		/* facts/torch-and-transformers.md §3.8: _no_split_modules is the de facto
 		 * default wrap class list (accelerate, HF) */
-		rp->wrap = m->model.no_split_modules;
+		rp->wrap = sim->model.no_split_modules;
 		rp->wrap_from_model = true;
 	}
 	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: default 1e5; "auto" = 10 * hidden;
@@ -81,6 +81,9 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 	sim->arena = arena;
 	sim->manifest = manifest;
 	sim->behaviors = behaviors;
+	r = dtl_sim_resolve_model(sim, error);
+	if (r < 0)
+		return r;
 	resolve_plan(sim, plan);
 	if (sim->rp.persistence_threshold < 0 ||
 	    (sim->rp.plan.zero3.persistence_auto && manifest->model.hidden_size <= 0 &&
@@ -89,7 +92,8 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 		                     "'persistence_threshold: auto' needs model.hidden_size "
 		                     "(accelerate uses 10 * hidden_size)");
 	if ((r = dtl_sim_build_table(sim, error)) < 0 ||
-	    (r = dtl_sim_assign_classes(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
+	    (r = dtl_sim_assign_classes(sim, error)) < 0 ||
+	    (r = dtl_sim_find_routers(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
 	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_engine(sim, error)) < 0 ||
 	    (r = dtl_stage_shard(sim, error)) < 0 || (r = dtl_stage_compute(sim, error)) < 0)
 		return r;

@@ -2,26 +2,60 @@
 /* The compute stage: the dtype each tensor is used in during forward. */
 #include "sim-private.h"
 
+static const char *fact_fsdp1 = "facts/torch-and-transformers.md §1.4";
+static const char *fact_fsdp2 = "facts/torch-and-transformers.md §2.5";
+
 int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
-	bool fsdp = plan->strategy == DTL_STRATEGY_FSDP1 || plan->strategy == DTL_STRATEGY_FSDP2;
+	bool fsdp1 = plan->strategy == DTL_STRATEGY_FSDP1, fsdp2 = plan->strategy == DTL_STRATEGY_FSDP2;
+	const char *param_reason = NULL, *buffer_reason = NULL;
+	int r;
 
 	(void)error;
-	for (size_t i = 0; i < sim->t.count; i++) {
-		enum dtl_dtype d = sim->t.dtype[i];
-		if (!fsdp || !dtl_dtype_is_floating(d))
+	if (!fsdp1 && !fsdp2)
+		return 0;
+	if (plan->fsdp.param_dtype != DTL_DTYPE_NONE)
+		param_reason = dtl_arena_sprintf(
+			sim->arena, "%s param_dtype=%s: every parameter of a %s computes in it",
+			fsdp1 ? "FSDP1 MixedPrecision" : "FSDP2 MixedPrecisionPolicy",
+			dtl_dtype_name(plan->fsdp.param_dtype), fsdp1 ? "unit" : "group");
+	if (fsdp1 && plan->fsdp.buffer_dtype != DTL_DTYPE_NONE)
+		buffer_reason = dtl_arena_sprintf(sim->arena,
+						  "FSDP1 buffer_dtype=%s casts floating buffers",
+						  dtl_dtype_name(plan->fsdp.buffer_dtype));
+	for (uint32_t i = 0; i < sim->t.count; i++) {
+		enum dtl_dtype d = sim->t.dtype[i], to = d;
+		const char *reason = NULL;
+		struct dtl_loc loc = {0};
+		if (!dtl_dtype_is_floating(d))
 			continue;
 		if (sim->t.kind[i] == DTL_KIND_PARAM) {
-			/* facts/torch-and-transformers.md §1.4, §2.5: every parameter of a unit or
-			 * group computes in param_dtype; ignored ones keep their own */
-			if (plan->fsdp.param_dtype != DTL_DTYPE_NONE &&
-			    !(sim->t.flags[i] & DTL_TF_IGNORED))
-				sim->t.compute_dtype[i] = (uint8_t)plan->fsdp.param_dtype;
-		} else if (plan->strategy == DTL_STRATEGY_FSDP1 &&
-		           plan->fsdp.buffer_dtype != DTL_DTYPE_NONE) {
+			/* §1.4, §2.5: every parameter of a unit or group computes in param_dtype;
+			 * ignored ones keep their own */
+			if (param_reason && !(sim->t.flags[i] & DTL_TF_IGNORED)) {
+				to = plan->fsdp.param_dtype;
+				reason = param_reason;
+				loc = plan->fsdp.param_dtype_loc;
+			}
+		} else if (buffer_reason) {
 			/* §1.4: FSDP1 casts floating buffers to buffer_dtype; FSDP2 never (§2.6) */
-			sim->t.compute_dtype[i] = (uint8_t)plan->fsdp.buffer_dtype;
+			to = plan->fsdp.buffer_dtype;
+			reason = buffer_reason;
+			loc = plan->fsdp.buffer_dtype_loc;
+		}
+		if (to == d)
+			continue;
+		/* the trace keeps compute casts of the tensors rules may explain (pinned ones,
+		 * routers, buffers); the rest only get their compute dtype */
+		if (sim->t.flags[i] & (DTL_TF_PINNED | DTL_TF_ROUTER) ||
+		    sim->t.kind[i] == DTL_KIND_BUFFER) {
+			r = dtl_sim_set_compute_dtype(sim, i, to, reason, fsdp1 ? fact_fsdp1 : fact_fsdp2,
+						      loc);
+			if (r < 0)
+				return r;
+		} else {
+			sim->t.compute_dtype[i] = (uint8_t)to;
 		}
 	}
 	return 0;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 
+#include "dtypelint/glob.h"
 #include "sim-private.h"
 
 static const char *fact_resolve = "facts/torch-and-transformers.md §3.2";
@@ -54,9 +55,99 @@ static int declare(struct dtl_sim *sim, uint32_t i)
 	return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason, NULL, loc);
 }
 
+enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim)
+{
+	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_SUBSTRING))
+		return DTL_KEEP_SUBSTRING;
+	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_REGEX))
+		return DTL_KEEP_DOT_REGEX;
+	return DTL_KEEP_COMPONENT;
+}
+
+/* The first entry of a keep-in-fp32 list that matches the tensor name, or NULL. */
+const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
+					     const struct dtl_patterns *list, uint32_t tensor)
+{
+	enum dtl_keep_matcher matcher = dtl_sim_keep_matcher(sim);
+	for (size_t k = 0; k < list->count; k++)
+		if (dtl_keep_match(matcher, list->items[k].text, list->items[k].len,
+				   sim->t.name[tensor], sim->t.name_len[tensor]))
+			return &list->items[k];
+	return NULL;
+}
+
+/* Which fp32 buffers are on purpose: the profile's list, else the well-known names. */
+const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor)
+{
+	static const struct dtl_buffer_info known[] = {
+		/* facts/torch-and-transformers.md §3.7: RoPE inv_freq is explicitly fp32 and
+		 * its forward upcasts; e_score_correction_bias is added to fp32 scores */
+		{.name = {.text = "**.inv_freq", .len = 11}, .self_casting = true},
+		{.name = {.text = "**.original_inv_freq", .len = 20}, .self_casting = true},
+		{.name = {.text = "**.e_score_correction_bias", .len = 26},
+		 .persistent = true,
+		 .self_casting = true},
+	};
+	const struct dtl_profile *p = sim->model.profile;
+	const char *name = sim->t.name[tensor];
+	uint32_t len = sim->t.name_len[tensor];
+
+	if (p) {
+		for (size_t i = 0; i < p->fp32_buffer_count; i++)
+			if (dtl_glob_match(p->fp32_buffers[i].name.text, p->fp32_buffers[i].name.len,
+					   name, len))
+				return &p->fp32_buffers[i];
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (dtl_glob_match(known[i].name.text, known[i].name.len, name, len))
+			return &known[i];
+	return NULL;
+}
+
+static const char *keep_reason(struct dtl_sim *sim, const char *list, const struct dtl_pattern *e)
+{
+	return dtl_arena_sprintf(sim->arena, "%s entry '%s' matches (as %s)", list, e->text,
+				 dtl_keep_matcher_description(dtl_sim_keep_matcher(sim)));
+}
+
+/* Pins: tensors the model wants in float32 (keep-in-fp32 matches that are float32, fp32
+ * buffers on purpose). With load_dtype as-is nothing is replayed, but the pins still tell the
+ * later stages what must stay float32. */
+static int pin(struct dtl_sim *sim, uint32_t i, const char *reason, struct dtl_loc loc)
+{
+	sim->t.flags[i] |= DTL_TF_PINNED;
+	return dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, "facts/torch-and-transformers.md §3.4",
+			    loc);
+}
+
+static int pin_as_is(struct dtl_sim *sim)
+{
+	const struct dtl_model_view *v = &sim->model;
+	int r;
+
+	for (uint32_t i = 0; i < sim->t.count; i++) {
+		const struct dtl_pattern *e;
+		if (sim->t.dtype[i] != DTL_DTYPE_F32 || (sim->t.flags[i] & DTL_TF_ALIAS))
+			continue;
+		if ((e = dtl_sim_keep_entry(sim, &v->keep_in_fp32_strict, i)))
+			r = pin(sim, i, keep_reason(sim, "keep_in_fp32_strict", e), e->loc);
+		else if ((e = dtl_sim_keep_entry(sim, &v->keep_in_fp32, i)))
+			r = pin(sim, i, keep_reason(sim, "keep_in_fp32", e), e->loc);
+		else if (sim->t.kind[i] == DTL_KIND_BUFFER && dtl_sim_buffer_info(sim, i))
+			r = pin(sim, i, "a float32 buffer on purpose", dtl_sim_tensor_loc(sim, i));
+		else
+			continue;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
+	const struct dtl_model_view *v = &sim->model;
 	enum dtl_dtype target;
 	const char *how;
 	int r;
@@ -67,7 +158,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			return r;
 	switch (m->model.load_mode) {
 	case DTL_LOAD_AS_IS:
-		return 0;
+		return pin_as_is(sim);
 	case DTL_LOAD_NONE:
 		/* dtype=None builds the model under torch's default dtype, float32, whatever the
 		 * checkpoint holds; load_state_dict's copy_ keeps the model's dtype */
@@ -77,29 +168,61 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	case DTL_LOAD_AUTO:
 		/* "auto": config dtype, else the first floating tensor of the checkpoint */
 		target = m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
-		                                                     : first_floating(sim);
+								     : first_floating(sim);
 		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=\"auto\") resolves %s",
-		                        dtl_dtype_name(target));
+					dtl_dtype_name(target));
 		break;
 	case DTL_LOAD_DTYPE:
 	default:
 		target = m->model.load_dtype;
 		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s)",
-		                        dtl_dtype_torch_name(target));
+					dtl_dtype_torch_name(target));
 		break;
 	}
-	for (size_t i = 0; i < sim->t.count; i++) {
+	/* facts §3.4: the plain list applies only under float16 (and, in the v5 regression
+	 * window, under bfloat16 too); the strict list under float16 and bfloat16 */
+	bool plain = target == DTL_DTYPE_F16 ||
+		     (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
+	bool strict = dtl_sim_behavior(sim, DTL_B_HF_KEEP_STRICT) &&
+		      (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
+	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i];
-		/* non-floating and float8_e4m3fn tensors are not cast; non-persistent buffers
-		 * are not in the checkpoint and keep the dtype they were created with */
-		if (!dtl_dtype_is_floating(d) || d == DTL_DTYPE_F8_E4M3FN || d == target)
+		const struct dtl_pattern *e = NULL;
+		const char *list = NULL;
+		/* non-floating and float8_e4m3fn tensors are not cast (§3.3) */
+		if (!dtl_dtype_is_floating(d) || d == DTL_DTYPE_F8_E4M3FN ||
+		    (sim->t.flags[i] & DTL_TF_ALIAS))
 			continue;
-		if (sim->t.kind[i] == DTL_KIND_BUFFER && !(sim->t.flags[i] & DTL_TF_PERSISTENT))
+		bool in_checkpoint = sim->t.kind[i] == DTL_KIND_PARAM ||
+				     (sim->t.flags[i] & DTL_TF_PERSISTENT);
+		if (strict && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_in_fp32_strict, i)))
+			list = "keep_in_fp32_strict";
+		else if (plain && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_in_fp32, i)))
+			list = "keep_in_fp32";
+		if (e) {
+			const char *reason = dtl_arena_sprintf(
+				sim->arena, "%s: float32", keep_reason(sim, list, e));
+			sim->t.flags[i] |= DTL_TF_PINNED;
+			r = d == DTL_DTYPE_F32
+				    ? dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, fact_final, e->loc)
+				    : dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, DTL_DTYPE_F32, reason,
+							fact_final, e->loc);
+			if (r < 0)
+				return r;
 			continue;
-		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_LOAD, target, how,
-		                      m->model.load_mode == DTL_LOAD_AUTO ? fact_resolve
-		                                                          : fact_final,
-		                      m->model.load_dtype_loc);
+		}
+		/* non-persistent buffers are not in the checkpoint and keep the dtype they
+		 * were created with */
+		if (!in_checkpoint) {
+			if (d == DTL_DTYPE_F32 && dtl_sim_buffer_info(sim, i))
+				sim->t.flags[i] |= DTL_TF_PINNED;
+			continue;
+		}
+		if (d == target)
+			continue;
+		r = dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, target, how,
+				      m->model.load_mode == DTL_LOAD_AUTO ? fact_resolve : fact_final,
+				      m->model.load_dtype_loc);
 		if (r < 0)
 			return r;
 	}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transformers' matching of _keep_in_fp32_modules entries against tensor names, in its three
+ * eras (facts/torch-and-transformers.md §3.5). Entries are not globs.
+ */
+#ifndef DTYPELINT_KEEP_FP32_H
+#define DTYPELINT_KEEP_FP32_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum dtl_keep_matcher {
+	DTL_KEEP_COMPONENT,  /* <= ~4.50: any(m in name.split(".")) */
+	DTL_KEEP_DOT_REGEX,  /* ~4.51-4.5x: re.search(r"(^|\.)m($|\.)"), m not escaped */
+	DTL_KEEP_SUBSTRING,  /* v5: unanchored search, '*' -> '.*', nothing escaped */
+};
+
+bool dtl_keep_match(enum dtl_keep_matcher matcher, const char *pattern, size_t pattern_len,
+		    const char *name, size_t name_len);
+/* "one dot-separated component", ... for messages */
+const char *dtl_keep_matcher_description(enum dtl_keep_matcher matcher);
+
+#endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading the architecture profiles compiled into the binary (rules/architectures/). */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/embedded.h"
+#include "dtypelint/profile.h"
+#include "schema.h"
+
+static int parse_names(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+		       const char ***ret, size_t *ret_count)
+{
+	struct dtl_patterns p;
+	int r = dtl_schema_patterns(s, v, what, DTL_PATTERN_PLAIN, &p);
+	if (r < 0)
+		return r;
+	const char **names = dtl_arena_calloc(s->arena, p.count ? p.count : 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < p.count; i++)
+		names[i] = p.items[i].text;
+	*ret = names;
+	*ret_count = p.count;
+	return 0;
+}
+
+static int parse_status(const struct dtl_schema *s, const struct dtl_node *map, bool *ret_verified)
+{
+	const struct dtl_node *status = dtl_node_get(map, "status");
+	const char *text;
+	int r;
+
+	if (!status)
+		return dtl_schema_fail(s, map, "every entry needs a status (verified or from-memory)");
+	r = dtl_schema_string(s, status, "status", &text);
+	if (r < 0)
+		return r;
+	if (strcmp(text, "verified") != 0 && strcmp(text, "from-memory") != 0)
+		return dtl_schema_fail(s, status, "'status' must be verified or from-memory, got %s",
+				       dtl_schema_describe(s, status));
+	*ret_verified = strcmp(text, "verified") == 0;
+	return 0;
+}
+
+static int parse_bool_key(const struct dtl_schema *s, const struct dtl_node *map, const char *key,
+			  bool *ret)
+{
+	const struct dtl_node *v = dtl_node_get(map, key);
+	if (!v)
+		return dtl_schema_fail(s, map, "needs '%s'", key);
+	return dtl_schema_bool(s, v, key, ret);
+}
+
+static int parse_routers(const struct dtl_schema *s, const struct dtl_node *seq,
+			 struct dtl_profile *p)
+{
+	static const char *const keys[] = {"path", "class", "upcasts", "status", NULL};
+	if (seq->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, seq, "routers", "a list");
+	p->routers = dtl_arena_calloc(s->arena, seq->seq.count + 1, sizeof(*p->routers));
+	if (!p->routers)
+		return -ENOMEM;
+	for (size_t i = 0; i < seq->seq.count; i++) {
+		const struct dtl_node *m = &seq->seq.items[i];
+		struct dtl_router_info *ri = &p->routers[i];
+		const struct dtl_node *path, *cls;
+		int r = dtl_schema_map(s, m, "routers[]");
+		if (r < 0 || (r = dtl_schema_check_keys(s, m, "routers[]", keys)) < 0)
+			return r;
+		if (!(path = dtl_node_get(m, "path")) || !(cls = dtl_node_get(m, "class")))
+			return dtl_schema_fail(s, m, "a router needs 'path' and 'class'");
+		if ((r = dtl_schema_pattern(s, path, "routers.path", DTL_PATTERN_GLOB, &ri->path)) < 0 ||
+		    (r = dtl_schema_string(s, cls, "routers.class", &ri->class_name)) < 0 ||
+		    (r = parse_bool_key(s, m, "upcasts", &ri->upcasts)) < 0 ||
+		    (r = parse_status(s, m, &ri->verified)) < 0)
+			return r;
+	}
+	p->router_count = seq->seq.count;
+	return 0;
+}
+
+static int parse_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
+			 struct dtl_profile *p)
+{
+	static const char *const keys[] = {"name", "persistent", "self_casting", "status", NULL};
+	if (seq->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, seq, "fp32_buffers", "a list");
+	p->fp32_buffers = dtl_arena_calloc(s->arena, seq->seq.count + 1, sizeof(*p->fp32_buffers));
+	if (!p->fp32_buffers)
+		return -ENOMEM;
+	for (size_t i = 0; i < seq->seq.count; i++) {
+		const struct dtl_node *m = &seq->seq.items[i];
+		struct dtl_buffer_info *bi = &p->fp32_buffers[i];
+		const struct dtl_node *name;
+		int r = dtl_schema_map(s, m, "fp32_buffers[]");
+		if (r < 0 || (r = dtl_schema_check_keys(s, m, "fp32_buffers[]", keys)) < 0)
+			return r;
+		if (!(name = dtl_node_get(m, "name")))
+			return dtl_schema_fail(s, m, "an fp32 buffer needs a 'name'");
+		if ((r = dtl_schema_pattern(s, name, "fp32_buffers.name", DTL_PATTERN_GLOB,
+					    &bi->name)) < 0 ||
+		    (r = parse_bool_key(s, m, "persistent", &bi->persistent)) < 0 ||
+		    (r = parse_bool_key(s, m, "self_casting", &bi->self_casting)) < 0 ||
+		    (r = parse_status(s, m, &bi->verified)) < 0)
+			return r;
+	}
+	p->fp32_buffer_count = seq->seq.count;
+	return 0;
+}
+
+static int parse_glob_map(const struct dtl_schema *s, const struct dtl_node *map, const char *what,
+			  struct dtl_glob_map **ret, size_t *ret_count)
+{
+	int r = dtl_schema_map(s, map, what);
+	if (r < 0)
+		return r;
+	struct dtl_glob_map *items = dtl_arena_calloc(s->arena, map->map.count + 1, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < map->map.count; i++) {
+		if ((r = dtl_schema_pattern(s, &map->map.pairs[i].key, what, DTL_PATTERN_GLOB,
+					    &items[i].glob)) < 0 ||
+		    (r = dtl_schema_string(s, &map->map.pairs[i].value, what, &items[i].value)) < 0)
+			return r;
+	}
+	*ret = items;
+	*ret_count = map->map.count;
+	return 0;
+}
+
+static int parse_tied(const struct dtl_schema *s, const struct dtl_node *seq, struct dtl_profile *p)
+{
+	if (seq->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, seq, "tied", "a list of name pairs");
+	p->tied = dtl_arena_calloc(s->arena, seq->seq.count + 1, sizeof(*p->tied));
+	if (!p->tied)
+		return -ENOMEM;
+	for (size_t i = 0; i < seq->seq.count; i++) {
+		struct dtl_patterns names;
+		const struct dtl_node *g = &seq->seq.items[i];
+		if (g->type != DTL_NODE_SEQ || g->seq.count < 2)
+			return dtl_schema_type_error(s, g, "tied", "a list of two or more names");
+		int r = dtl_schema_patterns(s, g, "tied", DTL_PATTERN_PLAIN, &names);
+		if (r < 0)
+			return r;
+		p->tied[i].names = names.items;
+		p->tied[i].count = names.count;
+		p->tied[i].loc = dtl_schema_loc(s, g);
+	}
+	p->tied_count = seq->seq.count;
+	return 0;
+}
+
+static int parse_shapes(const struct dtl_schema *s, const struct dtl_node *map,
+			struct dtl_profile *p)
+{
+	int r = dtl_schema_map(s, map, "shapes");
+	if (r < 0)
+		return r;
+	p->shapes = dtl_arena_calloc(s->arena, map->map.count + 1, sizeof(*p->shapes));
+	if (!p->shapes)
+		return -ENOMEM;
+	for (size_t i = 0; i < map->map.count; i++) {
+		struct dtl_shape_rule *rule = &p->shapes[i];
+		const struct dtl_node *dims = &map->map.pairs[i].value;
+		r = dtl_schema_pattern(s, &map->map.pairs[i].key, "shapes", DTL_PATTERN_GLOB,
+				       &rule->glob);
+		if (r < 0)
+			return r;
+		if (dims->type != DTL_NODE_SEQ)
+			return dtl_schema_type_error(s, dims, "shapes", "a list of expressions");
+		rule->rank = dims->seq.count;
+		rule->dims = dtl_arena_calloc(s->arena, rule->rank + 1, sizeof(*rule->dims));
+		if (!rule->dims)
+			return -ENOMEM;
+		for (size_t d = 0; d < rule->rank; d++) {
+			const struct dtl_node *e = &dims->seq.items[d];
+			/* a bare number or identifier is an expression too */
+			if (e->type == DTL_NODE_STRING)
+				rule->dims[d] = e->string.text;
+			else if (e->type == DTL_NODE_INT && e->raw)
+				rule->dims[d] = dtl_arena_strndup(s->arena, e->raw, e->raw_len);
+			else
+				return dtl_schema_type_error(s, e, "shapes", "an expression");
+			if (!rule->dims[d])
+				return -ENOMEM;
+		}
+	}
+	p->shape_count = map->map.count;
+	return 0;
+}
+
+static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root,
+			 struct dtl_profile *p)
+{
+	static const char *const keys[] = {
+		"architecture", "aliases",   "model_type", "keep_in_fp32",
+		"keep_in_fp32_strict", "no_split_modules", "modules", "routers",
+		"fp32_buffers", "tied", "tie_word_embeddings_default", "linear_modules",
+		"shapes", NULL};
+	int r = dtl_schema_map(s, root, "profile");
+	if (r < 0 || (r = dtl_schema_check_keys(s, root, "profile", keys)) < 0)
+		return r;
+	if (!dtl_node_get(root, "architecture"))
+		return dtl_schema_fail(s, root, "a profile needs 'architecture'");
+	for (size_t i = 0; i < root->map.count && r >= 0; i++) {
+		const char *k = root->map.pairs[i].key.string.text;
+		const struct dtl_node *v = &root->map.pairs[i].value;
+		if (strcmp(k, "architecture") == 0)
+			r = dtl_schema_string(s, v, k, &p->architecture);
+		else if (strcmp(k, "aliases") == 0)
+			r = parse_names(s, v, k, &p->aliases, &p->alias_count);
+		else if (strcmp(k, "model_type") == 0)
+			r = dtl_schema_string(s, v, k, &p->model_type);
+		else if (strcmp(k, "keep_in_fp32") == 0)
+			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->keep_in_fp32);
+		else if (strcmp(k, "keep_in_fp32_strict") == 0)
+			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->keep_in_fp32_strict);
+		else if (strcmp(k, "no_split_modules") == 0)
+			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_modules);
+		else if (strcmp(k, "modules") == 0)
+			r = parse_glob_map(s, v, k, &p->modules, &p->module_count);
+		else if (strcmp(k, "routers") == 0)
+			r = parse_routers(s, v, p);
+		else if (strcmp(k, "fp32_buffers") == 0)
+			r = parse_buffers(s, v, p);
+		else if (strcmp(k, "tied") == 0)
+			r = parse_tied(s, v, p);
+		else if (strcmp(k, "tie_word_embeddings_default") == 0)
+			r = dtl_schema_bool(s, v, k, &p->tie_word_embeddings_default);
+		else if (strcmp(k, "linear_modules") == 0)
+			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_GLOB, &p->linear_modules);
+		else if (strcmp(k, "shapes") == 0)
+			r = parse_shapes(s, v, p);
+	}
+	return r;
+}
+
+int dtl_profiles_load(struct dtl_profiles *profiles, struct dtl_arena *arena,
+		      struct dtl_error *error)
+{
+	struct dtl_limits limits;
+	size_t n = 0;
+
+	dtl_limits_default(&limits);
+	while (dtl_embedded_architectures[n].name)
+		n++;
+	profiles->items = dtl_arena_calloc(arena, n + 1, sizeof(*profiles->items));
+	profiles->count = 0;
+	if (!profiles->items)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_embedded_file *f = &dtl_embedded_architectures[i];
+		const char *file = dtl_arena_sprintf(arena, "rules/architectures/%s", f->name);
+		struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
+		struct dtl_source source;
+		struct dtl_node *root;
+		int r;
+		if (!file)
+			return -ENOMEM;
+		r = dtl_source_init_mem(&source, file, f->data, f->size);
+		if (r < 0)
+			return r;
+		r = dtl_doc_parse_yaml(&source, arena, &limits, &root, error);
+		if (r >= 0) {
+			struct dtl_profile *p = &profiles->items[profiles->count];
+			p->file = file;
+			r = parse_profile(&s, root, p);
+			if (r >= 0)
+				profiles->count++;
+		}
+		dtl_source_fini(&source);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+const struct dtl_profile *dtl_profiles_find(const struct dtl_profiles *profiles,
+					    const char *architecture)
+{
+	if (!architecture)
+		return NULL;
+	for (size_t i = 0; i < profiles->count; i++) {
+		const struct dtl_profile *p = &profiles->items[i];
+		if (strcmp(p->architecture, architecture) == 0)
+			return p;
+		for (size_t a = 0; a < p->alias_count; a++)
+			if (strcmp(p->aliases[a], architecture) == 0)
+				return p;
+	}
+	return NULL;
+}

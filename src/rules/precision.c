@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Precision rules: the silent ones. DT201 fp32-pin-downcast, DT202 unpinned-router, DT203
+ * keep-in-fp32-not-applied, DT301 fp32-buffer-leak, DT302 fp32-buffer-downcast, DT601
+ * pattern-unused, DT603 unknown-architecture. Findings about many tensors for one reason (the
+ * same buffer in 61 layers) are one finding naming the first tensors and the count.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "dtypelint/glob.h"
+
+/* Groups findings by a key: one finding per key, tensors appended. */
+struct grouper {
+	struct dtl_check *c;
+	struct dtl_strmap keys;
+	size_t *counts; /* per finding index */
+	size_t first_finding;
+};
+
+static void grouper_init(struct grouper *g, struct dtl_check *c)
+{
+	g->c = c;
+	dtl_strmap_init(&g->keys, c->arena);
+	g->counts = NULL;
+	g->first_finding = c->findings->items.count;
+}
+
+/* Returns the finding for key, or NULL when it must be created by the caller (then call
+ * grouper_add after creating it). */
+static struct dtl_finding *grouper_get(struct grouper *g, const char *key)
+{
+	int64_t idx = dtl_strmap_get(&g->keys, key, strlen(key));
+	if (idx < 0)
+		return NULL;
+	return &((struct dtl_finding *)g->c->findings->items.items)[idx];
+}
+
+static int grouper_add(struct grouper *g, const char *key, struct dtl_finding *f, uint32_t tensor,
+		       const char *role)
+{
+	size_t idx = (size_t)(f - (struct dtl_finding *)g->c->findings->items.items);
+	const char *stored = dtl_arena_strndup(g->c->arena, key, strlen(key));
+	if (!stored || dtl_strmap_put(&g->keys, stored, strlen(stored), (int64_t)idx) < 0)
+		return -ENOMEM;
+	return dtl_check_add_tensor(g->c, f, tensor, role);
+}
+
+/* Every further tensor of a group: listed, with a note for the first three. */
+static int grouper_more(struct grouper *g, struct dtl_finding *f, uint32_t tensor)
+{
+	f->group_offset++; /* counts the tensors beyond the first */
+	if (f->tensor_count < 3)
+		return dtl_check_add_tensor(g->c, f, tensor, NULL);
+	return 0;
+}
+
+static int grouper_finish(struct grouper *g)
+{
+	struct dtl_finding *f = g->c->findings->items.items;
+	for (size_t i = g->first_finding; i < g->c->findings->items.count; i++) {
+		if (f[i].group_offset == 0)
+			continue;
+		f[i].message = dtl_arena_sprintf(g->c->arena, "%s (and %u more like it%s)",
+						 f[i].message, f[i].group_offset,
+						 f[i].group_offset + 1 > f[i].tensor_count
+							 ? "; notes name the first three"
+							 : "");
+		f[i].group_offset = 0;
+		if (!f[i].message)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *leaf(const struct dtl_sim *sim, uint32_t t)
+{
+	const char *dot = strrchr(sim->t.name[t], '.');
+	return dot ? dot + 1 : sim->t.name[t];
+}
+
+/* The newest event that gave the tensor its 16-bit stored or compute dtype. */
+static const struct dtl_event *cause(const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_event *events = sim->events.items;
+	for (uint32_t e = sim->t.last_event[t]; e != DTL_NONE_INDEX; e = events[e].prev)
+		if (events[e].from != events[e].to && dtl_dtype_is_half(events[e].to))
+			return &events[e];
+	return NULL;
+}
+
+static const char *pin_why(const struct dtl_sim *sim, uint32_t t, struct dtl_arena *arena)
+{
+	const struct dtl_pattern *e;
+	if ((e = dtl_sim_keep_entry(sim, &sim->model.keep_in_fp32_strict, t)))
+		return dtl_arena_sprintf(arena, "keep_in_fp32_strict '%s'", e->text);
+	if ((e = dtl_sim_keep_entry(sim, &sim->model.keep_in_fp32, t)))
+		return dtl_arena_sprintf(arena, "keep_in_fp32 '%s'", e->text);
+	return "a float32 buffer on purpose";
+}
+
+/* DT201 — a pinned tensor stored or computed in 16-bit because of the strategy. */
+static int dt201_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct grouper g;
+
+	grouper_init(&g, c);
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (!(sim->t.flags[t] & DTL_TF_PINNED) || sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		bool stored = dtl_dtype_is_half(sim->t.dtype[t]);
+		if (!stored && !dtl_dtype_is_half(sim->t.compute_dtype[t]))
+			continue;
+		const struct dtl_event *why = cause(sim, t);
+		const char *stage = why ? dtl_stage_name(why->stage) : "?";
+		char key[256];
+		snprintf(key, sizeof(key), "%s|%s|%d", leaf(sim, t), stage, stored);
+		struct dtl_finding *f = grouper_get(&g, key);
+		if (f) {
+			if (grouper_more(&g, f, t) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		f = dtl_check_report(c, c->rule->severity, why ? why->loc : dtl_sim_tensor_loc(sim, t),
+				     "'%s' must stay float32 (%s) but is %s in %s",
+				     sim->t.name[t], pin_why(sim, t, c->arena),
+				     stored ? "stored" : "computed",
+				     dtl_dtype_name(stored ? sim->t.dtype[t] : sim->t.compute_dtype[t]));
+		if (!f)
+			return -ENOMEM;
+		f->effect = dtl_arena_sprintf(c->arena, "%s", why ? why->reason : "the strategy casts it");
+		f->error_versions = NULL;
+		f->fix = why && why->stage == DTL_STAGE_COMPUTE
+				 ? "shard the module on its own with a float32 policy (the \"fp32 "
+				   "layer\" pattern: fully_shard(module, mp_policy=MixedPrecisionPolicy("
+				   "param_dtype=torch.float32))), or list it in fsdp.ignored"
+				 : "keep the tensor out of the cast: for zero.Init there is no "
+				   "per-parameter escape (DeepSpeed #7747 is open); build the module "
+				   "outside zero.Init or accept the 16-bit storage";
+		if (grouper_add(&g, key, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	return grouper_finish(&g);
+}
+
+/* DT202 — router logits computed in 16-bit by a router that does not upcast, with no pin. */
+static int dt202_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct grouper g;
+
+	grouper_init(&g, c);
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (!(sim->t.flags[t] & DTL_TF_ROUTER) || (sim->t.flags[t] & DTL_TF_PINNED) ||
+		    !dtl_dtype_is_half(sim->t.compute_dtype[t]) || strcmp(leaf(sim, t), "weight") != 0)
+			continue;
+		const struct dtl_module *md = &sim->modules[sim->t.module[t]];
+		const struct dtl_router_rule *rr = dtl_sim_router_rule(sim, md->path, md->path_len);
+		if (rr && rr->upcasts)
+			continue; /* logits from fp32 operands whatever the storage */
+		const char *key = rr ? rr->path.text : "heuristic";
+		struct dtl_finding *f = grouper_get(&g, key);
+		if (f) {
+			if (grouper_more(&g, f, t) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		f = dtl_check_report(c, c->rule->severity, dtl_sim_tensor_loc(sim, t),
+				     "router '%.*s' computes its logits in %s: no keep-in-fp32 entry "
+				     "or pin covers it",
+				     (int)md->path_len, md->path,
+				     dtl_dtype_name(sim->t.compute_dtype[t]));
+		if (!f)
+			return -ENOMEM;
+		f->effect = rr && rr->origin == DTL_FROM_PROFILE
+				    ? "the router's matmul runs in the hidden dtype (its forward does not "
+				      "upcast): expert choice is made from 16-bit logits"
+				    : "expert choice is made from 16-bit logits (router found by name; "
+				      "dtypelint assumes its forward does not upcast)";
+		f->fix = dtl_arena_sprintf(
+			c->arena,
+			"pin it: add '%s' to model.keep_in_fp32_strict (transformers keeps it fp32 at "
+			"load), and under FSDP shard it in an fp32 group; under ZeRO-3 zero.Init "
+			"casts it anyway (DeepSpeed #7747)",
+			strrchr(md->path, '.') ? strrchr(md->path, '.') + 1 : md->path);
+		if (grouper_add(&g, key, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	return grouper_finish(&g);
+}
+
+/* DT203 — a plain keep-in-fp32 entry this transformers does not apply for this dtype. */
+static int dt203_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_manifest *m = sim->manifest;
+	const struct dtl_patterns *plain = &sim->model.keep_in_fp32;
+	enum dtl_dtype target;
+
+	if (m->model.load_mode == DTL_LOAD_AS_IS || m->model.load_mode == DTL_LOAD_NONE)
+		return 0;
+	target = m->model.load_mode == DTL_LOAD_DTYPE ? m->model.load_dtype
+						       : m->model.checkpoint_dtype;
+	if (target != DTL_DTYPE_BF16)
+		return 0;
+	bool window = dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16);
+	for (size_t k = 0; k < plain->count; k++) {
+		const struct dtl_pattern *e = &plain->items[k];
+		uint32_t first = DTL_NONE_INDEX;
+		size_t n = 0;
+		for (uint32_t t = 0; t < sim->t.count; t++)
+			if (dtl_keep_match(dtl_sim_keep_matcher(sim), e->text, e->len, sim->t.name[t],
+					   sim->t.name_len[t])) {
+				n++;
+				if (first == DTL_NONE_INDEX)
+					first = t;
+			}
+		if (!n)
+			continue;
+		/* a profile's entry is reported at the manifest's architecture line */
+		struct dtl_loc loc = sim->model.keep_from_profile ? m->model.architecture_loc : e->loc;
+		struct dtl_finding *f = dtl_check_report(
+			c, c->rule->severity, loc,
+			window ? "keep_in_fp32 entry '%s'%s is applied under bfloat16 by this "
+				 "transformers (the v5 regression window): %zu tensor(s) load in float32"
+			       : "keep_in_fp32 entry '%s'%s is not applied under bfloat16: %zu "
+				 "tensor(s) load in bfloat16",
+			e->text, sim->model.keep_from_profile ? " (from the architecture profile)" : "",
+			n);
+		if (!f)
+			return -ENOMEM;
+		f->effect = window ? "the plain list was applied under bf16 until PR #43683; mixed "
+				     "dtypes appear where the model class did not intend them"
+				   : "_keep_in_fp32_modules applies only under float16; use "
+				     "_keep_in_fp32_modules_strict to keep it float32 under bfloat16";
+		f->error_versions = dtl_check_version(c, DTL_FW_TRANSFORMERS);
+		f->fix = window ? "upgrade transformers past the fix (PR #43683), or expect these "
+				  "tensors in float32"
+				: "nothing to do if bf16 is intended; to keep them float32 list the "
+				  "entry in keep_in_fp32_strict";
+		if (dtl_check_add_tensor(c, f, first, NULL) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The dtype the module holding a buffer computes in: its own parameters', else the nearest
+ * ancestor's with parameters. NONE when no parameter is above it. */
+static enum dtl_dtype module_compute(const struct dtl_sim *sim, uint32_t mod)
+{
+	for (uint32_t m = mod; m != DTL_NONE_INDEX; m = sim->modules[m].parent) {
+		const struct dtl_module *md = &sim->modules[m];
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+			if (sim->t.kind[t] == DTL_KIND_PARAM && dtl_dtype_is_floating(sim->t.dtype[t]))
+				return sim->t.compute_dtype[t];
+		/* a module without own parameters: look at its children's first parameter */
+		for (uint32_t ch = md->first_child; ch != DTL_NONE_INDEX;
+		     ch = sim->modules[ch].next_sibling)
+			for (uint32_t t = sim->modules[ch].first_tensor; t != DTL_NONE_INDEX;
+			     t = sim->t.next_in_module[t])
+				if (sim->t.kind[t] == DTL_KIND_PARAM &&
+				    dtl_dtype_is_floating(sim->t.dtype[t]))
+					return sim->t.compute_dtype[t];
+	}
+	return DTL_DTYPE_NONE;
+}
+
+static const char *buffer_cast_note(const struct dtl_sim *sim)
+{
+	switch (sim->rp.plan.strategy) {
+	case DTL_STRATEGY_FSDP2:
+		return "FSDP2's MixedPrecisionPolicy has no buffer_dtype: buffers keep their dtype "
+		       "(facts/torch-and-transformers.md §2.6)";
+	case DTL_STRATEGY_FSDP1:
+		return "FSDP1 buffer_dtype is None: buffers keep their dtype "
+		       "(facts/torch-and-transformers.md §1.4)";
+	case DTL_STRATEGY_ZERO3:
+		return "DeepSpeed keeps buffers in their loaded dtype unless data_types.buffer_dtype "
+		       "is set (facts/deepspeed-peft-bnb-trl-accelerate.md §1.2)";
+	default:
+		return "nothing casts buffers under this strategy";
+	}
+}
+
+/* DT301 — an fp32 buffer in a module that computes in 16-bit, not cast, not self-casting. */
+static int dt301_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct grouper g;
+
+	grouper_init(&g, c);
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (sim->t.kind[t] != DTL_KIND_BUFFER || sim->t.compute_dtype[t] != DTL_DTYPE_F32)
+			continue;
+		const struct dtl_buffer_info *info = dtl_sim_buffer_info(sim, t);
+		if (info && info->self_casting)
+			continue;
+		/* facts §4: only a dimensioned fp32 operand promotes */
+		int64_t numel = sim->t.numel[t];
+		const struct dtl_tensor_decl *d =
+			sim->t.decl[t] != DTL_NONE_INDEX ? &sim->manifest->tensors[sim->t.decl[t]] : NULL;
+		if (d && d->shape && d->rank == 0)
+			continue;
+		(void)numel;
+		enum dtl_dtype around = module_compute(sim, sim->t.module[t]);
+		if (!dtl_dtype_is_half(around))
+			continue;
+		const struct dtl_module *md = &sim->modules[sim->t.module[t]];
+		char key[256];
+		snprintf(key, sizeof(key), "%s|%s", md->class_name ? md->class_name : "", leaf(sim, t));
+		struct dtl_finding *f = grouper_get(&g, key);
+		if (f) {
+			if (grouper_more(&g, f, t) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		f = dtl_check_report(c, c->rule->severity, dtl_sim_tensor_loc(sim, t),
+				     "float32 buffer '%s' sits in a module that computes in %s: it "
+				     "promotes activations to float32",
+				     sim->t.name[t], dtl_dtype_name(around));
+		if (!f)
+			return -ENOMEM;
+		f->effect = dtl_arena_sprintf(
+			c->arena,
+			"%s; a bf16 tensor combined with a dimensioned fp32 tensor gives fp32, so the "
+			"next 16-bit Linear or norm gets float32 input (RuntimeError: mat1 and mat2 "
+			"must have the same dtype, or silent fp32 compute under autocast)",
+			buffer_cast_note(sim));
+		f->fix = dtl_arena_sprintf(
+			c->arena,
+			"cast the buffer to %s after loading (module.%s.data = ...to(torch.%s)), or "
+			"set a buffer dtype (FSDP1 buffer_dtype, DeepSpeed data_types.buffer_dtype); "
+			"if its consumer casts it, it is safe: add it to the profile's self-casting "
+			"list or suppress with a reason",
+			dtl_dtype_name(around), leaf(sim, t), dtl_dtype_name(around));
+		if (grouper_add(&g, key, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	return grouper_finish(&g);
+}
+
+/* DT302 — a buffer that must stay float32 cast to 16-bit by the strategy. */
+static int dt302_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct grouper g;
+
+	grouper_init(&g, c);
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (sim->t.kind[t] != DTL_KIND_BUFFER)
+			continue;
+		if (!(sim->t.flags[t] & DTL_TF_PINNED) && !dtl_sim_buffer_info(sim, t))
+			continue;
+		bool stored = dtl_dtype_is_half(sim->t.dtype[t]);
+		if (!stored && !dtl_dtype_is_half(sim->t.compute_dtype[t]))
+			continue;
+		const struct dtl_event *why = cause(sim, t);
+		if (!why)
+			continue; /* declared 16-bit: nothing in the plan cast it */
+		char key[256];
+		snprintf(key, sizeof(key), "%s|%s", leaf(sim, t), dtl_stage_name(why->stage));
+		struct dtl_finding *f = grouper_get(&g, key);
+		if (f) {
+			if (grouper_more(&g, f, t) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		f = dtl_check_report(c, c->rule->severity, why->loc,
+				     "buffer '%s' must stay float32 but is %s in %s", sim->t.name[t],
+				     stored ? "stored" : "computed",
+				     dtl_dtype_name(stored ? sim->t.dtype[t] : sim->t.compute_dtype[t]));
+		if (!f)
+			return -ENOMEM;
+		f->effect = dtl_arena_sprintf(
+			c->arena, "%s; precision is lost silently (RoPE inv_freq rounded to 16-bit "
+				  "shifts every position's angle)",
+			why->reason);
+		f->fix = "leave buffers uncast: FSDP1 buffer_dtype=None (or float32), DeepSpeed >= "
+			 "0.19.2 without data_types.buffer_dtype; or recompute the buffer in float32 "
+			 "after wrapping";
+		if (grouper_add(&g, key, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	return grouper_finish(&g);
+}
+
+static int unused(struct dtl_check *c, const struct dtl_pattern *p, const char *what)
+{
+	struct dtl_finding *f = dtl_check_report(c, c->rule->severity, p->loc,
+						 "%s pattern '%s' matches no tensor", what, p->text);
+	if (!f)
+		return -ENOMEM;
+	f->effect = "the pattern does nothing; a typo here silently disables a pin or a freeze";
+	f->fix = "correct the pattern (keep-in-fp32 entries are matched as transformers does, "
+		 "not as globs) or remove it";
+	return 0;
+}
+
+/* DT601 — a pattern the user wrote that matches nothing. */
+static int dt601_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_manifest *m = sim->manifest;
+	const struct dtl_patterns *lists[] = {&m->model.keep_in_fp32, &m->model.keep_in_fp32_strict};
+	const char *names[] = {"keep_in_fp32", "keep_in_fp32_strict"};
+	int r;
+
+	for (size_t l = 0; l < 2; l++)
+		for (size_t k = 0; k < lists[l]->count; k++) {
+			const struct dtl_pattern *p = &lists[l]->items[k];
+			bool hit = false;
+			for (uint32_t t = 0; t < sim->t.count && !hit; t++)
+				hit = dtl_keep_match(dtl_sim_keep_matcher(sim), p->text, p->len,
+						     sim->t.name[t], sim->t.name_len[t]);
+			if (!hit && (r = unused(c, p, names[l])) < 0)
+				return r;
+		}
+	for (size_t k = 0; k < m->frozen.count; k++) {
+		const struct dtl_pattern *p = &m->frozen.items[k];
+		bool hit = false;
+		for (uint32_t t = 0; t < sim->t.count && !hit; t++)
+			hit = dtl_glob_match(p->text, p->len, sim->t.name[t], sim->t.name_len[t]);
+		if (!hit && (r = unused(c, p, "frozen")) < 0)
+			return r;
+	}
+	for (size_t k = 0; k < m->model.routers.count; k++) {
+		const struct dtl_pattern *p = &m->model.routers.items[k];
+		bool hit = false;
+		for (size_t mod = 0; mod < sim->module_count && !hit; mod++)
+			hit = dtl_glob_match(p->text, p->len, sim->modules[mod].path,
+					     sim->modules[mod].path_len);
+		if (!hit && (r = unused(c, p, "routers")) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* DT603 — no profile for the named architecture. */
+static int dt603_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_model_info *m = &sim->manifest->model;
+
+	if (!m->architecture || sim->model.profile)
+		return 0;
+	struct dtl_finding *f = dtl_check_report(
+		c, c->rule->severity, m->architecture_loc,
+		"no architecture profile for '%s': routers and fp32 buffers are found by name",
+		m->architecture);
+	if (!f)
+		return -ENOMEM;
+	f->effect = "routers are modules named gate or router beside an experts module; fp32 "
+		    "buffers on purpose are inv_freq and e_score_correction_bias; keep-in-fp32 "
+		    "lists and wrap classes come only from the manifest";
+	f->fix = "state model.keep_in_fp32, keep_in_fp32_strict, no_split_modules and routers in "
+		 "the manifest, or add a profile in rules/architectures/";
+	return 0;
+}
+
+const struct dtl_rule dtl_rule_dt201 = {
+	.id = "DT201",
+	.name = "fp32-pin-downcast",
+	.severity = DTL_SEVERITY_WARNING,
+	.summary = "a tensor the model pins to float32 is stored or computed in 16-bit",
+	.explanation =
+		"Models keep some tensors in float32 on purpose: _keep_in_fp32_modules_strict "
+		"(DeepSeek's e_score_correction_bias, Mamba's A_log), _keep_in_fp32_modules under "
+		"float16 (T5's wo, whose activations overflow float16). The strategy can undo it "
+		"silently: DeepSpeed zero.Init casts every floating tensor created under it to the "
+		"mode dtype, explicit float32 included; DeepSpeed <= 0.19.1 runs module.bfloat16(); "
+		"FSDP computes every parameter of a unit or group in param_dtype. Nothing raises: "
+		"the model trains with less precision than it was designed for.",
+	.example = "model: {keep_in_fp32_strict: [e_score_correction_bias]}\n"
+		   "training: {strategy: zero3, precision: bf16}",
+	.fix = "Under FSDP, shard the pinned module on its own with a float32 policy; under "
+	       "ZeRO-3 there is no per-parameter escape from zero.Init (DeepSpeed #7747).",
+	.facts = "facts/torch-and-transformers.md §1.4, §2.5, §3.4; "
+		 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1, §1.2, §1.7",
+	.check = dt201_check,
+};
+
+const struct dtl_rule dtl_rule_dt202 = {
+	.id = "DT202",
+	.name = "unpinned-router",
+	.severity = DTL_SEVERITY_WARNING,
+	.summary = "an MoE router computes its logits in 16-bit and nothing pins it",
+	.explanation =
+		"Routers decide which experts see each token. Routers whose forward runs the matmul "
+		"in the hidden dtype (Mixtral, Qwen-MoE, OLMoE, GraniteMoE, gpt-oss, Llama 4: the "
+		"softmax or sigmoid may be fp32, the logits are not) compute 16-bit logits when "
+		"their weight computes in bf16/fp16, and no keep-in-fp32 entry covers them. "
+		"Routers that upcast both operands (DeepSeek-V2/V3, GLM4-MoE) are exempt. Nothing "
+		"raises; load balancing and expert choice degrade.",
+	.example = "model: {architecture: MixtralForCausalLM}\n"
+		   "training: {strategy: fsdp2, fsdp: {param_dtype: bfloat16}}",
+	.fix = "Add the router to keep_in_fp32_strict and shard it in a float32 FSDP group; under "
+	       "ZeRO-3, zero.Init casts it anyway.",
+	.facts = "facts/torch-and-transformers.md §3.6, §4; rules/architectures/README.md",
+	.check = dt202_check,
+};
+
+const struct dtl_rule dtl_rule_dt203 = {
+	.id = "DT203",
+	.name = "keep-in-fp32-not-applied",
+	.severity = DTL_SEVERITY_INFO,
+	.summary = "a _keep_in_fp32_modules entry is not applied for this dtype (or applied "
+		   "unexpectedly)",
+	.explanation =
+		"transformers applies the plain _keep_in_fp32_modules list only when loading in "
+		"float16; under bfloat16 those modules load in bfloat16. The v5 development line "
+		"applied it under bfloat16 too until PR #43683 (2026-02-02). The strict list applies "
+		"under float16 and bfloat16 (from about 4.54). Reported only when the manifest asks "
+		"dtypelint to replay loading (load_dtype auto or a dtype).",
+	.example = "model: {load_dtype: bfloat16, keep_in_fp32: [wo]}",
+	.fix = "Use keep_in_fp32_strict for what must stay float32 under bfloat16.",
+	.facts = "facts/torch-and-transformers.md §3.4, §3.5",
+	.check = dt203_check,
+};
+
+const struct dtl_rule dtl_rule_dt301 = {
+	.id = "DT301",
+	.name = "fp32-buffer-leak",
+	.severity = DTL_SEVERITY_WARNING,
+	.summary = "a float32 buffer in a 16-bit module promotes activations to float32",
+	.explanation =
+		"FSDP2's MixedPrecisionPolicy casts parameters, never buffers; FSDP1 casts buffers "
+		"only with buffer_dtype; DeepSpeed >= 0.19.2 keeps buffers in their loaded dtype. A "
+		"float32 buffer with at least one dimension, combined with bfloat16 activations, "
+		"gives float32 (torch.result_type), so the next bfloat16 Linear or norm meets "
+		"float32 input: 'RuntimeError: mat1 and mat2 must have the same dtype', or silent "
+		"float32 compute. Buffers whose consumer casts them (RoPE inv_freq; DeepSeek's "
+		"e_score_correction_bias) are exempt (the profile's self-casting list).",
+	.example = "tensors:\n"
+		   "  - {name: vision.proj.weight, shape: [8, 8], dtype: bfloat16}\n"
+		   "  - {name: vision.proj.std_bias, kind: buffer, shape: [8], dtype: float32}\n"
+		   "training: {strategy: fsdp2, fsdp: {param_dtype: bfloat16}}",
+	.fix = "Cast the buffer to the compute dtype after loading, or set a buffer dtype (FSDP1 "
+	       "buffer_dtype, DeepSpeed data_types.buffer_dtype).",
+	.facts = "facts/torch-and-transformers.md §1.4, §2.6, §3.7, §4; "
+		 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.2",
+	.check = dt301_check,
+};
+
+const struct dtl_rule dtl_rule_dt302 = {
+	.id = "DT302",
+	.name = "fp32-buffer-downcast",
+	.severity = DTL_SEVERITY_WARNING,
+	.summary = "a buffer that must stay float32 is cast to 16-bit by the strategy",
+	.explanation =
+		"RoPE's inv_freq and routers' score-correction biases are float32 on purpose. "
+		"FSDP1 buffer_dtype=bf16 (accelerate's FSDP1 policy sets it), DeepSpeed <= 0.19.1's "
+		"module.bfloat16() and zero.Init's tensor-creation wrappers (for buffers made by "
+		"torch.zeros and the like) turn them into 16-bit. Nothing raises; positions or "
+		"routing lose precision.",
+	.example = "tensors:\n"
+		   "  - {name: model.rotary_emb.inv_freq, kind: buffer, shape: [32], dtype: float32, "
+		   "persistent: false}\n"
+		   "training: {strategy: fsdp1, fsdp: {buffer_dtype: bfloat16}}",
+	.fix = "Leave buffers uncast (FSDP1 buffer_dtype None or float32; DeepSpeed >= 0.19.2 "
+	       "without data_types.buffer_dtype).",
+	.facts = "facts/torch-and-transformers.md §1.4, §3.7; "
+		 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1, §1.2",
+	.check = dt302_check,
+};
+
+const struct dtl_rule dtl_rule_dt601 = {
+	.id = "DT601",
+	.name = "pattern-unused",
+	.severity = DTL_SEVERITY_WARNING,
+	.summary = "a keep-in-fp32, frozen or router pattern of the manifest matches nothing",
+	.explanation =
+		"A pattern that matches no tensor does nothing, and a typo in a keep-in-fp32 entry "
+		"silently un-pins what it was meant to pin. keep-in-fp32 entries are matched as the "
+		"plan's transformers version matches them (one component up to ~4.50, a dot-bounded "
+		"regex up to 4.5x, a substring in v5), frozen patterns as globs over tensor names, "
+		"router patterns as globs over module paths. Profile defaults are not reported.",
+	.example = "model: {keep_in_fp32_strict: [e_score_corection_bias]}",
+	.fix = "Correct or remove the pattern.",
+	.facts = "facts/torch-and-transformers.md §3.5",
+	.check = dt601_check,
+};
+
+const struct dtl_rule dtl_rule_dt603 = {
+	.id = "DT603",
+	.name = "unknown-architecture",
+	.severity = DTL_SEVERITY_INFO,
+	.summary = "no architecture profile: routers and buffers found by heuristics",
+	.explanation =
+		"dtypelint knows the keep-in-fp32 lists, wrap classes, routers and fp32 buffers of "
+		"the architectures in rules/architectures/. For another model.architecture it uses "
+		"only the manifest and name heuristics.",
+	.example = "model: {architecture: MyCustomForCausalLM}",
+	.fix = "Write the model's lists in the manifest, or contribute a profile.",
+	.facts = "rules/architectures/README.md",
+	.check = dt603_check,
+};

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model view: the manifest's model keys, else the architecture profile's (DESIGN §3 and
+ * rules/architectures/README.md), and the router modules — from the manifest, the profile, or
+ * a heuristic when neither names them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/glob.h"
+#include "sim-private.h"
+
+static const struct dtl_patterns *pick(const struct dtl_patterns *manifest,
+				       const struct dtl_patterns *profile, bool *ret_from_profile)
+{
+	*ret_from_profile = !manifest->present && profile && profile->present;
+	return *ret_from_profile ? profile : manifest;
+}
+
+int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_model_info *m = &sim->manifest->model;
+	struct dtl_model_view *v = &sim->model;
+	struct dtl_profiles profiles;
+	int r;
+
+	if (m->architecture) {
+		r = dtl_profiles_load(&profiles, sim->arena, error);
+		if (r < 0)
+			return r;
+		v->profile = dtl_profiles_find(&profiles, m->architecture);
+	}
+	const struct dtl_profile *p = v->profile;
+	v->keep_in_fp32 = *pick(&m->keep_in_fp32, p ? &p->keep_in_fp32 : NULL, &v->keep_from_profile);
+	v->keep_in_fp32_strict = *pick(&m->keep_in_fp32_strict, p ? &p->keep_in_fp32_strict : NULL,
+				       &v->strict_from_profile);
+	v->no_split_modules = *pick(&m->no_split_modules, p ? &p->no_split_modules : NULL,
+				    &v->no_split_from_profile);
+	return 0;
+}
+
+static bool segment_is(const char *path, uint32_t len, const char *name)
+{
+	size_t n = strlen(name);
+	return len >= n && memcmp(path + len - n, name, n) == 0 &&
+	       (len == n || path[len - n - 1] == '.');
+}
+
+/* A module named gate or router whose parent also holds an "experts" module. */
+static bool looks_like_router(const struct dtl_sim *sim, const struct dtl_module *md)
+{
+	if (md->parent == DTL_NONE_INDEX)
+		return false;
+	if (!segment_is(md->path, md->path_len, "gate") && !segment_is(md->path, md->path_len, "router"))
+		return false;
+	const struct dtl_module *parent = &sim->modules[md->parent];
+	for (uint32_t c = parent->first_child; c != DTL_NONE_INDEX; c = sim->modules[c].next_sibling)
+		if (segment_is(sim->modules[c].path, sim->modules[c].path_len, "experts"))
+			return true;
+	return false;
+}
+
+static int add_rule(struct dtl_sim *sim, struct dtl_vec *rules, struct dtl_pattern path,
+		    bool upcasts, int origin)
+{
+	struct dtl_router_rule *rule = dtl_vec_push(rules, sim->arena, sizeof(*rule));
+	if (!rule)
+		return -ENOMEM;
+	rule->path = path;
+	rule->upcasts = upcasts;
+	rule->origin = origin;
+	return 0;
+}
+
+/* Flags the parameters owned by router modules (DTL_TF_ROUTER). */
+int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_model_info *m = &sim->manifest->model;
+	const struct dtl_profile *p = sim->model.profile;
+	struct dtl_vec rules = {0};
+	int r = 0;
+
+	(void)error;
+	if (m->routers.present) {
+		/* a manifest says nothing of the router's forward: assume it does not upcast */
+		for (size_t i = 0; i < m->routers.count && r >= 0; i++)
+			r = add_rule(sim, &rules, m->routers.items[i], false, DTL_FROM_MANIFEST);
+	} else if (p) {
+		for (size_t i = 0; i < p->router_count && r >= 0; i++)
+			r = add_rule(sim, &rules, p->routers[i].path, p->routers[i].upcasts,
+				     DTL_FROM_PROFILE);
+	}
+	if (r < 0)
+		return r;
+	for (size_t mod = 1; mod < sim->module_count; mod++) {
+		const struct dtl_module *md = &sim->modules[mod];
+		bool is_router = false;
+		if (rules.count || m->routers.present || p) {
+			const struct dtl_router_rule *rr = rules.items;
+			for (size_t i = 0; i < rules.count && !is_router; i++)
+				is_router = dtl_glob_match(rr[i].path.text, rr[i].path.len, md->path,
+							   md->path_len);
+		} else if (looks_like_router(sim, md)) {
+			struct dtl_pattern path = {.text = md->path, .len = md->path_len};
+			r = add_rule(sim, &rules, path, false, DTL_FROM_HEURISTIC);
+			if (r < 0)
+				return r;
+			is_router = true;
+		}
+		if (!is_router)
+			continue;
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+			if (sim->t.kind[t] == DTL_KIND_PARAM)
+				sim->t.flags[t] |= DTL_TF_ROUTER;
+	}
+	sim->model.routers = rules.items;
+	sim->model.router_count = rules.count;
+	return 0;
+}
+
+/* The router rule covering a module path, or NULL. */
+const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
+						  uint32_t len)
+{
+	for (size_t i = 0; i < sim->model.router_count; i++) {
+		const struct dtl_router_rule *rr = &sim->model.routers[i];
+		if (dtl_glob_match(rr->path.text, rr->path.len, path, len))
+			return rr;
+	}
+	return NULL;
+}
