@@ -46,6 +46,7 @@ enum dtl_tensor_flag {
 
 struct dtl_table {
 	size_t count;
+	size_t capacity; /* rows allocated in every column */
 	const char **name;
 	uint32_t *name_len;
 	uint32_t *module;         /* owning module */
@@ -143,6 +144,8 @@ struct dtl_sim {
 	struct dtl_table t;
 	struct dtl_module *modules;
 	size_t module_count;
+	size_t module_capacity;
+	struct dtl_strmap module_paths; /* module path -> index */
 	struct dtl_vec events; /* struct dtl_event */
 	struct dtl_vec groups; /* struct dtl_group */
 };
@@ -182,6 +185,13 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 /* The router rule covering a module path, or NULL. */
 const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
 						  uint32_t len);
+/* Appends a tensor a stage creates (PEFT adapters, modules_to_save copies), with the modules
+ * its name implies; name must live in the sim's arena. -EEXIST when the name is a module.
+ * Call dtl_sim_rebuild_order() after a stage's additions. */
+int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
+		       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel, uint32_t flags,
+		       uint32_t *ret_index);
+int dtl_sim_rebuild_order(struct dtl_sim *sim);
 /* Index of a tensor by name, or DTL_NONE_INDEX. */
 uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len);
 

@@ -12,8 +12,24 @@
 
 #define fail_at(sim, loc, error, ...) dtl_error_set((error), (loc), -EINVAL, __VA_ARGS__)
 
-static uint32_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent)
+static int grow_modules(struct dtl_sim *sim)
 {
+	size_t capacity = sim->module_capacity ? sim->module_capacity * 2 : 64;
+	struct dtl_module *modules = dtl_arena_calloc(sim->arena, capacity, sizeof(*modules));
+
+	if (!modules)
+		return -ENOMEM;
+	if (sim->module_count)
+		memcpy(modules, sim->modules, sim->module_count * sizeof(*modules));
+	sim->modules = modules;
+	sim->module_capacity = capacity;
+	return 0;
+}
+
+static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent)
+{
+	if (sim->module_count == sim->module_capacity && grow_modules(sim) < 0)
+		return -ENOMEM;
 	uint32_t id = (uint32_t)sim->module_count++;
 	struct dtl_module *m = &sim->modules[id];
 
@@ -56,36 +72,45 @@ static int64_t module_for(struct dtl_sim *sim, struct dtl_strmap *paths, const c
 	if (parent < 0)
 		return parent;
 	id = new_module(sim, path, len, (uint32_t)parent);
+	if (id < 0)
+		return id;
 	return dtl_strmap_put(paths, path, len, id);
 }
 
-static int alloc_table(struct dtl_sim *sim, size_t n)
+#define GROW(field)                                                                                \
+	do {                                                                                       \
+		void *bigger = dtl_arena_calloc(a, m, sizeof(*t->field));                          \
+		if (!bigger)                                                                       \
+			return -ENOMEM;                                                            \
+		if (t->count)                                                                      \
+			memcpy(bigger, t->field, t->count * sizeof(*t->field));                    \
+		t->field = bigger;                                                                 \
+	} while (0)
+
+/* (Re)allocates every column for n tensors, keeping the rows already there. */
+static int grow_table(struct dtl_sim *sim, size_t n)
 {
 	struct dtl_table *t = &sim->t;
 	struct dtl_arena *a = sim->arena;
 	size_t m = n ? n : 1;
 
-	t->name = dtl_arena_calloc(a, m, sizeof(*t->name));
-	t->name_len = dtl_arena_calloc(a, m, sizeof(*t->name_len));
-	t->module = dtl_arena_calloc(a, m, sizeof(*t->module));
-	t->next_in_module = dtl_arena_calloc(a, m, sizeof(*t->next_in_module));
-	t->kind = dtl_arena_calloc(a, m, sizeof(*t->kind));
-	t->dtype = dtl_arena_calloc(a, m, sizeof(*t->dtype));
-	t->compute_dtype = dtl_arena_calloc(a, m, sizeof(*t->compute_dtype));
-	t->numel = dtl_arena_calloc(a, m, sizeof(*t->numel));
-	t->flags = dtl_arena_calloc(a, m, sizeof(*t->flags));
-	t->group = dtl_arena_calloc(a, m, sizeof(*t->group));
-	t->home_group = dtl_arena_calloc(a, m, sizeof(*t->home_group));
-	t->last_event = dtl_arena_calloc(a, m, sizeof(*t->last_event));
-	t->decl = dtl_arena_calloc(a, m, sizeof(*t->decl));
-	t->alias_of = dtl_arena_calloc(a, m, sizeof(*t->alias_of));
-	t->order = dtl_arena_calloc(a, m, sizeof(*t->order));
-	t->rank = dtl_arena_calloc(a, m, sizeof(*t->rank));
-	/* a module per tensor at most, per path segment: bounded by names' dots + root */
-	if (!t->name || !t->name_len || !t->module || !t->next_in_module || !t->kind || !t->dtype ||
-	    !t->compute_dtype || !t->numel || !t->flags || !t->group || !t->home_group ||
-	    !t->last_event || !t->decl || !t->alias_of || !t->order || !t->rank)
-		return -ENOMEM;
+	GROW(name);
+	GROW(name_len);
+	GROW(module);
+	GROW(next_in_module);
+	GROW(kind);
+	GROW(dtype);
+	GROW(compute_dtype);
+	GROW(numel);
+	GROW(flags);
+	GROW(group);
+	GROW(home_group);
+	GROW(last_event);
+	GROW(decl);
+	GROW(alias_of);
+	GROW(order);
+	GROW(rank);
+	t->capacity = m;
 	return 0;
 }
 
@@ -118,8 +143,11 @@ static int add_tensor(struct dtl_sim *sim, struct dtl_strmap *paths, const char 
                       uint32_t decl)
 {
 	struct dtl_table *t = &sim->t;
-	uint32_t i = (uint32_t)t->count++;
 	uint32_t path_len = 0;
+
+	if (t->count == t->capacity && grow_table(sim, t->capacity * 2 + 16) < 0)
+		return -ENOMEM;
+	uint32_t i = (uint32_t)t->count++;
 
 	for (uint32_t k = len; k-- > 0;)
 		if (name[k] == '.') {
@@ -277,24 +305,26 @@ static int add_tied_aliases(struct dtl_sim *sim, struct dtl_strmap *paths, struc
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
-	struct dtl_strmap paths, names;
+	struct dtl_strmap *paths = &sim->module_paths, names;
 	size_t extra = 0;
 	int r;
 
 	for (size_t g = 0; g < m->model.tied_count; g++)
 		extra += m->model.tied[g].count;
-	r = alloc_table(sim, m->tensor_count + extra);
+	r = grow_table(sim, m->tensor_count + extra);
 	if (r < 0)
 		return r;
 	sim->modules = dtl_arena_calloc(sim->arena, count_segments(m) + 1, sizeof(*sim->modules));
 	if (!sim->modules)
 		return -ENOMEM;
-	dtl_strmap_init(&paths, sim->arena);
+	sim->module_capacity = count_segments(m) + 1;
+	dtl_strmap_init(&sim->module_paths, sim->arena);
 	dtl_strmap_init(&names, sim->arena);
-	new_module(sim, "", 0, DTL_NONE_INDEX);
+	if (new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < m->tensor_count; i++) {
 		const struct dtl_tensor_decl *d = &m->tensors[i];
-		r = add_tensor(sim, &paths, d->name, d->name_len, (uint32_t)i);
+		r = add_tensor(sim, paths, d->name, d->name_len, (uint32_t)i);
 		if (r < 0)
 			return r;
 		if (dtl_strmap_put(&names, d->name, d->name_len, (int64_t)i) < 0)
@@ -306,12 +336,12 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 			               "can require gradients",
 			               d->name, dtl_dtype_name(sim->t.dtype[i]));
 	}
-	r = add_tied_aliases(sim, &paths, &names, error);
+	r = add_tied_aliases(sim, paths, &names, error);
 	if (r < 0)
 		return r;
 	/* torch refuses an attribute that is both a tensor and a submodule */
 	for (size_t i = 0; i < sim->t.count; i++) {
-		int64_t mod = dtl_strmap_get(&paths, sim->t.name[i], sim->t.name_len[i]);
+		int64_t mod = dtl_strmap_get(paths, sim->t.name[i], sim->t.name_len[i]);
 		if (mod >= 0) {
 			const struct dtl_module *sub = &sim->modules[mod];
 			uint32_t child =
@@ -322,6 +352,32 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 			               sim->t.name[i]);
 		}
 	}
+	return build_order(sim);
+}
+
+int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
+		       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel, uint32_t flags,
+		       uint32_t *ret_index)
+{
+	uint32_t i = (uint32_t)sim->t.count;
+	int r;
+
+	if (dtl_strmap_get(&sim->module_paths, name, len) >= 0)
+		return -EEXIST;
+	r = add_tensor(sim, &sim->module_paths, name, len, DTL_NONE_INDEX);
+	if (r < 0)
+		return r;
+	sim->t.kind[i] = (uint8_t)kind;
+	sim->t.dtype[i] = (uint8_t)dtype;
+	sim->t.compute_dtype[i] = (uint8_t)dtype;
+	sim->t.numel[i] = numel;
+	sim->t.flags[i] = flags;
+	*ret_index = i;
+	return 0;
+}
+
+int dtl_sim_rebuild_order(struct dtl_sim *sim)
+{
 	return build_order(sim);
 }
 
