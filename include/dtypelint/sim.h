@@ -42,6 +42,8 @@ enum dtl_tensor_flag {
 	DTL_TF_IGNORED = 1u << 7, /* FSDP ignored */
 	DTL_TF_ALIAS = 1u << 8,   /* a tied name of a parameter listed under another name */
 	DTL_TF_ROUTER = 1u << 9,
+	DTL_TF_QUANT_STATE = 1u << 10, /* a pre-quantized checkpoint's absmax/quant_map/SCB/... */
+	DTL_TF_INT8 = 1u << 11,	       /* an LLM.int8 weight (Int8Params) */
 };
 
 struct dtl_table {

@@ -23,6 +23,16 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_HF_KEEP_MATCH_SUBSTRING] = "transformers-keep-match-substring",
     [DTL_B_HF_KEEP_STRICT] = "transformers-keep-in-fp32-strict",
     [DTL_B_HF_KEEP_PLAIN_UNDER_BF16] = "transformers-v5-plain-keep-under-bf16",
+    [DTL_B_HF_BNB_DEFAULT_FP16] = "transformers-bnb-default-fp16",
+    [DTL_B_PEFT_AUTOCAST_ADAPTER_DTYPE] = "peft-autocast-adapter-dtype",
+    [DTL_B_PEFT_AUTOCAST_FP8] = "peft-autocast-fp8",
+    [DTL_B_PEFT_4BIT_COMPUTE_DTYPE] = "peft-4bit-compute-dtype",
+    [DTL_B_PEFT_KBIT_SKIPS_PARAMS4BIT] = "peft-kbit-skips-params4bit",
+    [DTL_B_TRL_QLORA_BF16_CAST] = "trl-qlora-bf16-cast",
+    [DTL_B_TRL_ZERO3_NO_AUTOCAST] = "trl-zero3-no-autocast",
+    [DTL_B_TRL_ZERO3_NO_AUTOCAST_MORE] = "trl-zero3-no-autocast-more-trainers",
+    [DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT] = "accelerate-fsdp2-ignore-params4bit",
+    [DTL_B_FSDP2_IGNORED_PARAMS] = "fsdp2-ignored-params",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

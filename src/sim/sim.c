@@ -53,6 +53,19 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 		 * default wrap class list (accelerate, HF) */
 		rp->wrap = sim->model.no_split_modules;
 		rp->wrap_from_model = true;
+		if (sim->model.no_split_from_profile) {
+			/* findings point at the manifest's architecture line, not into the
+			 * compiled-in profile */
+			struct dtl_pattern *items = dtl_arena_calloc(sim->arena, rp->wrap.count + 1,
+								     sizeof(*items));
+			if (items) {
+				for (size_t i = 0; i < rp->wrap.count; i++) {
+					items[i] = rp->wrap.items[i];
+					items[i].loc = m->model.architecture_loc;
+				}
+				rp->wrap.items = items;
+			}
+		}
 	}
 	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: default 1e5; "auto" = 10 * hidden;
 	 * model threshold default sys.maxsize */
@@ -94,7 +107,9 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 	if ((r = dtl_sim_build_table(sim, error)) < 0 ||
 	    (r = dtl_sim_assign_classes(sim, error)) < 0 ||
 	    (r = dtl_sim_find_routers(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
-	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_engine(sim, error)) < 0 ||
+	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_quantize(sim, error)) < 0 ||
+	    (r = dtl_stage_kbit_prepare(sim, error)) < 0 || (r = dtl_stage_peft(sim, error)) < 0 ||
+	    (r = dtl_stage_trainer(sim, error)) < 0 || (r = dtl_stage_engine(sim, error)) < 0 ||
 	    (r = dtl_stage_shard(sim, error)) < 0 || (r = dtl_stage_compute(sim, error)) < 0)
 		return r;
 	return 0;

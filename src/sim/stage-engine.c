@@ -92,14 +92,44 @@ static int accelerate_fsdp2_upcast(struct dtl_sim *sim)
 	return 0;
 }
 
+/* accelerate >= 1.14 on torch >= 2.7 puts frozen non-floating Params4bit in FSDP2's
+ * ignored_params (facts §5.2, PR #3987), when the plan names accelerate. */
+static int accelerate_fsdp2_ignore_params4bit(struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	int r;
+
+	if (rp->version_assumed[DTL_FW_ACCELERATE] ||
+	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT) ||
+	    !dtl_sim_behavior(sim, DTL_B_FSDP2_IGNORED_PARAMS))
+		return 0;
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		uint32_t f = sim->t.flags[t];
+		if (!(f & DTL_TF_QUANTIZED) || (f & (DTL_TF_INT8 | DTL_TF_TRAINABLE)) ||
+		    dtl_dtype_is_floating(sim->t.dtype[t]))
+			continue;
+		sim->t.flags[t] |= DTL_TF_IGNORED;
+		r = dtl_sim_note(sim, t, DTL_STAGE_ENGINE,
+				 "accelerate excludes frozen non-floating Params4bit from FSDP2 "
+				 "sharding (ignored_params): kept whole on every rank",
+				 fact_accel, rp->plan.version_locs[DTL_FW_ACCELERATE]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error)
 {
+	int r;
+
 	(void)error;
 	switch (sim->rp.plan.strategy) {
 	case DTL_STRATEGY_ZERO3:
 		return deepspeed_cast(sim);
 	case DTL_STRATEGY_FSDP2:
-		return accelerate_fsdp2_upcast(sim);
+		r = accelerate_fsdp2_ignore_params4bit(sim);
+		return r < 0 ? r : accelerate_fsdp2_upcast(sim);
 	default:
 		return 0;
 	}

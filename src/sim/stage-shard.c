@@ -150,7 +150,8 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	for (size_t t = 0; t < sim->t.count; t++) {
 		if (sim->t.kind[t] != DTL_KIND_PARAM)
 			continue;
-		if (is_ignored(sim, (uint32_t)t)) {
+		/* ignored by a glob, or by an earlier stage (accelerate's Params4bit exclusion) */
+		if ((sim->t.flags[t] & DTL_TF_IGNORED) || is_ignored(sim, (uint32_t)t)) {
 			sim->t.flags[t] |= DTL_TF_IGNORED;
 			continue;
 		}

@@ -343,10 +343,18 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	for (size_t i = 0; i < sim->t.count; i++) {
 		int64_t mod = dtl_strmap_get(paths, sim->t.name[i], sim->t.name_len[i]);
 		if (mod >= 0) {
-			const struct dtl_module *sub = &sim->modules[mod];
-			uint32_t child =
-			    sub->first_tensor != DTL_NONE_INDEX ? sub->first_tensor : 0;
-			(void)child;
+			/* bitsandbytes checkpoints store a weight's quant state below its name
+			 * ("q_proj.weight.absmax"): not a module in memory */
+			const char *prefix = sim->t.name[i];
+			uint32_t plen = sim->t.name_len[i];
+			bool quant_state = true;
+			for (size_t t = 0; t < sim->t.count && quant_state; t++)
+				if (sim->t.name_len[t] > plen && sim->t.name[t][plen] == '.' &&
+				    memcmp(sim->t.name[t], prefix, plen) == 0)
+					quant_state = dtl_sim_is_quant_state_name(sim->t.name[t],
+										  sim->t.name_len[t]);
+			if (quant_state)
+				continue;
 			return fail_at(sim, dtl_sim_tensor_loc(sim, (uint32_t)i), error,
 			               "'%s' is both a tensor and a module holding other tensors",
 			               sim->t.name[i]);
@@ -395,6 +403,9 @@ struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor)
 
 	if (decl == DTL_NONE_INDEX && sim->t.alias_of[tensor] != DTL_NONE_INDEX)
 		decl = sim->t.decl[sim->t.alias_of[tensor]];
+	if (decl == DTL_NONE_INDEX && (sim->t.flags[tensor] & DTL_TF_ADAPTER) &&
+	    sim->manifest->adapter.present)
+		return sim->manifest->adapter.loc; /* injected by the peft stage */
 	if (decl == DTL_NONE_INDEX) {
 		struct dtl_loc loc = {.file = sim->manifest->file, .line = 1, .column = 1};
 		return loc;

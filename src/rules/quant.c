@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QLoRA, PEFT and ZeRO-3 access rules: DT401 qlora-storage-mismatch, DT402
+ * int8-weights-sharded, DT403 adapter-dtype-mismatch, DT404 quantized-float-cast, DT405
+ * merge-requantize, DT406 merge-rounding, DT501 zero3-direct-access.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "dtypelint/glob.h"
+
+static bool sharded(const struct dtl_sim *sim)
+{
+	enum dtl_strategy s = sim->rp.plan.strategy;
+	return s == DTL_STRATEGY_FSDP1 || s == DTL_STRATEGY_FSDP2 || s == DTL_STRATEGY_ZERO3;
+}
+
+static const char *strategy_label(const struct dtl_sim *sim)
+{
+	switch (sim->rp.plan.strategy) {
+	case DTL_STRATEGY_FSDP1:
+		return "FSDP1";
+	case DTL_STRATEGY_FSDP2:
+		return "FSDP2";
+	default:
+		return "ZeRO-3";
+	}
+}
+
+/* The dtype a 4-bit weight is sharded with: the first other floating parameter of its FSDP
+ * unit or group, or ZeRO-3's mode dtype. NONE when nothing is sharded beside it. */
+static enum dtl_dtype neighbour_dtype(const struct dtl_sim *sim, uint32_t weight)
+{
+	const struct dtl_group *groups = sim->groups.items;
+	uint32_t g = sim->t.group[weight];
+
+	if (sim->rp.plan.strategy == DTL_STRATEGY_ZERO3)
+		return sim->rp.mode_dtype;
+	if (g == DTL_NONE_INDEX)
+		return DTL_DTYPE_NONE;
+	for (size_t k = 0; k < groups[g].count; k++) {
+		uint32_t t = groups[g].members[k];
+		if (!(sim->t.flags[t] & DTL_TF_QUANTIZED) && dtl_dtype_is_floating(sim->t.dtype[t]))
+			return sim->t.dtype[t];
+	}
+	return DTL_DTYPE_NONE;
+}
+
+/* DT401 — 4-bit storage differs from the dtype it is sharded with. Non-floating storage is an
+ * error (FSDP shards only floating dtypes); a floating storage that differs from its unit's
+ * other parameters is an error for FSDP1 and ZeRO-3, a warning for FSDP2 when torch checks
+ * only trainable parameters (the 4-bit weights are frozen). */
+static int dt401_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	struct dtl_finding *found[3] = {NULL, NULL, NULL}; /* by severity */
+	size_t n[3] = {0, 0, 0};
+	bool fsdp2_lenient = sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 &&
+			     dtl_sim_behavior(sim, DTL_B_FSDP2_TRAINABLE_ONLY_CHECK);
+
+	if (!sharded(sim))
+		return 0;
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		uint32_t fl = sim->t.flags[t];
+		if (!(fl & DTL_TF_QUANTIZED) || (fl & DTL_TF_INT8) || sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		enum dtl_dtype stored = sim->t.dtype[t], want = neighbour_dtype(sim, t);
+		bool floating = dtl_dtype_is_floating(stored);
+		if (want == DTL_DTYPE_NONE || stored == want)
+			continue;
+		enum dtl_severity sev = (fl & DTL_TF_IGNORED)		   ? DTL_SEVERITY_INFO
+					: (floating && fsdp2_lenient) ? DTL_SEVERITY_WARNING
+								       : c->rule->severity;
+		struct dtl_finding **slot = &found[sev];
+		if (!*slot) {
+			struct dtl_loc loc = q->quant_storage_loc.line ? q->quant_storage_loc
+					     : q->loc.line		   ? q->loc
+									   : dtl_sim_tensor_loc(sim, t);
+			*slot = dtl_check_report(c, sev, loc,
+						 "4-bit weights are stored as %s but %s shards them "
+						 "beside %s parameters",
+						 dtl_dtype_name(stored), strategy_label(sim),
+						 dtl_dtype_name(want));
+			if (!*slot)
+				return -ENOMEM;
+			(*slot)->effect =
+				(fl & DTL_TF_IGNORED)
+					? "accelerate leaves these Params4bit out of FSDP2 sharding "
+					  "('Found N non-floating frozen Params4bit. Excluding from FSDP2 "
+					  "sharding to prevent quant_state corruption'): every rank holds "
+					  "all of them"
+				: floating && fsdp2_lenient
+					? "FSDP2 from ~2.8 checks only trainable parameters, so the frozen "
+					  "4-bit weights pass, but one group holds two dtypes"
+					: "FSDP shards one floating dtype per unit ('FSDP only supports "
+					  "sharding float data types ... quant_storage [must match] the data "
+					  "types used throughout the model', bitsandbytes docs); the unit "
+					  "fails to wrap (DT101/DT103) or the codes are cast";
+			(*slot)->fix = dtl_arena_sprintf(c->arena,
+							 "set bnb_4bit_quant_storage=%s "
+							 "(quantization.quant_storage: %s), the dtype the "
+							 "model is loaded and sharded in",
+							 dtl_dtype_name(want), dtl_dtype_name(want));
+			(*slot)->error_versions = dtl_check_version(c, DTL_FW_BITSANDBYTES);
+		}
+		if (++n[sev] <= 3 && dtl_check_add_tensor(c, *slot, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	for (int sev = 0; sev < 3; sev++)
+		if (found[sev] && n[sev] > 1 &&
+		    !(found[sev]->message = dtl_arena_sprintf(c->arena, "%s (%zu weights)",
+							      found[sev]->message, n[sev])))
+			return -ENOMEM;
+	return 0;
+}
+
+/* DT402 — LLM.int8 weights under FSDP or ZeRO-3. */
+static int dt402_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct dtl_finding *f = NULL;
+	size_t n = 0;
+
+	if (!sharded(sim))
+		return 0;
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (!(sim->t.flags[t] & DTL_TF_INT8) || sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		if (!f) {
+			f = dtl_check_report(c, c->rule->severity,
+					     sim->manifest->quantization.method_loc.line
+						     ? sim->manifest->quantization.method_loc
+						     : dtl_sim_tensor_loc(sim, t),
+					     "LLM.int8 (bitsandbytes 8-bit) weights cannot be sharded "
+					     "by %s",
+					     strategy_label(sim));
+			if (!f)
+				return -ENOMEM;
+			f->effect = "Int8Params are int8 with row scales beside them: FSDP flattens "
+				    "only floating tensors ('Cannot flatten integer dtype tensors' or "
+				    "a uniform-dtype error) and sharding would separate the codes from "
+				    "their scales";
+			f->fix = "use 4-bit QLoRA with bnb_4bit_quant_storage equal to the model "
+				 "dtype, or train the 8-bit model without sharding it (DDP)";
+		}
+		if (++n <= 3 && dtl_check_add_tensor(c, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	if (f && n > 1 && !(f->message = dtl_arena_sprintf(c->arena, "%s (%zu weights)", f->message, n)))
+		return -ENOMEM;
+	return 0;
+}
+
+static bool is_lora(const struct dtl_sim *sim, uint32_t t)
+{
+	return (sim->t.flags[t] & DTL_TF_ADAPTER) && !strstr(sim->t.name[t], ".modules_to_save.");
+}
+
+/* The base weight of an adapter "<module>.lora_A.<name>.weight": "<module>.weight", or the
+ * PEFT-exported "<module>.base_layer.weight". */
+static uint32_t base_of(const struct dtl_sim *sim, uint32_t t)
+{
+	const char *name = sim->t.name[t];
+	const char *cut = strstr(name, ".lora_");
+	char buf[4096];
+
+	if (!cut || (size_t)(cut - name) + 20 >= sizeof(buf))
+		return DTL_NONE_INDEX;
+	int n = snprintf(buf, sizeof(buf), "%.*s.weight", (int)(cut - name), name);
+	uint32_t b = dtl_sim_find(sim, buf, (size_t)n);
+	if (b != DTL_NONE_INDEX)
+		return b;
+	n = snprintf(buf, sizeof(buf), "%.*s.base_layer.weight", (int)(cut - name), name);
+	return dtl_sim_find(sim, buf, (size_t)n);
+}
+
+/* DT403 — adapters in another dtype than their base. */
+static int dt403_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct dtl_finding *f = NULL;
+	size_t n = 0;
+
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (!is_lora(sim, t))
+			continue;
+		uint32_t b = base_of(sim, t);
+		if (b == DTL_NONE_INDEX || (sim->t.flags[b] & DTL_TF_QUANTIZED) ||
+		    sim->t.dtype[b] == sim->t.dtype[t])
+			continue;
+		if (!f) {
+			f = dtl_check_report(c, c->rule->severity, dtl_sim_tensor_loc(sim, t),
+					     "adapters are %s while their base weights are %s",
+					     dtl_dtype_name(sim->t.dtype[t]), dtl_dtype_name(sim->t.dtype[b]));
+			if (!f)
+				return -ENOMEM;
+			f->effect = "LoRA's forward casts the input to the adapter dtype and back, so "
+				    "the math works; FSDP groups, ZeRO-3 gathers and the ZeRO-3 "
+				    "optimizer see mixed dtypes (DT101, DT111, DT121, DT122)";
+			f->fix = "get_peft_model(..., autocast_adapter_dtype=False) keeps adapters in "
+				 "the base dtype; or shard adapters in their own groups";
+			f->error_versions = dtl_check_version(c, DTL_FW_PEFT);
+		}
+		if (++n <= 2 && dtl_check_add_tensor(c, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	if (f && n > 1 && !(f->message = dtl_arena_sprintf(c->arena, "%s (%zu adapter tensors)",
+							   f->message, n)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* DT404 — a float-stored 4-bit weight numerically cast after quantization. */
+static int dt404_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_event *events = sim->events.items;
+	struct dtl_finding *f = NULL;
+	size_t n = 0;
+
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (!(sim->t.flags[t] & DTL_TF_QUANTIZED) || (sim->t.flags[t] & DTL_TF_INT8))
+			continue;
+		const struct dtl_event *cast = NULL;
+		for (uint32_t e = sim->t.last_event[t]; e != DTL_NONE_INDEX; e = events[e].prev)
+			if (events[e].stage > DTL_STAGE_QUANTIZE && events[e].from != events[e].to &&
+			    dtl_dtype_is_floating(events[e].from))
+				cast = &events[e];
+		if (!cast)
+			continue;
+		if (!f) {
+			f = dtl_check_report(c, c->rule->severity, cast->loc,
+					     "4-bit weights stored as %s are cast to %s after "
+					     "quantization: the packed codes are corrupted",
+					     dtl_dtype_name(cast->from), dtl_dtype_name(cast->to));
+			if (!f)
+				return -ENOMEM;
+			f->effect = "Params4bit.to(dtype) converts the packed 4-bit codes as numbers; "
+				    "nothing raises, the model computes with garbage weights";
+			f->fix = "store 4-bit weights in the dtype the strategy casts to "
+				 "(bnb_4bit_quant_storage = the training precision), or keep them in "
+				 "uint8 so blanket casts skip them";
+		}
+		if (++n <= 3 && dtl_check_add_tensor(c, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* DT405 / DT406 — merge_and_unload after training. */
+static int merge_check(struct dtl_check *c, bool quantized)
+{
+	const struct dtl_sim *sim = c->sim;
+	struct dtl_finding *f = NULL;
+	size_t n = 0;
+
+	if (sim->rp.plan.merge != DTL_TRUE)
+		return 0;
+	for (size_t k = 0; k < sim->t.count; k++) {
+		uint32_t t = sim->t.order[k];
+		if (!is_lora(sim, t) || !strstr(sim->t.name[t], ".lora_A."))
+			continue;
+		uint32_t b = base_of(sim, t);
+		if (b == DTL_NONE_INDEX)
+			continue;
+		bool q = sim->t.flags[b] & DTL_TF_QUANTIZED;
+		if (quantized != q)
+			continue;
+		if (!quantized && (sim->t.dtype[b] == sim->t.dtype[t] ||
+				   !dtl_dtype_is_half(sim->t.dtype[b])))
+			continue;
+		if (!f) {
+			bool eight = sim->t.flags[b] & DTL_TF_INT8;
+			f = quantized
+				? dtl_check_report(c, c->rule->severity, sim->rp.plan.merge_loc,
+						   "merging LoRA into %s-bit weights requantizes them",
+						   eight ? "8" : "4")
+				: dtl_check_report(c, c->rule->severity, sim->rp.plan.merge_loc,
+						   "merging %s adapters into %s weights rounds the "
+						   "update to %s",
+						   dtl_dtype_name(sim->t.dtype[t]),
+						   dtl_dtype_name(sim->t.dtype[b]),
+						   dtl_dtype_name(sim->t.dtype[b]));
+			if (!f)
+				return -ENOMEM;
+			f->effect = quantized
+				? (eight ? "peft warns: 'Merge lora module to 8-bit linear may get "
+					   "different generations due to rounding errors.'"
+					 : "peft warns: 'Merge lora module to 4-bit linear may get "
+					   "different generations due to rounding errors.'")
+				: "merge_and_unload adds delta.to(orig_dtype): the merged weight keeps "
+				  "the base dtype";
+			f->fix = quantized ? "merge into a 16-bit copy of the base model instead"
+					   : "keep the adapter separate, or merge into a float32 copy";
+		}
+		if (++n <= 3 && dtl_check_add_tensor(c, f, t, NULL) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int dt405_check(struct dtl_check *c)
+{
+	return merge_check(c, true);
+}
+
+static int dt406_check(struct dtl_check *c)
+{
+	return merge_check(c, false);
+}
+
+/* DT501 — a ZeRO-3 partitioned tensor read outside its module's forward. */
+static int dt501_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_patterns *direct = &sim->rp.plan.direct_access;
+
+	if (sim->rp.plan.strategy != DTL_STRATEGY_ZERO3)
+		return 0;
+	for (size_t i = 0; i < direct->count; i++) {
+		const struct dtl_pattern *p = &direct->items[i];
+		for (size_t k = 0; k < sim->t.count; k++) {
+			uint32_t t = sim->t.order[k];
+			if (sim->t.kind[t] != DTL_KIND_PARAM ||
+			    !dtl_glob_match(p->text, p->len, sim->t.name[t], sim->t.name_len[t]))
+				continue;
+			uint32_t owner = (sim->t.flags[t] & DTL_TF_ALIAS) ? sim->t.alias_of[t] : t;
+			/* persistent params stay gathered; a tied one is gathered by the module
+			 * that owns it (facts §4.3: TRL checks ds_status == AVAILABLE) */
+			if ((sim->t.flags[owner] & DTL_TF_ZERO_PERSIST) || owner != t)
+				continue;
+			bool tied = false;
+			for (uint32_t a = 0; a < sim->t.count && !tied; a++)
+				tied = sim->t.alias_of[a] == t;
+			if (tied)
+				continue;
+			struct dtl_finding *f = dtl_check_report(
+				c, c->rule->severity, p->loc,
+				"'%s' is read outside its module's forward, but ZeRO-3 partitions it "
+				"(numel %lld > persistence threshold %lld)",
+				sim->t.name[t], (long long)sim->t.numel[t],
+				(long long)sim->rp.persistence_threshold);
+			if (!f)
+				return -ENOMEM;
+			f->error_text = "RuntimeError on a 0-element tensor (e.g. \"size mismatch, got "
+					"input (2048), mat (2048x128), vec (0)\" or \"'weight' must be "
+					"2-D\")";
+			f->error_when = "where the code reads it: outside the pre-forward hooks each "
+					"rank holds a 0-element shard";
+			f->error_versions = dtl_check_version(c, DTL_FW_DEEPSPEED);
+			f->fix = "wrap the read in deepspeed.zero.GatheredParameters([param]), or "
+				 "register_external_parameter(module, param); TRL >= 1.6 gathers "
+				 "lm_head for chunked_nll itself";
+			if (dtl_check_add_tensor(c, f, t, NULL) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+const struct dtl_rule dtl_rule_dt401 = {
+	.id = "DT401",
+	.name = "qlora-storage-mismatch",
+	.severity = DTL_SEVERITY_ERROR,
+	.summary = "4-bit weights are stored in another dtype than the model is sharded in",
+	.explanation =
+		"bitsandbytes packs 4-bit weights into bnb_4bit_quant_storage, uint8 by default. "
+		"FSDP flattens and shards only one floating dtype per unit or group, and the PEFT "
+		"and bitsandbytes docs require quant_storage to equal the dtype the model is loaded "
+		"in (torch_dtype) for FSDP and ZeRO-3 QLoRA. With uint8 storage beside bfloat16 "
+		"layers FSDP1 fails to wrap ('Cannot flatten integer dtype tensors' or 'Must flatten "
+		"tensors with uniform dtype'). accelerate >= 1.14 on torch >= 2.7 instead leaves "
+		"frozen uint8 Params4bit out of FSDP2 sharding (info: no memory saving).",
+	.example = "quantization: {method: bnb-4bit, compute_dtype: bfloat16}\n"
+		   "training: {strategy: fsdp1, precision: bf16}",
+	.fix = "Set bnb_4bit_quant_storage to the model dtype (quantization.quant_storage: "
+	       "bfloat16).",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §3.2, §5.2",
+	.check = dt401_check,
+};
+
+const struct dtl_rule dtl_rule_dt402 = {
+	.id = "DT402",
+	.name = "int8-weights-sharded",
+	.severity = DTL_SEVERITY_ERROR,
+	.summary = "LLM.int8 weights under FSDP or ZeRO-3",
+	.explanation = "bitsandbytes 8-bit weights (Int8Params) are int8 codes with row scales. FSDP "
+		       "flattens only floating tensors, and neither FSDP nor ZeRO-3 keeps the scales "
+		       "with the shards.",
+	.example = "quantization: {method: bnb-8bit}\ntraining: {strategy: fsdp2}",
+	.fix = "Use 4-bit QLoRA with a floating quant_storage, or DDP.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.3; "
+		 "facts/torch-and-transformers.md §1.2",
+	.check = dt402_check,
+};
+
+const struct dtl_rule dtl_rule_dt403 = {
+	.id = "DT403",
+	.name = "adapter-dtype-mismatch",
+	.severity = DTL_SEVERITY_INFO,
+	.summary = "adapters are in another dtype than their base weights",
+	.explanation = "get_peft_model(autocast_adapter_dtype=True), the default since peft 0.12, "
+		       "upcasts float16/bfloat16 adapters to float32. The LoRA math handles it, but "
+		       "sharding does not: this is the usual cause of DT101, DT111, DT121 and DT122.",
+	.example = "adapter: {type: lora, target_modules: [q_proj, v_proj]}\n"
+		   "model: {checkpoint_dtype: bfloat16}",
+	.fix = "autocast_adapter_dtype=False, or adapters in their own FSDP groups.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.1",
+	.check = dt403_check,
+};
+
+const struct dtl_rule dtl_rule_dt404 = {
+	.id = "DT404",
+	.name = "quantized-float-cast",
+	.severity = DTL_SEVERITY_ERROR,
+	.summary = "a blanket float cast of float-stored 4-bit weights corrupts the packed codes",
+	.explanation = "Params4bit.to(dtype) on already-quantized weights converts the packed codes "
+		       "numerically; nothing guards it. uint8 storage is skipped by module.half() "
+		       "and module.bfloat16(), but float storage (bf16, fp32) is cast by DeepSpeed's "
+		       "engine cast or prepare_model_for_kbit_training before peft 0.10 when the "
+		       "storage differs from the target dtype.",
+	.example = "quantization: {method: bnb-4bit, quant_storage: bfloat16}\n"
+		   "training: {strategy: zero3, precision: fp16}",
+	.fix = "Make quant_storage the training precision, or keep uint8 storage.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §1.2",
+	.check = dt404_check,
+};
+
+const struct dtl_rule dtl_rule_dt405 = {
+	.id = "DT405",
+	.name = "merge-requantize",
+	.severity = DTL_SEVERITY_WARNING,
+	.summary = "merge_and_unload into quantized weights requantizes them",
+	.explanation = "Merging LoRA into a 4-bit or 8-bit base dequantizes, adds the delta and "
+		       "quantizes again; peft warns that generations may differ.",
+	.example = "quantization: {method: bnb-4bit}\ntraining: {merge: true}",
+	.fix = "Merge into a 16-bit copy of the base model.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.4",
+	.check = dt405_check,
+};
+
+const struct dtl_rule dtl_rule_dt406 = {
+	.id = "DT406",
+	.name = "merge-rounding",
+	.severity = DTL_SEVERITY_INFO,
+	.summary = "merging adapters into 16-bit weights rounds the update",
+	.explanation = "merge_and_unload adds delta.to(orig_dtype): the merged weight keeps the "
+		       "base's 16-bit dtype, so a float32 (or float16) adapter's update is rounded.",
+	.example = "training: {merge: true}",
+	.fix = "Keep the adapter separate, or merge into a float32 copy.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.4",
+	.check = dt406_check,
+};
+
+const struct dtl_rule dtl_rule_dt501 = {
+	.id = "DT501",
+	.name = "zero3-direct-access",
+	.severity = DTL_SEVERITY_ERROR,
+	.summary = "a ZeRO-3 partitioned tensor is read outside its module's forward",
+	.explanation =
+		"ZeRO-3 gathers a parameter only around its module's forward (pre-forward hooks); "
+		"elsewhere each rank holds a 0-element tensor (param.shape == (0,)). Code that reads "
+		"lm_head.weight in a custom loss, or an embedding outside its module, fails with a "
+		"size or shape error. Persistent parameters (numel <= threshold) stay gathered; a "
+		"tied parameter is gathered by the module that owns it.",
+	.example = "training: {strategy: zero3, direct_access: [lm_head.weight]}",
+	.fix = "GatheredParameters([param]) around the read, or register_external_parameter.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.6, §4.3",
+	.check = dt501_check,
+};

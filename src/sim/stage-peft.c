@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The peft stage: get_peft_model injects LoRA matrices (and DoRA magnitudes, modules_to_save
+ * copies) and freezes everything else (facts/deepspeed-peft-bnb-trl-accelerate.md §2.1, §2.3,
+ * §2.4). An adapter is created at torch's default dtype (float32), moved to its base layer's
+ * dtype when that is floating (a 4-bit base: its compute dtype from peft 0.19, its storage dtype
+ * before), then — autocast_adapter_dtype, default true from peft 0.12 — float16/bfloat16 (and
+ * float8 from 0.19) go to float32.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <string.h>
+
+#include "sim-private.h"
+
+static const char *fact_autocast = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.1";
+static const char *fact_quant = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.3";
+static const char *fact_save = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.4";
+
+struct target_matcher {
+	const struct dtl_adapter *adapter;
+	bool all_linear;
+	bool regex_compiled;
+	regex_t regex;
+};
+
+static bool suffix_match(const char *path, uint32_t len, const char *target, size_t tlen)
+{
+	/* PEFT: key == target or key.endswith("." + target) */
+	if (len == tlen)
+		return memcmp(path, target, tlen) == 0;
+	return len > tlen && path[len - tlen - 1] == '.' && memcmp(path + len - tlen, target, tlen) == 0;
+}
+
+static bool targeted(const struct target_matcher *m, const struct dtl_sim *sim, uint32_t mod)
+{
+	const struct dtl_module *md = &sim->modules[mod];
+	const struct dtl_adapter *a = m->adapter;
+
+	if (m->all_linear)
+		return !dtl_sim_is_output_layer(sim, mod);
+	if (m->regex_compiled) {
+		char buf[4096];
+		regmatch_t match;
+		if (md->path_len >= sizeof(buf))
+			return false;
+		memcpy(buf, md->path, md->path_len);
+		buf[md->path_len] = '\0';
+		/* re.fullmatch */
+		return regexec(&m->regex, buf, 1, &match, 0) == 0 && match.rm_so == 0 &&
+		       (size_t)match.rm_eo == md->path_len;
+	}
+	for (size_t i = 0; i < a->target_modules.count; i++)
+		if (suffix_match(md->path, md->path_len, a->target_modules.items[i].text,
+				 a->target_modules.items[i].len))
+			return true;
+	return false;
+}
+
+static bool autocast(const struct dtl_sim *sim, const char **ret_why)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	const struct dtl_plan *plan = &sim->rp.plan;
+
+	if (!dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_ADAPTER_DTYPE)) {
+		*ret_why = "this peft has no autocast_adapter_dtype";
+		return false;
+	}
+	if (a->autocast_adapter_dtype != DTL_UNSET) {
+		*ret_why = "adapter.autocast_adapter_dtype";
+		return a->autocast_adapter_dtype == DTL_TRUE;
+	}
+	/* facts §4.2: TRL >= 1.7 passes autocast_adapter_dtype=False under ZeRO-3 for models
+	 * that are not quantized, in its core trainers (more trainers from 1.8) */
+	if (plan->strategy == DTL_STRATEGY_ZERO3 &&
+	    sim->manifest->quantization.method == DTL_QUANT_NONE && plan->trainer) {
+		static const char *const core[] = {"trl-sft", "trl-dpo", "trl-grpo", "trl-rloo",
+						   "trl-reward", "trl-kto", NULL};
+		static const char *const more[] = {"trl-cpo", "trl-orpo", "trl-bco", NULL};
+		for (const char *const *t = core; *t; t++)
+			if (strcmp(*t, plan->trainer) == 0 &&
+			    dtl_sim_behavior(sim, DTL_B_TRL_ZERO3_NO_AUTOCAST)) {
+				*ret_why = "TRL passes autocast_adapter_dtype=False under ZeRO-3";
+				return false;
+			}
+		for (const char *const *t = more; *t; t++)
+			if (strcmp(*t, plan->trainer) == 0 &&
+			    dtl_sim_behavior(sim, DTL_B_TRL_ZERO3_NO_AUTOCAST_MORE)) {
+				*ret_why = "TRL passes autocast_adapter_dtype=False under ZeRO-3";
+				return false;
+			}
+	}
+	*ret_why = "autocast_adapter_dtype defaults to true";
+	return true;
+}
+
+/* The dtype PEFT moves a new adapter to: the base layer's, per quantization and version. */
+static enum dtl_dtype base_dtype(const struct dtl_sim *sim, uint32_t weight, const char **ret_how,
+				 const char **ret_fact)
+{
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	uint32_t f = sim->t.flags[weight];
+	enum dtl_dtype d = sim->t.dtype[weight];
+
+	*ret_fact = fact_quant;
+	if (f & DTL_TF_INT8) {
+		*ret_how = "an 8-bit base has no compute dtype: the adapter stays float32";
+		return DTL_DTYPE_NONE;
+	}
+	if (f & DTL_TF_QUANTIZED) {
+		if (dtl_sim_behavior(sim, DTL_B_PEFT_4BIT_COMPUTE_DTYPE)) {
+			/* transformers passes bnb_4bit_compute_dtype, float32 by default (§3.4) */
+			enum dtl_dtype c = q->compute_dtype != DTL_DTYPE_NONE ? q->compute_dtype
+									       : DTL_DTYPE_F32;
+			*ret_how = "moved to the 4-bit base's compute dtype";
+			return c;
+		}
+		if (!dtl_dtype_is_floating(d)) {
+			*ret_how = "this peft reads the 4-bit base's storage dtype, which is not "
+				   "floating: the adapter stays float32";
+			return DTL_DTYPE_NONE;
+		}
+		*ret_how = "moved to the 4-bit base's (floating) storage dtype";
+		return d;
+	}
+	*ret_fact = fact_autocast;
+	*ret_how = "moved to the base layer's dtype";
+	return dtl_dtype_is_floating(d) ? d : DTL_DTYPE_NONE;
+}
+
+static int fail(struct dtl_error *error, struct dtl_loc loc, const char *name)
+{
+	return dtl_error_set(error, loc, -EINVAL,
+			     "adapter: '%s' is already in 'tensors' (exported after get_peft_model), "
+			     "and the adapter section would inject it again; keep one of the two",
+			     name);
+}
+
+/* One new adapter tensor with its dtype history. */
+static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl_dtype base,
+		  const char *base_how, const char *base_fact, bool upcast, const char *upcast_why,
+		  struct dtl_error *error)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	uint32_t t;
+	char v[32];
+	int r;
+
+	if (dtl_sim_find(sim, name, strlen(name)) != DTL_NONE_INDEX)
+		return fail(error, a->loc, name);
+	r = dtl_sim_add_tensor(sim, name, (uint32_t)strlen(name), DTL_KIND_PARAM, DTL_DTYPE_F32, numel,
+			       DTL_TF_ADAPTER | DTL_TF_TRAINABLE, &t);
+	if (r == -EEXIST)
+		return fail(error, a->loc, name);
+	if (r < 0)
+		return r;
+	dtl_version_format(&sim->rp.plan.versions[DTL_FW_PEFT], v, sizeof(v));
+	const char *created = dtl_arena_sprintf(sim->arena,
+						"peft %s creates it at torch's default dtype, float32",
+						v);
+	if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, created, fact_autocast, a->loc)) < 0)
+		return r;
+	if (base != DTL_DTYPE_NONE && base != DTL_DTYPE_F32) {
+		const char *how = dtl_arena_sprintf(sim->arena, "%s (%s)", base_how,
+						    dtl_dtype_name(base));
+		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, base, how, base_fact, a->loc)) < 0)
+			return r;
+	} else if (base == DTL_DTYPE_NONE) {
+		if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, base_how, base_fact, a->loc)) < 0)
+			return r;
+	}
+	enum dtl_dtype d = sim->t.dtype[t];
+	bool fp8 = d == DTL_DTYPE_F8_E4M3FN || d == DTL_DTYPE_F8_E5M2;
+	if (upcast && (dtl_dtype_is_half(d) || (fp8 && dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_FP8)))) {
+		const char *why = dtl_arena_sprintf(sim->arena, "%s: upcast to float32 (%s)",
+						    "autocast_adapter_dtype", upcast_why);
+		struct dtl_loc loc = a->autocast_adapter_dtype_loc.line ? a->autocast_adapter_dtype_loc
+									: a->loc;
+		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, DTL_DTYPE_F32, why, fact_autocast,
+					   loc)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int copy_module(struct dtl_sim *sim, uint32_t mod, struct dtl_error *error)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	const struct dtl_module *md = &sim->modules[mod];
+	/* adding tensors may move the module array: keep what we need */
+	const char *path = md->path;
+	uint32_t path_len = md->path_len;
+	uint32_t own[64];
+	size_t n = 0;
+	int r;
+
+	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64; t = sim->t.next_in_module[t])
+		if (sim->t.kind[t] == DTL_KIND_PARAM && !(sim->t.flags[t] & DTL_TF_ALIAS))
+			own[n++] = t;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t src = own[i], t;
+		const char *leaf = sim->t.name[src] + path_len + (path_len ? 1 : 0);
+		char *name = dtl_arena_sprintf(sim->arena, "%.*s.modules_to_save.%s.%s",
+					       (int)path_len, path, a->name, leaf);
+		if (!name)
+			return -ENOMEM;
+		if (dtl_sim_find(sim, name, strlen(name)) != DTL_NONE_INDEX)
+			return fail(error, a->loc, name);
+		r = dtl_sim_add_tensor(sim, name, (uint32_t)strlen(name), DTL_KIND_PARAM,
+				       sim->t.dtype[src], sim->t.numel[src],
+				       DTL_TF_ADAPTER | DTL_TF_TRAINABLE, &t);
+		if (r == -EEXIST)
+			return fail(error, a->loc, name);
+		if (r < 0)
+			return r;
+		/* ModulesToSaveWrapper deep-copies the module: the original dtype, and
+		 * autocast_adapter_dtype does not touch it */
+		const char *why = dtl_arena_sprintf(sim->arena,
+						    "modules_to_save: a trainable deep copy of '%s' in its "
+						    "dtype (autocast_adapter_dtype does not touch it)",
+						    sim->t.name[src]);
+		if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, why, fact_save, a->loc)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	struct target_matcher m = {.adapter = a};
+	const char *upcast_why;
+	int r = 0;
+
+	if (!a->present)
+		return 0;
+	if (a->target_modules_string) {
+		if (strcmp(a->target_modules_string, "all-linear") == 0) {
+			m.all_linear = true;
+		} else {
+			/* a string is a regular expression PEFT full-matches against module
+			 * names; POSIX extended syntax covers the usual "(q|v)_proj" forms */
+			if (regcomp(&m.regex, a->target_modules_string, REG_EXTENDED) != 0)
+				return dtl_error_set(error, a->target_modules.loc, -EINVAL,
+						     "adapter.target_modules: '%s' is not a regular "
+						     "expression this dtypelint understands",
+						     a->target_modules_string);
+			m.regex_compiled = true;
+		}
+	}
+	bool upcast = autocast(sim, &upcast_why);
+	size_t nmod = sim->module_count; /* injected modules are not targets */
+	/* PEFT leaves only adapters trainable */
+	for (uint32_t t = 0; t < sim->t.count; t++)
+		if (!(sim->t.flags[t] & DTL_TF_ADAPTER))
+			sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
+	for (uint32_t mod = 1; mod < nmod && r >= 0; mod++) {
+		uint32_t weight;
+		int64_t out, in;
+		bool save = false;
+		const struct dtl_module *md = &sim->modules[mod];
+		for (size_t i = 0; i < a->modules_to_save.count && !save; i++)
+			save = suffix_match(md->path, md->path_len, a->modules_to_save.items[i].text,
+					    a->modules_to_save.items[i].len);
+		if (save) {
+			r = copy_module(sim, mod, error);
+			continue;
+		}
+		if (!targeted(&m, sim, mod) || !dtl_sim_linear(sim, mod, &weight, &out, &in))
+			continue;
+		const char *how, *fact;
+		enum dtl_dtype base = base_dtype(sim, weight, &how, &fact);
+		int plen = (int)md->path_len;
+		const char *path = md->path;
+		char *lora_a = dtl_arena_sprintf(sim->arena, "%.*s.lora_A.%s.weight", plen, path, a->name);
+		char *lora_b = dtl_arena_sprintf(sim->arena, "%.*s.lora_B.%s.weight", plen, path, a->name);
+		if (!lora_a || !lora_b)
+			r = -ENOMEM;
+		if (r >= 0)
+			r = inject(sim, lora_a, in >= 0 ? a->r * in : -1, base, how, fact, upcast,
+				   upcast_why, error);
+		if (r >= 0)
+			r = inject(sim, lora_b, out >= 0 ? out * a->r : -1, base, how, fact, upcast,
+				   upcast_why, error);
+		if (r >= 0 && a->use_dora == DTL_TRUE) {
+			char *mag = dtl_arena_sprintf(sim->arena, "%.*s.lora_magnitude_vector.%s.weight",
+						      plen, path, a->name);
+			r = mag ? inject(sim, mag, out, base, how, fact, upcast, upcast_why, error)
+				: -ENOMEM;
+		}
+	}
+	if (m.regex_compiled)
+		regfree(&m.regex);
+	if (r < 0)
+		return r;
+	return dtl_sim_rebuild_order(sim);
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The quantize stage: bitsandbytes replaces the targeted nn.Linear weights. 4-bit: Params4bit
+ * packed into quant_storage (uint8 by default), numel n -> (n+1) / (2 * itemsize); 8-bit:
+ * Int8Params in int8 with row scales. Replaced weights are frozen. Skipped: the skip list
+ * (default: the output layer) plus the keep-in-fp32 entries. A pre-quantized checkpoint is
+ * recognised from its side tensors (absmax, quant_map, quant_state.*, SCB, weight_format).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sim-private.h"
+
+static const char *fact_bnb = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1";
+static const char *fact_skip = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.4";
+
+bool dtl_sim_is_quant_state_name(const char *name, uint32_t len)
+{
+	static const char *const parts[] = {".absmax", ".quant_map", ".quant_state.",
+					    ".nested_absmax", ".nested_quant_map", ".SCB",
+					    ".weight_format", NULL};
+	for (const char *const *p = parts; *p; p++) {
+		size_t n = strlen(*p);
+		for (uint32_t i = 0; i + n <= len; i++)
+			if (memcmp(name + i, *p, n) == 0 &&
+			    (i + n == len || (*p)[n - 1] == '.' || name[i + n] == '.'))
+				return true;
+	}
+	return false;
+}
+
+/* A skip entry names a module when it is one of its dotted component sequences. */
+static bool skip_match(const struct dtl_pattern *e, const char *path, uint32_t len)
+{
+	for (uint32_t i = 0; i + e->len <= len; i++)
+		if ((i == 0 || path[i - 1] == '.') && memcmp(path + i, e->text, e->len) == 0 &&
+		    (i + e->len == len || path[i + e->len] == '.'))
+			return true;
+	return false;
+}
+
+static const struct dtl_pattern *skipped(const struct dtl_sim *sim, const struct dtl_module *md)
+{
+	static const struct dtl_pattern lm_head = {.text = "lm_head", .len = 7};
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	const struct dtl_patterns *lists[] = {&sim->model.keep_in_fp32,
+					      &sim->model.keep_in_fp32_strict};
+
+	if (q->skip_modules.present) {
+		for (size_t i = 0; i < q->skip_modules.count; i++)
+			if (skip_match(&q->skip_modules.items[i], md->path, md->path_len))
+				return &q->skip_modules.items[i];
+	} else if (skip_match(&lm_head, md->path, md->path_len)) {
+		/* get_keys_to_not_convert: the output embedding */
+		return &lm_head;
+	}
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->count; i++)
+			if (skip_match(&lists[l]->items[i], md->path, md->path_len))
+				return &lists[l]->items[i];
+	return NULL;
+}
+
+static int mark_prequantized(struct dtl_sim *sim, uint32_t weight, bool eight_bit,
+			     struct dtl_loc loc)
+{
+	sim->t.flags[weight] |= DTL_TF_QUANTIZED | (eight_bit ? DTL_TF_INT8 : 0);
+	sim->t.flags[weight] &= ~DTL_TF_TRAINABLE;
+	const char *reason = dtl_arena_sprintf(
+		sim->arena, "already quantized by bitsandbytes %s (%s storage), frozen",
+		eight_bit ? "8-bit" : "4-bit", dtl_dtype_name(sim->t.dtype[weight]));
+	return dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_bnb, loc);
+}
+
+int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	bool eight_bit = q->method == DTL_QUANT_BNB_8BIT;
+	struct dtl_loc loc = q->quant_storage_loc.line ? q->quant_storage_loc : q->method_loc;
+	enum dtl_dtype storage = q->quant_storage != DTL_DTYPE_NONE ? q->quant_storage : DTL_DTYPE_U8;
+	int r;
+
+	(void)error;
+	if (q->method == DTL_QUANT_NONE)
+		return 0;
+	for (uint32_t t = 0; t < sim->t.count; t++)
+		if (dtl_sim_is_quant_state_name(sim->t.name[t], sim->t.name_len[t])) {
+			/* not a parameter in memory: it lives in the weight's quant_state */
+			sim->t.flags[t] |= DTL_TF_QUANT_STATE;
+			sim->t.flags[t] &= ~(DTL_TF_TRAINABLE | DTL_TF_PERSISTENT);
+			sim->t.kind[t] = DTL_KIND_BUFFER;
+		}
+	for (uint32_t mod = 1; mod < sim->module_count; mod++) {
+		const struct dtl_module *md = &sim->modules[mod];
+		uint32_t weight;
+		bool has_state = false;
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+			has_state |= (sim->t.flags[t] & DTL_TF_QUANT_STATE) != 0;
+		/* the weight's own quant state lives below it: "<module>.weight.absmax" */
+		uint32_t w = DTL_NONE_INDEX;
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+			if (strcmp(sim->t.name[t] + md->path_len + 1, "weight") == 0)
+				w = t;
+		if (w != DTL_NONE_INDEX && !has_state) {
+			int64_t ws = dtl_strmap_get(&sim->module_paths, sim->t.name[w],
+						    sim->t.name_len[w]);
+			if (ws >= 0)
+				for (uint32_t t = sim->modules[ws].first_tensor; t != DTL_NONE_INDEX;
+				     t = sim->t.next_in_module[t])
+					has_state |= (sim->t.flags[t] & DTL_TF_QUANT_STATE) != 0;
+		}
+		if (w != DTL_NONE_INDEX && (has_state || !dtl_dtype_is_floating(sim->t.dtype[w]))) {
+			/* a pre-quantized checkpoint, or a live model exported after quantization */
+			if (sim->t.kind[w] == DTL_KIND_PARAM && (r = mark_prequantized(sim, w, eight_bit,
+										       q->method_loc)) < 0)
+				return r;
+			continue;
+		}
+		if (!dtl_sim_linear(sim, mod, &weight, NULL, NULL))
+			continue;
+		const struct dtl_pattern *skip = skipped(sim, md);
+		if (skip) {
+			const char *reason = dtl_arena_sprintf(
+				sim->arena, "not quantized: '%s' is in the skip list", skip->text);
+			if ((r = dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_skip,
+					      skip->loc.line ? skip->loc : q->method_loc)) < 0)
+				return r;
+			continue;
+		}
+		enum dtl_dtype d = sim->t.dtype[weight];
+		int64_t n = sim->t.numel[weight];
+		const char *reason;
+		sim->t.flags[weight] |= DTL_TF_QUANTIZED | (eight_bit ? DTL_TF_INT8 : 0);
+		sim->t.flags[weight] &= ~DTL_TF_TRAINABLE;
+		if (eight_bit) {
+			reason = dtl_arena_sprintf(sim->arena,
+						   "bitsandbytes 8-bit: Int8Params in int8 with row "
+						   "scales (from %s), frozen",
+						   dtl_dtype_name(d));
+			r = dtl_sim_set_dtype(sim, weight, DTL_STAGE_QUANTIZE, DTL_DTYPE_I8, reason,
+					      "facts/deepspeed-peft-bnb-trl-accelerate.md §3.3", q->method_loc);
+		} else {
+			int64_t packed = n >= 0 ? (n + 1) / (int64_t)(2 * dtl_dtype_itemsize(storage)) : -1;
+			reason = dtl_arena_sprintf(sim->arena,
+						   "bitsandbytes 4-bit: Params4bit packed into %s "
+						   "storage (numel %lld -> %lld), frozen",
+						   dtl_dtype_name(storage), (long long)n, (long long)packed);
+			sim->t.numel[weight] = packed;
+			r = dtl_sim_set_dtype(sim, weight, DTL_STAGE_QUANTIZE, storage, reason, fact_bnb,
+					      loc);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
