@@ -1,31 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /* Composing a manifest and its plan from the user's files (include/dtypelint/compose.h). */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "dtypelint/compose.h"
+#include "dtypelint/import.h"
 
-static int unsupported(const char *path, const char *what, struct dtl_error *error)
+static bool is_dir(const char *path)
 {
-	struct dtl_loc loc = {.file = path};
-	return dtl_error_set(error, loc, -ENOTSUP, "%s cannot be read by this dtypelint", what);
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
-                const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
-                struct dtl_error *error)
+		const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
+		struct dtl_error *error)
 {
 	struct dtl_manifest manifest;
 	int r;
 
-	if (in->deepspeed_file)
-		return unsupported(in->deepspeed_file, "a DeepSpeed config", error);
-	if (in->accelerate_file)
-		return unsupported(in->accelerate_file, "an accelerate config", error);
-	if (in->peft_file)
-		return unsupported(in->peft_file, "a PEFT adapter config", error);
-	if (in->trainer_args_file)
-		return unsupported(in->trainer_args_file, "a trainer arguments file", error);
-	r = dtl_manifest_load(in->input, arena, limits, &manifest, error);
+	if (is_dir(in->input))
+		r = dtl_import_hf_folder(in->input, arena, limits, &manifest, error);
+	else
+		r = dtl_manifest_load(in->input, arena, limits, &manifest, error);
 	if (r < 0)
 		return r;
 	if (in->plan_file) {
@@ -37,6 +34,24 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 			return r;
 		manifest.plan = plan;
 		manifest.has_training = true;
+	}
+	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args */
+	if (in->deepspeed_file &&
+	    (r = dtl_import_deepspeed(in->deepspeed_file, arena, limits, &manifest.plan, error)) < 0)
+		return r;
+	if (in->accelerate_file &&
+	    (r = dtl_import_accelerate(in->accelerate_file, arena, limits, &manifest.plan, error)) < 0)
+		return r;
+	if (in->trainer_args_file &&
+	    (r = dtl_import_trainer_args(in->trainer_args_file, arena, limits, &manifest, error)) < 0)
+		return r;
+	if (in->peft_file) {
+		const char *base = NULL;
+		r = dtl_import_peft(in->peft_file, arena, limits, &manifest.adapter, &base, error);
+		if (r < 0)
+			return r;
+		if (!manifest.model.name && base)
+			manifest.model.name = base;
 	}
 	*ret_manifest = manifest;
 	return 0;

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accelerate config YAML (facts/deepspeed-peft-bnb-trl-accelerate.md §5.1-§5.3): how accelerate
+ * turns distributed_type, mixed_precision, fsdp_config and deepspeed_config into an FSDP or
+ * DeepSpeed set-up, and the conflicts it rejects itself.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtypelint/import.h"
+#include "import-util.h"
+
+static const struct dtl_node *get(const struct dtl_node *map, const char *key)
+{
+	return map && map->type == DTL_NODE_MAP ? dtl_node_get(map, key) : NULL;
+}
+
+static bool truthy(const struct dtl_node *v)
+{
+	/* accelerate writes booleans, and sometimes 'true'/'false' strings */
+	if (!v)
+		return false;
+	if (v->type == DTL_NODE_BOOL)
+		return v->boolean;
+	return v->type == DTL_NODE_STRING && strcmp(v->string.text, "true") == 0;
+}
+
+/* "A,B" or [A, B] into patterns */
+static int class_list(const struct dtl_schema *s, const struct dtl_node *v, struct dtl_patterns *out)
+{
+	if (v->type == DTL_NODE_SEQ)
+		return dtl_schema_patterns(s, v, "fsdp_transformer_layer_cls_to_wrap", DTL_PATTERN_PLAIN,
+					   out);
+	if (v->type != DTL_NODE_STRING)
+		return dtl_schema_type_error(s, v, "fsdp_transformer_layer_cls_to_wrap",
+					     "a comma-separated string of class names");
+	size_t n = 1;
+	for (const char *p = v->string.text; *p; p++)
+		n += *p == ',';
+	out->items = dtl_arena_calloc(s->arena, n, sizeof(*out->items));
+	if (!out->items)
+		return -ENOMEM;
+	out->count = 0;
+	out->present = true;
+	out->loc = dtl_schema_loc(s, v);
+	const char *p = v->string.text;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		while (len && (*p == ' ')) {
+			p++;
+			len--;
+		}
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len) {
+			struct dtl_pattern *item = &out->items[out->count++];
+			item->text = dtl_arena_strndup(s->arena, p, len);
+			item->len = (uint32_t)len;
+			item->loc = out->loc;
+			if (!item->text)
+				return -ENOMEM;
+		}
+		p = comma ? comma + 1 : p + strlen(p);
+	}
+	return 0;
+}
+
+static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struct dtl_plan *plan,
+		     struct dtl_loc precision_loc)
+{
+	const struct dtl_node *v;
+	int64_t version = 1;
+	int r;
+
+	if (f && (r = dtl_schema_map(s, f, "fsdp_config")) < 0)
+		return r;
+	if ((v = get(f, "fsdp_version"))) {
+		if (v->type == DTL_NODE_STRING)
+			version = atoi(v->string.text);
+		else if ((r = dtl_schema_int(s, v, "fsdp_version", 1, 2, &version)) < 0)
+			return r;
+		if (version != 1 && version != 2)
+			return dtl_schema_fail(s, v, "'fsdp_version' must be 1 or 2, got %s",
+					       dtl_schema_describe(s, v));
+	}
+	plan->strategy = version == 2 ? DTL_STRATEGY_FSDP2 : DTL_STRATEGY_FSDP1;
+	plan->strategy_loc = v ? dtl_schema_loc(s, v) : plan->strategy_loc;
+	plan->fsdp.loc = f ? dtl_schema_loc(s, f) : plan->loc;
+	/* facts §5.2: accelerate's policy: FSDP1 MixedPrecision(param, reduce, buffer = dtype),
+	 * FSDP2 MixedPrecisionPolicy(param, reduce, output = dtype) */
+	enum dtl_dtype d = dtl_precision_dtype(plan->precision);
+	if (plan->precision != DTL_PRECISION_UNSET && plan->precision != DTL_PRECISION_FP32) {
+		plan->fsdp.param_dtype = plan->fsdp.reduce_dtype = d;
+		plan->fsdp.param_dtype_loc = plan->fsdp.reduce_dtype_loc = precision_loc;
+		if (version == 1) {
+			plan->fsdp.buffer_dtype = d;
+			plan->fsdp.buffer_dtype_loc = precision_loc;
+		}
+	}
+	if ((v = get(f, "fsdp_auto_wrap_policy"))) {
+		const char *policy;
+		if ((r = dtl_schema_string(s, v, "fsdp_auto_wrap_policy", &policy)) < 0)
+			return r;
+		if (strcmp(policy, "NO_WRAP") == 0) {
+			plan->fsdp.wrap.present = true;
+			plan->fsdp.wrap.count = 0;
+			plan->fsdp.wrap.loc = dtl_schema_loc(s, v);
+		} else if (strcmp(policy, "SIZE_BASED_WRAP") == 0) {
+			return dtl_schema_fail(s, v,
+					       "SIZE_BASED_WRAP is not simulated by dtypelint (units "
+					       "by parameter count); give the wrap classes in a plan "
+					       "(fsdp.wrap) instead");
+		} else if (strcmp(policy, "TRANSFORMER_BASED_WRAP") != 0) {
+			return dtl_schema_fail(s, v,
+					       "'fsdp_auto_wrap_policy' must be TRANSFORMER_BASED_WRAP, "
+					       "SIZE_BASED_WRAP or NO_WRAP, got %s",
+					       dtl_schema_describe(s, v));
+		}
+	}
+	/* absent: the model's _no_split_modules (facts §5.1) */
+	if ((v = get(f, "fsdp_transformer_layer_cls_to_wrap")) &&
+	    (r = class_list(s, v, &plan->fsdp.wrap)) < 0)
+		return r;
+	if ((v = get(f, "fsdp_use_orig_params")) && version == 1) {
+		plan->fsdp.use_orig_params = truthy(v) ? DTL_TRUE : DTL_FALSE;
+		plan->fsdp.use_orig_params_loc = dtl_schema_loc(s, v);
+	}
+	if (version == 2 && truthy(get(f, "fsdp_forward_prefetch")))
+		return dtl_schema_fail(s, get(f, "fsdp_forward_prefetch"),
+				       "accelerate refuses this config: 'ValueError: forward_prefetch "
+				       "is not yet implemented in FSDP2'");
+	return 0;
+}
+
+static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
+			  const struct dtl_node *mixed, struct dtl_plan *plan, const char *path,
+			  struct dtl_arena *arena, const struct dtl_limits *limits)
+{
+	static const char *const ignored_with_file[] = {
+		"gradient_accumulation_steps", "gradient_clipping", "zero_stage",
+		"offload_optimizer_device", "offload_param_device", "offload_param_nvme_path",
+		"offload_optimizer_nvme_path", "zero3_save_16bit_model", NULL};
+	const struct dtl_node *v, *file;
+	int r;
+
+	if (d && (r = dtl_schema_map(s, d, "deepspeed_config")) < 0)
+		return r;
+	if ((file = get(d, "deepspeed_config_file"))) {
+		const char *rel;
+		if ((r = dtl_schema_string(s, file, "deepspeed_config_file", &rel)) < 0)
+			return r;
+		/* facts §5.3: with a config file these YAML keys are an error */
+		for (const char *const *k = ignored_with_file; *k; k++)
+			if (get(d, *k))
+				return dtl_schema_fail(s, get(d, *k),
+						       "accelerate refuses this config: 'When using "
+						       "`deepspeed_config_file`, the following accelerate "
+						       "config variables will be ignored: [%s]'",
+						       *k);
+		enum dtl_precision yaml_precision = plan->precision;
+		struct dtl_loc yaml_loc = plan->precision_loc;
+		plan->precision = DTL_PRECISION_UNSET;
+		r = dtl_import_deepspeed(dtl_path_relative_to(arena, path, rel), arena, limits, plan,
+					 s->error);
+		if (r < 0)
+			return r;
+		/* facts §5.3: set_mixed_precision refuses a conflicting mode */
+		if (yaml_precision != DTL_PRECISION_UNSET && yaml_precision != DTL_PRECISION_FP32 &&
+		    plan->precision != DTL_PRECISION_UNSET && plan->precision != yaml_precision)
+			return dtl_schema_fail(s, mixed,
+					       "accelerate refuses this config: 'ValueError: "
+					       "`--mixed_precision` arg cannot be set to `%s` when `%s` is "
+					       "set in the DeepSpeed config file.'",
+					       dtl_precision_name(yaml_precision),
+					       dtl_precision_name(plan->precision));
+		if (plan->precision == DTL_PRECISION_UNSET) {
+			plan->precision = yaml_precision;
+			plan->precision_loc = yaml_loc;
+		}
+	} else {
+		int64_t stage = 2; /* ACCELERATE_DEEPSPEED_ZERO_STAGE default */
+		if ((v = get(d, "zero_stage")) &&
+		    (r = dtl_schema_int(s, v, "zero_stage", 0, 3, &stage)) < 0)
+			return r;
+		plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
+		plan->strategy_loc = v ? dtl_schema_loc(s, v) : plan->loc;
+		if ((v = get(d, "offload_param_device"))) {
+			const char *text;
+			if ((r = dtl_schema_string(s, v, "offload_param_device", &text)) < 0)
+				return r;
+			plan->zero3.offload_param = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
+						    : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
+										: DTL_OFFLOAD_NONE;
+			plan->zero3.offload_param_loc = dtl_schema_loc(s, v);
+		}
+	}
+	if ((v = get(d, "zero3_init_flag"))) {
+		/* facts §5.3: forced off for stages other than 3 */
+		plan->zero3.init = truthy(v) && plan->strategy == DTL_STRATEGY_ZERO3 ? DTL_TRUE : DTL_FALSE;
+		plan->zero3.init_loc = dtl_schema_loc(s, v);
+	}
+	return 0;
+}
+
+int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
+			  const struct dtl_limits *limits, struct dtl_plan *plan,
+			  struct dtl_error *error)
+{
+	struct dtl_loaded l;
+	const struct dtl_node *root, *v, *mixed;
+	const char *text;
+	int r;
+
+	if ((r = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
+		return r;
+	root = l.root;
+	const struct dtl_schema *s = &l.s;
+	if ((r = dtl_schema_map(s, root, "accelerate config")) < 0)
+		goto out;
+	plan->file = s->file;
+	plan->loc = dtl_schema_loc(s, root);
+	if ((mixed = get(root, "mixed_precision"))) {
+		if ((r = dtl_schema_string(s, mixed, "mixed_precision", &text)) < 0)
+			goto out;
+		/* facts §5.2: fp8 -> bf16 */
+		if (strcmp(text, "bf16") == 0 || strcmp(text, "fp8") == 0)
+			plan->precision = DTL_PRECISION_BF16;
+		else if (strcmp(text, "fp16") == 0)
+			plan->precision = DTL_PRECISION_FP16;
+		else if (strcmp(text, "no") == 0)
+			plan->precision = DTL_PRECISION_FP32;
+		else {
+			r = dtl_schema_fail(s, mixed,
+					    "'mixed_precision' must be no, fp16, bf16 or fp8, got %s",
+					    dtl_schema_describe(s, mixed));
+			goto out;
+		}
+		plan->precision_loc = dtl_schema_loc(s, mixed);
+	}
+	if ((v = get(root, "num_processes"))) {
+		int64_t n = 1, machines = 1;
+		const struct dtl_node *m = get(root, "num_machines");
+		if ((r = dtl_schema_int(s, v, "num_processes", 1, 1 << 24, &n)) < 0 ||
+		    (m && (r = dtl_schema_int(s, m, "num_machines", 1, 1 << 16, &machines)) < 0))
+			goto out;
+		plan->world_size = n * machines;
+		plan->world_size_loc = dtl_schema_loc(s, v);
+	}
+	if (!(v = get(root, "distributed_type"))) {
+		r = dtl_schema_fail(s, root, "an accelerate config needs 'distributed_type'");
+		goto out;
+	}
+	if ((r = dtl_schema_string(s, v, "distributed_type", &text)) < 0)
+		goto out;
+	plan->strategy_loc = dtl_schema_loc(s, v);
+	if (strcmp(text, "FSDP") == 0) {
+		r = read_fsdp(s, get(root, "fsdp_config"), plan, plan->precision_loc);
+	} else if (strcmp(text, "DEEPSPEED") == 0) {
+		r = read_deepspeed(s, get(root, "deepspeed_config"), mixed, plan, path, arena, limits);
+	} else if (strcmp(text, "NO") == 0) {
+		plan->strategy = DTL_STRATEGY_SINGLE;
+	} else if (strncmp(text, "MULTI_", 6) == 0) {
+		plan->strategy = DTL_STRATEGY_DDP;
+	} else {
+		r = dtl_schema_fail(s, v,
+				    "'distributed_type' %s is not simulated (FSDP, DEEPSPEED, "
+				    "MULTI_GPU and the other MULTI_* types, NO)",
+				    dtl_schema_describe(s, v));
+	}
+out:
+	dtl_loaded_close(&l);
+	return r;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DeepSpeed JSON (facts/deepspeed-peft-bnb-trl-accelerate.md §1.8): the keys that decide
+ * dtypes. Other keys are DeepSpeed's business and are not checked here.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/import.h"
+#include "import-util.h"
+
+static bool is_auto(const struct dtl_node *v)
+{
+	return v && v->type == DTL_NODE_STRING && strcmp(v->string.text, "auto") == 0;
+}
+
+/* {"enabled": true|false|"auto"}: 1, 0, or -1 for auto/absent */
+static int enabled(const struct dtl_schema *s, const struct dtl_node *section, const char *what,
+		   int *ret, const struct dtl_node **ret_node)
+{
+	const struct dtl_node *e;
+	bool b;
+	int r;
+
+	*ret = -1;
+	*ret_node = NULL;
+	if (!section)
+		return 0;
+	if ((r = dtl_schema_map(s, section, what)) < 0)
+		return r;
+	e = dtl_node_get(section, "enabled");
+	*ret_node = e;
+	if (!e || is_auto(e))
+		return 0;
+	if ((r = dtl_schema_bool(s, e, what, &b)) < 0)
+		return r;
+	*ret = b;
+	return 0;
+}
+
+static int ds_dtype(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+		    enum dtl_dtype *ret)
+{
+	const char *text;
+	int r = dtl_schema_string(s, v, what, &text);
+	if (r < 0)
+		return r;
+	if (strcmp(text, "bf16") == 0 || strcmp(text, "bfloat16") == 0)
+		*ret = DTL_DTYPE_BF16;
+	else if (strcmp(text, "fp16") == 0 || strcmp(text, "float16") == 0)
+		*ret = DTL_DTYPE_F16;
+	else if (strcmp(text, "fp32") == 0 || strcmp(text, "float32") == 0)
+		*ret = DTL_DTYPE_F32;
+	else
+		return dtl_schema_fail(s, v, "'%s' must be bf16, fp16 or fp32, got %s", what,
+				       dtl_schema_describe(s, v));
+	return 0;
+}
+
+static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struct dtl_plan *plan)
+{
+	const struct dtl_node *v;
+	int64_t stage;
+	int r;
+
+	if ((r = dtl_schema_map(s, z, "zero_optimization")) < 0)
+		return r;
+	plan->zero3.loc = dtl_schema_loc(s, z);
+	if ((v = dtl_node_get(z, "stage"))) {
+		if ((r = dtl_schema_int(s, v, "zero_optimization.stage", 0, 3, &stage)) < 0)
+			return r;
+		/* stages 0-2 keep every parameter whole on every rank: data parallel for dtypes */
+		plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
+		plan->strategy_loc = dtl_schema_loc(s, v);
+	}
+	if ((v = dtl_node_get(z, "stage3_param_persistence_threshold"))) {
+		plan->zero3.persistence_threshold_loc = dtl_schema_loc(s, v);
+		if (is_auto(v)) {
+			plan->zero3.persistence_auto = true;
+		} else if ((r = dtl_schema_int(s, v, "stage3_param_persistence_threshold", 0,
+					       INT64_MAX, &plan->zero3.persistence_threshold)) < 0) {
+			return r;
+		}
+	}
+	if ((v = dtl_node_get(z, "stage3_model_persistence_threshold")) && !is_auto(v)) {
+		plan->zero3.model_persistence_threshold_loc = dtl_schema_loc(s, v);
+		if ((r = dtl_schema_int(s, v, "stage3_model_persistence_threshold", 0, INT64_MAX,
+					&plan->zero3.model_persistence_threshold)) < 0)
+			return r;
+	}
+	if ((v = dtl_node_get(z, "stage3_allgather_sequential"))) {
+		bool b;
+		if ((r = dtl_schema_bool(s, v, "stage3_allgather_sequential", &b)) < 0)
+			return r;
+		plan->zero3.allgather_sequential = b ? DTL_TRUE : DTL_FALSE;
+		plan->zero3.allgather_sequential_loc = dtl_schema_loc(s, v);
+	}
+	if ((v = dtl_node_get(z, "offload_param"))) {
+		const struct dtl_node *device;
+		const char *text;
+		if ((r = dtl_schema_map(s, v, "offload_param")) < 0)
+			return r;
+		if ((device = dtl_node_get(v, "device"))) {
+			if ((r = dtl_schema_string(s, device, "offload_param.device", &text)) < 0)
+				return r;
+			plan->zero3.offload_param = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
+						    : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
+										: DTL_OFFLOAD_NONE;
+			if (strcmp(text, "cpu") && strcmp(text, "nvme") && strcmp(text, "none"))
+				return dtl_schema_fail(s, device,
+						       "'offload_param.device' must be none, cpu or "
+						       "nvme, got %s",
+						       dtl_schema_describe(s, device));
+			plan->zero3.offload_param_loc = dtl_schema_loc(s, device);
+		}
+	}
+	return 0;
+}
+
+int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+			 struct dtl_plan *plan, struct dtl_error *error)
+{
+	struct dtl_loaded l;
+	const struct dtl_node *root, *v, *bf16_node, *fp16_node;
+	int bf16, fp16, r;
+
+	if ((r = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
+		return r;
+	root = l.root;
+	const struct dtl_schema *s = &l.s;
+	if ((r = dtl_schema_map(s, root, "DeepSpeed config")) < 0)
+		goto out;
+	if (!plan->file) {
+		plan->file = s->file;
+		plan->loc = dtl_schema_loc(s, root);
+	}
+	/* facts §1.8: "bfloat16" is an alias section of "bf16" */
+	v = dtl_node_get(root, "bf16");
+	if (!v)
+		v = dtl_node_get(root, "bfloat16");
+	if ((r = enabled(s, v, "bf16.enabled", &bf16, &bf16_node)) < 0 ||
+	    (r = enabled(s, dtl_node_get(root, "fp16"), "fp16.enabled", &fp16, &fp16_node)) < 0)
+		goto out;
+	if (bf16 == 1 && fp16 == 1) {
+		/* facts §1.1: partition_parameters raises */
+		r = dtl_schema_fail(s, fp16_node,
+				    "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
+				    "cannot be enabled at once'");
+		goto out;
+	}
+	if (bf16 == 1 || fp16 == 1) {
+		plan->precision = bf16 == 1 ? DTL_PRECISION_BF16 : DTL_PRECISION_FP16;
+		plan->precision_loc = dtl_schema_loc(s, bf16 == 1 ? bf16_node : fp16_node);
+	} else if (bf16 == 0 && fp16 == 0) {
+		plan->precision = DTL_PRECISION_FP32;
+		plan->precision_loc = dtl_schema_loc(s, bf16_node ? bf16_node : fp16_node);
+	}
+	if ((v = dtl_node_get(root, "zero_optimization")) && (r = read_zero(s, v, plan)) < 0)
+		goto out;
+	if ((v = dtl_node_get(root, "data_types"))) {
+		const struct dtl_node *d;
+		if ((r = dtl_schema_map(s, v, "data_types")) < 0)
+			goto out;
+		if ((d = dtl_node_get(v, "param_dtype")) && d->type != DTL_NODE_NULL) {
+			if ((r = ds_dtype(s, d, "data_types.param_dtype", &plan->zero3.param_dtype)) < 0)
+				goto out;
+			plan->zero3.param_dtype_loc = dtl_schema_loc(s, d);
+		}
+		if ((d = dtl_node_get(v, "buffer_dtype")) && d->type != DTL_NODE_NULL) {
+			if ((r = ds_dtype(s, d, "data_types.buffer_dtype", &plan->zero3.buffer_dtype)) < 0)
+				goto out;
+			plan->zero3.buffer_dtype_loc = dtl_schema_loc(s, d);
+		}
+	}
+	r = 0;
+out:
+	dtl_loaded_close(&l);
+	return r;
+}

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A Hugging Face model folder: config.json (architecture, dtype, quantization_config,
+ * tie_word_embeddings, hidden_size, sub-configs) and either the safetensors shards (only their
+ * headers are read) or model.safetensors.index.json alone, whose names get dtypes from the
+ * config and shapes from the architecture profile's expressions over config.json keys.
+ *
+ * Order: a folder does not record registration order; tensors are taken in the natural order
+ * of their names (layers.2 before layers.10), which matches named_parameters() for modules and
+ * layers but not always within a layer. A manifest exported from a live model has the real order.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dtypelint/glob.h"
+#include "dtypelint/import.h"
+#include "dtypelint/profile.h"
+#include "dtypelint/safetensors.h"
+#include "import-util.h"
+
+struct entry {
+	const char *name;
+	uint32_t len;
+	enum dtl_dtype dtype;
+	int64_t *shape;
+	uint32_t rank;
+	int64_t numel;
+	struct dtl_loc loc;
+};
+
+struct folder {
+	const char *dir;
+	struct dtl_arena *arena;
+	const struct dtl_limits *limits;
+	struct dtl_error *error;
+	const struct dtl_node *config;
+	const struct dtl_node *text_config;
+	struct dtl_vec entries; /* struct entry */
+	struct dtl_strmap names;
+};
+
+static const struct dtl_node *config_value(const struct folder *f, const char *key)
+{
+	const struct dtl_node *v = dtl_node_get(f->config, key);
+	if (!v && f->text_config)
+		v = dtl_node_get(f->text_config, key);
+	return v;
+}
+
+/* ---- shape expressions: identifiers (config keys), integers, + - * / ( ) ---- */
+struct expr {
+	const char *p;
+	const struct folder *f;
+	bool ok;
+};
+
+static int64_t expr_sum(struct expr *e);
+
+static void skip_space(struct expr *e)
+{
+	while (*e->p == ' ')
+		e->p++;
+}
+
+static int64_t expr_atom(struct expr *e)
+{
+	skip_space(e);
+	if (*e->p == '(') {
+		e->p++;
+		int64_t v = expr_sum(e);
+		skip_space(e);
+		if (*e->p != ')')
+			e->ok = false;
+		else
+			e->p++;
+		return v;
+	}
+	if (*e->p >= '0' && *e->p <= '9') {
+		int64_t v = 0;
+		while (*e->p >= '0' && *e->p <= '9') {
+			if (v > INT64_MAX / 10)
+				e->ok = false;
+			v = v * 10 + (*e->p++ - '0');
+		}
+		return v;
+	}
+	const char *start = e->p;
+	while ((*e->p >= 'a' && *e->p <= 'z') || (*e->p >= 'A' && *e->p <= 'Z') || *e->p == '_' ||
+	       (e->p > start && *e->p >= '0' && *e->p <= '9'))
+		e->p++;
+	if (e->p == start) {
+		e->ok = false;
+		return 0;
+	}
+	char key[128];
+	size_t n = (size_t)(e->p - start);
+	if (n >= sizeof(key)) {
+		e->ok = false;
+		return 0;
+	}
+	memcpy(key, start, n);
+	key[n] = '\0';
+	const struct dtl_node *v = config_value(e->f, key);
+	if (!v || v->type != DTL_NODE_INT || v->integer < 0) {
+		e->ok = false;
+		return 0;
+	}
+	return v->integer;
+}
+
+static int64_t expr_product(struct expr *e)
+{
+	int64_t v = expr_atom(e);
+	for (;;) {
+		skip_space(e);
+		char op = *e->p;
+		if (op != '*' && op != '/')
+			return v;
+		e->p++;
+		int64_t rhs = expr_atom(e);
+		if (op == '*') {
+			if (rhs && v > INT64_MAX / rhs)
+				e->ok = false;
+			else
+				v *= rhs;
+		} else if (rhs == 0) {
+			e->ok = false;
+		} else {
+			v /= rhs;
+		}
+	}
+}
+
+static int64_t expr_sum(struct expr *e)
+{
+	int64_t v = expr_product(e);
+	for (;;) {
+		skip_space(e);
+		char op = *e->p;
+		if (op != '+' && op != '-')
+			return v;
+		e->p++;
+		int64_t rhs = expr_product(e);
+		v = op == '+' ? v + rhs : v - rhs;
+	}
+}
+
+static bool shape_from_profile(const struct folder *f, const struct dtl_profile *p, const char *name,
+			       uint32_t len, struct entry *out)
+{
+	if (!p)
+		return false;
+	for (size_t i = 0; i < p->shape_count; i++) {
+		const struct dtl_shape_rule *rule = &p->shapes[i];
+		if (!dtl_glob_match(rule->glob.text, rule->glob.len, name, len))
+			continue;
+		int64_t *shape = dtl_arena_calloc(f->arena, rule->rank + 1, sizeof(int64_t));
+		int64_t numel = 1;
+		if (!shape)
+			return false;
+		for (size_t d = 0; d < rule->rank; d++) {
+			struct expr e = {.p = rule->dims[d], .f = f, .ok = true};
+			shape[d] = expr_sum(&e);
+			skip_space(&e);
+			if (!e.ok || *e.p || shape[d] < 0)
+				return false;
+			if (shape[d] && numel > INT64_MAX / shape[d])
+				return false;
+			numel *= shape[d];
+		}
+		out->shape = shape;
+		out->rank = (uint32_t)rule->rank;
+		out->numel = numel;
+		return true;
+	}
+	return false;
+}
+
+/* natural order: digit runs compare as numbers */
+static int natural_cmp(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+	const char *x = a->name, *y = b->name;
+	while (*x && *y) {
+		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+			const char *xs = x, *ys = y;
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			const char *xd = x, *yd = y;
+			while (*x >= '0' && *x <= '9')
+				x++;
+			while (*y >= '0' && *y <= '9')
+				y++;
+			if (x - xd != y - yd)
+				return (x - xd) < (y - yd) ? -1 : 1;
+			int c = memcmp(xd, yd, (size_t)(x - xd));
+			if (c)
+				return c;
+			if ((x - xs) != (y - ys))
+				return (x - xs) < (y - ys) ? -1 : 1;
+			continue;
+		}
+		if (*x != *y)
+			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
+		x++;
+		y++;
+	}
+	return *x ? 1 : *y ? -1 : 0;
+}
+
+static int add_entry(struct folder *f, const char *name, size_t len, struct entry **ret)
+{
+	if (dtl_strmap_get(&f->names, name, len) >= 0)
+		return -EEXIST;
+	struct entry *e = dtl_vec_push(&f->entries, f->arena, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->name = name;
+	e->len = (uint32_t)len;
+	e->numel = -1;
+	if (dtl_strmap_put(&f->names, name, len, (int64_t)f->entries.count) < 0)
+		return -ENOMEM;
+	*ret = e;
+	return 0;
+}
+
+static int read_shard(struct folder *f, const char *path)
+{
+	struct dtl_safetensors_header h;
+	int r = dtl_safetensors_read_header(path, f->limits, f->arena, &h, f->error);
+	const char *file = dtl_arena_strndup(f->arena, path, strlen(path));
+
+	if (r < 0)
+		return r;
+	if (!file)
+		return -ENOMEM;
+	for (size_t i = 0; i < h.tensor_count; i++) {
+		const struct dtl_safetensors_tensor *t = &h.tensors[i];
+		struct entry *e;
+		r = add_entry(f, t->name, t->name_len, &e);
+		if (r == -EEXIST) {
+			struct dtl_loc loc = {.file = file, .line = 1, .column = t->name_column};
+			return dtl_error_set(f->error, loc, -EINVAL,
+					     "tensor '%s' is stored in more than one shard", t->name);
+		}
+		if (r < 0)
+			return r;
+		e->dtype = t->dtype;
+		e->shape = t->shape;
+		e->rank = t->rank;
+		e->numel = t->numel;
+		e->loc = (struct dtl_loc){.file = file, .line = 1, .column = t->name_column};
+	}
+	return 0;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static enum dtl_dtype config_dtype(const struct folder *f)
+{
+	const struct dtl_node *v = config_value(f, "dtype");
+	if (!v || v->type != DTL_NODE_STRING)
+		v = config_value(f, "torch_dtype");
+	if (!v || v->type != DTL_NODE_STRING)
+		return DTL_DTYPE_NONE;
+	return dtl_dtype_parse(v->string.text, v->string.len);
+}
+
+static int read_quantization(struct folder *f, const struct dtl_schema *s, struct dtl_manifest *m)
+{
+	const struct dtl_node *q = dtl_node_get(f->config, "quantization_config"), *v;
+	if (!q || q->type != DTL_NODE_MAP)
+		return 0;
+	v = dtl_node_get(q, "quant_method");
+	/* only bitsandbytes is simulated; other methods (fp8, mxfp4, gptq, ...) leave the
+	 * checkpoint's dtypes as they are */
+	if (!v || v->type != DTL_NODE_STRING || strcmp(v->string.text, "bitsandbytes") != 0)
+		return 0;
+	struct dtl_quantization *out = &m->quantization;
+	const struct dtl_node *b4 = dtl_node_get(q, "load_in_4bit"), *b8 = dtl_node_get(q, "load_in_8bit");
+	if (!b4)
+		b4 = dtl_node_get(q, "_load_in_4bit");
+	if (!b8)
+		b8 = dtl_node_get(q, "_load_in_8bit");
+	if (b4 && b4->type == DTL_NODE_BOOL && b4->boolean)
+		out->method = DTL_QUANT_BNB_4BIT;
+	else if (b8 && b8->type == DTL_NODE_BOOL && b8->boolean)
+		out->method = DTL_QUANT_BNB_8BIT;
+	else
+		return 0;
+	out->loc = out->method_loc = dtl_schema_loc(s, q);
+	int r;
+	if ((v = dtl_node_get(q, "bnb_4bit_compute_dtype")) && v->type != DTL_NODE_NULL) {
+		if ((r = dtl_schema_dtype(s, v, "bnb_4bit_compute_dtype", true, &out->compute_dtype)) < 0)
+			return r;
+		out->compute_dtype_loc = dtl_schema_loc(s, v);
+	}
+	if ((v = dtl_node_get(q, "bnb_4bit_quant_storage")) && v->type != DTL_NODE_NULL) {
+		if ((r = dtl_schema_dtype(s, v, "bnb_4bit_quant_storage", true, &out->quant_storage)) < 0)
+			return r;
+		out->quant_storage_loc = dtl_schema_loc(s, v);
+	}
+	if ((v = dtl_node_get(q, "llm_int8_skip_modules")) && v->type == DTL_NODE_SEQ &&
+	    (r = dtl_schema_patterns(s, v, "llm_int8_skip_modules", DTL_PATTERN_PLAIN,
+				     &out->skip_modules)) < 0)
+		return r;
+	return 0;
+}
+
+static int read_index(struct folder *f, const char *index_path, bool *ret_shards_present,
+		      struct dtl_loaded *idx)
+{
+	int r = dtl_loaded_open(idx, index_path, f->arena, f->limits, f->error);
+	if (r < 0)
+		return r;
+	const struct dtl_node *map = dtl_node_get(idx->root, "weight_map");
+	if (!map || map->type != DTL_NODE_MAP)
+		return dtl_schema_fail(&idx->s, idx->root, "an index needs a 'weight_map' mapping");
+	bool all = true;
+	for (size_t i = 0; i < map->map.count; i++) {
+		const struct dtl_node *shard = &map->map.pairs[i].value;
+		if (shard->type != DTL_NODE_STRING || strchr(shard->string.text, '/'))
+			return dtl_schema_fail(&idx->s, shard,
+					       "'weight_map' values must be shard file names");
+		const char *path = dtl_arena_sprintf(f->arena, "%s/%s", f->dir, shard->string.text);
+		if (!path)
+			return -ENOMEM;
+		all = all && exists(path);
+	}
+	*ret_shards_present = all && map->map.count > 0;
+	return 0;
+}
+
+int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct dtl_limits *limits,
+			 struct dtl_manifest *ret_manifest, struct dtl_error *error)
+{
+	struct folder f = {.dir = dir, .arena = arena, .limits = limits, .error = error};
+	struct dtl_loaded config, idx = {0};
+	struct dtl_manifest m;
+	bool have_index = false, shards = false;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	dtl_plan_init(&m.plan);
+	dtl_strmap_init(&f.names, arena);
+	const char *config_path = dtl_arena_sprintf(arena, "%s/config.json", dir);
+	const char *index_path = dtl_arena_sprintf(arena, "%s/model.safetensors.index.json", dir);
+	if (!config_path || !index_path)
+		return -ENOMEM;
+	if (!exists(config_path)) {
+		struct dtl_loc loc = {.file = dir};
+		return dtl_error_set(error, loc, -ENOENT,
+				     "a model folder needs a config.json (and safetensors files or "
+				     "model.safetensors.index.json)");
+	}
+	if ((r = dtl_loaded_open(&config, config_path, arena, limits, error)) < 0)
+		return r;
+	f.config = config.root;
+	if ((r = dtl_schema_map(&config.s, config.root, "config.json")) < 0)
+		goto out;
+	f.text_config = dtl_node_get(config.root, "text_config");
+	if (f.text_config && f.text_config->type != DTL_NODE_MAP)
+		f.text_config = NULL;
+	m.file = config.s.file;
+	m.model.loc = dtl_schema_loc(&config.s, config.root);
+	const struct dtl_node *arch = dtl_node_get(config.root, "architectures");
+	if (arch && arch->type == DTL_NODE_SEQ && arch->seq.count &&
+	    arch->seq.items[0].type == DTL_NODE_STRING) {
+		m.model.architecture = arch->seq.items[0].string.text;
+		m.model.architecture_loc = dtl_schema_loc(&config.s, &arch->seq.items[0]);
+	}
+	const char *slash = strrchr(dir, '/');
+	m.model.name = slash && slash[1] ? slash + 1 : dir;
+	m.model.checkpoint_dtype = config_dtype(&f);
+	const struct dtl_node *dt = config_value(&f, "torch_dtype");
+	if (!dt)
+		dt = config_value(&f, "dtype");
+	if (dt)
+		m.model.checkpoint_dtype_loc = dtl_schema_loc(&config.s, dt);
+	/* the checkpoint's dtypes are loaded with from_pretrained(dtype="auto") */
+	m.model.load_mode = DTL_LOAD_AUTO;
+	m.model.load_dtype_loc = m.model.checkpoint_dtype_loc.line ? m.model.checkpoint_dtype_loc
+								    : m.model.loc;
+	const struct dtl_node *hidden = config_value(&f, "hidden_size");
+	if (hidden && hidden->type == DTL_NODE_INT && hidden->integer > 0) {
+		m.model.hidden_size = hidden->integer;
+		m.model.hidden_size_loc = dtl_schema_loc(&config.s, hidden);
+	}
+	if ((r = read_quantization(&f, &config.s, &m)) < 0)
+		goto out;
+
+	/* tensors: the shards' headers, or the index's names */
+	have_index = exists(index_path);
+	if (have_index && (r = read_index(&f, index_path, &shards, &idx)) < 0)
+		goto out;
+	struct dtl_profiles profiles;
+	const struct dtl_profile *profile = NULL;
+	if (m.model.architecture) {
+		if ((r = dtl_profiles_load(&profiles, arena, error)) < 0)
+			goto out;
+		profile = dtl_profiles_find(&profiles, m.model.architecture);
+	}
+	if (have_index && shards) {
+		const struct dtl_node *map = dtl_node_get(idx.root, "weight_map");
+		struct dtl_strmap seen;
+		dtl_strmap_init(&seen, arena);
+		for (size_t i = 0; i < map->map.count && r >= 0; i++) {
+			const struct dtl_node *shard = &map->map.pairs[i].value;
+			int64_t prev = dtl_strmap_put(&seen, shard->string.text, shard->string.len, (int64_t)i);
+			if (prev < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			if ((size_t)prev != i)
+				continue;
+			r = read_shard(&f, dtl_arena_sprintf(arena, "%s/%s", dir, shard->string.text));
+		}
+	} else if (have_index) {
+		const struct dtl_node *map = dtl_node_get(idx.root, "weight_map");
+		enum dtl_dtype d = m.model.checkpoint_dtype != DTL_DTYPE_NONE ? m.model.checkpoint_dtype
+									       : DTL_DTYPE_F32;
+		for (size_t i = 0; i < map->map.count && r >= 0; i++) {
+			const struct dtl_node *key = &map->map.pairs[i].key;
+			struct entry *e;
+			r = add_entry(&f, key->string.text, key->string.len, &e);
+			if (r < 0)
+				break;
+			e->dtype = d;
+			e->loc = dtl_schema_loc(&idx.s, key);
+			shape_from_profile(&f, profile, e->name, e->len, e);
+		}
+	} else {
+		DIR *dp = opendir(dir);
+		struct dirent *de;
+		struct dtl_vec files = {0};
+		if (!dp) {
+			struct dtl_loc loc = {.file = dir};
+			r = dtl_error_set(error, loc, -errno, "cannot read the folder");
+			goto out;
+		}
+		while ((de = readdir(dp))) {
+			size_t n = strlen(de->d_name);
+			if (n > 12 && strcmp(de->d_name + n - 12, ".safetensors") == 0) {
+				const char **slot = dtl_vec_push(&files, arena, sizeof(*slot));
+				if (!slot || !(*slot = dtl_arena_sprintf(arena, "%s/%s", dir, de->d_name))) {
+					r = -ENOMEM;
+					break;
+				}
+			}
+		}
+		closedir(dp);
+		if (r >= 0 && files.count == 0) {
+			struct dtl_loc loc = {.file = dir};
+			r = dtl_error_set(error, loc, -ENOENT,
+					  "no safetensors files and no model.safetensors.index.json");
+		}
+		if (r >= 0)
+			qsort(files.items, files.count, sizeof(const char *),
+			      cmp_path);
+		for (size_t i = 0; i < files.count && r >= 0; i++)
+			r = read_shard(&f, ((const char **)files.items)[i]);
+	}
+	if (r < 0)
+		goto out;
+
+	qsort(f.entries.items, f.entries.count, sizeof(struct entry), natural_cmp);
+	m.tensor_count = f.entries.count;
+	m.tensors = dtl_arena_calloc(arena, m.tensor_count + 1, sizeof(*m.tensors));
+	if (!m.tensors) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < f.entries.count; i++) {
+		const struct entry *e = &((const struct entry *)f.entries.items)[i];
+		struct dtl_tensor_decl *t = &m.tensors[i];
+		t->name = e->name;
+		t->name_len = e->len;
+		t->kind = DTL_KIND_PARAM;
+		t->dtype = e->dtype;
+		t->rank = e->rank;
+		t->shape = e->shape;
+		t->numel = e->numel;
+		t->trainable = DTL_UNSET;
+		t->persistent = true;
+		t->loc = t->dtype_loc = e->loc;
+	}
+	/* tied weights: config's tie_word_embeddings, else the profile's default */
+	const struct dtl_node *tie = config_value(&f, "tie_word_embeddings");
+	bool tied = tie && tie->type == DTL_NODE_BOOL ? tie->boolean
+		    : profile			       ? profile->tie_word_embeddings_default
+						       : false;
+	if (tied && profile && profile->tied_count) {
+		m.model.tied = dtl_arena_calloc(arena, profile->tied_count, sizeof(*m.model.tied));
+		if (!m.model.tied) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t g = 0; g < profile->tied_count; g++) {
+			const struct dtl_tied_group *tg = &profile->tied[g];
+			bool any = false;
+			for (size_t k = 0; k < tg->count && !any; k++)
+				any = dtl_strmap_get(&f.names, tg->names[k].text, tg->names[k].len) >= 0;
+			if (!any)
+				continue;
+			struct dtl_tied_group *out = &m.model.tied[m.model.tied_count++];
+			*out = *tg;
+			out->loc = tie ? dtl_schema_loc(&config.s, tie) : m.model.architecture_loc;
+		}
+	}
+	*ret_manifest = m;
+	r = 0;
+out:
+	if (have_index && idx.root)
+		dtl_loaded_close(&idx);
+	dtl_loaded_close(&config);
+	return r;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* A file read into a document tree, kept alive while an importer reads it. */
+#ifndef DTL_IMPORT_UTIL_H
+#define DTL_IMPORT_UTIL_H
+
+#include "dtypelint/doc.h"
+#include "schema.h"
+
+struct dtl_loaded {
+	struct dtl_source source;
+	struct dtl_node *root;
+	struct dtl_schema s;
+};
+
+int dtl_loaded_open(struct dtl_loaded *l, const char *path, struct dtl_arena *arena,
+		    const struct dtl_limits *limits, struct dtl_error *error);
+void dtl_loaded_close(struct dtl_loaded *l);
+/* "<dir of base>/<rel>" unless rel is absolute */
+const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, const char *rel);
+
+#endif

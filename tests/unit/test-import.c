@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Importers against the real files in ../shared/corpus (skipped when it is absent) and against
+ * files the tests write: DeepSpeed JSON, accelerate YAML, PEFT adapter configs, trainer
+ * arguments, Hugging Face model folders (index-only), --export round trips.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtl-test.h"
+#include "dtypelint/dtypelint.h"
+#include "dtypelint/import.h"
+
+#ifndef DTL_SHARED_DIR
+#define DTL_SHARED_DIR "../shared"
+#endif
+
+static struct dtl_arena arena;
+static struct dtl_limits limits;
+static struct dtl_error error;
+
+static void setup(void)
+{
+	dtl_arena_init(&arena);
+	dtl_limits_default(&limits);
+	memset(&error, 0, sizeof(error));
+}
+
+static void teardown(void)
+{
+	dtl_arena_fini(&arena);
+}
+
+static const char *corpus(const char *rel)
+{
+	static char path[1024];
+	snprintf(path, sizeof(path), "%s/corpus/%s", DTL_SHARED_DIR, rel);
+	return path;
+}
+
+static bool have_corpus(void)
+{
+	return access(corpus("SOURCES.md"), R_OK) == 0;
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char dir[256];
+	static char path[512];
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/dtl-import-XXXXXX");
+		ck_assert_ptr_nonnull(mkdtemp(dir));
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static int ds(const char *path, struct dtl_plan *plan)
+{
+	dtl_plan_init(plan);
+	return dtl_import_deepspeed(path, &arena, &limits, plan, &error);
+}
+
+static int acc(const char *path, struct dtl_plan *plan)
+{
+	dtl_plan_init(plan);
+	return dtl_import_accelerate(path, &arena, &limits, plan, &error);
+}
+
+START_TEST(deepspeed_corpus)
+{
+	static const char *const files[] = {
+		"AIDC-AI-Ovis-zero3_cp.json", "PKU-YuanGroup-MoE-LLaVA-zero3.json",
+		"haotian-liu-LLaVA-zero3.json", "haotian-liu-LLaVA-zero3_offload.json",
+		"hiyouga-LLaMA-Factory-ds_z3_config.json", "hiyouga-LLaMA-Factory-ds_z3_fp8_config.json",
+		"hiyouga-LLaMA-Factory-ds_z3_offload_config.json",
+		"mesolitica-llm-embedding-ds_config_zero3.json",
+		"safr-ai-lab-pandora-llm-ds_config_zero3.json",
+		"zhenye234-LLaSA_training-ds_config_zero3.json", NULL};
+	struct dtl_plan plan;
+	char rel[256];
+
+	if (!have_corpus())
+		return;
+	for (const char *const *f = files; *f; f++) {
+		snprintf(rel, sizeof(rel), "configs/deepspeed/%s", *f);
+		ck_assert_msg(ds(corpus(rel), &plan) == 0, "%s: %s", *f, error.message);
+		ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
+	}
+	ck_assert_int_eq(ds(corpus("configs/deepspeed/safr-ai-lab-pandora-llm-ds_config_zero3.json"), &plan), 0);
+	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP16);
+	ck_assert_int_eq(plan.zero3.persistence_threshold, 1000000); /* written 1e6 */
+	ck_assert_int_eq(plan.zero3.offload_param, DTL_OFFLOAD_CPU);
+	ck_assert_int_eq(ds(corpus("configs/deepspeed/hiyouga-LLaMA-Factory-ds_z3_fp8_config.json"), &plan), 0);
+	ck_assert_int_eq(plan.zero3.persistence_threshold, 35840);
+	ck_assert_int_eq(plan.precision, DTL_PRECISION_UNSET); /* bf16 "auto" */
+	ck_assert_int_eq(ds(corpus("configs/deepspeed/hiyouga-LLaMA-Factory-ds_z3_config.json"), &plan), 0);
+	ck_assert(plan.zero3.persistence_auto);
+	ck_assert_uint_gt(plan.zero3.persistence_threshold_loc.line, 1);
+	ck_assert_int_eq(ds(corpus("configs/deepspeed/zhenye234-LLaSA_training-ds_config_zero3.json"), &plan), 0);
+	ck_assert_int_eq(plan.zero3.offload_param, DTL_OFFLOAD_NONE);
+}
+END_TEST
+
+START_TEST(deepspeed_written)
+{
+	struct dtl_plan plan;
+	const char *both = write_tmp("both.json", "{\"bf16\": {\"enabled\": true},\n \"fp16\": {\"enabled\": true}}");
+	ck_assert_int_lt(ds(both, &plan), 0);
+	ck_assert_str_eq(error.message, "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
+					"cannot be enabled at once'");
+	ck_assert_uint_eq(error.loc.line, 2);
+	const char *alias = write_tmp("alias.json",
+				      "{\"bfloat16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2},\n"
+				      " \"data_types\": {\"buffer_dtype\": \"bf16\"}}");
+	ck_assert_int_eq(ds(alias, &plan), 0);
+	ck_assert_int_eq(plan.precision, DTL_PRECISION_BF16);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_DDP);
+	ck_assert_int_eq(plan.zero3.buffer_dtype, DTL_DTYPE_BF16);
+	const char *bad = write_tmp("bad.json", "{\"zero_optimization\": {\"stage\": 4}}");
+	ck_assert_int_lt(ds(bad, &plan), 0);
+	ck_assert_str_eq(error.message, "'zero_optimization.stage' must be an integer from 0 to 3, got 4");
+}
+END_TEST
+
+START_TEST(accelerate_corpus)
+{
+	struct dtl_plan plan;
+	static const char *const files[] = {
+		"ContextualAI-HALOs-fsdp_8gpu.yaml", "TartuNLP-llammas-deepspeed_train_config_bf16.yaml",
+		"TartuNLP-llammas-fsdp_config.yaml", "acon96-home-llm-fsdp_config.yaml",
+		"hiyouga-LLaMA-Factory-fsdp2_config_qwen35.yaml",
+		"hiyouga-LLaMA-Factory-fsdp2_config_qwen35_moe.yaml", "hiyouga-LLaMA-Factory-fsdp_config.yaml",
+		"hiyouga-LLaMA-Factory-fsdp_config_offload.yaml", "huggingface-accelerate-tests-latest_fsdp.yaml",
+		"huggingface-alignment-handbook-fsdp.yaml", "huggingface-alignment-handbook-fsdp_qlora.yaml",
+		"huggingface-alignment-handbook-zero3.yaml", "huggingface-peft-deepspeed_config_z3_qlora.yaml",
+		"huggingface-peft-fsdp_config.yaml", "huggingface-peft-fsdp_config_qlora.yaml",
+		"huggingface-trl-deepspeed_zero3.yaml", "huggingface-trl-fsdp2.yaml",
+		"huggingface-trl-fsdp_qlora.yaml", NULL};
+	char rel[256];
+
+	if (!have_corpus())
+		return;
+	for (const char *const *f = files; *f; f++) {
+		snprintf(rel, sizeof(rel), "configs/accelerate/%s", *f);
+		ck_assert_msg(acc(corpus(rel), &plan) == 0, "%s: %s", *f, error.message);
+	}
+	ck_assert_int_eq(acc(corpus("configs/accelerate/hiyouga-LLaMA-Factory-fsdp2_config_qwen35_moe.yaml"), &plan), 0);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_FSDP2);
+	ck_assert_int_eq(plan.precision, DTL_PRECISION_BF16);
+	ck_assert_int_eq(plan.world_size, 8);
+	ck_assert_uint_eq(plan.fsdp.wrap.count, 2);
+	ck_assert_str_eq(plan.fsdp.wrap.items[0].text, "Qwen3_5MoeDecoderLayer");
+	ck_assert_str_eq(plan.fsdp.wrap.items[1].text, "Qwen3_5MoeVisionBlock");
+	ck_assert_int_eq(plan.fsdp.param_dtype, DTL_DTYPE_BF16);
+	ck_assert_int_eq(plan.fsdp.buffer_dtype, DTL_DTYPE_NONE); /* FSDP2 has none */
+	ck_assert_int_eq(acc(corpus("configs/accelerate/hiyouga-LLaMA-Factory-fsdp_config.yaml"), &plan), 0);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_FSDP1);
+	ck_assert_int_eq(plan.fsdp.buffer_dtype, DTL_DTYPE_BF16); /* accelerate's FSDP1 policy */
+	ck_assert(!plan.fsdp.wrap.present);			   /* _no_split_modules */
+	ck_assert_int_eq(acc(corpus("configs/accelerate/huggingface-peft-fsdp_config_qlora.yaml"), &plan), 0);
+	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP32);
+	ck_assert_int_eq(plan.fsdp.use_orig_params, DTL_FALSE);
+	ck_assert_int_eq(acc(corpus("configs/accelerate/huggingface-alignment-handbook-zero3.yaml"), &plan), 0);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
+	ck_assert_int_eq(plan.zero3.init, DTL_TRUE);
+	ck_assert_int_eq(acc(corpus("configs/accelerate/TartuNLP-llammas-deepspeed_train_config_bf16.yaml"), &plan), 0);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_DDP); /* ZeRO-2 */
+	ck_assert_int_eq(plan.zero3.init, DTL_FALSE);
+}
+END_TEST
+
+START_TEST(accelerate_written)
+{
+	struct dtl_plan plan;
+	write_tmp("ds.json", "{\"fp16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}");
+	const char *conflict = write_tmp("conflict.yaml",
+					 "distributed_type: DEEPSPEED\nmixed_precision: bf16\n"
+					 "deepspeed_config:\n  deepspeed_config_file: ds.json\n");
+	ck_assert_int_lt(acc(conflict, &plan), 0);
+	ck_assert_str_eq(error.message,
+			 "accelerate refuses this config: 'ValueError: `--mixed_precision` arg "
+			 "cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.'");
+	const char *ignored = write_tmp("ignored.yaml",
+					"distributed_type: DEEPSPEED\ndeepspeed_config:\n"
+					"  deepspeed_config_file: ds.json\n  zero_stage: 3\n");
+	ck_assert_int_lt(acc(ignored, &plan), 0);
+	ck_assert_uint_eq(error.loc.line, 4);
+	const char *ok = write_tmp("ok.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
+					      "  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n");
+	ck_assert_int_eq(acc(ok, &plan), 0);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
+	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP16);
+	const char *fsdp2 = write_tmp("fsdp2.yaml", "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
+						    "  fsdp_forward_prefetch: true\n");
+	ck_assert_int_lt(acc(fsdp2, &plan), 0);
+	ck_assert_str_eq(error.message, "accelerate refuses this config: 'ValueError: forward_prefetch "
+					"is not yet implemented in FSDP2'");
+}
+END_TEST
+
+START_TEST(peft_and_trainer_corpus)
+{
+	struct dtl_adapter a;
+	const char *base;
+	static const char *const files[] = {"llama-3.2-3b-bnb-4bit-qlora-unsloth", "qwythos-9b-hybrid-lora",
+					    "flan-t5-base-lora", "cosmos-reason2-2b-lora", NULL};
+	char rel[256];
+
+	if (!have_corpus())
+		return;
+	for (const char *const *f = files; *f; f++) {
+		snprintf(rel, sizeof(rel), "peft/%s/adapter_config.json", *f);
+		ck_assert_msg(dtl_import_peft(corpus(rel), &arena, &limits, &a, &base, &error) == 0,
+			      "%s: %s", *f, error.message);
+		ck_assert(a.present);
+	}
+	ck_assert_int_eq(dtl_import_peft(corpus("peft/cosmos-reason2-2b-lora/adapter_config.json"), &arena,
+					 &limits, &a, &base, &error), 0);
+	ck_assert_int_eq(a.r, 32);
+	ck_assert_uint_eq(a.target_modules.count, 7);
+	ck_assert_str_eq(base, "nvidia/Cosmos-Reason2-2B");
+
+	struct dtl_manifest m;
+	memset(&m, 0, sizeof(m));
+	dtl_plan_init(&m.plan);
+	ck_assert_int_eq(dtl_import_trainer_args(corpus("configs/trainer-args/hiyouga-LLaMA-Factory-fsdp_qlora-llama3_lora_sft.yaml"),
+						 &arena, &limits, &m, &error), 0);
+	ck_assert_int_eq(m.quantization.method, DTL_QUANT_BNB_4BIT);
+	ck_assert_str_eq(m.adapter.target_modules_string, "all-linear");
+	ck_assert_int_eq(m.adapter.r, 8);
+	ck_assert_int_eq(m.plan.precision, DTL_PRECISION_BF16);
+	memset(&m, 0, sizeof(m));
+	dtl_plan_init(&m.plan);
+	ck_assert_msg(dtl_import_trainer_args(corpus("configs/trainer-args/hiyouga-LLaMA-Factory-llama3_fp8_fsdp_sft.yaml"),
+					      &arena, &limits, &m, &error) == 0, "%s", error.message);
+}
+END_TEST
+
+/* A model folder through the whole pipeline with a ZeRO-3 bf16 plan: the number of router
+ * weights and pinned (keep-in-fp32) tensors found must be the real ones. */
+static void folder(const char *name, size_t tensors, size_t routers, size_t pinned,
+		   enum dtl_quant_method quant)
+{
+	struct dtl_compose_inputs in = {.input = corpus(name)};
+	struct dtl_manifest m;
+	struct dtl_behavior_table behaviors;
+	struct dtl_sim sim;
+	struct dtl_plan plan;
+	size_t nr = 0, np = 0;
+
+	ck_assert_msg(dtl_compose(&in, &arena, &limits, &m, &error) == 0, "%s: %s:%u:%u: %s", name,
+		      error.loc.file, error.loc.line, error.loc.column, error.message);
+	ck_assert_uint_eq(m.tensor_count, tensors);
+	ck_assert_int_eq(m.quantization.method, quant);
+	ck_assert_int_eq(dtl_behavior_table_load(&behaviors, &arena, &error), 0);
+	dtl_plan_init(&plan);
+	plan.strategy = DTL_STRATEGY_FSDP2;
+	plan.precision = DTL_PRECISION_BF16;
+	ck_assert_msg(dtl_sim_run(&sim, &m, &plan, &behaviors, &arena, &error) == 0, "%s: %s", name,
+		      error.message);
+	for (size_t t = 0; t < sim.t.count; t++) {
+		const char *dot = strrchr(sim.t.name[t], '.');
+		if ((sim.t.flags[t] & DTL_TF_ROUTER) && dot && strcmp(dot, ".weight") == 0)
+			nr++;
+		if (sim.t.flags[t] & DTL_TF_PINNED)
+			np++;
+	}
+	ck_assert_msg(nr == routers, "%s: %zu router weights, expected %zu", name, nr, routers);
+	ck_assert_msg(np == pinned, "%s: %zu pinned tensors, expected %zu", name, np, pinned);
+}
+
+START_TEST(model_folders_corpus)
+{
+	if (!have_corpus())
+		return;
+	/* name, tensors in weight_map, router weights, pinned, quantization */
+	folder("models/wizardlm-2-8x22b", 1739, 56, 0, DTL_QUANT_NONE);
+	folder("models/granite-3.1-1b-a400m-instruct", 218, 24, 0, DTL_QUANT_NONE);
+	folder("models/gpt-oss-20b", 459, 24, 0, DTL_QUANT_NONE);
+	folder("models/deepseek-ocr-2", 2707, 11, 0, DTL_QUANT_NONE);
+	folder("models/qwen3.5-18b-reap-a3b", 15973, 40, 0, DTL_QUANT_NONE);
+	/* T5's wo is kept float32 under float16: 24 encoder layers */
+	folder("models/bria-3.2-t5-xxl-encoder", 219, 0, 24, DTL_QUANT_NONE);
+	folder("models/devstral-small-2507", 363, 0, 0, DTL_QUANT_NONE);
+	folder("models/medgemma-27b-it", 1247, 0, 0, DTL_QUANT_NONE);
+	folder("models/cosmos-reason2-8b-qwen3-vl", 750, 0, 0, DTL_QUANT_NONE);
+	folder("models/molmo-7b-d-nf4", 921, 0, 0, DTL_QUANT_BNB_4BIT);
+	folder("models/llama-3.1-8b-bnb-int8", 739, 0, 0, DTL_QUANT_BNB_8BIT);
+}
+END_TEST
+
+START_TEST(export_round_trip)
+{
+	struct dtl_manifest m, again;
+	struct dtl_compose_inputs in = {.input = write_tmp("m.yaml",
+		"dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16, modules: {\"l.*\": Block}, "
+		"tied: [[head.weight, l.0.w.weight]]}\n"
+		"frozen: [\"l.*.norm.**\"]\n"
+		"tensors:\n  - {name: l.0.w.weight, shape: [4, 4]}\n"
+		"  - {name: l.0.norm.weight, shape: [4], dtype: float32}\n"
+		"  - {name: l.0.buf, kind: buffer, shape: [2], dtype: float32, persistent: false}\n"
+		"adapter: {target_modules: [w], r: 4, autocast_adapter_dtype: false}\n"
+		"training: {strategy: zero3, precision: bf16, versions: {torch: \"2.7.1\"}, "
+		"zero3: {persistence_threshold: auto, data_types: {buffer_dtype: bf16}}}\n")};
+	const char *formats[] = {"out.json", "out.yaml"};
+
+	ck_assert_int_eq(dtl_compose(&in, &arena, &limits, &m, &error), 0);
+	for (int i = 0; i < 2; i++) {
+		const char *path = write_tmp(formats[i], "");
+		ck_assert_int_eq(dtl_export_manifest(path, &m, &error), 0);
+		ck_assert_msg(dtl_manifest_load(path, &arena, &limits, &again, &error) == 0, "%s: %u:%u %s",
+			      formats[i], error.loc.line, error.loc.column, error.message);
+		ck_assert_uint_eq(again.tensor_count, 3);
+		ck_assert_int_eq(again.tensors[2].kind, DTL_KIND_BUFFER);
+		ck_assert(!again.tensors[2].persistent);
+		ck_assert_int_eq(again.plan.strategy, DTL_STRATEGY_ZERO3);
+		ck_assert(again.plan.zero3.persistence_auto);
+		ck_assert_int_eq(again.plan.zero3.buffer_dtype, DTL_DTYPE_BF16);
+		ck_assert_int_eq(again.adapter.autocast_adapter_dtype, DTL_FALSE);
+		ck_assert_uint_eq(again.model.tied_count, 1);
+		ck_assert_str_eq(again.frozen.items[0].text, "l.*.norm.**");
+	}
+}
+END_TEST
+
+static void add_tests(TCase *tc)
+{
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, deepspeed_corpus);
+	tcase_add_test(tc, deepspeed_written);
+	tcase_add_test(tc, accelerate_corpus);
+	tcase_add_test(tc, accelerate_written);
+	tcase_add_test(tc, peft_and_trainer_corpus);
+	tcase_add_test(tc, model_folders_corpus);
+	tcase_add_test(tc, export_round_trip);
+}
+
+DTL_TEST_MAIN("import")
