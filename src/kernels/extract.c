@@ -1,0 +1,927 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The token walk over one main file: function extents by the token heuristic, each function's
+ * parameters, referenced identifiers, calls and local aliases, and the dispatch to the fact
+ * rules (rules.c), project macro expansion (macros.c) and registrations (register.c).
+ * facts/libclang-for-kernel-contracts.md §4.3: at brace depth 0, IDENT( ... ) then { opens a
+ * function; namespace/class/struct/extern "C" scopes are transparent. The AST loses whole
+ * functions without the torch headers, the tokens never do.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "extract.h"
+
+enum scope_kind {
+	SC_TRANSPARENT,
+	SC_CLASS,
+	SC_FUNCTION,
+	SC_BLOCK,
+};
+
+struct scope {
+	uint8_t kind;
+	const struct ktok *cls;
+};
+
+void kx_oom(struct kx *x)
+{
+	if (!x->err)
+		x->err = -ENOMEM;
+}
+
+struct kfctx *kx_ctx(struct kx *x)
+{
+	return x->n_ctx ? &x->ctx[x->n_ctx - 1] : NULL;
+}
+
+const char *kx_intern_tok(struct kx *x, const char *text, size_t len)
+{
+	const char *s = kintern(x->k, text, len);
+
+	if (!s)
+		kx_oom(x);
+	return s;
+}
+
+uint64_t kx_when_at(const struct krange *r, size_t i)
+{
+	uint64_t mask = r->base_when;
+	const struct kwhen *w = r->whens.items;
+
+	for (size_t j = 0; j < r->whens.count; j++) {
+		if (w[j].start <= i && i <= w[j].end)
+			mask &= w[j].mask;
+	}
+	return mask;
+}
+
+int kx_add_when(struct kx *x, struct krange *r, size_t start, size_t end, uint64_t mask)
+{
+	struct kwhen *w = dtl_vec_push(&r->whens, x->scratch, sizeof(*w));
+
+	if (!w) {
+		kx_oom(x);
+		return -ENOMEM;
+	}
+	w->start = start;
+	w->end = end;
+	w->mask = mask;
+	return 0;
+}
+
+struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_fact_kind kind)
+{
+	struct dtl_kernels_scanner *s = x->k->scanner;
+	const struct ktok *t = &r->toks[i];
+	const struct kguard *g = t->guard < x->kf->n_guards ? &x->kf->guards[t->guard] : NULL;
+	struct kfctx *c = kx_ctx(x);
+	struct kfact *f;
+
+	/* #if 0 is dead code, not a build option */
+	for (size_t j = 0; g && j < g->n; j++) {
+		if (strcmp(g->names[j], "0") == 0)
+			return NULL;
+	}
+	f = dtl_vec_push(&s->facts, x->k->arena, sizeof(*f));
+	if (!f) {
+		kx_oom(x);
+		return NULL;
+	}
+	f->func = c ? c->func : KNONE;
+	f->ev.kind = kind;
+	f->ev.file = x->kf->path;
+	f->ev.backend = x->kf->backend;
+	f->ev.line = t->line;
+	if (c) {
+		struct kfunc *fn = (struct kfunc *)s->funcs.items + c->func;
+		f->ev.function = fn->name;
+		if (kind == DTL_KERNEL_FACT_DISPATCH || kind == DTL_KERNEL_FACT_SWITCH ||
+		    kind == DTL_KERNEL_FACT_BRANCH)
+			fn->has_dispatch = true;
+	}
+	if (g) {
+		f->ev.guards = g->names;
+		f->ev.n_guards = g->n;
+	}
+	f->ev.skipped = (t->flags & KTF_SKIPPED) != 0;
+	f->ev.when = kx_when_at(r, i);
+	f->ev.throws = true;
+	if (r->wrapper) {
+		f->ev.macro = kx_intern_tok(x, r->wrapper->name, r->wrapper->name_len);
+		f->ev.macro_file = r->wrapper->file;
+		f->ev.macro_line = r->wrapper->line;
+	}
+	return f;
+}
+
+/* ---- expansion ---- */
+
+static void try_rules(struct kx *x, struct krange *r, size_t i);
+
+static void expand(struct kx *x, struct krange *r, size_t i, const struct kmacro *m)
+{
+	size_t close = kmatch(r->toks, i + 1, r->n);
+	struct ktok *toks = NULL;
+	size_t n = 0;
+	int err;
+
+	if (close >= r->n || x->n_active >= KMAX_EXPAND_DEPTH)
+		return;
+	err = kmacros_expand(x, m, r, i, close, &toks, &n);
+	if (err == -ENOMEM)
+		kx_oom(x);
+	if (err < 0)
+		return;
+	struct krange sub = {
+	    .toks = toks,
+	    .n = n,
+	    .main = false,
+	    .base_when = kx_when_at(r, i),
+	    .wrapper = r->wrapper ? r->wrapper : m,
+	    .use_line = r->toks[i].line,
+	    .use_guard = r->toks[i].guard,
+	    .use_flags = r->toks[i].flags,
+	};
+	x->active[x->n_active++] = m;
+	kx_scan_expansion(x, &sub);
+	x->n_active--;
+	if (sub.produced_dispatch) {
+		if (r->main)
+			x->k->stats.wrapper_sites++;
+		else
+			r->produced_dispatch = true;
+	}
+}
+
+void kx_scan_expansion(struct kx *x, struct krange *r)
+{
+	for (size_t i = 0; i < r->n && !x->err; i++)
+		try_rules(x, r, i);
+}
+
+static bool is_member(const struct ktok *toks, size_t i)
+{
+	return i > 0 && (ktok_punct(&toks[i - 1], ".") || ktok_punct(&toks[i - 1], "->"));
+}
+
+static void try_rules(struct kx *x, struct krange *r, size_t i)
+{
+	const struct ktok *t = &r->toks[i];
+
+	/* In an expansion only the macro body's own tokens start a fact; the use site's
+	 * arguments are scanned where they are written. */
+	if (!r->main && !(t->flags & KTF_BODY))
+		return;
+	if (t->flags & KTF_DIRECTIVE)
+		return;
+	if (t->kind == KT_KEYWORD) {
+		if (ktok_is(t, "if"))
+			krule_branch(x, r, i);
+		else if (ktok_is(t, "switch"))
+			krule_switch(x, r, i);
+		return;
+	}
+	if (t->kind != KT_IDENT || i + 1 >= r->n)
+		return;
+	const struct ktok *next = &r->toks[i + 1];
+	if (is_member(r->toks, i)) {
+		if (ktok_punct(next, "<"))
+			krule_accessor(x, r, i);
+		else if (r->main && ktok_punct(next, "(") &&
+		         (ktok_is(t, "def") || ktok_is(t, "impl") || ktok_is(t, "op")))
+			kregister(x, r, i);
+		return;
+	}
+	if (!ktok_punct(next, "("))
+		return;
+	const struct kmacro *m = kmacros_find(x, r, i);
+	if (r->main && ktok_prefix(t, "AT_DISPATCH_") && !ktok_prefix(t, "AT_DISPATCH_CASE")) {
+		x->k->stats.at_dispatch_sites++;
+		if (m)
+			x->k->stats.at_dispatch_unresolved++;
+	}
+	if (m) {
+		expand(x, r, i, m);
+		return;
+	}
+	if (ktok_prefix(t, "AT_DISPATCH_")) {
+		krule_at_dispatch(x, r, i);
+		return;
+	}
+	if (krule_is_assert(t))
+		krule_assert(x, r, i);
+}
+
+/* ---- function bodies ---- */
+
+static void add_ref(struct kx *x, struct kfctx *c, const struct ktok *t)
+{
+	int64_t v = dtl_strmap_put(&c->refs, t->text, t->len, (int64_t)c->reflist.count);
+
+	if (v < 0) {
+		kx_oom(x);
+		return;
+	}
+	if ((size_t)v != c->reflist.count)
+		return;
+	struct kslice *s = dtl_vec_push(&c->reflist, x->scratch, sizeof(*s));
+	if (!s) {
+		kx_oom(x);
+		return;
+	}
+	s->text = t->text;
+	s->len = t->len;
+}
+
+static bool dtype_changing(const struct ktok *t)
+{
+	static const char *const names[] = {
+	    "to",           "toType",          "half", "float", "double", "bfloat16", "type_as",
+	    "view_as_real", "view_as_complex", "int",  "long",  "bool",   "byte"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (ktok_is(t, names[i]))
+			return true;
+	}
+	return false;
+}
+
+/* The variable an argument passes on unchanged in dtype (x, *x, x.contiguous(), x[0]), or
+ * NULL. Resolves local aliases. */
+static const char *arg_base(struct kx *x, const struct ktok *toks, size_t lo, size_t hi)
+{
+	const char *base;
+	uint32_t len;
+
+	while (lo < hi && (ktok_punct(&toks[lo], "*") || ktok_punct(&toks[lo], "&")))
+		lo++;
+	if (lo >= hi || toks[lo].kind != KT_IDENT)
+		return NULL;
+	for (size_t i = lo + 1; i < hi; i++) {
+		const struct ktok *t = &toks[i];
+		if (ktok_punct(t, "(") || ktok_punct(t, "[")) {
+			size_t m = kmatch(toks, i, hi);
+			if (m >= hi)
+				return NULL;
+			i = m;
+			continue;
+		}
+		if (ktok_punct(t, ".") || ktok_punct(t, "->")) {
+			if (i + 1 >= hi || toks[i + 1].kind != KT_IDENT ||
+			    dtype_changing(&toks[i + 1]))
+				return NULL;
+			i++;
+			continue;
+		}
+		return NULL;
+	}
+	const struct kalias *a = kexpr_alias(x, toks[lo].text, toks[lo].len);
+	if (a && (a->kind == KA_SCALAR_TYPE || a->kind == KA_TYPEMETA)) {
+		base = a->base;
+		len = a->base_len;
+	} else {
+		kexpr_base(x, toks, lo, lo + 1, &base, &len);
+	}
+	return base ? kx_intern_tok(x, base, len) : NULL;
+}
+
+static bool foreign_qualified(const struct ktok *toks, size_t i)
+{
+	static const char *const ns[] = {"std", "at",       "torch", "c10",     "thrust", "cub",
+	                                 "py",  "pybind11", "cuda",  "cutlass", "cute"};
+
+	if (i < 2 || !ktok_punct(&toks[i - 1], "::"))
+		return false;
+	for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+		if (ktok_is(&toks[i - 2], ns[j]))
+			return true;
+	}
+	return false;
+}
+
+/* f(args), f<T>(args), f<<<grid, block>>>(args): index of the "(" of the arguments. */
+static size_t call_open(const struct ktok *toks, size_t i, size_t n)
+{
+	size_t j = i + 1;
+
+	if (j >= n)
+		return n;
+	if (ktok_punct(&toks[j], "("))
+		return j;
+	if (ktok_punct(&toks[j], "<<<")) {
+		for (size_t k = j + 1; k < n && k < j + 128; k++) {
+			if (ktok_punct(&toks[k], ">>>"))
+				return k + 1 < n && ktok_punct(&toks[k + 1], "(") ? k + 1 : n;
+		}
+		return n;
+	}
+	if (!ktok_punct(&toks[j], "<"))
+		return n;
+	int depth = 0;
+	for (size_t k = j; k < n && k < j + 64; k++) {
+		const struct ktok *t = &toks[k];
+		if (ktok_punct(t, "<"))
+			depth++;
+		else if (ktok_punct(t, ">"))
+			depth--;
+		else if (ktok_punct(t, ">>"))
+			depth -= 2;
+		else if (!(t->kind == KT_IDENT || t->kind == KT_KEYWORD || t->kind == KT_LITERAL ||
+		           ktok_punct(t, "::") || ktok_punct(t, ",") || ktok_punct(t, "*") ||
+		           ktok_punct(t, "&")))
+			return n;
+		if (depth <= 0)
+			return k + 1 < n && ktok_punct(&toks[k + 1], "(") ? k + 1 : n;
+	}
+	return n;
+}
+
+static void record_call(struct kx *x, struct kfctx *c, const struct ktok *toks, size_t i,
+                        size_t open, size_t n)
+{
+	size_t close = kmatch(toks, open, n);
+	size_t starts[KMAX_CALL_ARGS], ends[KMAX_CALL_ARGS];
+	size_t n_args;
+	struct kcall *call;
+
+	if (close >= n)
+		return;
+	n_args = ksplit_args(toks, open + 1, close, starts, ends, KMAX_CALL_ARGS);
+	call = dtl_vec_push(&c->calls, x->scratch, sizeof(*call));
+	if (!call || !(call->callee = kx_intern_tok(x, toks[i].text, toks[i].len))) {
+		kx_oom(x);
+		return;
+	}
+	if (n_args) {
+		call->args = dtl_arena_calloc(x->k->arena, n_args, sizeof(*call->args));
+		if (!call->args) {
+			kx_oom(x);
+			return;
+		}
+	}
+	call->n_args = (uint32_t)n_args;
+	for (size_t a = 0; a < n_args; a++)
+		call->args[a] = arg_base(x, toks, starts[a], ends[a]);
+}
+
+static bool is_like_factory(const struct ktok *t)
+{
+	return ktok_is(t, "empty_like") || ktok_is(t, "zeros_like") || ktok_is(t, "ones_like") ||
+	       ktok_is(t, "rand_like") || ktok_is(t, "randn_like") || ktok_is(t, "full_like");
+}
+
+/* NAME = RHS;  records what NAME stands for (facts §5 "what to extract": local aliases). */
+static void record_alias(struct kx *x, struct kfctx *c, const struct ktok *toks, size_t i, size_t n)
+{
+	size_t lo = i + 2, hi = lo, depth = 0;
+	struct kalias *a;
+	struct kdexpr d;
+
+	while (hi < n) {
+		const struct ktok *t = &toks[hi];
+		if (ktok_punct(t, "(") || ktok_punct(t, "[") || ktok_punct(t, "{"))
+			depth++;
+		else if (ktok_punct(t, ")") || ktok_punct(t, "]") || ktok_punct(t, "}")) {
+			if (depth == 0)
+				break;
+			depth--;
+		} else if (depth == 0 && (ktok_punct(t, ";") || ktok_punct(t, ",")))
+			break;
+		hi++;
+	}
+	if (hi <= lo)
+		return;
+	a = dtl_vec_push(&c->aliases, x->scratch, sizeof(*a));
+	if (!a) {
+		kx_oom(x);
+		return;
+	}
+	a->name = toks[i].text;
+	a->len = toks[i].len;
+	a->kind = KA_OPAQUE;
+	/* a->kind stays KA_OPAQUE while the RHS is classified, so that "x = x.to(...)" does
+	 * not resolve through itself */
+	if (kexpr_dtype(x, toks, lo, hi, false, &d)) {
+		if (d.base) {
+			a->kind = d.kind == KA_TYPEMETA ? KA_TYPEMETA : KA_SCALAR_TYPE;
+			a->base = d.base;
+			a->base_len = d.base_len;
+		}
+		return;
+	}
+	/* at::empty_like(x) */
+	for (size_t j = lo; j + 3 < hi; j++) {
+		if (is_like_factory(&toks[j]) && ktok_punct(&toks[j + 1], "(") &&
+		    kmatch(toks, j + 1, hi) == hi - 1) {
+			size_t s[2], e[2];
+			if (ksplit_args(toks, j + 2, hi - 1, s, e, 2) == 1 && e[0] == s[0] + 1 &&
+			    toks[s[0]].kind == KT_IDENT) {
+				a->kind = KA_TENSOR;
+				a->base = toks[s[0]].text;
+				a->base_len = toks[s[0]].len;
+			}
+			return;
+		}
+	}
+	/* torch::empty(sizes, x.options()): x's dtype unless options change it */
+	for (size_t j = lo; j + 4 < hi; j++) {
+		if (toks[j].kind == KT_IDENT && ktok_punct(&toks[j + 1], ".") &&
+		    ktok_is(&toks[j + 2], "options") && ktok_punct(&toks[j + 3], "(") &&
+		    ktok_punct(&toks[j + 4], ")")) {
+			if (j + 6 < hi && ktok_punct(&toks[j + 5], ".") &&
+			    ktok_is(&toks[j + 6], "dtype"))
+				return;
+			a->kind = KA_TENSOR;
+			a->base = toks[j].text;
+			a->base_len = toks[j].len;
+			return;
+		}
+	}
+	const char *base = arg_base(x, toks, lo, hi);
+	if (base) {
+		a->kind = KA_TENSOR;
+		a->base = base;
+		a->base_len = (uint32_t)strlen(base);
+	}
+}
+
+static void body_token(struct kx *x, struct krange *r, size_t i)
+{
+	struct kfctx *c = kx_ctx(x);
+	const struct ktok *t = &r->toks[i];
+
+	if (!c || t->kind != KT_IDENT || is_member(r->toks, i))
+		return;
+	add_ref(x, c, t);
+	if (i + 1 >= r->n)
+		return;
+	if (ktok_punct(&r->toks[i + 1], "=") && i > 0 && !ktok_punct(&r->toks[i - 1], "::")) {
+		record_alias(x, c, r->toks, i, r->n);
+		return;
+	}
+	size_t open = call_open(r->toks, i, r->n);
+	if (open < r->n && !foreign_qualified(r->toks, i))
+		record_call(x, c, r->toks, i, open, r->n);
+}
+
+/* ---- functions ---- */
+
+static bool is_tensor_type(const struct ktok *t)
+{
+	return ktok_is(t, "Tensor") || ktok_is(t, "TensorList") || ktok_is(t, "Variable") ||
+	       ktok_is(t, "variable_list") || ktok_is(t, "ITensorListRef");
+}
+
+static int params_of(struct kx *x, const struct ktok *toks, size_t open, size_t close,
+                     struct kparam **ret, uint32_t *ret_n)
+{
+	size_t starts[2 * KMAX_CALL_ARGS], ends[2 * KMAX_CALL_ARGS];
+	size_t n = ksplit_args(toks, open + 1, close, starts, ends, 2 * KMAX_CALL_ARGS);
+	struct kparam *params;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!n || (n == 1 && ends[0] == starts[0] + 1 && ktok_is(&toks[starts[0]], "void")))
+		return 0;
+	params = dtl_arena_calloc(x->k->arena, n, sizeof(*params));
+	if (!params)
+		return -ENOMEM;
+	for (size_t p = 0; p < n; p++) {
+		size_t lo = starts[p], hi = ends[p], depth = 0;
+		/* cut the default argument and an array suffix */
+		for (size_t j = lo; j < hi; j++) {
+			const struct ktok *t = &toks[j];
+			if (ktok_punct(t, "(") || ktok_punct(t, "{") || ktok_punct(t, "<"))
+				depth++;
+			else if ((ktok_punct(t, ")") || ktok_punct(t, "}") || ktok_punct(t, ">")) &&
+			         depth)
+				depth--;
+			else if (depth == 0 && (ktok_punct(t, "=") || ktok_punct(t, "["))) {
+				hi = j;
+				break;
+			}
+		}
+		for (size_t j = lo; j < hi; j++)
+			params[p].tensor |= is_tensor_type(&toks[j]);
+		params[p].name = "";
+		if (hi > lo && toks[hi - 1].kind == KT_IDENT) {
+			bool named = hi - lo >= 2 ? !ktok_punct(&toks[hi - 2], "::")
+			                          : !is_tensor_type(&toks[hi - 1]);
+			if (named) {
+				params[p].name =
+				    kx_intern_tok(x, toks[hi - 1].text, toks[hi - 1].len);
+				if (!params[p].name)
+					return -ENOMEM;
+			}
+		}
+	}
+	*ret = params;
+	*ret_n = (uint32_t)n;
+	return 0;
+}
+
+static int tparams_of(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                      const char ***ret, uint32_t *ret_n)
+{
+	size_t starts[KMAX_CALL_ARGS], ends[KMAX_CALL_ARGS];
+	size_t n = 0, depth = 0, start = lo;
+
+	*ret = NULL;
+	*ret_n = 0;
+	for (size_t i = lo; i <= hi && n < KMAX_CALL_ARGS; i++) {
+		if (i < hi) {
+			if (ktok_punct(&toks[i], "<") || ktok_punct(&toks[i], "("))
+				depth++;
+			else if ((ktok_punct(&toks[i], ">") || ktok_punct(&toks[i], ")")) && depth)
+				depth--;
+			if (depth || !ktok_punct(&toks[i], ","))
+				continue;
+		}
+		starts[n] = start;
+		ends[n] = i;
+		n++;
+		start = i + 1;
+	}
+	if (!n)
+		return 0;
+	const char **names = dtl_arena_calloc(x->k->arena, n, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t p = 0; p < n; p++) {
+		size_t e = ends[p];
+		for (size_t j = starts[p]; j < e; j++) {
+			if (ktok_punct(&toks[j], "=")) {
+				e = j;
+				break;
+			}
+		}
+		names[p] = "";
+		for (size_t j = e; j-- > starts[p];) {
+			if (toks[j].kind == KT_IDENT) {
+				names[p] = kx_intern_tok(x, toks[j].text, toks[j].len);
+				break;
+			}
+			if (!ktok_punct(&toks[j], "..."))
+				break;
+		}
+		if (!names[p])
+			return -ENOMEM;
+	}
+	*ret = names;
+	*ret_n = (uint32_t)n;
+	return 0;
+}
+
+static int open_ctx(struct kx *x, uint32_t func, size_t scope)
+{
+	struct kfctx *c;
+
+	if (x->n_ctx >= KMAX_FUNC_CONTEXTS)
+		return -E2BIG;
+	c = &x->ctx[x->n_ctx++];
+	memset(c, 0, sizeof(*c));
+	c->func = func;
+	c->scope = scope;
+	dtl_strmap_init(&c->refs, x->scratch);
+	return 0;
+}
+
+static void close_ctx(struct kx *x)
+{
+	struct kfctx *c = kx_ctx(x);
+	struct kfunc *f;
+
+	if (!c)
+		return;
+	f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
+	if (c->reflist.count) {
+		const char **refs = dtl_arena_calloc(x->k->arena, c->reflist.count, sizeof(*refs));
+		const struct kslice *s = c->reflist.items;
+		if (!refs) {
+			kx_oom(x);
+		} else {
+			for (size_t i = 0; i < c->reflist.count; i++)
+				refs[i] = kx_intern_tok(x, s[i].text, s[i].len);
+			f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
+			f->refs = refs;
+			f->n_refs = (uint32_t)c->reflist.count;
+		}
+	}
+	if (c->calls.count) {
+		struct kcall *calls = dtl_arena_calloc(x->k->arena, c->calls.count, sizeof(*calls));
+		if (!calls) {
+			kx_oom(x);
+		} else {
+			memcpy(calls, c->calls.items, c->calls.count * sizeof(*calls));
+			f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
+			f->calls = calls;
+			f->n_calls = (uint32_t)c->calls.count;
+		}
+	}
+	x->n_ctx--;
+}
+
+static uint32_t new_function(struct kx *x, const struct ktok *toks, size_t name, size_t open,
+                             size_t close, const struct ktok *cls, size_t tlo, size_t thi)
+{
+	struct dtl_kernels_scanner *s = x->k->scanner;
+	struct kfunc *f = dtl_vec_push(&s->funcs, x->k->arena, sizeof(*f));
+	struct kparam *params;
+	uint32_t n_params;
+	const char **tparams = NULL;
+	uint32_t n_tparams = 0;
+
+	if (!f) {
+		kx_oom(x);
+		return KNONE;
+	}
+	uint32_t index = (uint32_t)(s->funcs.count - 1);
+	f->name = kx_intern_tok(x, toks[name].text, toks[name].len);
+	f->file = x->kf->path;
+	f->line = toks[name].line;
+	if (name >= 2 && ktok_punct(&toks[name - 1], "::") && toks[name - 2].kind == KT_IDENT)
+		cls = &toks[name - 2];
+	if (cls)
+		f->cls = kx_intern_tok(x, cls->text, cls->len);
+	if (params_of(x, toks, open, close, &params, &n_params) < 0 ||
+	    (thi > tlo && tparams_of(x, toks, tlo, thi, &tparams, &n_tparams) < 0)) {
+		kx_oom(x);
+		return KNONE;
+	}
+	f = (struct kfunc *)s->funcs.items + index;
+	f->params = params;
+	f->n_params = n_params;
+	f->tparams = tparams;
+	f->n_tparams = n_tparams;
+	x->k->stats.functions++;
+	return index;
+}
+
+/* A lambda bound by a registration: a function of its own, named "<lambda>". */
+uint32_t kx_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open, size_t close)
+{
+	struct dtl_kernels_scanner *s = x->k->scanner;
+	struct kfunc *f = dtl_vec_push(&s->funcs, x->k->arena, sizeof(*f));
+	struct kparam *params = NULL;
+	uint32_t n_params = 0;
+
+	if (!f) {
+		kx_oom(x);
+		return KNONE;
+	}
+	uint32_t index = (uint32_t)(s->funcs.count - 1);
+	f->name = kintern_z(x->k, "<lambda>");
+	f->file = x->kf->path;
+	f->line = toks[at].line;
+	if (open < close && params_of(x, toks, open, close, &params, &n_params) < 0) {
+		kx_oom(x);
+		return KNONE;
+	}
+	f = (struct kfunc *)s->funcs.items + index;
+	f->params = params;
+	f->n_params = n_params;
+	x->k->stats.functions++;
+	return index;
+}
+
+static bool excluded_name(const struct ktok *t)
+{
+	static const char *const names[] = {"__attribute__",       "__declspec",
+	                                    "__align__",           "__launch_bounds__",
+	                                    "C10_LAUNCH_BOUNDS_0", "C10_LAUNCH_BOUNDS_1",
+	                                    "C10_LAUNCH_BOUNDS_2", "__noinline__",
+	                                    "TORCH_API",           "C10_API"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (ktok_is(t, names[i]))
+			return true;
+	}
+	return false;
+}
+
+/* A file-scope invocation REGISTER_X(a_impl, CUDA, a_cuda);: a_impl reaches the others. */
+static void record_links(struct kx *x, const struct ktok *toks, size_t open, size_t close)
+{
+	size_t starts[KMAX_CALL_ARGS], ends[KMAX_CALL_ARGS];
+	size_t n = ksplit_args(toks, open + 1, close, starts, ends, KMAX_CALL_ARGS);
+	const char *from;
+
+	if (n < 2 || ends[0] != starts[0] + 1 || toks[starts[0]].kind != KT_IDENT)
+		return;
+	from = kx_intern_tok(x, toks[starts[0]].text, toks[starts[0]].len);
+	for (size_t a = 1; a < n && from; a++) {
+		if (ends[a] != starts[a] + 1 || toks[starts[a]].kind != KT_IDENT)
+			continue;
+		struct klink *l = dtl_vec_push(&x->k->scanner->links, x->k->arena, sizeof(*l));
+		if (!l) {
+			kx_oom(x);
+			return;
+		}
+		l->from = from;
+		l->to = kx_intern_tok(x, toks[starts[a]].text, toks[starts[a]].len);
+		l->file = x->kf->path;
+	}
+}
+
+/* Index of the ">" closing the "<" at open (">>" closes two), or n. */
+static size_t angle_close(const struct ktok *toks, size_t open, size_t n)
+{
+	int depth = 0;
+
+	for (size_t i = open; i < n && i < open + 512; i++) {
+		if (ktok_punct(&toks[i], "<"))
+			depth++;
+		else if (ktok_punct(&toks[i], ">"))
+			depth--;
+		else if (ktok_punct(&toks[i], ">>"))
+			depth -= 2;
+		else if (ktok_punct(&toks[i], "{") || ktok_punct(&toks[i], ";"))
+			return n;
+		if (depth <= 0)
+			return i;
+	}
+	return n;
+}
+
+int kextract(struct kx *x)
+{
+	struct krange r = {
+	    .toks = x->kf->toks, .n = x->kf->n, .main = true, .base_when = UINT64_MAX};
+	struct dtl_vec scopes = {0};
+	const size_t none = SIZE_MAX;
+	size_t cand = none, cand_open = 0, cand_close = none, stmt_start = 0;
+	size_t tlo = 0, thi = 0;
+	bool locked = false, assign = false, cls_done = false, ctor_init = false;
+	int pending = -1;
+	const struct ktok *pcls = NULL;
+
+	x->lambda_func = KNONE;
+#define RESET()                                                                                    \
+	do {                                                                                       \
+		cand = none;                                                                       \
+		cand_close = none;                                                                 \
+		locked = assign = cls_done = ctor_init = false;                                    \
+		pending = -1;                                                                      \
+		pcls = NULL;                                                                       \
+		tlo = thi = 0;                                                                     \
+	} while (0)
+
+	for (size_t i = 0; i < r.n && !x->err; i++) {
+		struct ktok *t = &r.toks[i];
+		struct scope *top;
+		bool decl;
+
+		if (t->flags & KTF_DIRECTIVE)
+			continue;
+		top = scopes.count ? (struct scope *)scopes.items + scopes.count - 1 : NULL;
+		decl = !top || top->kind == SC_TRANSPARENT || top->kind == SC_CLASS;
+		if (t->flags & KTF_UNBALANCED) {
+			/* read for facts, but the structure comes from the active branch */
+			if (!decl && !ktok_punct(t, "{") && !ktok_punct(t, "}")) {
+				body_token(x, &r, i);
+				try_rules(x, &r, i);
+			}
+			continue;
+		}
+
+		if (ktok_punct(t, "{") && decl && ctor_init && i > 0 &&
+		    (r.toks[i - 1].kind == KT_IDENT || ktok_punct(&r.toks[i - 1], ">"))) {
+			/* Foo(int a) : b_{a} {: a member's brace initializer, not the body */
+			size_t close = kmatch(r.toks, i, r.n);
+			if (close < r.n) {
+				i = close;
+				continue;
+			}
+		}
+		if (ktok_punct(t, "{")) {
+			struct scope sc = {.kind = SC_BLOCK};
+			if (x->lambda_func != KNONE && i == x->lambda_brace) {
+				sc.kind = SC_FUNCTION;
+				if (open_ctx(x, x->lambda_func, scopes.count + 1) < 0)
+					sc.kind = SC_BLOCK;
+				x->lambda_func = KNONE;
+			} else if (decl && cand != none && cand_close != none && !assign) {
+				const struct ktok *cls = NULL;
+				for (size_t s = scopes.count; s-- > 0;) {
+					const struct scope *o = (struct scope *)scopes.items + s;
+					if (o->kind == SC_CLASS) {
+						cls = o->cls;
+						break;
+					}
+				}
+				uint32_t f = new_function(x, r.toks, cand, cand_open, cand_close,
+				                          cls, tlo, thi);
+				if (f != KNONE && open_ctx(x, f, scopes.count + 1) == 0)
+					sc.kind = SC_FUNCTION;
+			} else if (decl && pending >= 0 && !assign) {
+				sc.kind = (uint8_t)pending;
+				sc.cls = pcls;
+			}
+			struct scope *slot = dtl_vec_push(&scopes, x->scratch, sizeof(*slot));
+			if (!slot) {
+				kx_oom(x);
+				break;
+			}
+			*slot = sc;
+			RESET();
+			stmt_start = i + 1;
+			continue;
+		}
+		if (ktok_punct(t, "}")) {
+			if (scopes.count) {
+				struct scope *o = (struct scope *)scopes.items + --scopes.count;
+				if (o->kind == SC_FUNCTION)
+					close_ctx(x);
+			}
+			RESET();
+			stmt_start = i + 1;
+			continue;
+		}
+		if (!decl) {
+			body_token(x, &r, i);
+			try_rules(x, &r, i);
+			continue;
+		}
+
+		/* declaration level */
+		if (ktok_punct(t, ";")) {
+			if (cand != none && cand == stmt_start && cand_close != none)
+				record_links(x, r.toks, cand_open, cand_close);
+			if (cand != none && cand_close != none) {
+				struct kslice *d = dtl_vec_push(&x->decls, x->scratch, sizeof(*d));
+				if (!d) {
+					kx_oom(x);
+					break;
+				}
+				d->text = r.toks[cand].text;
+				d->len = r.toks[cand].len;
+			}
+			RESET();
+			stmt_start = i + 1;
+			continue;
+		}
+		if (t->kind == KT_KEYWORD) {
+			if (ktok_is(t, "namespace")) {
+				pending = SC_TRANSPARENT;
+			} else if (ktok_is(t, "extern") && i + 1 < r.n &&
+			           r.toks[i + 1].kind == KT_LITERAL) {
+				pending = SC_TRANSPARENT;
+			} else if (ktok_is(t, "class") || ktok_is(t, "struct") ||
+			           ktok_is(t, "union")) {
+				if (pending != SC_BLOCK) {
+					pending = SC_CLASS;
+					pcls = NULL;
+					cls_done = false;
+				}
+			} else if (ktok_is(t, "enum")) {
+				pending = SC_BLOCK;
+				cls_done = true;
+			} else if (ktok_is(t, "template") && i + 1 < r.n &&
+			           ktok_punct(&r.toks[i + 1], "<")) {
+				size_t close = angle_close(r.toks, i + 1, r.n);
+				if (close < r.n) {
+					tlo = i + 2;
+					thi = close;
+					i = close;
+				}
+			}
+			continue;
+		}
+		if (pending == SC_CLASS && !cls_done) {
+			if (t->kind == KT_IDENT &&
+			    !(i + 1 < r.n && ktok_punct(&r.toks[i + 1], "(")))
+				pcls = t;
+			else if (ktok_punct(t, ":") || ktok_punct(t, "<"))
+				cls_done = true;
+		}
+		if ((ktok_punct(t, ":") || ktok_punct(t, "->")) && cand_close != none) {
+			locked = true;
+			ctor_init |= ktok_punct(t, ":");
+		}
+		if (ktok_punct(t, "=") && cand_close == none)
+			assign = true;
+		if (t->kind == KT_IDENT && i + 1 < r.n && ktok_punct(&r.toks[i + 1], "(")) {
+			if (is_member(r.toks, i) || assign) {
+				try_rules(x, &r, i);
+				continue;
+			}
+			size_t close = kmatch(r.toks, i + 1, r.n);
+			if (close >= r.n)
+				continue;
+			if (!excluded_name(t) && (!locked || cand == none)) {
+				cand = i;
+				cand_open = i + 1;
+				cand_close = close;
+			}
+			i = close;
+			continue;
+		}
+		if (is_member(r.toks, i))
+			try_rules(x, &r, i);
+	}
+	while (x->n_ctx)
+		close_ctx(x);
+#undef RESET
+	return x->err;
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared internals of the kernel scanner. The pipeline (facts/libclang-for-kernel-contracts.md
+ * §6): parse.c lexes one file hermetically into struct ktok, macros.c harvests and expands the
+ * project's function-like macros, extract.c (with rules.c and register.c) turns tokens into
+ * facts, functions and registrations, link.c builds per-op contracts over the call graph.
+ */
+#ifndef DTL_KERNELS_PRIVATE_H
+#define DTL_KERNELS_PRIVATE_H
+
+#include <clang-c/Index.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dtypelint/arena.h"
+#include "dtypelint/kernels.h"
+
+#define KNONE UINT32_MAX
+
+/* Limits on what one file may cost (DESIGN §7 "Robustness"). */
+#define KMAX_TOKENS        (8u * 1024u * 1024u)
+#define KMAX_EXPAND_DEPTH  8u
+#define KMAX_EXPAND_TOKENS (1u << 20)
+#define KMAX_FUNC_CONTEXTS 8u
+#define KMAX_DEPTH_LIMIT   32u
+#define KMAX_GUARD_STACK   64u
+#define KMAX_INCLUDE_DIRS  256u
+#define KMAX_CALL_ARGS     32u
+#define KMAX_WALK_DEPTH    64u
+
+enum ktok_kind {
+	KT_IDENT,
+	KT_KEYWORD,
+	KT_PUNCT,
+	KT_LITERAL,
+	KT_STRINGIZED, /* '#param' in a macro body: text is the string's contents */
+};
+
+enum ktok_flag {
+	KTF_DIRECTIVE = 1 << 0,  /* part of a preprocessor directive line */
+	KTF_SKIPPED = 1 << 1,    /* in a range the preprocessor skipped */
+	KTF_BODY = 1 << 2,       /* comes from a project macro body (not from the use site) */
+	KTF_SPACE = 1 << 3,      /* whitespace before it */
+	KTF_LINE_START = 1 << 4, /* first token on its line */
+	KTF_CHAINED = 1 << 5,    /* the "if" of an "else if" already read with its chain */
+	KTF_UNBALANCED = 1 << 6, /* skipped, in a range whose braces do not balance */
+};
+
+struct ktok {
+	const char *text; /* into the TU's file buffer or the scratch arena; not NUL-terminated */
+	uint32_t len;
+	uint32_t line;
+	uint32_t guard; /* index into struct kfile.guards */
+	uint16_t flags;
+	uint8_t kind;
+};
+
+struct kguard {
+	const char *const *names; /* persistent (result arena) */
+	size_t n;
+};
+
+/* One lexed main file; everything but guards[].names lives in the per-file scratch arena. */
+struct kfile {
+	const char *path;      /* interned, normalised */
+	const char *backend;   /* kbackend_of_path() */
+	const char **includes; /* project files the parse reached (persistent, normalised) */
+	size_t n_includes;
+	CXTranslationUnit tu;
+	CXFile file;
+	const char *contents;
+	size_t size;
+	struct ktok *toks;
+	size_t n;
+	struct kguard *guards; /* guards[0] is the empty set */
+	size_t n_guards;
+	unsigned diagnostics;
+};
+
+struct kparam {
+	const char *name;
+	bool tensor;
+};
+
+struct kcall {
+	const char *callee;
+	const char **args; /* base variable per argument, NULL when it is not a plain variable */
+	uint32_t n_args;
+};
+
+struct kfunc {
+	const char *name;
+	const char *cls; /* class of a method (Cls::name or defined inside class Cls) */
+	const char *file;
+	uint32_t line;
+	struct kparam *params;
+	uint32_t n_params;
+	const char **tparams; /* template parameter names */
+	uint32_t n_tparams;
+	const char **refs; /* identifiers referenced in the body (deduplicated) */
+	uint32_t n_refs;
+	struct kcall *calls;
+	uint32_t n_calls;
+	bool has_dispatch; /* holds a dispatch, switch or branch fact */
+};
+
+struct kfact {
+	struct dtl_kernel_evidence ev; /* call_depth 0, param NULL */
+	uint32_t func;                 /* index into funcs, KNONE at file scope */
+};
+
+struct kreg {
+	const char *op, *ns, *dispatch_key, *schema, *file;
+	const char *function; /* as written */
+	const char *fname;    /* last component */
+	const char *cls;      /* Cls of &Cls::fn */
+	uint32_t line;
+	enum dtl_kernel_binding binding;
+	uint64_t *targs; /* dtype set per template argument (0 when not a dtype) */
+	uint32_t n_targs;
+	uint32_t lambda_func; /* a lambda bound in place, else KNONE */
+};
+
+/* What a scanned file includes and declares: a name resolves across files only along these
+ * (link.c). */
+struct kfinfo {
+	const char *path;
+	const char **includes;
+	uint32_t n_includes;
+	const char **decls; /* declared function names, sorted by address (interned) */
+	uint32_t n_decls;
+};
+
+/* A file-scope macro invocation REGISTER_X(a_impl, CUDA, a_cuda): a_impl reaches a_cuda
+ * (facts/libclang-for-kernel-contracts.md §5.7). */
+struct klink {
+	const char *from, *to, *file;
+};
+
+struct dtl_kernels_scanner {
+	CXIndex index;
+	struct dtl_strmap strings; /* interned strings: key and value both in the arena */
+	struct dtl_vec strings_list;
+	struct dtl_vec funcs;  /* struct kfunc */
+	struct dtl_vec facts;  /* struct kfact */
+	struct dtl_vec regs;   /* struct kreg */
+	struct dtl_vec links;  /* struct klink */
+	struct dtl_vec files;  /* struct dtl_kernel_file */
+	struct dtl_vec finfos; /* struct kfinfo */
+	bool linked;
+};
+
+/* set.c */
+const char *kintern(struct dtl_kernels *k, const char *text, size_t len);
+/* "cuda", "cpu", "npu", ... from a path's extension, directories or file name; NULL */
+const char *kbackend_of_path(struct dtl_kernels *k, const char *path);
+/* "a/./b/../c" -> "a/c", interned */
+const char *knormalize(struct dtl_kernels *k, const char *path);
+
+static inline const char *kintern_z(struct dtl_kernels *k, const char *text)
+{
+	return kintern(k, text, strlen(text));
+}
+
+/* parse.c: lex path (in-memory files in unsaved) hermetically. On success kf->tu must be
+ * released with kfile_dispose(). */
+int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
+                struct CXUnsavedFile *unsaved, unsigned n_unsaved, const char *const *include_dirs,
+                size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
+                struct dtl_error *error);
+void kfile_dispose(struct kfile *kf);
+/* Scans one file end to end (parse, extract, record stats). */
+int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+              unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
+              struct dtl_error *error);
+
+/* walk.c: the include path of one file, project dirs nearest first, then extra */
+int kinclude_order(struct dtl_arena *scratch, const char *path, const char *const *dirs,
+                   size_t n_dirs, const char *const *extra, size_t n_extra, const char ***ret,
+                   size_t *ret_n);
+
+/* scan.c: .cpp .cc .cxx .cu .cuh .h .hpp */
+bool kscan_wanted(const char *path);
+
+/* vocab.c: the dtype vocabulary */
+uint64_t kvocab_constant(const char *text, size_t len);      /* kHalf, Half, kFloat32 ... */
+uint64_t kvocab_cpp_type(const char *text, size_t len);      /* float, at::Half's "Half" ... */
+uint64_t kvocab_dispatch_base(const char *text, size_t len); /* FLOATING_TYPES_AND_HALF */
+uint64_t kvocab_v2_group(const char *text, size_t len);      /* AT_FLOATING_TYPES */
+const char *kvocab_typemeta_name(unsigned bit);              /* "c10::Half" */
+uint64_t kvocab_floating(void);
+uint64_t kvocab_complex(void);
+
+/* token helpers */
+static inline bool ktok_is(const struct ktok *t, const char *s)
+{
+	size_t n = strlen(s);
+	return t->len == n && memcmp(t->text, s, n) == 0;
+}
+
+static inline bool ktok_punct(const struct ktok *t, const char *s)
+{
+	return t->kind == KT_PUNCT && ktok_is(t, s);
+}
+
+static inline bool ktok_name(const struct ktok *t)
+{
+	return t->kind == KT_IDENT;
+}
+
+static inline bool ktok_prefix(const struct ktok *t, const char *s)
+{
+	size_t n = strlen(s);
+	return t->len >= n && memcmp(t->text, s, n) == 0;
+}
+
+/* Index of the bracket closing toks[open] ("(" "[" "{"), or end when unbalanced. */
+size_t kmatch(const struct ktok *toks, size_t open, size_t end);
+/* Splits (lo, hi) at top-level commas into at most max ranges [starts[i], ends[i]). */
+size_t ksplit_args(const struct ktok *toks, size_t lo, size_t hi, size_t *starts, size_t *ends,
+                   size_t max);
+/* Joins toks[lo, hi) with single spaces where the source had whitespace. */
+char *kjoin(struct dtl_arena *arena, const struct ktok *toks, size_t lo, size_t hi);
+
+#endif

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lexing one file with libclang: a hermetic parse (so that project #includes and macro
+ * definitions are followed but nothing on the machine is), the main file's token stream,
+ * preprocessor directive lines masked, #if guards attached, skipped ranges tagged.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels-private.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool has_suffix(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), m = strlen(suffix);
+	return n >= m && strcmp(path + n - m, suffix) == 0;
+}
+
+static char *dir_of(struct dtl_arena *arena, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return dtl_arena_strndup(arena, ".", 1);
+	if (slash == path)
+		return dtl_arena_strndup(arena, "/", 1);
+	return dtl_arena_strndup(arena, path, (size_t)(slash - path));
+}
+
+static int build_args(struct dtl_arena *scratch, const char *path, const char *const *include_dirs,
+                      size_t n_include_dirs, const char ***ret_args, int *ret_n)
+{
+	/* facts/libclang-for-kernel-contracts.md §3 and §5.12: -nostdinc -nostdinc++ keeps the
+	 * result machine independent (Debian's libtorch-dev puts ATen in /usr/include, §5.1);
+	 * .cu/.cuh parse as CUDA host code without a toolkit. Warnings are noise here (§5.13). */
+	static const char *const base[] = {"-std=c++17", "-nostdinc", "-nostdinc++", "-w",
+	                                   "-Wno-everything"};
+	static const char *const cuda[] = {"-x", "cuda", "--cuda-host-only", "-nocudainc",
+	                                   "-nocudalib"};
+	static const char *const cxx[] = {"-x", "c++"};
+	bool is_cuda = has_suffix(path, ".cu") || has_suffix(path, ".cuh");
+	size_t max = 16 + n_include_dirs;
+	const char **args = dtl_arena_calloc(scratch, max, sizeof(*args));
+	size_t n = 0;
+
+	if (!args)
+		return -ENOMEM;
+	if (is_cuda) {
+		for (size_t i = 0; i < sizeof(cuda) / sizeof(cuda[0]); i++)
+			args[n++] = cuda[i];
+	} else {
+		for (size_t i = 0; i < sizeof(cxx) / sizeof(cxx[0]); i++)
+			args[n++] = cxx[i];
+	}
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		args[n++] = base[i];
+	char *dir = dir_of(scratch, path);
+	if (!dir || !(args[n++] = dtl_arena_sprintf(scratch, "-I%s", dir)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n_include_dirs; i++) {
+		if (!(args[n++] = dtl_arena_sprintf(scratch, "-I%s", include_dirs[i])))
+			return -ENOMEM;
+	}
+	*ret_args = args;
+	*ret_n = (int)n;
+	return 0;
+}
+
+static int lex(struct kfile *kf, struct dtl_arena *scratch)
+{
+	CXSourceLocation start = clang_getLocationForOffset(kf->tu, kf->file, 0);
+	CXSourceLocation end = clang_getLocationForOffset(kf->tu, kf->file, (unsigned)kf->size);
+	CXToken *ct = NULL;
+	unsigned nct = 0, prev_end = 0, prev_line = 0;
+	int r = 0;
+
+	clang_tokenize(kf->tu, clang_getRange(start, end), &ct, &nct);
+	if (nct > KMAX_TOKENS) {
+		r = -EFBIG;
+		goto out;
+	}
+	kf->toks = nct ? dtl_arena_calloc(scratch, nct, sizeof(*kf->toks)) : NULL;
+	if (nct && !kf->toks) {
+		r = -ENOMEM;
+		goto out;
+	}
+	kf->n = 0;
+	for (unsigned i = 0; i < nct; i++) {
+		CXTokenKind kind = clang_getTokenKind(ct[i]);
+		CXSourceRange ext;
+		unsigned line = 0, off = 0, eoff = 0;
+		struct ktok *t;
+
+		if (kind == CXToken_Comment)
+			continue;
+		/* Offsets into the file buffer instead of clang_getTokenSpelling: no allocation
+		 * per token. */
+		ext = clang_getTokenExtent(kf->tu, ct[i]);
+		clang_getSpellingLocation(clang_getRangeStart(ext), NULL, &line, NULL, &off);
+		clang_getSpellingLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &eoff);
+		if (off > kf->size || eoff > kf->size || eoff < off)
+			continue;
+		t = &kf->toks[kf->n++];
+		t->text = kf->contents + off;
+		t->len = eoff - off;
+		t->line = line;
+		switch (kind) {
+		case CXToken_Identifier:
+			t->kind = KT_IDENT;
+			break;
+		case CXToken_Keyword:
+			t->kind = KT_KEYWORD;
+			break;
+		case CXToken_Literal:
+			t->kind = KT_LITERAL;
+			break;
+		default:
+			t->kind = KT_PUNCT;
+			break;
+		}
+		if (off > prev_end)
+			t->flags |= KTF_SPACE;
+		if (line != prev_line)
+			t->flags |= KTF_LINE_START;
+		prev_end = eoff;
+		prev_line = line;
+	}
+out:
+	if (ct)
+		clang_disposeTokens(kf->tu, ct, nct);
+	return r;
+}
+
+/* End offset of the logical line starting at off (backslash continuations joined). */
+static size_t logical_line_end(const char *s, size_t size, size_t off)
+{
+	for (size_t p = off; p < size; p++) {
+		if (s[p] != '\n')
+			continue;
+		size_t q = p;
+		if (q > off && s[q - 1] == '\r')
+			q--;
+		if (q > off && s[q - 1] == '\\')
+			continue;
+		return p;
+	}
+	return size;
+}
+
+struct guard_entry {
+	const char *text; /* persistent */
+	bool hidden;      /* include guard */
+};
+
+struct guard_state {
+	struct guard_entry stack[KMAX_GUARD_STACK];
+	size_t depth;        /* may exceed KMAX_GUARD_STACK; entries beyond are dropped */
+	struct dtl_vec sets; /* struct kguard */
+};
+
+static int snapshot(struct dtl_kernels *k, struct dtl_arena *scratch, struct guard_state *g,
+                    uint32_t *ret_index)
+{
+	size_t visible = 0, depth = g->depth < KMAX_GUARD_STACK ? g->depth : KMAX_GUARD_STACK;
+	struct kguard *set;
+	const char **names = NULL;
+
+	for (size_t i = 0; i < depth; i++)
+		visible += !g->stack[i].hidden;
+	if (visible) {
+		names = dtl_arena_calloc(k->arena, visible, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		visible = 0;
+		for (size_t i = 0; i < depth; i++) {
+			if (!g->stack[i].hidden)
+				names[visible++] = g->stack[i].text;
+		}
+	}
+	set = dtl_vec_push(&g->sets, scratch, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	set->names = names;
+	set->n = visible;
+	*ret_index = (uint32_t)(g->sets.count - 1);
+	return 0;
+}
+
+/* "defined(X)" / "defined X" -> "X", "!defined(X)" -> "!X"; anything else as written. */
+static const char *condition_text(struct dtl_kernels *k, struct dtl_arena *scratch,
+                                  const struct ktok *toks, size_t lo, size_t hi)
+{
+	bool neg = false;
+	size_t i = lo;
+
+	if (i < hi && ktok_punct(&toks[i], "!")) {
+		neg = true;
+		i++;
+	}
+	if (i < hi && ktok_is(&toks[i], "defined")) {
+		size_t j = i + 1;
+		bool paren = j < hi && ktok_punct(&toks[j], "(");
+		if (paren)
+			j++;
+		if (j < hi && toks[j].kind == KT_IDENT && j + 1 + (paren ? 1u : 0u) == hi &&
+		    (!paren || ktok_punct(&toks[j + 1], ")"))) {
+			char *t = dtl_arena_sprintf(scratch, "%s%.*s", neg ? "!" : "",
+			                            (int)toks[j].len, toks[j].text);
+			return t ? kintern_z(k, t) : NULL;
+		}
+	}
+	char *t = kjoin(scratch, toks, lo, hi);
+	return t ? kintern_z(k, t) : NULL;
+}
+
+static const char *negate(struct dtl_kernels *k, struct dtl_arena *scratch, const char *text)
+{
+	bool simple = true;
+	const char *p = text[0] == '!' ? text + 1 : text;
+
+	for (; *p; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			simple = false;
+	}
+	if (simple && text[0] == '!')
+		return kintern_z(k, text + 1);
+	char *t = dtl_arena_sprintf(scratch, simple ? "!%s" : "!(%s)", text);
+	return t ? kintern_z(k, t) : NULL;
+}
+
+/* Masks directive lines and gives every token the #if conditions around it. */
+static int directives(struct dtl_kernels *k, struct dtl_arena *scratch, struct kfile *kf)
+{
+	struct guard_state *g = dtl_arena_alloc(scratch, sizeof(*g));
+	uint32_t current = 0;
+	bool seen_code = false, seen_conditional = false;
+	int r;
+
+	if (!g)
+		return -ENOMEM;
+	if ((r = snapshot(k, scratch, g, &current)) < 0)
+		return r;
+	for (size_t i = 0; i < kf->n;) {
+		struct ktok *t = &kf->toks[i];
+		if (!(ktok_punct(t, "#") && (t->flags & KTF_LINE_START))) {
+			t->guard = current;
+			seen_code = true;
+			i++;
+			continue;
+		}
+		size_t off = (size_t)(t->text - kf->contents);
+		size_t end_off = logical_line_end(kf->contents, kf->size, off);
+		size_t j = i;
+		while (j < kf->n && (size_t)(kf->toks[j].text - kf->contents) < end_off) {
+			kf->toks[j].flags |= KTF_DIRECTIVE;
+			kf->toks[j].guard = current;
+			j++;
+		}
+		if (i + 1 >= j) {
+			i = j;
+			continue;
+		}
+		const struct ktok *d = &kf->toks[i + 1];
+		bool changed = true;
+		if (ktok_is(d, "if") || ktok_is(d, "ifdef") || ktok_is(d, "ifndef")) {
+			struct guard_entry e = {0};
+			if (ktok_is(d, "if")) {
+				e.text = condition_text(k, scratch, kf->toks, i + 2, j);
+			} else {
+				bool ndef = ktok_is(d, "ifndef");
+				char *txt = i + 2 < j ? dtl_arena_sprintf(scratch, "%s%.*s",
+				                                          ndef ? "!" : "",
+				                                          (int)kf->toks[i + 2].len,
+				                                          kf->toks[i + 2].text)
+				                      : NULL;
+				e.text = txt ? kintern_z(k, txt) : kintern_z(k, "?");
+				/* An include guard (#ifndef X / #define X before any code) is
+				 * not a build option. */
+				if (ndef && !seen_code && !seen_conditional && i + 2 < j &&
+				    j + 2 < kf->n && ktok_punct(&kf->toks[j], "#") &&
+				    ktok_is(&kf->toks[j + 1], "define") &&
+				    kf->toks[j + 2].len == kf->toks[i + 2].len &&
+				    memcmp(kf->toks[j + 2].text, kf->toks[i + 2].text,
+				           kf->toks[i + 2].len) == 0)
+					e.hidden = true;
+			}
+			if (!e.text)
+				return -ENOMEM;
+			seen_conditional = true;
+			if (g->depth < KMAX_GUARD_STACK)
+				g->stack[g->depth] = e;
+			g->depth++;
+		} else if (ktok_is(d, "elif") || ktok_is(d, "elifdef") || ktok_is(d, "elifndef")) {
+			if (g->depth > 0 && g->depth <= KMAX_GUARD_STACK) {
+				const char *txt = condition_text(k, scratch, kf->toks, i + 2, j);
+				if (!txt)
+					return -ENOMEM;
+				g->stack[g->depth - 1].text = txt;
+				g->stack[g->depth - 1].hidden = false;
+			}
+		} else if (ktok_is(d, "else")) {
+			if (g->depth > 0 && g->depth <= KMAX_GUARD_STACK) {
+				const char *txt = negate(k, scratch, g->stack[g->depth - 1].text);
+				if (!txt)
+					return -ENOMEM;
+				g->stack[g->depth - 1].text = txt;
+			}
+		} else if (ktok_is(d, "endif")) {
+			if (g->depth > 0)
+				g->depth--;
+		} else {
+			changed = false;
+		}
+		if (changed && (r = snapshot(k, scratch, g, &current)) < 0)
+			return r;
+		i = j;
+	}
+	kf->guards = g->sets.items;
+	kf->n_guards = g->sets.count;
+	return 0;
+}
+
+static void mark_skipped(struct kfile *kf)
+{
+	CXSourceRangeList *list = clang_getSkippedRanges(kf->tu, kf->file);
+
+	if (!list)
+		return;
+	for (unsigned r = 0; r < list->count; r++) {
+		unsigned s = 0, e = 0;
+		clang_getSpellingLocation(clang_getRangeStart(list->ranges[r]), NULL, NULL, NULL,
+		                          &s);
+		clang_getSpellingLocation(clang_getRangeEnd(list->ranges[r]), NULL, NULL, NULL, &e);
+		/* binary search for the first token at or after s */
+		size_t lo = 0, hi = kf->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if ((size_t)(kf->toks[mid].text - kf->contents) < s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t end = lo;
+		long depth = 0;
+		bool balanced = true;
+		for (; end < kf->n && (size_t)(kf->toks[end].text - kf->contents) < e; end++) {
+			struct ktok *t = &kf->toks[end];
+			t->flags |= KTF_SKIPPED;
+			if (t->flags & KTF_DIRECTIVE)
+				continue;
+			if (ktok_punct(t, "{"))
+				depth++;
+			else if (ktok_punct(t, "}") && --depth < 0)
+				balanced = false;
+		}
+		/* #if A / void f(int a) { / #else / void f(int a, int b) { / #endif: the skipped
+		 * branch must not shift the braces of the active one */
+		if (!balanced || depth != 0) {
+			for (size_t i = lo; i < end; i++)
+				kf->toks[i].flags |= KTF_UNBALANCED;
+		}
+	}
+	clang_disposeSourceRangeList(list);
+}
+
+struct inclusions {
+	struct dtl_kernels *k;
+	struct dtl_arena *scratch;
+	struct dtl_vec list; /* const char * */
+	int err;
+};
+
+static void visit_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data)
+{
+	struct inclusions *inc = data;
+	const char *norm, **slot;
+
+	(void)stack;
+	if (depth == 0 || inc->err)
+		return; /* the main file itself */
+	CXString name = clang_getFileName(file);
+	const char *s = clang_getCString(name);
+	norm = s ? knormalize(inc->k, s) : NULL;
+	clang_disposeString(name);
+	if (!norm) {
+		inc->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < inc->list.count; i++) {
+		if (((const char **)inc->list.items)[i] == norm)
+			return;
+	}
+	slot = dtl_vec_push(&inc->list, inc->scratch, sizeof(*slot));
+	if (!slot) {
+		inc->err = -ENOMEM;
+		return;
+	}
+	*slot = norm;
+}
+
+static int inclusions(struct dtl_kernels *k, struct dtl_arena *scratch, struct kfile *kf)
+{
+	struct inclusions inc = {.k = k, .scratch = scratch};
+
+	clang_getInclusions(kf->tu, visit_inclusion, &inc);
+	if (inc.err)
+		return inc.err;
+	if (inc.list.count) {
+		kf->includes = dtl_arena_calloc(k->arena, inc.list.count, sizeof(*kf->includes));
+		if (!kf->includes)
+			return -ENOMEM;
+		memcpy(kf->includes, inc.list.items, inc.list.count * sizeof(*kf->includes));
+	}
+	kf->n_includes = inc.list.count;
+	return 0;
+}
+
+int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
+                struct CXUnsavedFile *unsaved, unsigned n_unsaved, const char *const *include_dirs,
+                size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
+                struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = path};
+	const char **args = NULL;
+	int nargs = 0, r;
+	/* §3: KeepGoing and Incomplete because a hermetic parse misses every system header. */
+	unsigned opts = CXTranslationUnit_DetailedPreprocessingRecord |
+	                CXTranslationUnit_KeepGoing | CXTranslationUnit_Incomplete;
+	enum CXErrorCode ec;
+	uint64_t t0;
+
+	memset(kf, 0, sizeof(*kf));
+	kf->path = knormalize(k, path);
+	kf->backend = kf->path ? kbackend_of_path(k, kf->path) : NULL;
+	if (!kf->path ||
+	    (r = build_args(scratch, path, include_dirs, n_include_dirs, &args, &nargs)) < 0)
+		return dtl_error_set(error, loc, -ENOMEM, "out of memory");
+	t0 = now_ns();
+	ec = clang_parseTranslationUnit2(k->scanner->index, path, args, nargs, unsaved, n_unsaved,
+	                                 opts, &kf->tu);
+	*ret_parse_ns = now_ns() - t0;
+	if (ec != CXError_Success || !kf->tu)
+		return dtl_error_set(error, loc, -EIO,
+		                     "libclang could not parse the file (error %d)", (int)ec);
+	kf->file = clang_getFile(kf->tu, path);
+	kf->contents = kf->file ? clang_getFileContents(kf->tu, kf->file, &kf->size) : NULL;
+	if (!kf->contents) {
+		kfile_dispose(kf);
+		return dtl_error_set(error, loc, -EIO, "libclang did not load the file");
+	}
+	kf->diagnostics = clang_getNumDiagnostics(kf->tu);
+	if ((r = lex(kf, scratch)) < 0 || (r = directives(k, scratch, kf)) < 0 ||
+	    (r = inclusions(k, scratch, kf)) < 0) {
+		kfile_dispose(kf);
+		if (r == -EFBIG)
+			return dtl_error_set(error, loc, r, "more than %u tokens", KMAX_TOKENS);
+		return dtl_error_set(error, loc, r, "out of memory");
+	}
+	mark_skipped(kf);
+	return 0;
+}
+
+void kfile_dispose(struct kfile *kf)
+{
+	if (kf->tu)
+		clang_disposeTranslationUnit(kf->tu);
+	kf->tu = NULL;
+}

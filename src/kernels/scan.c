@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/* Scanning one file end to end, and in-memory sources (unit tests). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "extract.h"
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (const char *const *)a,
+	          y = (uintptr_t) * (const char *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* What the file includes and declares, for cross-file name resolution (link.c). */
+static int record_file_info(struct kx *x)
+{
+	struct dtl_kernels *k = x->k;
+	struct kfinfo *fi = dtl_vec_push(&k->scanner->finfos, k->arena, sizeof(*fi));
+	const struct kslice *d = x->decls.items;
+	const char **decls = NULL;
+	size_t n = 0;
+
+	if (!fi)
+		return -ENOMEM;
+	fi->path = x->kf->path;
+	fi->includes = x->kf->includes;
+	fi->n_includes = (uint32_t)x->kf->n_includes;
+	if (x->decls.count) {
+		decls = dtl_arena_calloc(k->arena, x->decls.count, sizeof(*decls));
+		if (!decls)
+			return -ENOMEM;
+		for (size_t i = 0; i < x->decls.count; i++) {
+			if (!(decls[i] = kintern(k, d[i].text, d[i].len)))
+				return -ENOMEM;
+		}
+		qsort(decls, x->decls.count, sizeof(*decls), cmp_ptr);
+		for (size_t i = 0; i < x->decls.count; i++) {
+			if (!n || decls[n - 1] != decls[i])
+				decls[n++] = decls[i];
+		}
+	}
+	fi = (struct kfinfo *)k->scanner->finfos.items + k->scanner->finfos.count - 1;
+	fi->decls = decls;
+	fi->n_decls = (uint32_t)n;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+              unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
+              struct dtl_error *error)
+{
+	struct dtl_kernels_scanner *s = k->scanner;
+	struct dtl_loc loc = {.file = path};
+	struct dtl_kernel_file *rec;
+	struct dtl_arena scratch;
+	struct kfile kf;
+	uint64_t t0 = now_ns(), parse_ns = 0;
+	int r;
+
+	rec = dtl_vec_push(&s->files, k->arena, sizeof(*rec));
+	if (!rec || !(rec->path = kintern_z(k, path)))
+		return dtl_error_set(error, loc, -ENOMEM, "out of memory");
+	k->files = s->files.items;
+	k->n_files = s->files.count;
+	s->linked = false;
+
+	dtl_arena_init(&scratch);
+	r = kfile_parse(k, &scratch, path, unsaved, n_unsaved, include_dirs, n_include_dirs, &kf,
+	                &parse_ns, error);
+	rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
+	rec->parse_ns = parse_ns;
+	if (r < 0) {
+		rec->failed = true;
+		rec->total_ns = now_ns() - t0;
+		k->stats.files_failed++;
+		dtl_arena_fini(&scratch);
+		return r;
+	}
+
+	struct kx *x = dtl_arena_alloc(&scratch, sizeof(*x));
+	if (!x) {
+		r = -ENOMEM;
+	} else {
+		x->k = k;
+		x->scratch = &scratch;
+		x->kf = &kf;
+		x->expand_budget = KMAX_EXPAND_TOKENS;
+		r = kmacros_collect(x);
+		if (r == 0)
+			r = kextract(x);
+		if (r == 0)
+			r = record_file_info(x);
+	}
+	rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
+	rec->tokens = kf.n;
+	rec->diagnostics = kf.diagnostics;
+	k->stats.files++;
+	k->stats.tokens += kf.n;
+	kfile_dispose(&kf);
+	dtl_arena_fini(&scratch);
+	rec->total_ns = now_ns() - t0;
+	if (r < 0)
+		return dtl_error_set(error, loc, r, "out of memory");
+	return 0;
+}
+
+bool kscan_wanted(const char *path)
+{
+	static const char *const exts[] = {".cpp", ".cc", ".cxx", ".cu", ".cuh", ".h", ".hpp"};
+	const char *dot = strrchr(path, '.');
+
+	if (!dot || strchr(dot, '/'))
+		return false;
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		if (strcmp(dot, exts[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+int dtl_kernels_scan_file(struct dtl_kernels *k, const char *path, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = path};
+
+	struct stat st;
+
+	if (!k->scanner)
+		return dtl_error_set(error, loc, -EINVAL, "kernel scanner not initialised");
+	if (stat(path, &st) < 0)
+		return dtl_error_set(error, loc, -errno, "cannot scan: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return dtl_error_set(error, loc, -EINVAL, "not a regular file");
+	if ((uint64_t)st.st_size > k->options.max_file_size) {
+		k->stats.files_skipped++;
+		return dtl_error_set(error, loc, -EFBIG, "larger than %zu bytes",
+		                     k->options.max_file_size);
+	}
+	return kscan_one(k, path, NULL, 0, k->options.include_dirs, k->options.n_include_dirs,
+	                 error);
+}
+
+static bool is_project_dir(const char *name, size_t len)
+{
+	/* facts/libclang-for-kernel-contracts.md §6.1: the include dirs are the file's own
+	 * directory plus project directories named include, includes, csrc or src. */
+	return (len == 7 && memcmp(name, "include", 7) == 0) ||
+	       (len == 8 && memcmp(name, "includes", 8) == 0) ||
+	       (len == 4 && memcmp(name, "csrc", 4) == 0) ||
+	       (len == 3 && memcmp(name, "src", 3) == 0);
+}
+
+int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_source *sources,
+                             size_t n_sources, struct dtl_error *error)
+{
+	struct dtl_loc nowhere = {0};
+	struct dtl_arena scratch;
+	struct CXUnsavedFile *unsaved;
+	struct dtl_vec dirs = {0};
+	int r = 0;
+
+	if (!k->scanner)
+		return dtl_error_set(error, nowhere, -EINVAL, "kernel scanner not initialised");
+	if (n_sources > k->options.max_files || n_sources > UINT32_MAX)
+		return dtl_error_set(error, nowhere, -E2BIG, "%zu sources, at most %zu", n_sources,
+		                     k->options.max_files);
+	dtl_arena_init(&scratch);
+	unsaved = dtl_arena_calloc(&scratch, n_sources ? n_sources : 1, sizeof(*unsaved));
+	if (!unsaved) {
+		r = dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n_sources; i++) {
+		const struct dtl_kernel_source *src = &sources[i];
+		struct dtl_loc loc = {.file = src->path};
+		if (!src->path || (!src->text && src->length)) {
+			r = dtl_error_set(error, loc, -EINVAL, "source %zu has no path or text", i);
+			goto out;
+		}
+		if (src->length > k->options.max_file_size || src->length > UINT32_MAX) {
+			r = dtl_error_set(error, loc, -EFBIG, "larger than %zu bytes",
+			                  k->options.max_file_size);
+			goto out;
+		}
+		unsaved[i].Filename = src->path;
+		unsaved[i].Contents = src->text ? src->text : "";
+		unsaved[i].Length = (unsigned long)src->length;
+		/* every ancestor named include/includes/csrc/src is an include dir */
+		for (const char *p = src->path; (p = strchr(p, '/')); p++) {
+			const char *start = p;
+			while (start > src->path && start[-1] != '/')
+				start--;
+			if (p == start || !is_project_dir(start, (size_t)(p - start)) ||
+			    dirs.count >= KMAX_INCLUDE_DIRS)
+				continue;
+			char *dir = dtl_arena_strndup(&scratch, src->path, (size_t)(p - src->path));
+			bool seen = false;
+			for (size_t d = 0; dir && d < dirs.count; d++)
+				seen |= strcmp(((const char **)dirs.items)[d], dir) == 0;
+			const char **slot =
+			    seen ? NULL : dtl_vec_push(&dirs, &scratch, sizeof(*slot));
+			if (!dir || (!seen && !slot)) {
+				r = dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
+				goto out;
+			}
+			if (slot)
+				*slot = dir;
+		}
+	}
+	for (size_t i = 0; i < n_sources; i++) {
+		const char **incs;
+		size_t n_incs;
+		if (!kscan_wanted(sources[i].path))
+			continue;
+		r = kinclude_order(&scratch, sources[i].path, dirs.items, dirs.count,
+		                   k->options.include_dirs, k->options.n_include_dirs, &incs,
+		                   &n_incs);
+		if (r < 0) {
+			r = dtl_error_set(error, nowhere, r, "out of memory");
+			goto out;
+		}
+		r = kscan_one(k, sources[i].path, unsaved, (unsigned)n_sources, incs, n_incs,
+		              error);
+		if (r == -ENOMEM)
+			goto out;
+		r = 0; /* a file libclang cannot parse is counted, not fatal */
+	}
+	r = dtl_kernels_link(k, error);
+out:
+	dtl_arena_fini(&scratch);
+	return r;
+}
