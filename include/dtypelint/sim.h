@@ -14,6 +14,7 @@
 #include "dtypelint/behavior.h"
 #include "dtypelint/keep-fp32.h"
 #include "dtypelint/manifest.h"
+#include "dtypelint/ops.h"
 #include "dtypelint/profile.h"
 
 #define DTL_NONE_INDEX UINT32_MAX
@@ -148,7 +149,8 @@ struct dtl_sim {
 	size_t module_count;
 	size_t module_capacity;
 	struct dtl_strmap module_paths; /* module path -> index */
-	struct dtl_vec events; /* struct dtl_event */
+	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
+	struct dtl_vec events;		 /* struct dtl_event */
 	struct dtl_vec groups; /* struct dtl_group */
 };
 

@@ -6,7 +6,9 @@ registration orders), writes each as a manifest, runs `dtypelint -f json` on it 
 {strategy: fsdp1, versions: {torch: "1.13"}} and ../shared/oracle/fsdp1_oracle.py (the real
 torch.distributed.fsdp.FullyShardedDataParallel on the CPU) on all of them, and fails on any
 disagreement in verdict, in the error text of the first unit torch fails on, or in the number
-of units. Usage: fsdp1_differential.py DTYPELINT SHARED_DIR [COUNT] [SEED]
+of units. Usage: fsdp1_differential.py [--wrap-plan] DTYPELINT SHARED_DIR [COUNT] [SEED]
+With --wrap-plan, each model is instead wrapped as `dtypelint --wrap-plan` proposes, and the real
+FSDP1 must wrap every one of them without error (and dtypelint must agree).
 Exit 77 (skip) only when SHARED_DIR is absent.
 """
 import json, os, random, subprocess, sys, tempfile
@@ -109,12 +111,53 @@ def dtypelint_verdict(binary, path):
     return {"ok": False, "error": first["framework_error"]["text"], "units": groups}
 
 
+def fixable_by_grouping(m):
+    """Grouping cannot help integer parameters (FSDP1 flattens none) or a module whose own
+    parameters already mix dtype or requires_grad."""
+    default = m["model"].get("checkpoint_dtype", "float32")
+    frozen = m.get("frozen", [])
+    own = {}
+    for t in m["tensors"]:
+        if t.get("kind") == "buffer":
+            continue
+        dtype = t.get("dtype", default)
+        if dtype in ("uint8", "int8", "int32", "int64", "bool"):
+            return False
+        # the oracle's rule: trainable unless stated or frozen by a glob
+        import re as _re
+        def g(path, glob):
+            rx = _re.escape(glob).replace(r"\*\*", "\0").replace(r"\*", r"[^.]*").replace("\0", r".*")
+            return _re.fullmatch(rx, path) is not None
+        trainable = t.get("trainable", not any(g(t["name"], f) for f in frozen))
+        mod = t["name"].rpartition(".")[0]
+        own.setdefault(mod, set()).add((dtype, trainable))
+    return all(len(keys) == 1 for keys in own.values())
+
+
+def wrap_planned(binary, path):
+    """The manifest at path rewritten with the wrap plan dtypelint proposes for it."""
+    run = subprocess.run([binary, "--wrap-plan", "-f", "json", path], capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        raise SystemExit(f"--wrap-plan failed on {path}: {run.stderr}")
+    plan = json.loads(run.stdout)
+    with open(path) as f:
+        m = json.load(f)
+    m["training"]["fsdp"]["wrap"] = [g["module"] for g in plan["fully_shard"]]
+    m["model"]["modules"] = {}  # paths only: no class may add units the plan did not choose
+    with open(path, "w") as f:
+        json.dump(m, f)
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    wrap_mode = bool(args) and args[0] == "--wrap-plan"
+    if wrap_mode:
+        args = args[1:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    binary, shared = sys.argv[1], sys.argv[2]
-    count = int(sys.argv[3]) if len(sys.argv) > 3 else 500
-    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 20261121
+    binary, shared = args[0], args[1]
+    count = int(args[2]) if len(args) > 2 else 500
+    seed = int(args[3]) if len(args) > 3 else 20261121
     oracle = os.path.join(shared, "oracle", "fsdp1_oracle.py")
     if not os.path.exists(oracle):
         print(f"SKIP: {oracle} is absent (../shared not beside the checkout)")
@@ -122,23 +165,39 @@ def main():
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
+        skipped = 0
         for i in range(count):
             p = os.path.join(tmp, f"m{i:04d}.json")
+            m = manifest(rng)
+            if wrap_mode and not fixable_by_grouping(m):
+                skipped += 1
+                continue
             with open(p, "w") as f:
-                json.dump(manifest(rng), f)
+                json.dump(m, f)
+            if wrap_mode:
+                wrap_planned(binary, p)
             paths.append(p)
         run = subprocess.run(["/usr/bin/python3", oracle] + paths, capture_output=True, text=True)
         if run.returncode != 0:
             print(f"oracle failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
             return 1
         truth = [json.loads(line) for line in run.stdout.splitlines()]
-        if len(truth) != count:
-            print(f"oracle printed {len(truth)} verdicts for {count} models")
+        if len(truth) != len(paths):
+            print(f"oracle printed {len(truth)} verdicts for {len(paths)} models")
             return 1
+        count = len(paths)
+        if wrap_mode:
+            print(f"{skipped} generated models left out: integer parameters or modules whose own "
+                  f"parameters mix, which no grouping can fix")
         failures = 0
         fails = oks = 0
         for p, t in zip(paths, truth):
             d = dtypelint_verdict(binary, p)
+            if wrap_mode and not t["ok"]:
+                failures += 1
+                if failures <= 5:
+                    print(f"WRAP PLAN FAILED on {os.path.basename(p)}: {t}")
+                continue
             if t["ok"]:
                 oks += 1
                 expected = {"ok": True, "units": t["units"]}

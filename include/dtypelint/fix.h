@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Proven fixes (--fix-plan): for each finding, the edits the facts support, each applied to a
+ * copy of the manifest and plan and re-simulated; ranked by whether they remove the finding,
+ * how many findings they leave or create, and how little they change. --write applies one to
+ * the user's file (src/fix/edit.c); --wrap-plan proposes FSDP2 fully_shard groups.
+ */
+#ifndef DTYPELINT_FIX_H
+#define DTYPELINT_FIX_H
+
+#include <stdio.h>
+
+#include "dtypelint/rules.h"
+
+enum dtl_fix_kind {
+	DTL_FIX_VERSION,	      /* training.versions.<fw>: <text> */
+	DTL_FIX_ALLGATHER_SEQUENTIAL, /* training.zero3.allgather_sequential: true */
+	DTL_FIX_PERSISTENCE_ZERO,     /* training.zero3.persistence_threshold: 0 */
+	DTL_FIX_AUTOCAST_OFF,	      /* adapter.autocast_adapter_dtype: false */
+	DTL_FIX_QUANT_STORAGE,	      /* quantization.quant_storage: <dtype> */
+	DTL_FIX_USE_ORIG_PARAMS,      /* training.fsdp.use_orig_params: true */
+	DTL_FIX_WRAP_ADD,	      /* training.fsdp.wrap += <text> */
+	DTL_FIX_WRAP_REMOVE,	      /* training.fsdp.wrap -= <text> */
+	DTL_FIX_IGNORE_ADD,	      /* training.fsdp.ignored += <text> */
+	DTL_FIX_FSDP_BUFFER_DTYPE,    /* training.fsdp.buffer_dtype: <dtype or null> */
+	DTL_FIX_ZERO3_BUFFER_DTYPE,   /* training.zero3.data_types.buffer_dtype: <dtype> */
+	DTL_FIX_KEEP_STRICT_ADD,      /* model.keep_in_fp32_strict += <text> */
+};
+
+struct dtl_fix {
+	enum dtl_fix_kind kind;
+	const char *text;     /* a pattern, class name or version */
+	enum dtl_dtype dtype; /* NONE: null */
+	enum dtl_framework framework;
+	const char *title;    /* "set training.zero3.allgather_sequential: true" */
+	int cost;	      /* how much it changes (smaller is better) */
+	/* after re-simulation */
+	bool resolves;		/* the finding it was proposed for is gone */
+	size_t before, after;	/* findings at or above the warning level */
+	const char **appeared;	/* "DT201 fp32-pin-downcast: message" of findings it creates */
+	size_t appeared_count;
+};
+
+struct dtl_fix_item {
+	const struct dtl_finding *finding;
+	struct dtl_fix *fixes; /* ranked best first */
+	size_t count;
+};
+
+struct dtl_fix_plan {
+	struct dtl_fix_item *items;
+	size_t count;
+};
+
+struct dtl_fix_context {
+	const struct dtl_manifest *manifest; /* as composed, plan included */
+	const struct dtl_plan *plan;	     /* the plan the simulation used (options applied) */
+	const struct dtl_behavior_table *behaviors;
+	const struct dtl_rule_selection *selection;
+	const struct dtl_op_oracle *ops;
+	struct dtl_arena *arena;
+};
+
+/* Candidates for every finding of sim, each re-simulated and ranked. */
+int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
+		       const struct dtl_findings *findings, struct dtl_fix_plan *ret_plan,
+		       struct dtl_error *error);
+/* Applies one fix to copies of a manifest and a plan (copies live in arena). */
+int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *manifest, struct dtl_plan *plan,
+		  struct dtl_arena *arena);
+int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan);
+int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const struct dtl_sim *sim);
+
+/* --write: edits the manifest file (YAML or JSON) so that it carries the fix, keeping the rest
+ * of its text as it is; refuses when the result would not parse or would not hold the value.
+ * The unified diff goes to diff_out. */
+int dtl_fix_write(const char *manifest_path, const struct dtl_fix *fix, FILE *diff_out,
+		  struct dtl_arena *arena, struct dtl_error *error);
+
+/* --wrap-plan: FSDP2 fully_shard groups in which every group has one trainable dtype, as JSON
+ * and as a Python snippet. */
+int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json);
+
+#endif

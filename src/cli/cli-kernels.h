@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* The CLI's bridge to the libclang kernel scanner (src/cli/kernels.c). */
+#ifndef DTL_CLI_KERNELS_H
+#define DTL_CLI_KERNELS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "dtypelint/arena.h"
+#include "dtypelint/ops.h"
+
+/* Scans dirs and fills an op oracle for DT701; *ret_kernels is for print/fini. -ENOTSUP in a
+ * build without libclang. */
+int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
+			 struct dtl_op_oracle *ret_oracle, void **ret_kernels, struct dtl_error *error);
+void dtl_cli_kernels_fini(void *kernels);
+/* --scan-kernels: the contracts as text or versioned JSON */
+int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error *error);
+
+#endif

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --fix-plan: candidates per finding (only fixes the facts support), applied to copies and
+ * re-simulated. A candidate is kept only when it removes the finding it was proposed for;
+ * candidates are ranked by the findings left, the findings created and their cost.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtypelint/fix.h"
+
+static const char *key_of(struct dtl_arena *arena, const struct dtl_sim *sim,
+			  const struct dtl_finding *f)
+{
+	return dtl_arena_sprintf(arena, "%s|%s|%s", f->rule->id, f->group ? f->group->name : "",
+				 f->tensor_count ? sim->t.name[f->tensors[0]] : f->message);
+}
+
+static struct dtl_fix *add(struct dtl_vec *fixes, struct dtl_arena *arena, enum dtl_fix_kind kind,
+			   const char *text, enum dtl_dtype dtype, int cost, const char *title)
+{
+	struct dtl_fix *fix = dtl_vec_push(fixes, arena, sizeof(*fix));
+	if (!fix || !title)
+		return NULL;
+	fix->kind = kind;
+	fix->text = text;
+	fix->dtype = dtype;
+	fix->cost = cost;
+	fix->title = title;
+	return fix;
+}
+
+static bool upcast_adapter(const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_event *events = sim->events.items;
+	if (!(sim->t.flags[t] & DTL_TF_ADAPTER))
+		return false;
+	for (uint32_t e = sim->t.last_event[t]; e != DTL_NONE_INDEX; e = events[e].prev)
+		if (events[e].stage == DTL_STAGE_PEFT && strstr(events[e].reason, "autocast"))
+			return true;
+	/* explicit fp32 adapters beside a 16-bit model: what autocast makes */
+	return sim->t.dtype[t] == DTL_DTYPE_F32;
+}
+
+static const char *module_of(struct dtl_arena *arena, const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_module *md = &sim->modules[sim->t.module[t]];
+	return dtl_arena_strndup(arena, md->path, md->path_len);
+}
+
+/* The candidates the facts support for one finding. */
+static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
+		      struct dtl_arena *a, struct dtl_vec *out)
+{
+	const char *id = f->rule->id;
+	uint32_t t = f->tensor_count ? f->tensors[0] : DTL_NONE_INDEX;
+	const char *mod = t != DTL_NONE_INDEX ? module_of(a, sim, t) : NULL;
+	bool adapter = t != DTL_NONE_INDEX && upcast_adapter(sim, t);
+	struct dtl_fix *fix = (struct dtl_fix *)1;
+
+#define ADD(kind, text, dtype, cost, ...)                                                          \
+	(fix = fix ? add(out, a, kind, text, dtype, cost, dtl_arena_sprintf(a, __VA_ARGS__)) : NULL)
+
+	if (adapter && (!strcmp(id, "DT101") || !strcmp(id, "DT111") || !strcmp(id, "DT121") ||
+			!strcmp(id, "DT122")))
+		ADD(DTL_FIX_AUTOCAST_OFF, NULL, 0, 1,
+		    "set adapter.autocast_adapter_dtype: false (get_peft_model(..., "
+		    "autocast_adapter_dtype=False))");
+	if ((!strcmp(id, "DT101") || !strcmp(id, "DT111")) && mod && mod[0])
+		ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
+		    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
+	if (!strcmp(id, "DT101") && mod && mod[0])
+		ADD(DTL_FIX_IGNORE_ADD, dtl_arena_sprintf(a, "%s.**", mod), 0, 3,
+		    "leave '%s' out of FSDP: add '%s.**' to training.fsdp.ignored", mod, mod);
+	if (!strcmp(id, "DT102")) {
+		ADD(DTL_FIX_USE_ORIG_PARAMS, NULL, 0, 1, "set training.fsdp.use_orig_params: true");
+		if (mod && mod[0])
+			ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
+			    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
+	}
+	if ((!strcmp(id, "DT103") || !strcmp(id, "DT401")) && sim->manifest->quantization.method) {
+		enum dtl_dtype want = sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype
+									    : DTL_DTYPE_BF16;
+		ADD(DTL_FIX_QUANT_STORAGE, NULL, want, 1,
+		    "set quantization.quant_storage: %s (bnb_4bit_quant_storage)", dtl_dtype_name(want));
+	}
+	if (!strcmp(id, "DT404"))
+		ADD(DTL_FIX_QUANT_STORAGE, NULL, sim->rp.mode_dtype, 1,
+		    "set quantization.quant_storage: %s", dtl_dtype_name(sim->rp.mode_dtype));
+	if (!strcmp(id, "DT121")) {
+		ADD(DTL_FIX_VERSION, "0.19.3", 0, 2, "upgrade DeepSpeed: training.versions.deepspeed: "
+						       "\"0.19.3\" (PR #8073)");
+		if (fix)
+			fix->framework = DTL_FW_DEEPSPEED;
+		ADD(DTL_FIX_ALLGATHER_SEQUENTIAL, NULL, 0, 1,
+		    "set training.zero3.allgather_sequential: true (stage3_allgather_sequential)");
+		ADD(DTL_FIX_PERSISTENCE_ZERO, NULL, 0, 1,
+		    "set training.zero3.persistence_threshold: 0 "
+		    "(stage3_param_persistence_threshold)");
+	}
+	if (!strcmp(id, "DT131") && f->group && f->group->module != DTL_NONE_INDEX) {
+		const struct dtl_module *gm = &sim->modules[f->group->module];
+		for (size_t i = 0; i < sim->rp.wrap.count; i++) {
+			const struct dtl_pattern *p = &sim->rp.wrap.items[i];
+			if (p->loc.line == gm->wrap_loc.line && p->loc.column == gm->wrap_loc.column)
+				ADD(DTL_FIX_WRAP_REMOVE, dtl_arena_strndup(a, p->text, p->len), 0, 1,
+				    "remove '%.*s' from training.fsdp.wrap (keep the tied modules "
+				    "together)",
+				    (int)p->len, p->text);
+		}
+	}
+	if (!strcmp(id, "DT201") && mod && mod[0] &&
+	    (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 || sim->rp.plan.strategy == DTL_STRATEGY_FSDP2))
+		ADD(DTL_FIX_IGNORE_ADD, dtl_arena_sprintf(a, "%s.**", mod), 0, 3,
+		    "keep '%s' out of FSDP's cast: add '%s.**' to training.fsdp.ignored", mod, mod);
+	if (!strcmp(id, "DT202") && mod) {
+		const char *leaf = strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod;
+		ADD(DTL_FIX_KEEP_STRICT_ADD, leaf, 0, 1, "pin the router: add '%s' to "
+							  "model.keep_in_fp32_strict",
+		    leaf);
+	}
+	if (!strcmp(id, "DT301") && t != DTL_NONE_INDEX) {
+		enum dtl_dtype want = sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype
+									    : DTL_DTYPE_BF16;
+		if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1)
+			ADD(DTL_FIX_FSDP_BUFFER_DTYPE, NULL, want, 1,
+			    "set training.fsdp.buffer_dtype: %s", dtl_dtype_name(want));
+		if (sim->rp.plan.strategy == DTL_STRATEGY_ZERO3)
+			ADD(DTL_FIX_ZERO3_BUFFER_DTYPE, NULL, want, 1,
+			    "set training.zero3.data_types.buffer_dtype: %s", dtl_dtype_name(want));
+	}
+	if (!strcmp(id, "DT302") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP1)
+		ADD(DTL_FIX_FSDP_BUFFER_DTYPE, NULL, DTL_DTYPE_NONE, 1,
+		    "set training.fsdp.buffer_dtype: null (FSDP1 leaves buffers uncast)");
+#undef ADD
+	return fix ? 0 : -ENOMEM;
+}
+
+static struct dtl_patterns append(struct dtl_arena *arena, const struct dtl_patterns *base,
+				  const char *text, bool *ok)
+{
+	struct dtl_patterns p = *base;
+	p.items = dtl_arena_calloc(arena, base->count + 1, sizeof(*p.items));
+	*ok = p.items != NULL;
+	if (!p.items)
+		return p;
+	if (base->count)
+		memcpy(p.items, base->items, base->count * sizeof(*p.items));
+	p.items[base->count].text = text;
+	p.items[base->count].len = (uint32_t)strlen(text);
+	p.count = base->count + 1;
+	p.present = true;
+	return p;
+}
+
+int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_plan *plan,
+		  struct dtl_arena *arena)
+{
+	static const struct dtl_loc fixed = {.file = "--fix-plan", .line = 1, .column = 1};
+	bool ok = true;
+
+	switch (fix->kind) {
+	case DTL_FIX_VERSION:
+		if (dtl_version_parse(fix->text, strlen(fix->text), &plan->versions[fix->framework]) < 0)
+			return -EINVAL;
+		plan->version_locs[fix->framework] = fixed;
+		break;
+	case DTL_FIX_ALLGATHER_SEQUENTIAL:
+		plan->zero3.allgather_sequential = DTL_TRUE;
+		plan->zero3.allgather_sequential_loc = fixed;
+		break;
+	case DTL_FIX_PERSISTENCE_ZERO:
+		plan->zero3.persistence_threshold = 0;
+		plan->zero3.persistence_auto = false;
+		plan->zero3.persistence_threshold_loc = fixed;
+		break;
+	case DTL_FIX_AUTOCAST_OFF:
+		m->adapter.autocast_adapter_dtype = DTL_FALSE;
+		m->adapter.autocast_adapter_dtype_loc = fixed;
+		/* explicit adapters (exported after get_peft_model) take the base dtype */
+		for (size_t i = 0; i < m->tensor_count && !m->adapter.present; i++) {
+			const char *n = m->tensors[i].name;
+			if (strstr(n, ".lora_") && m->tensors[i].dtype == DTL_DTYPE_F32) {
+				struct dtl_tensor_decl *copy = dtl_arena_calloc(arena, m->tensor_count,
+										 sizeof(*copy));
+				if (!copy)
+					return -ENOMEM;
+				memcpy(copy, m->tensors, m->tensor_count * sizeof(*copy));
+				m->tensors = copy;
+				for (size_t k = 0; k < m->tensor_count; k++)
+					if (strstr(copy[k].name, ".lora_") && copy[k].dtype == DTL_DTYPE_F32)
+						copy[k].dtype = DTL_DTYPE_NONE; /* the checkpoint dtype */
+				break;
+			}
+		}
+		break;
+	case DTL_FIX_QUANT_STORAGE:
+		m->quantization.quant_storage = fix->dtype;
+		m->quantization.quant_storage_loc = fixed;
+		break;
+	case DTL_FIX_USE_ORIG_PARAMS:
+		plan->fsdp.use_orig_params = DTL_TRUE;
+		plan->fsdp.use_orig_params_loc = fixed;
+		break;
+	case DTL_FIX_WRAP_ADD: {
+		const struct dtl_patterns *base = plan->fsdp.wrap.present ? &plan->fsdp.wrap
+									  : &m->model.no_split_modules;
+		plan->fsdp.wrap = append(arena, base, fix->text, &ok);
+		break;
+	}
+	case DTL_FIX_WRAP_REMOVE: {
+		struct dtl_patterns w = plan->fsdp.wrap.present ? plan->fsdp.wrap
+								: m->model.no_split_modules;
+		struct dtl_pattern *items = dtl_arena_calloc(arena, w.count + 1, sizeof(*items));
+		size_t n = 0;
+		if (!items)
+			return -ENOMEM;
+		for (size_t i = 0; i < w.count; i++)
+			if (strlen(fix->text) != w.items[i].len ||
+			    memcmp(w.items[i].text, fix->text, w.items[i].len) != 0)
+				items[n++] = w.items[i];
+		w.items = items;
+		w.count = n;
+		w.present = true;
+		plan->fsdp.wrap = w;
+		break;
+	}
+	case DTL_FIX_IGNORE_ADD:
+		plan->fsdp.ignored = append(arena, &plan->fsdp.ignored, fix->text, &ok);
+		break;
+	case DTL_FIX_FSDP_BUFFER_DTYPE:
+		plan->fsdp.buffer_dtype = fix->dtype;
+		plan->fsdp.buffer_dtype_loc = fixed;
+		break;
+	case DTL_FIX_ZERO3_BUFFER_DTYPE:
+		plan->zero3.buffer_dtype = fix->dtype;
+		plan->zero3.buffer_dtype_loc = fixed;
+		break;
+	case DTL_FIX_KEEP_STRICT_ADD:
+		m->model.keep_in_fp32_strict = append(arena, &m->model.keep_in_fp32_strict, fix->text, &ok);
+		break;
+	}
+	return ok ? 0 : -ENOMEM;
+}
+
+static size_t serious(const struct dtl_findings *f)
+{
+	const struct dtl_finding *items = f->items.items;
+	size_t n = 0;
+	for (size_t i = 0; i < f->items.count; i++)
+		n += items[i].severity >= DTL_SEVERITY_WARNING;
+	return n;
+}
+
+static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
+		    const struct dtl_findings *findings, const char *target, struct dtl_fix *fix,
+		    struct dtl_error *error)
+{
+	struct dtl_manifest m = *ctx->manifest;
+	struct dtl_plan plan = *ctx->plan;
+	struct dtl_sim *after = dtl_arena_alloc(ctx->arena, sizeof(*after));
+	struct dtl_findings *found = dtl_arena_alloc(ctx->arena, sizeof(*found));
+	struct dtl_strmap before;
+	int r;
+
+	if (!after || !found)
+		return -ENOMEM;
+	if ((r = dtl_fix_apply(fix, &m, &plan, ctx->arena)) < 0)
+		return r;
+	/* the plan is applied through the manifest: the simulation reads both */
+	m.plan = plan;
+	r = dtl_sim_run(after, &m, &plan, ctx->behaviors, ctx->arena, error);
+	if (r < 0)
+		return r;
+	after->ops = ctx->ops;
+	if ((r = dtl_rules_run(after, ctx->selection, found, error)) < 0)
+		return r;
+	dtl_strmap_init(&before, ctx->arena);
+	const struct dtl_finding *old = findings->items.items, *now = found->items.items;
+	for (size_t i = 0; i < findings->items.count; i++) {
+		const char *k = key_of(ctx->arena, sim, &old[i]);
+		if (!k || dtl_strmap_put(&before, k, strlen(k), (int64_t)i) < 0)
+			return -ENOMEM;
+	}
+	fix->before = serious(findings);
+	fix->after = serious(found);
+	fix->resolves = true;
+	fix->appeared = dtl_arena_calloc(ctx->arena, found->items.count + 1, sizeof(char *));
+	if (!fix->appeared)
+		return -ENOMEM;
+	for (size_t i = 0; i < found->items.count; i++) {
+		const char *k = key_of(ctx->arena, after, &now[i]);
+		if (!k)
+			return -ENOMEM;
+		if (strcmp(k, target) == 0)
+			fix->resolves = false;
+		if (dtl_strmap_get(&before, k, strlen(k)) < 0 && now[i].severity >= DTL_SEVERITY_WARNING)
+			fix->appeared[fix->appeared_count++] = dtl_arena_sprintf(
+				ctx->arena, "%s %s: %s", now[i].rule->id, now[i].rule->name,
+				now[i].message);
+	}
+	return 0;
+}
+
+static int rank(const void *pa, const void *pb)
+{
+	const struct dtl_fix *a = pa, *b = pb;
+	if (a->resolves != b->resolves)
+		return a->resolves ? -1 : 1;
+	if (a->appeared_count != b->appeared_count)
+		return a->appeared_count < b->appeared_count ? -1 : 1;
+	if (a->after != b->after)
+		return a->after < b->after ? -1 : 1;
+	return a->cost - b->cost;
+}
+
+int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
+		       const struct dtl_findings *findings, struct dtl_fix_plan *ret_plan,
+		       struct dtl_error *error)
+{
+	const struct dtl_finding *f = findings->items.items;
+	struct dtl_fix_plan plan = {0};
+	int r;
+
+	plan.items = dtl_arena_calloc(ctx->arena, findings->items.count + 1, sizeof(*plan.items));
+	if (!plan.items)
+		return -ENOMEM;
+	for (size_t i = 0; i < findings->items.count; i++) {
+		struct dtl_vec fixes = {0};
+		struct dtl_fix_item *item = &plan.items[plan.count++];
+		item->finding = &f[i];
+		if ((r = candidates(sim, &f[i], ctx->arena, &fixes)) < 0)
+			return r;
+		const char *target = key_of(ctx->arena, sim, &f[i]);
+		if (!target)
+			return -ENOMEM;
+		for (size_t k = 0; k < fixes.count; k++)
+			if ((r = evaluate(ctx, sim, findings, target, &((struct dtl_fix *)fixes.items)[k],
+					  error)) < 0)
+				return r;
+		/* only candidates that remove the finding are proposed */
+		size_t kept = 0;
+		struct dtl_fix *all = fixes.items;
+		for (size_t k = 0; k < fixes.count; k++)
+			if (all[k].resolves)
+				all[kept++] = all[k];
+		if (kept > 1)
+			qsort(all, kept, sizeof(*all), rank);
+		item->fixes = all;
+		item->count = kept;
+	}
+	*ret_plan = plan;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing a fix plan: text for people, JSON for tools. */
+#include <errno.h>
+
+#include "dtypelint/fix.h"
+#include "dtypelint/report.h"
+
+int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
+{
+	for (size_t i = 0; i < plan->count; i++) {
+		const struct dtl_fix_item *item = &plan->items[i];
+		const struct dtl_finding *f = item->finding;
+		fprintf(out, "%s:%u:%u: %s: %s [%s %s]\n", f->loc.file, f->loc.line ? f->loc.line : 1,
+			f->loc.column ? f->loc.column : 1, dtl_severity_name(f->severity), f->message,
+			f->rule->id, f->rule->name);
+		if (!item->count) {
+			fputs("  no fix dtypelint can prove for this finding (see --explain)\n", out);
+			continue;
+		}
+		for (size_t k = 0; k < item->count; k++) {
+			const struct dtl_fix *fix = &item->fixes[k];
+			fprintf(out, "  %zu. %s\n     findings at warning or above: %zu -> %zu", k + 1,
+				fix->title, fix->before, fix->after);
+			if (fix->appeared_count)
+				fprintf(out, "; it creates %zu:", fix->appeared_count);
+			fputc('\n', out);
+			for (size_t a = 0; a < fix->appeared_count; a++)
+				fprintf(out, "       + %s\n", fix->appeared[a]);
+		}
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const struct dtl_sim *sim)
+{
+	(void)sim;
+	fputs("{\"version\": 1, \"fix_plan\": [", out);
+	for (size_t i = 0; i < plan->count; i++) {
+		const struct dtl_fix_item *item = &plan->items[i];
+		fputs(i ? ",\n  {\"rule\": " : "\n  {\"rule\": ", out);
+		dtl_json_string(out, item->finding->rule->id);
+		fputs(", \"message\": ", out);
+		dtl_json_string(out, item->finding->message);
+		fprintf(out, ", \"location\": {\"file\": ");
+		dtl_json_string(out, item->finding->loc.file);
+		fprintf(out, ", \"line\": %u, \"column\": %u}, \"fixes\": [",
+			item->finding->loc.line ? item->finding->loc.line : 1,
+			item->finding->loc.column ? item->finding->loc.column : 1);
+		for (size_t k = 0; k < item->count; k++) {
+			const struct dtl_fix *fix = &item->fixes[k];
+			fputs(k ? ", {\"rank\": " : "{\"rank\": ", out);
+			fprintf(out, "%zu, \"title\": ", k + 1);
+			dtl_json_string(out, fix->title);
+			fprintf(out, ", \"cost\": %d, \"findings_before\": %zu, \"findings_after\": %zu, "
+				     "\"creates\": [",
+				fix->cost, fix->before, fix->after);
+			for (size_t a = 0; a < fix->appeared_count; a++) {
+				fputs(a ? ", " : "", out);
+				dtl_json_string(out, fix->appeared[a]);
+			}
+			fputs("]}", out);
+		}
+		fputs("]}", out);
+	}
+	fputs(plan->count ? "\n]}\n" : "]}\n", out);
+	return ferror(out) ? -EIO : 0;
+}

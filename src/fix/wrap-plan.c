@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --wrap-plan: an FSDP2 fully_shard plan in which every group holds one trainable dtype
+ * (facts/torch-and-transformers.md §2.2, §2.3). Bottom-up like fully_shard calls: a module is
+ * sharded on its own when its subtree's parameters do not all share the dtype of its parent's
+ * group, so float32 modules (routers, adapters kept in fp32) get groups of their own — the
+ * "fp32 layer" pattern NeMo's fully_shard_by_dtype automates.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/fix.h"
+#include "dtypelint/report.h"
+
+/* A group key: a parameter's dtype and whether it is trainable (FSDP1 also wants one
+ * requires_grad per unit). 0: no parameter; MIXED: more than one key. */
+#define MIXED 0xff
+static uint8_t key_of(const struct dtl_sim *sim, uint32_t t)
+{
+	return (uint8_t)(sim->t.dtype[t] + 1) | ((sim->t.flags[t] & DTL_TF_TRAINABLE) ? 0x40 : 0);
+}
+
+static enum dtl_dtype key_dtype(uint8_t key)
+{
+	return key == 0 || key == MIXED ? DTL_DTYPE_NONE : (enum dtl_dtype)((key & 0x3f) - 1);
+}
+
+static uint8_t own_key(const struct dtl_sim *sim, uint32_t mod)
+{
+	uint8_t k = 0;
+	for (uint32_t t = sim->modules[mod].first_tensor; t != DTL_NONE_INDEX;
+	     t = sim->t.next_in_module[t]) {
+		if (sim->t.kind[t] != DTL_KIND_PARAM || (sim->t.flags[t] & DTL_TF_ALIAS))
+			continue;
+		if (k == 0)
+			k = key_of(sim, t);
+		else if (k != key_of(sim, t))
+			return MIXED;
+	}
+	return k;
+}
+
+struct plan_state {
+	const struct dtl_sim *sim;
+	uint8_t *subtree; /* per module: the key its group would have, 0 or MIXED */
+	uint8_t *sharded; /* per module: gets its own fully_shard */
+};
+
+/* Post-order: after its children, a module keeps in its group the children whose subtree has
+ * its own key (or, without own parameters, the most common key); every other child with
+ * parameters becomes a fully_shard group of its own. A module whose own parameters mix keys
+ * cannot be fixed by grouping (MIXED). */
+static void plan_module(struct plan_state *s, uint32_t mod, const struct dtl_patterns *wrap)
+{
+	const struct dtl_module *md = &s->sim->modules[mod];
+	size_t count[256] = {0};
+	uint32_t c;
+
+	for (c = md->first_child; c != DTL_NONE_INDEX; c = s->sim->modules[c].next_sibling)
+		plan_module(s, c, wrap);
+	uint8_t g = own_key(s->sim, mod);
+	if (g == 0) {
+		for (c = md->first_child; c != DTL_NONE_INDEX; c = s->sim->modules[c].next_sibling)
+			if (!s->sharded[c] && s->subtree[c] != 0 && s->subtree[c] != MIXED)
+				count[s->subtree[c]]++;
+		for (int k = 1; k < MIXED; k++)
+			if (count[k] > (g == 0 ? 0 : count[g]))
+				g = (uint8_t)k;
+	}
+	for (c = md->first_child; c != DTL_NONE_INDEX; c = s->sim->modules[c].next_sibling)
+		if (!s->sharded[c] && s->subtree[c] != 0 && s->subtree[c] != g)
+			s->sharded[c] = 1;
+	s->subtree[mod] = g;
+	/* the plan's wrap classes stay groups of their own when they are uniform */
+	for (size_t i = 0; mod && i < wrap->count && !s->sharded[mod]; i++)
+		if (md->class_name && strlen(md->class_name) == wrap->items[i].len &&
+		    memcmp(md->class_name, wrap->items[i].text, wrap->items[i].len) == 0 && g != MIXED &&
+		    g != 0)
+			s->sharded[mod] = 1;
+}
+
+int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json)
+{
+	struct plan_state s = {.sim = sim};
+	size_t n = sim->module_count;
+
+	s.subtree = dtl_arena_calloc(sim->arena, n, 1);
+	s.sharded = dtl_arena_calloc(sim->arena, n, 1);
+	if (!s.subtree || !s.sharded)
+		return -ENOMEM;
+	plan_module(&s, 0, &sim->rp.wrap);
+	if (json) {
+		bool first = true;
+		fputs("{\"version\": 1, \"fully_shard\": [", out);
+		for (size_t i = 1; i < n; i++) {
+			if (!s.sharded[i])
+				continue;
+			fputs(first ? "\n  {\"module\": " : ",\n  {\"module\": ", out);
+			first = false;
+			char *path = dtl_arena_strndup(sim->arena, sim->modules[i].path,
+						       sim->modules[i].path_len);
+			dtl_json_string(out, path ? path : "");
+			fputs(", \"dtype\": ", out);
+			dtl_json_string(out, dtl_dtype_name(key_dtype(s.subtree[i])));
+			fprintf(out, ", \"trainable\": %s", (s.subtree[i] & 0x40) && s.subtree[i] != MIXED
+							       ? "true"
+							       : "false");
+			fputc('}', out);
+		}
+		fputs("\n  ],\n \"root\": {\"module\": \"\", \"dtype\": ", out);
+		dtl_json_string(out, dtl_dtype_name(key_dtype(s.subtree[0])));
+		fputs("}}\n", out);
+	} else {
+		fputs("# fully_shard calls, bottom-up (paste after building the model); every group\n"
+		      "# holds one parameter dtype\n"
+		      "from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy\n\n"
+		      "def shard(model, mp_policy=None, fp32_policy=None):\n"
+		      "    fp32_policy = fp32_policy or MixedPrecisionPolicy(param_dtype=None)\n",
+		      out);
+		/* post-order of the sharded modules is fully_shard's order */
+		uint32_t *stack = dtl_arena_calloc(sim->arena, n + 1, sizeof(uint32_t));
+		uint8_t *expanded = dtl_arena_calloc(sim->arena, n, 1);
+		size_t top = 0;
+		if (!stack || !expanded)
+			return -ENOMEM;
+		stack[top++] = 0;
+		while (top) {
+			uint32_t mod = stack[top - 1];
+			if (!expanded[mod]) {
+				expanded[mod] = 1;
+				uint32_t kids[4096];
+				size_t k = 0;
+				for (uint32_t c = sim->modules[mod].first_child;
+				     c != DTL_NONE_INDEX && k < 4096; c = sim->modules[c].next_sibling)
+					kids[k++] = c;
+				while (k)
+					stack[top++] = kids[--k];
+				continue;
+			}
+			top--;
+			if (!mod || !s.sharded[mod])
+				continue;
+			bool fp32 = key_dtype(s.subtree[mod]) == DTL_DTYPE_F32;
+			fprintf(out, "    fully_shard(model.get_submodule(\"%.*s\"), mp_policy=%s)\n",
+				(int)sim->modules[mod].path_len, sim->modules[mod].path,
+				fp32 ? "fp32_policy" : "mp_policy");
+		}
+		fputs("    fully_shard(model, mp_policy=mp_policy)\n", out);
+	}
+	return ferror(out) ? -EIO : 0;
+}
