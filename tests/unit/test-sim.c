@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of src/sim: torch's order, tied names, FSDP unit construction order, ZeRO-3
+ * persistence selection, keep-in-fp32 matching eras, the growable table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dtl-test.h"
+#include "dtypelint/dtypelint.h"
+
+static struct dtl_arena arena;
+static struct dtl_limits limits;
+static struct dtl_error error;
+static struct dtl_behavior_table behaviors;
+
+static void setup(void)
+{
+	dtl_arena_init(&arena);
+	dtl_limits_default(&limits);
+	ck_assert_int_eq(dtl_behavior_table_load(&behaviors, &arena, &error), 0);
+}
+
+static void teardown(void)
+{
+	dtl_arena_fini(&arena);
+}
+
+static void run(const char *yaml, struct dtl_sim *sim)
+{
+	struct dtl_source src;
+	struct dtl_node *root;
+	struct dtl_manifest *m = dtl_arena_alloc(&arena, sizeof(*m));
+
+	ck_assert_int_eq(dtl_source_init_mem(&src, "t.yaml", yaml, strlen(yaml)), 0);
+	ck_assert_msg(dtl_doc_parse(&src, &arena, &limits, &root, &error) == 0, "%s", error.message);
+	ck_assert_msg(dtl_manifest_parse(root, "t.yaml", &arena, &limits, m, &error) == 0, "%s",
+		      error.message);
+	ck_assert_msg(dtl_sim_run(sim, m, &m->plan, &behaviors, &arena, &error) == 0, "%s",
+		      error.message);
+	dtl_source_fini(&src);
+}
+
+static const char *nth(const struct dtl_sim *sim, size_t k)
+{
+	return sim->t.name[sim->t.order[k]];
+}
+
+START_TEST(torch_order_own_tensors_first)
+{
+	struct dtl_sim sim;
+	/* a.bias is listed after a child's tensor, but torch yields a module's own first */
+	run("dtypelint: 1\ntensors:\n"
+	    "  - {name: a.weight, shape: [1]}\n  - {name: a.b.weight, shape: [1]}\n"
+	    "  - {name: a.bias, shape: [1]}\n  - {name: c.weight, shape: [1]}\n", &sim);
+	ck_assert_str_eq(nth(&sim, 0), "a.weight");
+	ck_assert_str_eq(nth(&sim, 1), "a.bias");
+	ck_assert_str_eq(nth(&sim, 2), "a.b.weight");
+	ck_assert_str_eq(nth(&sim, 3), "c.weight");
+}
+END_TEST
+
+START_TEST(tied_name_missing_is_an_alias)
+{
+	struct dtl_sim sim;
+	run("dtypelint: 1\nmodel: {tied: [[lm_head.weight, embed.weight]], checkpoint_dtype: bf16}\n"
+	    "tensors:\n  - {name: embed.weight, shape: [8, 2]}\n", &sim);
+	ck_assert_uint_eq(sim.t.count, 2);
+	uint32_t alias = dtl_sim_find(&sim, "lm_head.weight", 14);
+	ck_assert_uint_ne(alias, DTL_NONE_INDEX);
+	ck_assert(sim.t.flags[alias] & DTL_TF_ALIAS);
+	ck_assert_uint_eq(sim.t.alias_of[alias], dtl_sim_find(&sim, "embed.weight", 12));
+	ck_assert_int_eq(sim.t.dtype[alias], DTL_DTYPE_BF16);
+}
+END_TEST
+
+START_TEST(fsdp1_units_post_order_root_last)
+{
+	struct dtl_sim sim;
+	run("dtypelint: 1\nmodel: {modules: {\"l.*\": B, \"l.*.inner\": I}}\n"
+	    "tensors:\n  - {name: l.0.inner.w, shape: [1]}\n  - {name: l.0.w, shape: [1]}\n"
+	    "  - {name: l.1.w, shape: [1]}\n  - {name: head.w, shape: [1]}\n"
+	    "training: {strategy: fsdp1, fsdp: {wrap: [B, I]}}\n", &sim);
+	const struct dtl_group *g = sim.groups.items;
+	ck_assert_uint_eq(sim.groups.count, 4);
+	ck_assert_str_eq(g[0].name, "l.0.inner");
+	ck_assert_str_eq(g[1].name, "l.0");
+	ck_assert_str_eq(g[2].name, "l.1");
+	ck_assert_str_eq(g[3].name, "<root>");
+	ck_assert_uint_eq(g[1].count, 1); /* the inner unit took its own parameter */
+	ck_assert_str_eq(sim.t.name[g[3].members[0]], "head.w");
+}
+END_TEST
+
+START_TEST(zero3_persistence_skips_but_does_not_stop)
+{
+	struct dtl_sim sim;
+	/* facts §1.3: over the model threshold a parameter is skipped (continue, not break) */
+	run("dtypelint: 1\ntensors:\n  - {name: a.w, shape: [60]}\n  - {name: b.w, shape: [50]}\n"
+	    "  - {name: c.w, shape: [30]}\n  - {name: d.w, shape: [200]}\n"
+	    "training: {strategy: zero3, zero3: {persistence_threshold: 100, "
+	    "model_persistence_threshold: 100}}\n", &sim);
+	ck_assert(sim.t.flags[dtl_sim_find(&sim, "a.w", 3)] & DTL_TF_ZERO_PERSIST);
+	ck_assert(!(sim.t.flags[dtl_sim_find(&sim, "b.w", 3)] & DTL_TF_ZERO_PERSIST));
+	ck_assert(sim.t.flags[dtl_sim_find(&sim, "c.w", 3)] & DTL_TF_ZERO_PERSIST);
+	ck_assert(!(sim.t.flags[dtl_sim_find(&sim, "d.w", 3)] & DTL_TF_ZERO_PERSIST));
+}
+END_TEST
+
+START_TEST(keep_in_fp32_matching_eras)
+{
+	/* facts §3.5 */
+	ck_assert(dtl_keep_match(DTL_KEEP_COMPONENT, "wo", 2, "enc.DenseReluDense.wo.weight", 28));
+	ck_assert(!dtl_keep_match(DTL_KEEP_COMPONENT, "router.proj", 11, "l.router.proj.weight", 20));
+	ck_assert(dtl_keep_match(DTL_KEEP_DOT_REGEX, "router.proj", 11, "l.router.proj.weight", 20));
+	ck_assert(dtl_keep_match(DTL_KEEP_DOT_REGEX, "router.proj", 11, "l.routerXproj.weight", 20));
+	ck_assert(!dtl_keep_match(DTL_KEEP_DOT_REGEX, "norm", 4, "l.q_norm.weight", 15));
+	ck_assert(dtl_keep_match(DTL_KEEP_SUBSTRING, "norm", 4, "l.q_norm.weight", 15));
+	ck_assert(dtl_keep_match(DTL_KEEP_SUBSTRING, "e_score*bias", 12, "gate.e_score_correction_bias", 28));
+}
+END_TEST
+
+START_TEST(table_grows_for_injected_tensors)
+{
+	struct dtl_sim sim;
+	char yaml[8192];
+	size_t n = (size_t)snprintf(yaml, sizeof(yaml),
+				    "dtypelint: 1\nmodel: {checkpoint_dtype: bf16}\n"
+				    "adapter: {target_modules: [q], r: 2}\ntensors:\n");
+	for (int l = 0; l < 40; l++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "  - {name: l.%d.q.weight, shape: [4, 4]}\n", l);
+	run(yaml, &sim);
+	ck_assert_uint_eq(sim.t.count, 120);
+	uint32_t a = dtl_sim_find(&sim, "l.39.q.lora_B.default.weight", 28);
+	ck_assert_uint_ne(a, DTL_NONE_INDEX);
+	ck_assert_int_eq(sim.t.numel[a], 8);
+	ck_assert_int_eq(sim.t.dtype[a], DTL_DTYPE_F32); /* autocast_adapter_dtype */
+	/* the adapters sit after their base weight in torch's order */
+	ck_assert_str_eq(nth(&sim, 1), "l.0.q.lora_A.default.weight");
+	ck_assert_str_eq(nth(&sim, 2), "l.0.q.lora_B.default.weight");
+}
+END_TEST
+
+static void add_tests(TCase *tc)
+{
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, torch_order_own_tensors_first);
+	tcase_add_test(tc, tied_name_missing_is_an_alias);
+	tcase_add_test(tc, fsdp1_units_post_order_root_last);
+	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
+	tcase_add_test(tc, keep_in_fp32_matching_eras);
+	tcase_add_test(tc, table_grows_for_injected_tensors);
+}
+
+DTL_TEST_MAIN("sim")
