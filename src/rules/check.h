@@ -32,6 +32,8 @@ extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl
 /* quant.c */
 extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl_rule_dt404,
     dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt501;
+/* suppress.c */
+extern const struct dtl_rule dtl_rule_dt002;
 /* precision.c */
 extern const struct dtl_rule dtl_rule_dt201, dtl_rule_dt202, dtl_rule_dt203, dtl_rule_dt301,
     dtl_rule_dt302, dtl_rule_dt601, dtl_rule_dt603;
