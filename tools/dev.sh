@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 install_deps() {
 	pkgs="meson ninja-build pkg-config gcc libcjson-dev libyaml-dev check libclang-14-dev llvm-14"
-	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch libtorch-dev g++ valgrind"
+	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch libtorch-dev g++ valgrind mandoc pre-commit git $(command -v npm >/dev/null || echo nodejs npm)"
 	missing=""
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

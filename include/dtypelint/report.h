@@ -3,6 +3,8 @@
 #ifndef DTYPELINT_REPORT_H
 #define DTYPELINT_REPORT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "dtypelint/rules.h"
@@ -26,9 +28,65 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n);
 
 /* --trace: the dtype history of every tensor matching one of globs, stage by stage. */
 int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
-		     const char *const *globs, size_t glob_count);
+                     const char *const *globs, size_t glob_count);
 
 /* Writes s as a JSON string literal (with quotes). */
 void dtl_json_string(FILE *out, const char *s);
+
+/* What a reporter may need besides the findings. */
+struct dtl_report_options {
+	bool color; /* text: ANSI colours (the caller decides: --color, a terminal, NO_COLOR) */
+	/* SARIF region ends: the column just past the last character of `line` of `file`, or 0
+	 * when unknown. May be NULL. */
+	uint32_t (*line_end)(void *data, const char *file, uint32_t line);
+	void *line_end_data;
+};
+
+/* dtl_report_text with options (colour) */
+int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                           const struct dtl_report_options *options);
+/* json-lines: the finding objects of dtl_report_json, one per line, nothing else */
+int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n);
+/* SARIF 2.1.0 as GitHub code scanning takes it: rules[] for the rules with results, URIs
+ * (relative to the working directory, uriBaseId %SRCROOT%), partialFingerprints from
+ * dtl_report_fingerprint. */
+int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                     const struct dtl_report_options *options);
+/* GitHub Actions workflow commands (::error file=...::), most severe first, at most 10
+ * annotations per level and one notice for the rest. */
+int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n);
+/* GitLab Code Quality (a JSON array of issues). */
+int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n);
+/* --statistics: the number of findings per rule, most frequent first; as
+ * "count<TAB>ID<TAB>name" lines or as one JSON object. */
+int dtl_report_statistics(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);
+/* --explain: a rule's documentation as Markdown. */
+int dtl_report_explain(FILE *out, const struct dtl_rule *rule);
+
+/* GitHub's toolkit escaping: '%', CR and LF always; ':' and ',' too when property. */
+void dtl_report_github_escape(FILE *out, const char *s, bool property);
+
+/*
+ * The identity of a finding that survives edits which move lines: its group's name and its
+ * offending (first) tensor, or its message when it names neither. Written to buf as
+ * "group\ntensor" ("" for a missing part) or "\n\n" + message. Returns false when truncated.
+ */
+bool dtl_report_finding_key(const struct dtl_report_input *input, const struct dtl_finding *f,
+                            char *buf, size_t size);
+/* 16 hex digits identifying (rule, path, key, occurrence): the SARIF partialFingerprints
+ * and GitLab fingerprint; occurrence > 0 tells apart findings with equal keys. */
+void dtl_report_fingerprint(const char *rule, const char *path, const char *key, size_t occurrence,
+                            char ret_hex[17]);
+/*
+ * path relative to base_dir (NULL: the working directory), computed lexically ("." and ".."
+ * resolved without following links). Returns false (buf holds the lexically absolute path)
+ * when path is not under base_dir, or when buf is too small (buf is then "").
+ */
+bool dtl_report_relpath(const char *path, const char *base_dir, char *buf, size_t size);
+/* path relative to base_dir, with ".." segments when it lies outside ("../rules/m.yaml");
+ * false when buf is too small. */
+bool dtl_report_relpath_dots(const char *path, const char *base_dir, char *buf, size_t size);
+/* The lexically absolute form of path (relative paths are taken from the working directory). */
+bool dtl_report_abspath(const char *path, char *buf, size_t size);
 
 #endif

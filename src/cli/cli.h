@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* The command line: options, config files, suppressions, baselines. Only src/cli/ prints. */
 #ifndef DTL_CLI_H
 #define DTL_CLI_H
 
@@ -9,7 +10,45 @@
 enum dtl_format {
 	DTL_FORMAT_TEXT,
 	DTL_FORMAT_JSON,
+	DTL_FORMAT_JSON_LINES,
+	DTL_FORMAT_SARIF,
+	DTL_FORMAT_GITHUB,
+	DTL_FORMAT_GITLAB,
 };
+
+enum dtl_color {
+	DTL_COLOR_AUTO,
+	DTL_COLOR_ALWAYS,
+	DTL_COLOR_NEVER,
+};
+
+/* Limits given by options or a config file: which fields were set, and their values. */
+enum {
+	DTL_LIMIT_FILE_SIZE,
+	DTL_LIMIT_DEPTH,
+	DTL_LIMIT_ALIAS_NODES,
+	DTL_LIMIT_TENSORS,
+	DTL_LIMIT_NAME_LENGTH,
+	DTL_LIMIT_RANK,
+	DTL_LIMIT_HEADER_SIZE,
+	DTL_LIMIT_COUNT
+};
+
+struct dtl_limit_settings {
+	unsigned set; /* bit i: limit i was given */
+	uint64_t values[DTL_LIMIT_COUNT];
+};
+
+/* The option name of limit i without dashes ("max-file-size"), its help text, its maximum. */
+const char *dtl_cli_limit_name(int i);
+const char *dtl_cli_limit_help(int i);
+uint64_t dtl_cli_limit_max(int i);
+/* Parses "N" or "N" with a K, M or G suffix (powers of 1024) into a limit value in
+ * [1, its maximum]; returns -EINVAL or -ERANGE. */
+int dtl_cli_limit_parse(int i, const char *text, uint64_t *ret_value);
+uint64_t dtl_cli_limit_get(const struct dtl_limits *limits, int i);
+/* limits with the fields set in settings replaced */
+void dtl_cli_limits_apply(struct dtl_limits *limits, const struct dtl_limit_settings *settings);
 
 struct dtl_options {
 	const char **inputs;
@@ -18,9 +57,19 @@ struct dtl_options {
 	struct dtl_plan overrides; /* --strategy, --precision, --with */
 	enum dtl_format format;
 	const char *output;
-	struct dtl_vec select, ignore; /* const char * */
+	struct dtl_vec select, extend_select, ignore; /* const char * */
+	bool select_given;
 	enum dtl_severity fail_on;
+	bool fail_on_given;
+	bool exit_zero;
+	bool statistics;
 	bool quiet;
+	enum dtl_color color;
+	const char *config_file; /* --config */
+	bool no_config;
+	const char *baseline, *write_baseline;
+	struct dtl_vec trace; /* --trace globs, const char * */
+	struct dtl_limit_settings limits;
 	bool list_rules;
 	const char *explain;
 };
@@ -30,5 +79,85 @@ struct dtl_options {
 int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *options);
 int dtl_cli_explain(FILE *out, const char *rule);
 int dtl_cli_list_rules(FILE *out, enum dtl_format format);
+
+/* Rule selectors: an id ("DT101", any case), a name, an id prefix ("DT1") or ALL. */
+bool dtl_cli_selector_matches(const char *selector, const struct dtl_rule *rule);
+/* Does the selector name at least one rule? */
+bool dtl_cli_selector_known(const char *selector);
+
+/* .dtypelint.yaml (see dtypelint(1), CONFIGURATION). */
+struct dtl_severity_override {
+	const char *selector;
+	enum dtl_severity severity;
+};
+
+struct dtl_file_ignore {
+	const char *glob;     /* a path glob relative to the config file's directory */
+	struct dtl_vec rules; /* const char * selectors */
+};
+
+struct dtl_config {
+	const char *path; /* as shown in messages */
+	const char *dir;  /* lexically absolute directory of the file */
+	bool has_select;
+	struct dtl_vec select, extend_select, ignore; /* const char * */
+	struct dtl_vec overrides;                     /* struct dtl_severity_override */
+	bool has_fail_on;
+	enum dtl_severity fail_on;
+	struct dtl_vec file_ignores; /* struct dtl_file_ignore */
+	bool has_plan;
+	struct dtl_plan plan; /* defaults below the manifest's own plan */
+	struct dtl_limit_settings limits;
+};
+
+/* The nearest .dtypelint.yaml in input's directory (the input itself when it is a directory)
+ * or above it; *ret_path is NULL when there is none. The path is relative to the working
+ * directory when input is relative and the file lies under the working directory. */
+int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret_path);
+/* Reads and validates a config file (unknown keys are errors at their line and column). */
+int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                    struct dtl_config *ret_config, struct dtl_error *error);
+/* Does a per-file-ignores entry of config drop rule's findings for input? */
+bool dtl_config_file_ignored(const struct dtl_config *config, const char *input,
+                             const struct dtl_rule *rule);
+/* Matches a '/'-separated path against a glob: '*' and '?' and [...] within a segment, a
+ * '**' segment any number of segments. */
+bool dtl_cli_path_glob(const char *glob, const char *path);
+
+/* Suppressions of one input (the manifest's suppress: list and inline comments): removes the
+ * findings they match and, when DT002 runs, adds one DT002 finding per unused suppression.
+ * Returns the number of findings removed in *ret_suppressed. */
+int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
+                     const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
+                     struct dtl_arena *arena, size_t *ret_suppressed, struct dtl_error *error);
+/* Sorts findings like dtl_rules_run does (file, line, column, rule, tensor, message). */
+void dtl_cli_sort_findings(struct dtl_findings *findings);
+
+/* Baselines (see dtypelint(1), BASELINE). */
+struct dtl_baseline_entry {
+	const char *rule, *file, *group, *tensor, *message;
+	size_t count, used;
+	struct dtl_loc loc;
+};
+
+struct dtl_baseline {
+	const char *path;
+	const char *dir;        /* entries' files are relative to it */
+	struct dtl_vec entries; /* struct dtl_baseline_entry */
+	struct dtl_strmap index;
+};
+
+int dtl_baseline_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                      struct dtl_baseline *ret_baseline, struct dtl_error *error);
+/* Removes the findings the baseline holds (each entry at most count times); returns how many. */
+size_t dtl_baseline_filter(struct dtl_baseline *baseline, struct dtl_report_input *inputs,
+                           struct dtl_findings **findings, size_t n, struct dtl_arena *arena);
+/* One "file:line:col: note: ..." line on out per entry that matched fewer findings than its
+ * count; returns how many. */
+size_t dtl_baseline_report_stale(const struct dtl_baseline *baseline, FILE *out);
+/* Writes every finding as a baseline to path ("-": standard output); *ret_entries gets the
+ * number of entries. */
+int dtl_baseline_write(const char *path, const struct dtl_report_input *inputs, size_t n,
+                       struct dtl_arena *arena, size_t *ret_entries, struct dtl_error *error);
 
 #endif

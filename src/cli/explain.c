@@ -10,13 +10,7 @@ int dtl_cli_explain(FILE *out, const char *id_or_name)
 
 	if (!rule)
 		return -ENOENT;
-	fprintf(out, "# %s %s\n\n", rule->id, rule->name);
-	fprintf(out, "Severity: %s\n\n%s.\n\n", dtl_severity_name(rule->severity), rule->summary);
-	fprintf(out, "## What happens\n\n%s\n\n", rule->explanation);
-	fprintf(out, "## Example\n\n%s\n\n", rule->example);
-	fprintf(out, "## Fix\n\n%s\n\n", rule->fix);
-	fprintf(out, "## Facts\n\n%s (in dtypelint's shared/facts/)\n", rule->facts);
-	return ferror(out) ? -EIO : 0;
+	return dtl_report_explain(out, rule);
 }
 
 int dtl_cli_list_rules(FILE *out, enum dtl_format format)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "dtypelint/compose.h"
@@ -29,49 +30,383 @@ static int print_error(const struct dtl_error *error, int code)
 	return EXIT_INPUT;
 }
 
-static int lint_one(const char *path, const struct dtl_options *o,
-                    const struct dtl_behavior_table *behaviors,
-                    const struct dtl_rule_selection *selection, struct dtl_arena *arena,
-                    struct dtl_report_input *ret_input, struct dtl_error *error)
+/* What one input is linted with: its config (or none) merged with the options. */
+struct settings {
+	const struct dtl_config *config;
+	struct dtl_limits limits;
+	struct dtl_rule_selection selection;
+	enum dtl_severity fail_on;
+};
+
+/* Config files read so far, by path: inputs in one directory share one. */
+struct config_cache {
+	struct dtl_vec paths;   /* const char * */
+	struct dtl_vec configs; /* struct dtl_config * */
+};
+
+static bool any_matches(const struct dtl_vec *selectors, const struct dtl_rule *rule)
+{
+	const char *const *s = selectors->items;
+
+	for (size_t i = 0; i < selectors->count; i++)
+		if (dtl_cli_selector_matches(s[i], rule))
+			return true;
+	return false;
+}
+
+/*
+ * Rule selection in layers, as ruff does (facts/ecosystem-and-style.md §1.2): all rules, then
+ * the config's select (a new base), extend-select and ignore, then the options' --select (a
+ * new base), --extend-select and --ignore. The result is a list of rule ids.
+ */
+static int build_selection(const struct dtl_config *c, const struct dtl_options *o,
+                           struct dtl_arena *arena, struct dtl_rule_selection *ret)
+{
+	static const char *const none[] = {"ALL"};
+	size_t n, count = 0;
+	const struct dtl_rule *const *rules = dtl_rules_all(&n);
+	const char **ids = dtl_arena_calloc(arena, n ? n : 1, sizeof(*ids));
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool on = true;
+		if (c) {
+			if (c->has_select)
+				on = any_matches(&c->select, rules[i]);
+			if (any_matches(&c->extend_select, rules[i]))
+				on = true;
+			if (any_matches(&c->ignore, rules[i]))
+				on = false;
+		}
+		if (o->select_given)
+			on = any_matches(&o->select, rules[i]);
+		if (any_matches(&o->extend_select, rules[i]))
+			on = true;
+		if (any_matches(&o->ignore, rules[i]))
+			on = false;
+		if (on)
+			ids[count++] = rules[i]->id;
+	}
+	*ret = (struct dtl_rule_selection){0};
+	if (count == 0) {
+		ret->ignore = none;
+		ret->ignore_count = 1;
+	} else if (count < n) {
+		ret->select = ids;
+		ret->select_count = count;
+	}
+	return 0;
+}
+
+static int validate_selectors(const struct dtl_vec *selectors, const char *option)
+{
+	const char *const *s = selectors->items;
+
+	for (size_t i = 0; i < selectors->count; i++)
+		if (!dtl_cli_selector_known(s[i])) {
+			fprintf(stderr, "dtypelint: %s: '%s' names no rule (see --list-rules)\n",
+			        option, s[i]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int load_config(const char *path, const struct dtl_options *o, struct config_cache *cache,
+                       struct dtl_arena *arena, const struct dtl_config **ret,
+                       struct dtl_error *error)
+{
+	const char *const *paths = cache->paths.items;
+	struct dtl_config **configs = cache->configs.items;
+	struct dtl_limits limits;
+	int r;
+
+	for (size_t i = 0; i < cache->paths.count; i++)
+		if (strcmp(paths[i], path) == 0) {
+			*ret = configs[i];
+			return 0;
+		}
+	struct dtl_config *c = dtl_arena_alloc(arena, sizeof(*c));
+	const char **path_slot = dtl_vec_push(&cache->paths, arena, sizeof(*path_slot));
+	struct dtl_config **config_slot =
+	    dtl_vec_push(&cache->configs, arena, sizeof(*config_slot));
+	if (!c || !path_slot || !config_slot)
+		return -ENOMEM;
+	/* a config file is read within the limits the options set */
+	dtl_limits_default(&limits);
+	dtl_cli_limits_apply(&limits, &o->limits);
+	r = dtl_config_load(path, arena, &limits, c, error);
+	if (r < 0)
+		return r;
+	*path_slot = path;
+	*config_slot = c;
+	*ret = c;
+	return 0;
+}
+
+static int settings_for(const char *input, const struct dtl_options *o, struct config_cache *cache,
+                        struct dtl_arena *arena, struct settings *s, struct dtl_error *error)
+{
+	const char *path = o->config_file;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!o->no_config && !path) {
+		r = dtl_config_find(input, arena, &path);
+		if (r < 0)
+			return r;
+	}
+	if (!o->no_config && path &&
+	    (r = load_config(path, o, cache, arena, &s->config, error)) < 0)
+		return r;
+	/* limits: the defaults, then the config's, then the options' */
+	dtl_limits_default(&s->limits);
+	if (s->config)
+		dtl_cli_limits_apply(&s->limits, &s->config->limits);
+	dtl_cli_limits_apply(&s->limits, &o->limits);
+	s->fail_on = o->fail_on_given                      ? o->fail_on
+	             : s->config && s->config->has_fail_on ? s->config->fail_on
+	                                                   : DTL_SEVERITY_WARNING;
+	return build_selection(s->config, o, arena, &s->selection);
+}
+
+/* The config's plan values fill what the manifest's plan leaves unset (DESIGN §3 precedence:
+ * config < manifest < --plan file < options). */
+static void plan_defaults(struct dtl_plan *plan, const struct dtl_plan *d)
+{
+	if (plan->strategy == DTL_STRATEGY_UNSET && d->strategy != DTL_STRATEGY_UNSET) {
+		plan->strategy = d->strategy;
+		plan->strategy_loc = d->strategy_loc;
+	}
+	if (plan->precision == DTL_PRECISION_UNSET && d->precision != DTL_PRECISION_UNSET) {
+		plan->precision = d->precision;
+		plan->precision_loc = d->precision_loc;
+	}
+	if (!plan->world_size && d->world_size) {
+		plan->world_size = d->world_size;
+		plan->world_size_loc = d->world_size_loc;
+	}
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
+		if (!plan->versions[fw].set && d->versions[fw].set) {
+			plan->versions[fw] = d->versions[fw];
+			plan->version_locs[fw] = d->version_locs[fw];
+		}
+	if (!plan->file) {
+		plan->file = d->file;
+		plan->loc = d->loc;
+	}
+}
+
+/* The most specific override of a rule's severity: a name or full id beats a prefix, which
+ * beats ALL; among equals the later one. */
+static void apply_overrides(const struct dtl_config *c, struct dtl_findings *findings)
+{
+	const struct dtl_severity_override *o = c->overrides.items;
+	struct dtl_finding *f = findings->items.items;
+
+	for (size_t k = 0; k < findings->items.count; k++) {
+		size_t best = 0;
+		for (size_t i = 0; i < c->overrides.count; i++) {
+			if (!dtl_cli_selector_matches(o[i].selector, f[k].rule))
+				continue;
+			size_t weight = strcmp(o[i].selector, "ALL") == 0 ? 1
+			                : strcmp(o[i].selector, f[k].rule->name) == 0
+			                    ? 1000
+			                    : 1 + strlen(o[i].selector);
+			if (weight >= best) {
+				best = weight;
+				f[k].severity = o[i].severity;
+			}
+		}
+	}
+}
+
+static int lint_one(const char *path, const struct dtl_options *o, const struct settings *s,
+                    const struct dtl_behavior_table *behaviors, struct dtl_arena *arena,
+                    struct dtl_report_input *ret_input, struct dtl_findings **ret_findings,
+                    size_t *ret_suppressed, struct dtl_error *error)
 {
 	struct dtl_manifest *manifest = dtl_arena_alloc(arena, sizeof(*manifest));
 	struct dtl_sim *sim = dtl_arena_alloc(arena, sizeof(*sim));
 	struct dtl_findings *findings = dtl_arena_alloc(arena, sizeof(*findings));
-	struct dtl_limits limits;
 	struct dtl_plan plan;
+	size_t suppressed = 0;
 	int r;
 
 	if (!manifest || !sim || !findings)
 		return -ENOMEM;
-	dtl_limits_default(&limits);
+	/* room for --deepspeed, --accelerate, --peft, --trainer-args */
 	struct dtl_compose_inputs in = {.input = path, .plan_file = o->plan_file};
-	r = dtl_compose(&in, arena, &limits, manifest, error);
+	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
-	/* DESIGN §3: options win over every file */
 	plan = manifest->plan;
+	if (s->config && s->config->has_plan)
+		plan_defaults(&plan, &s->config->plan);
+	/* DESIGN §3: options win over every file */
 	dtl_plan_overlay(&plan, &o->overrides);
 	r = dtl_sim_run(sim, manifest, &plan, behaviors, arena, error);
 	if (r < 0)
 		return r;
-	r = dtl_rules_run(sim, selection, findings, error);
+	r = dtl_rules_run(sim, &s->selection, findings, error);
 	if (r < 0)
 		return r;
+	r = dtl_cli_suppress(sim, findings, &s->selection, &s->limits, arena, &suppressed, error);
+	if (r < 0)
+		return r;
+	if (s->config) {
+		struct dtl_finding *f = findings->items.items;
+		size_t kept = 0;
+		for (size_t k = 0; k < findings->items.count; k++) {
+			if (dtl_config_file_ignored(s->config, path, f[k].rule))
+				suppressed++;
+			else
+				f[kept++] = f[k];
+		}
+		findings->items.count = kept;
+		apply_overrides(s->config, findings);
+	}
+	dtl_cli_sort_findings(findings);
 	ret_input->sim = sim;
 	ret_input->findings = findings;
+	*ret_findings = findings;
+	*ret_suppressed += suppressed;
 	return 0;
+}
+
+/* Line ends of the files findings point into, for SARIF regions. */
+struct line_ends {
+	struct dtl_arena *arena;
+	struct dtl_vec files; /* struct line_file */
+};
+
+struct line_file {
+	const char *path;
+	uint32_t *ends; /* ends[l - 1]: the column past line l's last character */
+	size_t count;
+};
+
+static int index_lines(struct line_ends *le, const char *path, struct line_file *lf)
+{
+	struct dtl_source source;
+	struct dtl_limits limits;
+	struct dtl_vec ends = {0};
+	uint32_t column = 1;
+
+	lf->path = path;
+	dtl_limits_default(&limits);
+	if (dtl_source_read(&source, path, &limits, NULL) < 0)
+		return 0; /* no ends: the reporter marks one character */
+	for (size_t i = 0; i <= source.size; i++) {
+		char ch = i < source.size ? source.data[i] : '\n';
+		if (ch == '\n') {
+			uint32_t *slot = dtl_vec_push(&ends, le->arena, sizeof(*slot));
+			if (!slot) {
+				dtl_source_fini(&source);
+				return -ENOMEM;
+			}
+			*slot = column;
+			column = 1;
+		} else if (ch != '\r' && ((unsigned char)ch & 0xc0) != 0x80) {
+			column++;
+		}
+	}
+	dtl_source_fini(&source);
+	lf->ends = ends.items;
+	lf->count = ends.count;
+	return 0;
+}
+
+static uint32_t line_end(void *data, const char *file, uint32_t line)
+{
+	struct line_ends *le = data;
+	struct line_file *files = le->files.items, *lf = NULL;
+
+	for (size_t i = 0; i < le->files.count && !lf; i++)
+		if (strcmp(files[i].path, file) == 0)
+			lf = &files[i];
+	if (!lf) {
+		lf = dtl_vec_push(&le->files, le->arena, sizeof(*lf));
+		if (!lf || index_lines(le, file, lf) < 0)
+			return 0;
+	}
+	return line >= 1 && line <= lf->count ? lf->ends[line - 1] : 0;
+}
+
+static bool use_color(const struct dtl_options *o, FILE *out)
+{
+	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (o->format != DTL_FORMAT_TEXT || o->statistics || o->color == DTL_COLOR_NEVER)
+		return false;
+	if (o->color == DTL_COLOR_ALWAYS)
+		return true;
+	/* https://no-color.org: a non-empty NO_COLOR turns colour off; --color always wins */
+	if (no_color && *no_color)
+		return false;
+	if (term && strcmp(term, "dumb") == 0)
+		return false;
+	return isatty(fileno(out));
+}
+
+static int write_report(FILE *out, const struct dtl_options *o,
+                        const struct dtl_report_input *inputs, struct dtl_arena *arena)
+{
+	struct line_ends le = {.arena = arena};
+	struct dtl_report_options options = {
+	    .color = use_color(o, out), .line_end = line_end, .line_end_data = &le};
+	size_t n = o->input_count;
+
+	if (o->statistics)
+		return dtl_report_statistics(out, inputs, n, o->format == DTL_FORMAT_JSON);
+	switch (o->format) {
+	case DTL_FORMAT_TEXT:
+		return dtl_report_text_styled(out, inputs, n, &options);
+	case DTL_FORMAT_JSON:
+		return dtl_report_json(out, inputs, n);
+	case DTL_FORMAT_JSON_LINES:
+		return dtl_report_json_lines(out, inputs, n);
+	case DTL_FORMAT_SARIF:
+		return dtl_report_sarif(out, inputs, n, &options);
+	case DTL_FORMAT_GITHUB:
+		return dtl_report_github(out, inputs, n);
+	case DTL_FORMAT_GITLAB:
+		return dtl_report_gitlab(out, inputs, n);
+	}
+	return -EINVAL;
+}
+
+static void print_summary(const struct dtl_options *o, const struct dtl_report_counts *counts,
+                          size_t suppressed, size_t baselined)
+{
+	if (counts->findings)
+		fprintf(stderr,
+		        "Found %zu problem%s (%zu error%s, %zu warning%s, %zu info) in %zu file%s",
+		        counts->findings, counts->findings == 1 ? "" : "s", counts->errors,
+		        counts->errors == 1 ? "" : "s", counts->warnings,
+		        counts->warnings == 1 ? "" : "s", counts->infos, o->input_count,
+		        o->input_count == 1 ? "" : "s");
+	else
+		fprintf(stderr, "No problems found");
+	if (suppressed && baselined)
+		fprintf(stderr, "; %zu suppressed, %zu in the baseline", suppressed, baselined);
+	else if (suppressed)
+		fprintf(stderr, "; %zu suppressed", suppressed);
+	else if (baselined)
+		fprintf(stderr, "; %zu in the baseline", baselined);
+	fputs(".\n", stderr);
 }
 
 static int run(struct dtl_options *o, struct dtl_arena *arena)
 {
 	struct dtl_behavior_table *behaviors = dtl_arena_alloc(arena, sizeof(*behaviors));
-	struct dtl_rule_selection selection = {.select = o->select.items,
-	                                       .select_count = o->select.count,
-	                                       .ignore = o->ignore.items,
-	                                       .ignore_count = o->ignore.count};
+	struct config_cache cache = {0};
 	struct dtl_report_input *inputs;
+	struct dtl_findings **findings;
+	enum dtl_severity *fail_on;
 	struct dtl_error error = {0};
 	struct dtl_report_counts counts;
+	size_t suppressed = 0, baselined = 0;
 	FILE *out = stdout;
 	int r;
 
@@ -94,18 +429,51 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 		print_error(&error, r);
 		return EXIT_INTERNAL;
 	}
-	r = dtl_rule_selection_validate(&selection, &error);
-	if (r < 0) {
-		fprintf(stderr, "dtypelint: %s\n", error.message);
+	if (validate_selectors(&o->select, "--select") < 0 ||
+	    validate_selectors(&o->extend_select, "--extend-select") < 0 ||
+	    validate_selectors(&o->ignore, "--ignore") < 0)
 		return EXIT_INPUT;
-	}
 	inputs = dtl_arena_calloc(arena, o->input_count, sizeof(*inputs));
-	if (!inputs)
+	findings = dtl_arena_calloc(arena, o->input_count, sizeof(*findings));
+	fail_on = dtl_arena_calloc(arena, o->input_count, sizeof(*fail_on));
+	if (!inputs || !findings || !fail_on)
 		return print_error(&error, -ENOMEM);
 	for (size_t i = 0; i < o->input_count; i++) {
-		r = lint_one(o->inputs[i], o, behaviors, &selection, arena, &inputs[i], &error);
+		struct settings s;
+		r = settings_for(o->inputs[i], o, &cache, arena, &s, &error);
+		if (r >= 0)
+			r = lint_one(o->inputs[i], o, &s, behaviors, arena, &inputs[i],
+			             &findings[i], &suppressed, &error);
 		if (r < 0)
 			return print_error(&error, r);
+		fail_on[i] = s.fail_on;
+	}
+	if (o->write_baseline) {
+		size_t entries = 0;
+		dtl_report_count(inputs, o->input_count, &counts);
+		r = dtl_baseline_write(o->write_baseline, inputs, o->input_count, arena, &entries,
+		                       &error);
+		if (r < 0)
+			return print_error(&error, r);
+		if (!o->quiet)
+			fprintf(stderr,
+			        "dtypelint: wrote %zu baseline entr%s for %zu finding%s to %s\n",
+			        entries, entries == 1 ? "y" : "ies", counts.findings,
+			        counts.findings == 1 ? "" : "s",
+			        strcmp(o->write_baseline, "-") == 0 ? "standard output"
+			                                            : o->write_baseline);
+		return EXIT_CLEAN;
+	}
+	if (o->baseline) {
+		struct dtl_baseline baseline;
+		struct dtl_limits limits;
+		dtl_limits_default(&limits);
+		dtl_cli_limits_apply(&limits, &o->limits);
+		r = dtl_baseline_load(o->baseline, arena, &limits, &baseline, &error);
+		if (r < 0)
+			return print_error(&error, r);
+		baselined = dtl_baseline_filter(&baseline, inputs, findings, o->input_count, arena);
+		dtl_baseline_report_stale(&baseline, stderr);
 	}
 	if (o->output) {
 		out = fopen(o->output, "w");
@@ -115,31 +483,33 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 			return EXIT_INPUT;
 		}
 	}
-	r = o->format == DTL_FORMAT_JSON ? dtl_report_json(out, inputs, o->input_count)
-	                                 : dtl_report_text(out, inputs, o->input_count);
-	if (out != stdout && fclose(out) != 0)
-		r = -EIO;
+	errno = 0;
+	r = write_report(out, o, inputs, arena);
+	if (r >= 0 && o->trace.count) {
+		/* after a text report on its stream; machine formats keep theirs clean */
+		FILE *trace_out = o->format == DTL_FORMAT_TEXT && !o->statistics ? out : stderr;
+		r = dtl_report_trace(trace_out, inputs, o->input_count, o->trace.items,
+		                     o->trace.count);
+	}
+	/* the stream's errno says why (ENOSPC, EPIPE, ...) better than -EIO */
+	if (r == -EIO && errno)
+		r = -errno;
+	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && r >= 0)
+		r = errno ? -errno : -EIO;
 	if (r < 0) {
-		fprintf(stderr, "dtypelint: cannot write the report\n");
+		fprintf(stderr, "dtypelint: cannot write the report to %s: %s\n",
+		        o->output ? o->output : "standard output", strerror(-r));
 		return EXIT_INTERNAL;
 	}
 	dtl_report_count(inputs, o->input_count, &counts);
-	if (!o->quiet) {
-		if (counts.findings)
-			fprintf(stderr,
-			        "Found %zu problem%s (%zu error%s, %zu warning%s, %zu info) in "
-			        "%zu file%s.\n",
-			        counts.findings, counts.findings == 1 ? "" : "s", counts.errors,
-			        counts.errors == 1 ? "" : "s", counts.warnings,
-			        counts.warnings == 1 ? "" : "s", counts.infos, o->input_count,
-			        o->input_count == 1 ? "" : "s");
-		else
-			fprintf(stderr, "No problems found.\n");
-	}
+	if (!o->quiet)
+		print_summary(o, &counts, suppressed, baselined);
+	if (o->exit_zero)
+		return EXIT_CLEAN;
 	for (size_t i = 0; i < o->input_count; i++) {
-		const struct dtl_finding *f = inputs[i].findings->items.items;
-		for (size_t k = 0; k < inputs[i].findings->items.count; k++)
-			if (f[k].severity >= o->fail_on)
+		const struct dtl_finding *f = findings[i]->items.items;
+		for (size_t k = 0; k < findings[i]->items.count; k++)
+			if (f[k].severity >= fail_on[i])
 				return EXIT_FINDINGS;
 	}
 	return EXIT_CLEAN;

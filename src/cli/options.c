@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Command-line parsing. */
+/* Command-line parsing. Every option is documented in --help and dtypelint(1); a test checks
+ * that the two name the same long options. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -9,7 +10,7 @@
 #include "cli.h"
 #include "dtl-config.h"
 
-static const char usage[] =
+static const char usage_head[] =
     "Usage: dtypelint [OPTIONS] MANIFEST...\n"
     "Predict dtype-contract failures of an FSDP1, FSDP2 or DeepSpeed ZeRO-3 training set-up\n"
     "from a model manifest (JSON or YAML), before any GPU time is spent.\n"
@@ -21,22 +22,58 @@ static const char usage[] =
     "  --with NAME=VER[,..]  framework versions: torch, transformers, peft, deepspeed,\n"
     "                        accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)\n"
     "Output:\n"
-    "  -f, --format FMT      text (gcc-style, default) | json\n"
+    "  -f, --format FMT      text (gcc-style, default) | json | json-lines | sarif |\n"
+    "                        github (workflow commands) | gitlab (Code Quality)\n"
     "  -o, --output FILE     write the report to FILE instead of standard output\n"
+    "  --color WHEN          auto (default: when standard output is a terminal and\n"
+    "                        NO_COLOR is unset) | always | never; text format only\n"
+    "  --statistics          print the number of findings per rule instead of the findings\n"
+    "                        (text or json)\n"
+    "  --trace GLOB          also print the dtype history of the tensors matching GLOB,\n"
+    "                        stage by stage (repeatable; after a text report, else on\n"
+    "                        standard error)\n"
     "  -q, --quiet           no summary line on standard error\n"
     "Rules:\n"
-    "  --select RULES        run only these rules (ids, names or id prefixes, comma-separated)\n"
+    "  --select RULES        run only these rules (ids, names, id prefixes such as DT1, or\n"
+    "                        ALL; comma-separated, repeatable)\n"
+    "  --extend-select RULES add these rules to the selection\n"
     "  --ignore RULES        do not run these rules\n"
     "  --fail-on LEVEL       exit 1 on findings at or above error | warning | info\n"
     "                        (default: warning)\n"
+    "  --exit-zero           exit 0 even when findings reach --fail-on\n"
     "  --list-rules          list the rules (with -f json: as JSON)\n"
     "  --explain RULE        print a rule's documentation\n"
+    "Configuration, baselines:\n"
+    "  --config FILE         read FILE instead of the nearest .dtypelint.yaml\n"
+    "  --no-config           read no configuration file\n"
+    "  --baseline FILE       do not report the findings recorded in FILE\n"
+    "  --write-baseline FILE record every current finding in FILE (- for standard\n"
+    "                        output) and exit 0\n"
+    "Limits (also the `limits:` keys of a config file; N may end in K, M or G):\n";
+
+static const char usage_tail[] =
+    "Other:\n"
     "  --version             print the version\n"
     "  -h, --help            print this help\n"
     "\n"
     "Exit status: 0 no finding at or above --fail-on; 1 findings at or above --fail-on;\n"
-    "2 usage or input error (file:line:col: error: ...); 3 internal error.\n"
-    "See dtypelint(1).\n";
+    "2 usage, configuration or input error (file:line:col: error: ...); 3 internal error.\n"
+    "See dtypelint(1) and dtypelint-manifest(5).\n";
+
+static void print_usage(FILE *out)
+{
+	struct dtl_limits defaults;
+
+	dtl_limits_default(&defaults);
+	fputs(usage_head, out);
+	for (int i = 0; i < DTL_LIMIT_COUNT; i++) {
+		char option[40];
+		snprintf(option, sizeof(option), "--%s N", dtl_cli_limit_name(i));
+		fprintf(out, "  %-21s %s (default %llu)\n", option, dtl_cli_limit_help(i),
+		        (unsigned long long)dtl_cli_limit_get(&defaults, i));
+	}
+	fputs(usage_tail, out);
+}
 
 enum {
 	OPT_PLAN = 256,
@@ -44,11 +81,21 @@ enum {
 	OPT_PRECISION,
 	OPT_WITH,
 	OPT_SELECT,
+	OPT_EXTEND_SELECT,
 	OPT_IGNORE,
 	OPT_FAIL_ON,
+	OPT_EXIT_ZERO,
+	OPT_STATISTICS,
+	OPT_COLOR,
+	OPT_CONFIG,
+	OPT_NO_CONFIG,
+	OPT_BASELINE,
+	OPT_WRITE_BASELINE,
+	OPT_TRACE,
 	OPT_LIST_RULES,
 	OPT_EXPLAIN,
 	OPT_VERSION,
+	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -78,12 +125,20 @@ static int split_list(struct dtl_arena *arena, struct dtl_vec *vec, const char *
 	while (*p) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		while (len && (*p == ' ' || *p == '\t')) {
+			p++;
+			len--;
+		}
+		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
 		if (len) {
 			const char **slot = dtl_vec_push(vec, arena, sizeof(*slot));
 			if (!slot || !(*slot = dtl_arena_strndup(arena, p, len)))
 				return -ENOMEM;
 		}
-		p += len + (comma ? 1 : 0);
+		p = comma ? comma + 1 : p + len;
+		if (!comma)
+			break;
 	}
 	return 0;
 }
@@ -118,9 +173,32 @@ static int parse_with(struct dtl_plan *plan, const char *arg)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	enum dtl_format format;
+} formats[] = {
+    {"text", DTL_FORMAT_TEXT},
+    {"json", DTL_FORMAT_JSON},
+    {"json-lines", DTL_FORMAT_JSON_LINES},
+    {"sarif", DTL_FORMAT_SARIF},
+    {"github", DTL_FORMAT_GITHUB},
+    {"gitlab", DTL_FORMAT_GITLAB},
+};
+
+static int parse_format(const char *arg, enum dtl_format *ret_format)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(arg, formats[i].name) == 0) {
+			*ret_format = formats[i].format;
+			return 0;
+		}
+	return usage_error(
+	    "--format: '%s' is not one of text, json, json-lines, sarif, github, gitlab", arg);
+}
+
 int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *o)
 {
-	static const struct option long_options[] = {
+	static const struct option fixed_options[] = {
 	    {"plan", required_argument, NULL, OPT_PLAN},
 	    {"strategy", required_argument, NULL, OPT_STRATEGY},
 	    {"precision", required_argument, NULL, OPT_PRECISION},
@@ -128,16 +206,35 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"color", required_argument, NULL, OPT_COLOR},
+	    {"statistics", no_argument, NULL, OPT_STATISTICS},
+	    {"trace", required_argument, NULL, OPT_TRACE},
 	    {"select", required_argument, NULL, OPT_SELECT},
+	    {"extend-select", required_argument, NULL, OPT_EXTEND_SELECT},
 	    {"ignore", required_argument, NULL, OPT_IGNORE},
 	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	    {"exit-zero", no_argument, NULL, OPT_EXIT_ZERO},
+	    {"config", required_argument, NULL, OPT_CONFIG},
+	    {"no-config", no_argument, NULL, OPT_NO_CONFIG},
+	    {"baseline", required_argument, NULL, OPT_BASELINE},
+	    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
 	    {"list-rules", no_argument, NULL, OPT_LIST_RULES},
 	    {"explain", required_argument, NULL, OPT_EXPLAIN},
 	    {"version", no_argument, NULL, OPT_VERSION},
 	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
 	};
-	int c;
+	const size_t fixed = sizeof(fixed_options) / sizeof(fixed_options[0]);
+	/* the fixed options, one per limit, and the terminating zeros */
+	struct option
+	    long_options[sizeof(fixed_options) / sizeof(fixed_options[0]) + DTL_LIMIT_COUNT + 1];
+	uint64_t value;
+	int c, r;
+
+	memcpy(long_options, fixed_options, sizeof(fixed_options));
+	for (int i = 0; i < DTL_LIMIT_COUNT; i++)
+		long_options[fixed + (size_t)i] =
+		    (struct option){dtl_cli_limit_name(i), required_argument, NULL, OPT_LIMIT + i};
+	long_options[fixed + DTL_LIMIT_COUNT] = (struct option){NULL, 0, NULL, 0};
 
 	memset(o, 0, sizeof(*o));
 	dtl_plan_init(&o->overrides);
@@ -167,13 +264,8 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 				return -EINVAL;
 			break;
 		case 'f':
-			if (strcmp(optarg, "text") == 0)
-				o->format = DTL_FORMAT_TEXT;
-			else if (strcmp(optarg, "json") == 0)
-				o->format = DTL_FORMAT_JSON;
-			else
-				return usage_error("--format: '%s' is not one of text, json",
-				                   optarg);
+			if (parse_format(optarg, &o->format) < 0)
+				return -EINVAL;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -181,8 +273,40 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		case 'q':
 			o->quiet = true;
 			break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "auto") == 0)
+				o->color = DTL_COLOR_AUTO;
+			else if (strcmp(optarg, "always") == 0)
+				o->color = DTL_COLOR_ALWAYS;
+			else if (strcmp(optarg, "never") == 0)
+				o->color = DTL_COLOR_NEVER;
+			else
+				return usage_error(
+				    "--color: '%s' is not one of auto, always, never", optarg);
+			break;
+		case OPT_STATISTICS:
+			o->statistics = true;
+			break;
+		case OPT_TRACE: {
+			const char **slot = dtl_vec_push(&o->trace, arena, sizeof(*slot));
+			const char *problem = dtl_glob_check(optarg, strlen(optarg));
+			if (!slot)
+				return -ENOMEM;
+			if (!*optarg || problem)
+				return usage_error("--trace: bad glob '%s': %s", optarg,
+				                   problem ? problem : "empty");
+			*slot = optarg;
+			break;
+		}
 		case OPT_SELECT:
+			/* a later --select replaces an earlier one, as in ruff */
+			o->select.count = 0;
+			o->select_given = true;
 			if (split_list(arena, &o->select, optarg) < 0)
+				return -ENOMEM;
+			break;
+		case OPT_EXTEND_SELECT:
+			if (split_list(arena, &o->extend_select, optarg) < 0)
 				return -ENOMEM;
 			break;
 		case OPT_IGNORE:
@@ -193,6 +317,22 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			if (dtl_severity_parse(optarg, &o->fail_on) < 0)
 				return usage_error(
 				    "--fail-on: '%s' is not one of error, warning, info", optarg);
+			o->fail_on_given = true;
+			break;
+		case OPT_EXIT_ZERO:
+			o->exit_zero = true;
+			break;
+		case OPT_CONFIG:
+			o->config_file = optarg;
+			break;
+		case OPT_NO_CONFIG:
+			o->no_config = true;
+			break;
+		case OPT_BASELINE:
+			o->baseline = optarg;
+			break;
+		case OPT_WRITE_BASELINE:
+			o->write_baseline = optarg;
 			break;
 		case OPT_LIST_RULES:
 			o->list_rules = true;
@@ -204,16 +344,37 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			printf("dtypelint %s\n", DTL_VERSION);
 			return 1;
 		case 'h':
-			fputs(usage, stdout);
+			print_usage(stdout);
 			return 1;
 		case ':':
 			return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
+			if (c >= OPT_LIMIT && c < OPT_LIMIT + DTL_LIMIT_COUNT) {
+				int i = c - OPT_LIMIT;
+				r = dtl_cli_limit_parse(i, optarg, &value);
+				if (r == -ERANGE)
+					return usage_error(
+					    "--%s: '%s' is out of range (1 to %llu)",
+					    dtl_cli_limit_name(i), optarg,
+					    (unsigned long long)dtl_cli_limit_max(i));
+				if (r < 0)
+					return usage_error("--%s: '%s' is not a positive integer "
+					                   "(with an optional K, M or G suffix)",
+					                   dtl_cli_limit_name(i), optarg);
+				o->limits.set |= 1u << i;
+				o->limits.values[i] = value;
+				break;
+			}
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	o->inputs = (const char **)(argv + optind);
 	o->input_count = (size_t)(argc - optind);
+	if (o->config_file && o->no_config)
+		return usage_error("--config and --no-config exclude each other");
+	if (o->statistics && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
+		return usage_error("--statistics prints text or json, not the %s format",
+		                   formats[o->format].name);
 	if (!o->input_count && !o->list_rules && !o->explain)
 		return usage_error("no manifest given");
 	return 0;

@@ -106,9 +106,20 @@ static void trace(FILE *out, const struct dtl_sim *sim, uint32_t tensor)
 	fputs("]}", out);
 }
 
-static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_finding *f)
+/* Separators of the pretty (json) and compact (json-lines) layouts. */
+struct layout {
+	const char *open;  /* before a finding */
+	const char *field; /* before a finding's second-level fields */
+	const char *trace; /* before each trace entry */
+};
+
+static const struct layout pretty = {"    {", ",\n     ", "\n       "};
+static const struct layout compact = {"{", ", ", ""};
+
+static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_finding *f,
+                    const struct layout *l)
 {
-	fputs("    {\"rule\": ", out);
+	fprintf(out, "%s\"rule\": ", l->open);
 	dtl_json_string(out, f->rule->id);
 	fputs(", \"name\": ", out);
 	dtl_json_string(out, f->rule->name);
@@ -116,15 +127,15 @@ static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_findi
 	dtl_json_string(out, dtl_severity_name(f->severity));
 	fputs(", \"message\": ", out);
 	dtl_json_string(out, f->message);
-	fputs(",\n     \"location\": ", out);
+	fprintf(out, "%s\"location\": ", l->field);
 	loc_object(out, &f->loc);
-	fputs(",\n     \"tensors\": [", out);
+	fprintf(out, "%s\"tensors\": [", l->field);
 	for (size_t i = 0; i < f->tensor_count; i++) {
 		if (i)
 			fputs(", ", out);
 		dtl_json_string(out, sim->t.name[f->tensors[i]]);
 	}
-	fputs("],\n     \"group\": ", out);
+	fprintf(out, "]%s\"group\": ", l->field);
 	if (f->group) {
 		fputs("{\"name\": ", out);
 		dtl_json_string(out, f->group->name);
@@ -135,7 +146,7 @@ static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_findi
 	} else {
 		fputs("null", out);
 	}
-	fputs(",\n     \"framework_error\": ", out);
+	fprintf(out, "%s\"framework_error\": ", l->field);
 	if (f->error_text) {
 		fputs("{\"text\": ", out);
 		dtl_json_string(out, f->error_text);
@@ -147,14 +158,16 @@ static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_findi
 	} else {
 		fputs("null", out);
 	}
-	fputs(",\n     \"effect\": ", out);
+	fprintf(out, "%s\"effect\": ", l->field);
 	string_or_null(out, f->effect);
-	fputs(",\n     \"trace\": [", out);
+	fprintf(out, "%s\"trace\": [", l->field);
 	for (size_t i = 0; i < f->tensor_count; i++) {
-		fputs(i ? ",\n       " : "\n       ", out);
+		fprintf(out, "%s%s", i ? "," : "", l->trace);
+		if (i && !*l->trace)
+			fputc(' ', out);
 		trace(out, sim, f->tensors[i]);
 	}
-	fputs("],\n     \"fix\": ", out);
+	fprintf(out, "]%s\"fix\": ", l->field);
 	string_or_null(out, f->fix);
 	fputc('}', out);
 }
@@ -205,9 +218,21 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
 			fputs(first ? "\n" : ",\n", out);
 			first = false;
-			finding(out, inputs[i].sim, &f[k]);
+			finding(out, inputs[i].sim, &f[k], &pretty);
 		}
 	}
 	fputs(first ? "]}\n" : "\n ]}\n", out);
+	return ferror(out) ? -EIO : 0;
+}
+
+int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_finding *f = inputs[i].findings->items.items;
+		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
+			finding(out, inputs[i].sim, &f[k], &compact);
+			fputc('\n', out);
+		}
+	}
 	return ferror(out) ? -EIO : 0;
 }

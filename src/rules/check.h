@@ -34,6 +34,8 @@ extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl
     dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt501;
 /* kernels.c */
 extern const struct dtl_rule dtl_rule_dt701;
+/* suppress.c */
+extern const struct dtl_rule dtl_rule_dt002;
 /* precision.c */
 extern const struct dtl_rule dtl_rule_dt201, dtl_rule_dt202, dtl_rule_dt203, dtl_rule_dt301,
     dtl_rule_dt302, dtl_rule_dt601, dtl_rule_dt603;

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * .dtypelint.yaml: found upward from each input's directory, the nearest wins and is not
+ * merged with others (ruff, ShellCheck: facts/ecosystem-and-style.md §1.2, §1.3, §3.4).
+ * Validated through the positioned document tree, so an unknown key or a bad value is an
+ * error at its line and column.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "model/schema.h"
+
+#define CONFIG_NAME ".dtypelint.yaml"
+
+bool dtl_cli_selector_matches(const char *selector, const struct dtl_rule *rule)
+{
+	size_t n = strlen(selector);
+
+	if (strcmp(selector, "ALL") == 0 || strcmp(rule->name, selector) == 0)
+		return true;
+	return n > 0 && n <= strlen(rule->id) && strncasecmp(rule->id, selector, n) == 0;
+}
+
+bool dtl_cli_selector_known(const char *selector)
+{
+	size_t n;
+	const struct dtl_rule *const *rules = dtl_rules_all(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (dtl_cli_selector_matches(selector, rules[i]))
+			return true;
+	return false;
+}
+
+int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret_path)
+{
+	char dir[4096], candidate[4096 + sizeof(CONFIG_NAME) + 1], shown[4096];
+	struct stat st;
+
+	*ret_path = NULL;
+	if (!dtl_report_abspath(input, dir, sizeof(dir)))
+		return 0;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+	}
+	for (;;) {
+		snprintf(candidate, sizeof(candidate), "%s%s" CONFIG_NAME, dir,
+		         strcmp(dir, "/") == 0 ? "" : "/");
+		if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
+			const char *path = candidate;
+			if (input[0] != '/' &&
+			    dtl_report_relpath(candidate, NULL, shown, sizeof(shown)))
+				path = shown;
+			*ret_path = dtl_arena_strndup(arena, path, strlen(path));
+			return *ret_path ? 0 : -ENOMEM;
+		}
+		if (strcmp(dir, "/") == 0)
+			return 0;
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+static const char *copy_string(const struct dtl_schema *s, const struct dtl_node *node)
+{
+	return dtl_arena_strndup(s->arena, node->string.text, node->string.len);
+}
+
+/* A rule list: a list of selectors or one comma-separated string; every selector must name
+ * a rule. */
+static int parse_rules(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
+                       struct dtl_vec *ret_rules)
+{
+	const struct dtl_node *items = node;
+	size_t count = 1;
+
+	if (node->type == DTL_NODE_SEQ) {
+		items = node->seq.items;
+		count = node->seq.count;
+	} else if (node->type != DTL_NODE_STRING) {
+		return dtl_schema_type_error(s, node, what,
+		                             "a list of rules (ids, names, id prefixes or ALL)");
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct dtl_node *item = &items[i];
+		if (item->type != DTL_NODE_STRING)
+			return dtl_schema_type_error(s, item, what,
+			                             "a rule id, name, id prefix or ALL");
+		const char *p = item->string.text;
+		while (*p) {
+			const char *comma = strchr(p, ',');
+			size_t len = comma ? (size_t)(comma - p) : strlen(p);
+			const char *start = p;
+			while (len && (*start == ' ' || *start == '\t')) {
+				start++;
+				len--;
+			}
+			while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
+				len--;
+			if (len) {
+				const char **slot =
+				    dtl_vec_push(ret_rules, s->arena, sizeof(*slot));
+				if (!slot || !(*slot = dtl_arena_strndup(s->arena, start, len)))
+					return -ENOMEM;
+				if (!dtl_cli_selector_known(*slot))
+					return dtl_schema_fail(
+					    s, item, "'%s': '%s' names no rule (see --list-rules)",
+					    what, *slot);
+			}
+			if (!comma)
+				break;
+			p = comma + 1;
+		}
+	}
+	return 0;
+}
+
+static int parse_severity(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
+                          enum dtl_severity *ret_severity)
+{
+	if (node->type != DTL_NODE_STRING ||
+	    dtl_severity_parse(node->string.text, ret_severity) < 0)
+		return dtl_schema_fail(s, node, "'%s' must be error, warning or info, got %s", what,
+		                       dtl_schema_describe(s, node));
+	return 0;
+}
+
+static int parse_overrides(const struct dtl_schema *s, const struct dtl_node *map,
+                           struct dtl_config *c)
+{
+	int r = dtl_schema_map(s, map, "severity");
+
+	for (size_t i = 0; r >= 0 && i < map->map.count; i++) {
+		const struct dtl_node *key = &map->map.pairs[i].key;
+		struct dtl_severity_override *o;
+		if (key->type != DTL_NODE_STRING)
+			return dtl_schema_type_error(s, key, "severity", "keyed by rule");
+		o = dtl_vec_push(&c->overrides, s->arena, sizeof(*o));
+		if (!o || !(o->selector = copy_string(s, key)))
+			return -ENOMEM;
+		if (!dtl_cli_selector_known(o->selector))
+			return dtl_schema_fail(s, key,
+			                       "'severity': '%s' names no rule (see --list-rules)",
+			                       o->selector);
+		r = parse_severity(s, &map->map.pairs[i].value, "severity", &o->severity);
+	}
+	return r;
+}
+
+static int parse_file_ignores(const struct dtl_schema *s, const struct dtl_node *map,
+                              struct dtl_config *c)
+{
+	int r = dtl_schema_map(s, map, "per-file-ignores");
+
+	for (size_t i = 0; r >= 0 && i < map->map.count; i++) {
+		const struct dtl_node *key = &map->map.pairs[i].key;
+		struct dtl_file_ignore *fi;
+		if (key->type != DTL_NODE_STRING || key->string.len == 0)
+			return dtl_schema_type_error(s, key, "per-file-ignores",
+			                             "keyed by non-empty path globs");
+		fi = dtl_vec_push(&c->file_ignores, s->arena, sizeof(*fi));
+		if (!fi || !(fi->glob = copy_string(s, key)))
+			return -ENOMEM;
+		r = parse_rules(s, &map->map.pairs[i].value, "per-file-ignores", &fi->rules);
+	}
+	return r;
+}
+
+static int parse_plan(const struct dtl_schema *s, const struct dtl_node *map, struct dtl_config *c)
+{
+	/* defaults for what a team shares; the rest of a plan belongs to the manifest */
+	static const char *const keys[] = {"strategy", "precision", "world_size", "versions", NULL};
+	int r = dtl_schema_map(s, map, "plan");
+
+	if (r < 0 || (r = dtl_schema_check_keys(s, map, "plan", keys)) < 0)
+		return r;
+	dtl_plan_init(&c->plan);
+	c->has_plan = true;
+	return dtl_plan_parse(map, s->file, s->arena, &c->plan, s->error);
+}
+
+static int parse_limits(const struct dtl_schema *s, const struct dtl_node *map,
+                        struct dtl_config *c)
+{
+	int r = dtl_schema_map(s, map, "limits");
+
+	for (size_t i = 0; r >= 0 && i < map->map.count; i++) {
+		const struct dtl_node *key = &map->map.pairs[i].key;
+		const struct dtl_node *v = &map->map.pairs[i].value;
+		int which = -1;
+		for (int k = 0; k < DTL_LIMIT_COUNT && key->type == DTL_NODE_STRING; k++)
+			if (strcmp(key->string.text, dtl_cli_limit_name(k)) == 0)
+				which = k;
+		if (which < 0) {
+			if (key->type == DTL_NODE_STRING && strncmp(key->string.text, "x-", 2) == 0)
+				continue;
+			return dtl_schema_fail(
+			    s, key,
+			    "unknown key %s in 'limits' (expected one of: max-file-size, "
+			    "max-depth, "
+			    "max-alias-nodes, max-tensors, max-name-length, max-rank, "
+			    "max-header-size)",
+			    dtl_schema_describe(s, key));
+		}
+		const char *text = v->type == DTL_NODE_STRING ? v->string.text
+		                   : v->type == DTL_NODE_INT
+		                       ? dtl_arena_strndup(s->arena, v->raw, v->raw_len)
+		                       : NULL;
+		if (v->type == DTL_NODE_INT && !text)
+			return -ENOMEM;
+		if (!text || dtl_cli_limit_parse(which, text, &c->limits.values[which]) < 0)
+			return dtl_schema_fail(s, v,
+			                       "'limits.%s' must be a positive integer (with an "
+			                       "optional K, M or G suffix) within range, got %s",
+			                       dtl_cli_limit_name(which),
+			                       dtl_schema_describe(s, v));
+		c->limits.set |= 1u << which;
+	}
+	return r;
+}
+
+/* Only blanks and comments? */
+static bool blank(const struct dtl_source *source)
+{
+	bool comment = false;
+
+	for (size_t i = 0; i < source->size; i++) {
+		char ch = source->data[i];
+		if (ch == '\n')
+			comment = false;
+		else if (ch == '#')
+			comment = true;
+		else if (!comment && ch != ' ' && ch != '\t' && ch != '\r')
+			return false;
+	}
+	return true;
+}
+
+int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                    struct dtl_config *ret_config, struct dtl_error *error)
+{
+	static const char *const keys[] = {"select",   "extend-select", "ignore",
+	                                   "severity", "fail-on",       "per-file-ignores",
+	                                   "plan",     "limits",        NULL};
+	struct dtl_source source;
+	struct dtl_node *root = NULL;
+	struct dtl_config c;
+	char dir[4096];
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	c.path = dtl_arena_strndup(arena, path, strlen(path));
+	if (!c.path)
+		return -ENOMEM;
+	if (!dtl_report_abspath(path, dir, sizeof(dir))) {
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(error, loc, -ENAMETOOLONG, "path too long");
+	}
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	c.dir = dtl_arena_strndup(arena, dir, strlen(dir));
+	if (!c.dir)
+		return -ENOMEM;
+	struct dtl_schema s = {.file = c.path, .arena = arena, .limits = limits, .error = error};
+	r = dtl_source_read(&source, path, limits, error);
+	if (r < 0)
+		return r;
+	if (blank(&source))
+		goto done; /* nothing but comments: all defaults */
+	r = dtl_doc_parse(&source, arena, limits, &root, error);
+	if (r >= 0 && root->type == DTL_NODE_NULL)
+		goto done;
+	if (r >= 0 && root->type != DTL_NODE_MAP)
+		r = dtl_schema_fail(&s, root, "a config file must be a mapping, got %s",
+		                    dtl_schema_describe(&s, root));
+	if (r >= 0)
+		r = dtl_schema_check_keys(&s, root, "config", keys);
+	for (size_t i = 0; r >= 0 && i < root->map.count; i++) {
+		const char *k = root->map.pairs[i].key.string.text;
+		const struct dtl_node *v = &root->map.pairs[i].value;
+		if (strcmp(k, "select") == 0) {
+			c.has_select = true;
+			r = parse_rules(&s, v, "select", &c.select);
+		} else if (strcmp(k, "extend-select") == 0) {
+			r = parse_rules(&s, v, "extend-select", &c.extend_select);
+		} else if (strcmp(k, "ignore") == 0) {
+			r = parse_rules(&s, v, "ignore", &c.ignore);
+		} else if (strcmp(k, "severity") == 0) {
+			r = parse_overrides(&s, v, &c);
+		} else if (strcmp(k, "fail-on") == 0) {
+			c.has_fail_on = true;
+			r = parse_severity(&s, v, "fail-on", &c.fail_on);
+		} else if (strcmp(k, "per-file-ignores") == 0) {
+			r = parse_file_ignores(&s, v, &c);
+		} else if (strcmp(k, "plan") == 0) {
+			r = parse_plan(&s, v, &c);
+		} else if (strcmp(k, "limits") == 0) {
+			r = parse_limits(&s, v, &c);
+		}
+	}
+done:
+	dtl_source_fini(&source);
+	if (r < 0)
+		return r;
+	*ret_config = c;
+	return 0;
+}
+
+/* glob segments [g, g_end) against path segments [p, p_end) */
+static bool match_segments(const char *g, const char *p)
+{
+	const char *g_slash = strchr(g, '/');
+	size_t g_len = g_slash ? (size_t)(g_slash - g) : strlen(g);
+
+	if (g_len == 2 && g[0] == '*' && g[1] == '*') {
+		const char *g_rest = g_slash ? g_slash + 1 : NULL;
+		if (!g_rest)
+			return true; /* a final ** matches everything below */
+		for (const char *q = p;;) {
+			if (match_segments(g_rest, q))
+				return true;
+			const char *next = strchr(q, '/');
+			if (!next)
+				return false;
+			q = next + 1;
+		}
+	}
+	const char *p_slash = strchr(p, '/');
+	size_t p_len = p_slash ? (size_t)(p_slash - p) : strlen(p);
+	char gseg[1024], pseg[1024];
+	if (g_len >= sizeof(gseg) || p_len >= sizeof(pseg))
+		return false;
+	memcpy(gseg, g, g_len);
+	gseg[g_len] = '\0';
+	memcpy(pseg, p, p_len);
+	pseg[p_len] = '\0';
+	if (fnmatch(gseg, pseg, FNM_PERIOD) != 0)
+		return false;
+	if (!g_slash && !p_slash)
+		return true;
+	if (!g_slash || !p_slash)
+		return false;
+	return match_segments(g_slash + 1, p_slash + 1);
+}
+
+bool dtl_cli_path_glob(const char *glob, const char *path)
+{
+	while (glob[0] == '.' && glob[1] == '/')
+		glob += 2;
+	return match_segments(glob, path);
+}
+
+bool dtl_config_file_ignored(const struct dtl_config *c, const char *input,
+                             const struct dtl_rule *rule)
+{
+	const struct dtl_file_ignore *fi = c->file_ignores.items;
+	char rel[4096];
+	const char *base;
+
+	if (!c->file_ignores.count || !dtl_report_relpath(input, c->dir, rel, sizeof(rel)))
+		return false;
+	base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	for (size_t i = 0; i < c->file_ignores.count; i++) {
+		/* a glob without '/' also matches the file's name in any directory */
+		bool hit = dtl_cli_path_glob(fi[i].glob, rel) ||
+		           (!strchr(fi[i].glob, '/') && dtl_cli_path_glob(fi[i].glob, base));
+		if (!hit)
+			continue;
+		const char *const *rules = fi[i].rules.items;
+		for (size_t k = 0; k < fi[i].rules.count; k++)
+			if (dtl_cli_selector_matches(rules[k], rule))
+				return true;
+	}
+	return false;
+}

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suppressions, applied after every rule ran: the manifest's `suppress:` list (rule, optional
+ * tensors glob, reason) and inline YAML comments `# dtypelint: ignore[RULE,...] reason`
+ * (facts/ecosystem-and-style.md §3.4). A suppression that silences nothing is reported as
+ * DT002 unused-suppression (src/rules/suppress.c holds its documentation), like ruff's RUF100.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+struct selector_use {
+	const char *selector;
+	size_t used;
+};
+
+struct inline_suppression {
+	struct dtl_loc loc; /* the '#' */
+	bool own_line;      /* nothing but the comment on its line: it covers the next line */
+	struct selector_use *selectors;
+	size_t count;
+	const char *reason;
+};
+
+static bool is_json(const struct dtl_source *source, const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && strcasecmp(dot, ".json") == 0)
+		return true;
+	if (dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0))
+		return false;
+	/* the document parser sniffs the first byte the same way */
+	return source->size && (source->data[0] == '{' || source->data[0] == '[');
+}
+
+static int directive_error(struct dtl_error *error, struct dtl_loc loc, const char *what)
+{
+	return dtl_error_set(error, loc, -EINVAL,
+	                     "inline suppression: %s (expected '# dtypelint: ignore[RULE,...] "
+	                     "reason')",
+	                     what);
+}
+
+/* Parses the text after '#' of one comment; returns 0 (and nothing added) for comments that
+ * are no dtypelint directive. */
+static int parse_directive(const char *text, size_t len, struct dtl_loc loc, bool own_line,
+                           struct dtl_arena *arena, struct dtl_vec *out, struct dtl_error *error)
+{
+	static const char prefix[] = "dtypelint:";
+	const char *p = text, *end = text + len;
+	struct inline_suppression *s;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(end - p) < sizeof(prefix) - 1 || memcmp(p, prefix, sizeof(prefix) - 1) != 0)
+		return 0;
+	p += sizeof(prefix) - 1;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(end - p) < 6 || memcmp(p, "ignore", 6) != 0)
+		return 0; /* a comment that merely mentions dtypelint */
+	p += 6;
+	if (p >= end || *p != '[')
+		return directive_error(error, loc, "'ignore' must be followed by '[RULE,...]'");
+	const char *close = memchr(p, ']', (size_t)(end - p));
+	if (!close)
+		return directive_error(error, loc, "no ']' after the rules");
+	s = dtl_vec_push(out, arena, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loc = loc;
+	s->own_line = own_line;
+	/* count, then store the comma-separated selectors */
+	size_t max = 1;
+	for (const char *q = p + 1; q < close; q++)
+		max += *q == ',';
+	s->selectors = dtl_arena_calloc(arena, max, sizeof(*s->selectors));
+	if (!s->selectors)
+		return -ENOMEM;
+	for (const char *q = p + 1; q <= close;) {
+		const char *comma = memchr(q, ',', (size_t)(close - q));
+		const char *stop = comma ? comma : close;
+		const char *a = q, *b = stop;
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (a == b)
+			return directive_error(error, loc, "an empty rule in '[...]'");
+		if (!(s->selectors[s->count++].selector =
+		          dtl_arena_strndup(arena, a, (size_t)(b - a))))
+			return -ENOMEM;
+		q = stop + 1;
+	}
+	const char *r = close + 1, *r_end = end;
+	while (r < r_end && (*r == ' ' || *r == '\t'))
+		r++;
+	while (r_end > r && (r_end[-1] == ' ' || r_end[-1] == '\t' || r_end[-1] == '\r'))
+		r_end--;
+	if (r == r_end)
+		return directive_error(error, loc,
+		                       "a reason must follow the rules (say why it is safe)");
+	s->reason = dtl_arena_strndup(arena, r, (size_t)(r_end - r));
+	return s->reason ? 0 : -ENOMEM;
+}
+
+/* Finds the comments of a YAML source: a '#' at the start of a line or after a blank, outside
+ * quoted scalars. Block scalars are not tracked: a manifest has none worth commenting in. */
+static int scan_comments(const struct dtl_source *source, const char *file, struct dtl_arena *arena,
+                         struct dtl_vec *out, struct dtl_error *error)
+{
+	const char *data = source->data;
+	size_t size = source->size;
+	uint32_t line = 1;
+
+	for (size_t start = 0; start < size; line++) {
+		const char *nl = memchr(data + start, '\n', size - start);
+		size_t end = nl ? (size_t)(nl - data) : size;
+		char quote = 0, prev = 0; /* prev: the last non-blank byte outside quotes */
+		uint32_t column = 1;
+		bool content = false;
+		for (size_t i = start; i < end; i++) {
+			char ch = data[i];
+			if (((unsigned char)ch & 0xc0) != 0x80 && i > start)
+				column++;
+			if (quote) {
+				if (ch == '\\' && quote == '"' && i + 1 < end)
+					i++;
+				else if (ch == quote)
+					quote = 0;
+				continue;
+			}
+			if ((ch == '"' || ch == '\'') && (!prev || strchr(":-[{,?", prev))) {
+				quote = ch;
+				content = true;
+				continue;
+			}
+			if (ch == '#' &&
+			    (i == start || data[i - 1] == ' ' || data[i - 1] == '\t')) {
+				struct dtl_loc loc = {.file = file, .line = line, .column = column};
+				int r = parse_directive(data + i + 1, end - i - 1, loc, !content,
+				                        arena, out, error);
+				if (r < 0)
+					return r;
+				break;
+			}
+			if (ch != ' ' && ch != '\t' && ch != '\r') {
+				prev = ch;
+				content = true;
+			}
+		}
+		start = end + 1;
+	}
+	return 0;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* Does an inline suppression on its line cover a finding that points at line? */
+static bool covers(const struct inline_suppression *s, uint32_t line)
+{
+	return s->loc.line == line || (s->own_line && s->loc.line + 1 == line);
+}
+
+static bool inline_covers(const struct inline_suppression *s, const struct dtl_finding *f,
+                          const char *file)
+{
+	if (same_file(f->loc.file, file) && covers(s, f->loc.line))
+		return true;
+	for (size_t k = 0; k < f->note_count; k++)
+		if (same_file(f->notes[k].loc.file, file) && covers(s, f->notes[k].loc.line))
+			return true;
+	return false;
+}
+
+static bool listed_covers(const struct dtl_suppression *s, const struct dtl_finding *f,
+                          const struct dtl_sim *sim)
+{
+	if (!s->tensors.text)
+		return true;
+	for (size_t k = 0; k < f->tensor_count; k++) {
+		uint32_t t = f->tensors[k];
+		if (dtl_glob_match(s->tensors.text, s->tensors.len, sim->t.name[t],
+		                   sim->t.name_len[t]))
+			return true;
+	}
+	return false;
+}
+
+/* Could the selector's rules have produced findings in this run? */
+static bool checkable(const char *selector, const struct dtl_rule_selection *selection)
+{
+	size_t n;
+	const struct dtl_rule *const *rules = dtl_rules_all(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (dtl_cli_selector_matches(selector, rules[i]) &&
+		    dtl_rule_selected(rules[i], selection))
+			return true;
+	return false;
+}
+
+static int unused(struct dtl_findings *findings, const struct dtl_rule *dt002,
+                  struct dtl_arena *arena, struct dtl_loc loc, const char *message)
+{
+	struct dtl_finding *f = dtl_vec_push(&findings->items, arena, sizeof(*f));
+
+	if (!f || !message)
+		return -ENOMEM;
+	f->rule = dt002;
+	f->severity = dt002->severity;
+	f->loc = loc;
+	f->message = message;
+	f->fix = "delete the suppression, or correct its rule or tensors glob";
+	f->sort_tensor = UINT32_MAX;
+	return 0;
+}
+
+int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
+                     const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
+                     struct dtl_arena *arena, size_t *ret_suppressed, struct dtl_error *error)
+{
+	const struct dtl_manifest *m = sim->manifest;
+	const struct dtl_rule *dt002 = dtl_rule_find("DT002");
+	struct dtl_vec comments = {0}; /* struct inline_suppression */
+	struct dtl_source source;
+	struct stat st;
+	size_t *listed_used, kept = 0, removed = 0;
+	int r;
+
+	*ret_suppressed = 0;
+	/* comments only in a manifest file (a model folder has none) */
+	if (stat(m->file, &st) == 0 && S_ISREG(st.st_mode)) {
+		r = dtl_source_read(&source, m->file, limits, error);
+		if (r < 0)
+			return r;
+		if (!is_json(&source, m->file))
+			r = scan_comments(&source, m->file, arena, &comments, error);
+		dtl_source_fini(&source);
+		if (r < 0)
+			return r;
+	}
+	listed_used = dtl_arena_calloc(arena, m->suppress_count ? m->suppress_count : 1,
+	                               sizeof(*listed_used));
+	if (!listed_used)
+		return -ENOMEM;
+
+	struct dtl_finding *items = findings->items.items;
+	struct inline_suppression *inl = comments.items;
+	for (size_t i = 0; i < findings->items.count; i++) {
+		const struct dtl_finding *f = &items[i];
+		bool hit = false;
+		for (size_t k = 0; k < m->suppress_count; k++) {
+			if (dtl_cli_selector_matches(m->suppress[k].rule, f->rule) &&
+			    listed_covers(&m->suppress[k], f, sim)) {
+				listed_used[k]++;
+				hit = true;
+			}
+		}
+		for (size_t k = 0; k < comments.count; k++) {
+			if (!inline_covers(&inl[k], f, m->file))
+				continue;
+			for (size_t j = 0; j < inl[k].count; j++)
+				if (dtl_cli_selector_matches(inl[k].selectors[j].selector,
+				                             f->rule)) {
+					inl[k].selectors[j].used++;
+					hit = true;
+				}
+		}
+		if (hit)
+			removed++;
+		else
+			items[kept++] = *f;
+	}
+	findings->items.count = kept;
+	*ret_suppressed = removed;
+
+	if (!dt002 || !dtl_rule_selected(dt002, selection))
+		return 0;
+	for (size_t k = 0; k < m->suppress_count; k++) {
+		const struct dtl_suppression *s = &m->suppress[k];
+		const char *message = NULL;
+		if (!dtl_cli_selector_known(s->rule))
+			message =
+			    dtl_arena_sprintf(arena,
+			                      "suppression names no rule this dtypelint knows: "
+			                      "'%s'",
+			                      s->rule);
+		else if (!listed_used[k] && checkable(s->rule, selection))
+			message =
+			    s->tensors.text
+			        ? dtl_arena_sprintf(arena,
+			                            "suppression of %s for tensors '%s' matches "
+			                            "no finding",
+			                            s->rule, s->tensors.text)
+			        : dtl_arena_sprintf(arena, "suppression of %s matches no finding",
+			                            s->rule);
+		else
+			continue;
+		if ((r = unused(findings, dt002, arena, s->loc, message)) < 0)
+			return r;
+	}
+	for (size_t k = 0; k < comments.count; k++) {
+		for (size_t j = 0; j < inl[k].count; j++) {
+			const struct selector_use *u = &inl[k].selectors[j];
+			const char *message = NULL;
+			if (!dtl_cli_selector_known(u->selector))
+				message = dtl_arena_sprintf(arena,
+				                            "inline suppression names no rule this "
+				                            "dtypelint knows: '%s'",
+				                            u->selector);
+			else if (!u->used && checkable(u->selector, selection))
+				message = dtl_arena_sprintf(
+				    arena, "inline suppression of %s matches no finding",
+				    u->selector);
+			else
+				continue;
+			if ((r = unused(findings, dt002, arena, inl[k].loc, message)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int compare_findings(const void *pa, const void *pb)
+{
+	const struct dtl_finding *a = pa, *b = pb;
+	int c = strcmp(a->loc.file ? a->loc.file : "", b->loc.file ? b->loc.file : "");
+
+	if (c)
+		return c;
+	if (a->loc.line != b->loc.line)
+		return a->loc.line < b->loc.line ? -1 : 1;
+	if (a->loc.column != b->loc.column)
+		return a->loc.column < b->loc.column ? -1 : 1;
+	c = strcmp(a->rule->id, b->rule->id);
+	if (c)
+		return c;
+	if (a->sort_tensor != b->sort_tensor)
+		return a->sort_tensor < b->sort_tensor ? -1 : 1;
+	return strcmp(a->message, b->message);
+}
+
+void dtl_cli_sort_findings(struct dtl_findings *findings)
+{
+	if (findings->items.count > 1)
+		qsort(findings->items.items, findings->items.count, sizeof(struct dtl_finding),
+		      compare_findings);
+}

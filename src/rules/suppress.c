@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DT002 unused-suppression. Suppressions (the manifest's `suppress:` list and inline
+ * `# dtypelint: ignore[...]` comments) are applied after every other rule has run, by the
+ * command line (src/cli/suppressions.c), which is also where the DT002 findings are made: a
+ * suppression can only be known to be unused once all findings exist. This file holds the
+ * rule's table entry, the one source of its documentation.
+ */
+#include "check.h"
+
+/* Findings of DT002 are made where suppressions are applied; the rule pass adds none. */
+static int dt002_check(struct dtl_check *c)
+{
+	(void)c;
+	return 0;
+}
+
+const struct dtl_rule dtl_rule_dt002 = {
+    .id = "DT002",
+    .name = "unused-suppression",
+    .severity = DTL_SEVERITY_WARNING,
+    .summary = "a suppression matches no finding",
+    .explanation =
+        "A suppression silences the findings of one rule: an entry of the manifest's "
+        "`suppress:` list (rule, optional tensors glob, reason) or an inline YAML comment "
+        "`# dtypelint: ignore[RULE] reason` on the line a finding points at, on the line of "
+        "a tensor it names, or alone on the line above either. A suppression that silences "
+        "nothing is stale: the problem it hid was fixed, the tensors were renamed, or the "
+        "rule id is misspelt. Left in place it would hide the next, unrelated finding of "
+        "that rule. A suppression is checked only when its rule ran (see --select and "
+        "--ignore); one that names no rule this dtypelint knows is always reported.",
+    .example = "tensors:\n"
+               "  - {name: model.norm.weight, shape: [64], dtype: bfloat16}\n"
+               "suppress:\n"
+               "  - {rule: DT101, tensors: \"model.visual.**\", reason: \"vision tower "
+               "stays fp32\"}",
+    .fix = "Delete the suppression, or correct its rule or tensors glob so that it matches "
+           "the finding it is meant to silence.",
+    .facts = "facts/ecosystem-and-style.md §1.2 (ruff's RUF100 unused-noqa), §3.4",
+    .check = dt002_check,
+};

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The man page and --help name the same long options, and the man page's RULES section is
+the rule table (`dtypelint --list-rules -f json`): ids, names, severities and summaries, in
+order. DTL_UPDATE_MAN=1 rewrites that section from the rule table instead.
+
+Usage: man-options.py DTYPELINT SOURCE_ROOT
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+dtypelint, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+page_path = os.path.join(root, "man", "dtypelint.1")
+page = open(page_path, encoding="utf-8").read()
+failures = []
+
+help_text = subprocess.run([dtypelint, "--help"], capture_output=True, text=True,
+                           check=True).stdout
+help_options = set(re.findall(r"(?<![\w-])--([a-z][a-z-]*)", help_text))
+options = re.search(r"^\.SH OPTIONS\n(.*?)^\.SH ", page, re.S | re.M).group(1)
+man_options = set(re.findall(r"^\.B[IR]? \\-\\-([a-z\\-]+)", options, re.M))
+man_options |= set(re.findall(r"^\.B[IR]? \\-[a-z] \"?, \"? ?\\-\\-([a-z\\-]+)", options, re.M))
+man_options = {o.replace("\\-", "-") for o in man_options}
+for o in sorted(help_options - man_options):
+    failures.append(f"--{o} is in --help but not in the man page's OPTIONS")
+for o in sorted(man_options - help_options):
+    failures.append(f"--{o} is in the man page's OPTIONS but not in --help")
+
+# the limits' defaults: --help prints dtl_limits_default()'s, the man page must say the same
+for name, default in re.findall(r"--(max-[a-z-]+) N +.*\(default (\d+)\)", help_text):
+    entry = re.search(r"^\.BI \\-\\-" + re.escape(name.replace("-", "\\-")) +
+                      r' " N"\n(.*?)(?=^\.[A-Z])', options, re.S | re.M)
+    if not entry or f"(default {default}" not in entry.group(1).replace("\n", " "):
+        failures.append(f"--{name}: the man page does not give its default {default}")
+
+
+def roff(text):
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    text = re.sub(r"[^\x00-\x7f]", lambda m: "\\[u%04X]" % ord(m.group(0)), text)
+    return "\\&" + text if text[:1] in (".", "'") else text
+
+
+rules = json.loads(subprocess.run([dtypelint, "--list-rules", "-f", "json"], capture_output=True,
+                                  text=True, check=True).stdout)["rules"]
+
+
+def summary(text):
+    # one sentence, in lines of at most 80 bytes (mandoc -T lint's style)
+    words = roff(text[0].upper() + text[1:] + ".").split(" ")
+    lines = [words[0]]
+    for w in words[1:]:
+        if len(lines[-1]) + 1 + len(w) > 80:
+            lines.append(w)
+        else:
+            lines[-1] += " " + w
+    return "".join(("\\&" if line[:1] in (".", "'") else "") + line + "\n" for line in lines)
+
+
+block = "".join(f".TP\n.BR {roff(r['id'])} \" {roff(r['name'])} ({r['severity']})\"\n"
+                + summary(r["summary"]) for r in rules)
+begin, end = ".\\\" rules: begin (generated from the rule table)\n", ".\\\" rules: end\n"
+if begin not in page or end not in page:
+    failures.append("the man page has no generated RULES block")
+else:
+    current = page.split(begin, 1)[1].split(end, 1)[0]
+    if current != block:
+        if os.environ.get("DTL_UPDATE_MAN") == "1":
+            page = page.replace(begin + current + end, begin + block + end)
+            open(page_path, "w", encoding="utf-8").write(page)
+            print(f"rewrote the RULES section of {page_path}")
+        else:
+            failures.append("the man page's RULES section differs from the rule table; "
+                            "DTL_UPDATE_MAN=1 meson test -C build cli-man-options rewrites it")
+for f in failures:
+    print(f)
+print(f"man page: {len(man_options)} options as in --help, {len(rules)} rules as in the table")
+sys.exit(1 if failures else 0)
