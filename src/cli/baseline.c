@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "model/schema.h"
@@ -133,6 +134,12 @@ int dtl_baseline_load(const char *path, struct dtl_arena *arena, const struct dt
 		return -ENOMEM;
 	dtl_strmap_init(&b.index, arena);
 	struct dtl_schema s = {.file = b.path, .arena = arena, .limits = limits, .error = error};
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(error, loc, -EISDIR,
+		                     "is a directory, expected a baseline file");
+	}
 	r = dtl_source_read(&source, path, limits, error);
 	if (r < 0)
 		return r;

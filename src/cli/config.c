@@ -275,6 +275,12 @@ int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_
 	if (!c.dir)
 		return -ENOMEM;
 	struct dtl_schema s = {.file = c.path, .arena = arena, .limits = limits, .error = error};
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(error, loc, -EISDIR,
+		                     "is a directory, expected a configuration file");
+	}
 	r = dtl_source_read(&source, path, limits, error);
 	if (r < 0)
 		return r;
