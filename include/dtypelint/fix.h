@@ -37,6 +37,7 @@ struct dtl_fix {
 	/* after re-simulation */
 	bool resolves;		/* the finding it was proposed for is gone */
 	size_t before, after;	/* findings at or above the warning level */
+	size_t total_after;	/* all findings, info included */
 	const char **appeared;	/* "DT201 fp32-pin-downcast: message" of findings it creates */
 	size_t appeared_count;
 };

@@ -72,6 +72,12 @@ struct dtl_options {
 	struct dtl_limit_settings limits;
 	bool list_rules;
 	const char *explain;
+	/* inputs composed with the manifest (include/dtypelint/compose.h) */
+	const char *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
+	const char *export_file;
+	bool fix_plan, fix_write, wrap_plan;
+	int fix_pick; /* 0: the first */
+	struct dtl_vec scan_kernels, kernels; /* directories, const char * */
 };
 
 /* Parses argv; returns 0, 1 when the program should exit 0 at once (--help, --version), or

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli-kernels.h"
 #include "dtypelint/compose.h"
+#include "dtypelint/fix.h"
+#include "dtypelint/import.h"
 
 enum {
 	EXIT_CLEAN = 0,
@@ -221,33 +224,57 @@ static void apply_overrides(const struct dtl_config *c, struct dtl_findings *fin
 	}
 }
 
+/* What one input became: kept for --fix-plan, which re-simulates from it. */
+struct linted {
+	struct dtl_manifest *manifest;
+	struct dtl_plan *plan;
+	const struct dtl_rule_selection *selection;
+};
+
 static int lint_one(const char *path, const struct dtl_options *o, const struct settings *s,
-                    const struct dtl_behavior_table *behaviors, struct dtl_arena *arena,
-                    struct dtl_report_input *ret_input, struct dtl_findings **ret_findings,
-                    size_t *ret_suppressed, struct dtl_error *error)
+                    const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                    struct dtl_arena *arena, struct dtl_report_input *ret_input,
+                    struct dtl_findings **ret_findings, size_t *ret_suppressed,
+                    struct linted *ret_linted, struct dtl_error *error)
 {
 	struct dtl_manifest *manifest = dtl_arena_alloc(arena, sizeof(*manifest));
 	struct dtl_sim *sim = dtl_arena_alloc(arena, sizeof(*sim));
 	struct dtl_findings *findings = dtl_arena_alloc(arena, sizeof(*findings));
-	struct dtl_plan plan;
+	struct dtl_plan *plan = dtl_arena_alloc(arena, sizeof(*plan));
 	size_t suppressed = 0;
 	int r;
 
-	if (!manifest || !sim || !findings)
+	if (!manifest || !sim || !findings || !plan)
 		return -ENOMEM;
-	/* room for --deepspeed, --accelerate, --peft, --trainer-args */
-	struct dtl_compose_inputs in = {.input = path, .plan_file = o->plan_file};
+	struct dtl_compose_inputs in = {.input = path,
+	                                .plan_file = o->plan_file,
+	                                .deepspeed_file = o->deepspeed_file,
+	                                .accelerate_file = o->accelerate_file,
+	                                .peft_file = o->peft_file,
+	                                .trainer_args_file = o->trainer_args_file};
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
-	plan = manifest->plan;
+	*plan = manifest->plan;
 	if (s->config && s->config->has_plan)
-		plan_defaults(&plan, &s->config->plan);
+		plan_defaults(plan, &s->config->plan);
 	/* DESIGN §3: options win over every file */
-	dtl_plan_overlay(&plan, &o->overrides);
-	r = dtl_sim_run(sim, manifest, &plan, behaviors, arena, error);
+	dtl_plan_overlay(plan, &o->overrides);
+	if (o->export_file) {
+		/* the export carries the plan the simulation uses, so linting it gives the same */
+		struct dtl_manifest exported = *manifest;
+		exported.plan = *plan;
+		r = dtl_export_manifest(o->export_file, &exported, error);
+		if (r < 0)
+			return r;
+	}
+	r = dtl_sim_run(sim, manifest, plan, behaviors, arena, error);
 	if (r < 0)
 		return r;
+	sim->ops = ops;
+	ret_linted->manifest = manifest;
+	ret_linted->plan = plan;
+	ret_linted->selection = &s->selection;
 	r = dtl_rules_run(sim, &s->selection, findings, error);
 	if (r < 0)
 		return r;
@@ -397,17 +424,12 @@ static void print_summary(const struct dtl_options *o, const struct dtl_report_c
 	fputs(".\n", stderr);
 }
 
+static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
+                       const struct dtl_op_oracle *ops);
+
 static int run(struct dtl_options *o, struct dtl_arena *arena)
 {
-	struct dtl_behavior_table *behaviors = dtl_arena_alloc(arena, sizeof(*behaviors));
-	struct config_cache cache = {0};
-	struct dtl_report_input *inputs;
-	struct dtl_findings **findings;
-	enum dtl_severity *fail_on;
 	struct dtl_error error = {0};
-	struct dtl_report_counts counts;
-	size_t suppressed = 0, baselined = 0;
-	FILE *out = stdout;
 	int r;
 
 	if (o->explain) {
@@ -422,6 +444,111 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	}
 	if (o->list_rules)
 		return dtl_cli_list_rules(stdout, o->format) < 0 ? EXIT_INTERNAL : EXIT_CLEAN;
+	if (o->scan_kernels.count) {
+		struct dtl_op_oracle unused;
+		void *kernels = NULL;
+		r = dtl_cli_kernels_scan(o->scan_kernels.items, o->scan_kernels.count, arena, &unused,
+		                         &kernels, &error);
+		if (r < 0)
+			return print_error(&error, r);
+		r = dtl_cli_kernels_print(stdout, kernels, o->format == DTL_FORMAT_JSON, &error);
+		dtl_cli_kernels_fini(kernels);
+		if (r < 0)
+			return print_error(&error, r);
+		return EXIT_CLEAN;
+	}
+	struct dtl_op_oracle ops_storage, *ops = NULL;
+	void *kernels = NULL;
+	if (o->kernels.count) {
+		r = dtl_cli_kernels_scan(o->kernels.items, o->kernels.count, arena, &ops_storage,
+		                         &kernels, &error);
+		if (r < 0)
+			return print_error(&error, r);
+		ops = &ops_storage;
+	}
+	r = run_linting(o, arena, ops);
+	dtl_cli_kernels_fini(kernels);
+	return r;
+}
+
+/* --fix-plan and --wrap-plan: printed instead of the report. */
+static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
+                         const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                         const struct dtl_report_input *inputs, struct dtl_findings **findings,
+                         const struct linted *linted)
+{
+	struct dtl_error error = {0};
+	int r = 0;
+
+	for (size_t i = 0; i < o->input_count && r >= 0; i++) {
+		if (o->wrap_plan) {
+			r = dtl_wrap_plan_write(stdout, inputs[i].sim, o->format == DTL_FORMAT_JSON);
+			continue;
+		}
+		struct dtl_fix_context ctx = {.manifest = linted[i].manifest,
+		                              .plan = linted[i].plan,
+		                              .behaviors = behaviors,
+		                              .selection = linted[i].selection,
+		                              .ops = ops,
+		                              .arena = arena};
+		struct dtl_fix_plan plan;
+		r = dtl_fix_plan_build(&ctx, inputs[i].sim, findings[i], &plan, &error);
+		if (r < 0)
+			return print_error(&error, r);
+		if (!o->fix_write) {
+			r = o->format == DTL_FORMAT_JSON ? dtl_fix_plan_write_json(stdout, &plan, inputs[i].sim)
+			                                 : dtl_fix_plan_write_text(stdout, &plan);
+			continue;
+		}
+		/* --write: the first of the most severe findings with a proven fix, its top (or
+		 * --pick N) fix */
+		int pick = o->fix_pick ? o->fix_pick : 1;
+		size_t best = plan.count;
+		for (size_t k = 0; k < plan.count; k++)
+			if (plan.items[k].count &&
+			    (best == plan.count ||
+			     plan.items[k].finding->severity > plan.items[best].finding->severity))
+				best = k;
+		for (size_t k = best; k < plan.count; k = plan.count) {
+			if ((size_t)pick > plan.items[k].count) {
+				fprintf(stderr, "dtypelint: --pick %d: the finding has %zu fix%s\n", pick,
+				        plan.items[k].count, plan.items[k].count == 1 ? "" : "es");
+				return EXIT_INPUT;
+			}
+			const struct dtl_fix *fix = &plan.items[k].fixes[pick - 1];
+			r = dtl_fix_write(o->inputs[i], fix, stdout, arena, &error);
+			if (r < 0)
+				return print_error(&error, r);
+			if (!o->quiet)
+				fprintf(stderr, "dtypelint: applied to %s: %s\n", o->inputs[i], fix->title);
+			return EXIT_CLEAN;
+		}
+		fprintf(stderr, "dtypelint: no finding of %s has a fix dtypelint can prove\n",
+		        o->inputs[i]);
+		return EXIT_INPUT;
+	}
+	if (r < 0) {
+		fprintf(stderr, "dtypelint: cannot write the plan\n");
+		return EXIT_INTERNAL;
+	}
+	return EXIT_CLEAN;
+}
+
+static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
+                       const struct dtl_op_oracle *ops)
+{
+	struct dtl_behavior_table *behaviors = dtl_arena_alloc(arena, sizeof(*behaviors));
+	struct config_cache cache = {0};
+	struct dtl_report_input *inputs;
+	struct dtl_findings **findings;
+	enum dtl_severity *fail_on;
+	struct linted *linted;
+	struct dtl_error error = {0};
+	struct dtl_report_counts counts;
+	size_t suppressed = 0, baselined = 0;
+	FILE *out = stdout;
+	int r;
+
 	if (!behaviors)
 		return print_error(&error, -ENOMEM);
 	r = dtl_behavior_table_load(behaviors, arena, &error);
@@ -436,18 +563,21 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	inputs = dtl_arena_calloc(arena, o->input_count, sizeof(*inputs));
 	findings = dtl_arena_calloc(arena, o->input_count, sizeof(*findings));
 	fail_on = dtl_arena_calloc(arena, o->input_count, sizeof(*fail_on));
-	if (!inputs || !findings || !fail_on)
+	linted = dtl_arena_calloc(arena, o->input_count, sizeof(*linted));
+	if (!inputs || !findings || !fail_on || !linted)
 		return print_error(&error, -ENOMEM);
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct settings s;
 		r = settings_for(o->inputs[i], o, &cache, arena, &s, &error);
 		if (r >= 0)
-			r = lint_one(o->inputs[i], o, &s, behaviors, arena, &inputs[i],
-			             &findings[i], &suppressed, &error);
+			r = lint_one(o->inputs[i], o, &s, behaviors, ops, arena, &inputs[i],
+			             &findings[i], &suppressed, &linted[i], &error);
 		if (r < 0)
 			return print_error(&error, r);
 		fail_on[i] = s.fail_on;
 	}
+	if (o->fix_plan || o->wrap_plan)
+		return run_fix_modes(o, arena, behaviors, ops, inputs, findings, linted);
 	if (o->write_baseline) {
 		size_t entries = 0;
 		dtl_report_count(inputs, o->input_count, &counts);

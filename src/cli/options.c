@@ -11,9 +11,29 @@
 #include "dtl-config.h"
 
 static const char usage_head[] =
-    "Usage: dtypelint [OPTIONS] MANIFEST...\n"
+    "Usage: dtypelint [OPTIONS] INPUT...\n"
+    "       dtypelint --scan-kernels DIR... [-f json]\n"
     "Predict dtype-contract failures of an FSDP1, FSDP2 or DeepSpeed ZeRO-3 training set-up\n"
-    "from a model manifest (JSON or YAML), before any GPU time is spent.\n"
+    "from a model manifest (JSON or YAML) or a Hugging Face model folder, before any GPU\n"
+    "time is spent.\n"
+    "\n"
+    "Inputs (composed into the manifest and plan; later ones override earlier ones):\n"
+    "  --deepspeed FILE      a DeepSpeed JSON config\n"
+    "  --accelerate FILE     an accelerate config YAML\n"
+    "  --peft FILE           a PEFT adapter_config.json (LoRA)\n"
+    "  --trainer-args FILE   LLaMA-Factory / TRL trainer arguments (YAML)\n"
+    "  --export FILE         also write the composed manifest to FILE (.json or .yaml)\n"
+    "Fixes:\n"
+    "  --fix-plan            for each finding, the fixes that remove it in a re-simulation,\n"
+    "                        ranked (text or json) instead of the report\n"
+    "  --write               with --fix-plan: apply the top fix to the manifest, print the diff\n"
+    "  --pick N              with --write: apply the N-th fix instead of the first\n"
+    "  --wrap-plan           print FSDP2 fully_shard groups with one dtype each (python, or\n"
+    "                        json with -f json) instead of the report\n"
+    "Kernels (custom ops in C++/CUDA sources, read with libclang):\n"
+    "  --scan-kernels DIR    print the ops' dtype contracts (repeatable; text or json)\n"
+    "  --kernels DIR         use them: DT701 checks the ops bound in model.kernels\n"
+    "                        (repeatable)\n"
     "\n"
     "Plan (what the manifest's `training:` section says, or overrides of it):\n"
     "  --plan FILE           read the plan from FILE (the `training:` mapping at top level)\n"
@@ -95,6 +115,17 @@ enum {
 	OPT_LIST_RULES,
 	OPT_EXPLAIN,
 	OPT_VERSION,
+	OPT_DEEPSPEED,
+	OPT_ACCELERATE,
+	OPT_PEFT,
+	OPT_TRAINER_ARGS,
+	OPT_EXPORT,
+	OPT_FIX_PLAN,
+	OPT_WRITE,
+	OPT_PICK,
+	OPT_WRAP_PLAN,
+	OPT_SCAN_KERNELS,
+	OPT_KERNELS,
 	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
 };
 
@@ -200,6 +231,17 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 {
 	static const struct option fixed_options[] = {
 	    {"plan", required_argument, NULL, OPT_PLAN},
+	    {"deepspeed", required_argument, NULL, OPT_DEEPSPEED},
+	    {"accelerate", required_argument, NULL, OPT_ACCELERATE},
+	    {"peft", required_argument, NULL, OPT_PEFT},
+	    {"trainer-args", required_argument, NULL, OPT_TRAINER_ARGS},
+	    {"export", required_argument, NULL, OPT_EXPORT},
+	    {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
+	    {"write", no_argument, NULL, OPT_WRITE},
+	    {"pick", required_argument, NULL, OPT_PICK},
+	    {"wrap-plan", no_argument, NULL, OPT_WRAP_PLAN},
+	    {"scan-kernels", required_argument, NULL, OPT_SCAN_KERNELS},
+	    {"kernels", required_argument, NULL, OPT_KERNELS},
 	    {"strategy", required_argument, NULL, OPT_STRATEGY},
 	    {"precision", required_argument, NULL, OPT_PRECISION},
 	    {"with", required_argument, NULL, OPT_WITH},
@@ -337,6 +379,47 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		case OPT_LIST_RULES:
 			o->list_rules = true;
 			break;
+		case OPT_DEEPSPEED:
+			o->deepspeed_file = optarg;
+			break;
+		case OPT_ACCELERATE:
+			o->accelerate_file = optarg;
+			break;
+		case OPT_PEFT:
+			o->peft_file = optarg;
+			break;
+		case OPT_TRAINER_ARGS:
+			o->trainer_args_file = optarg;
+			break;
+		case OPT_EXPORT:
+			o->export_file = optarg;
+			break;
+		case OPT_FIX_PLAN:
+			o->fix_plan = true;
+			break;
+		case OPT_WRITE:
+			o->fix_write = true;
+			break;
+		case OPT_PICK: {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 1000)
+				return usage_error("--pick: '%s' is not a number from 1 to 1000", optarg);
+			o->fix_pick = (int)n;
+			break;
+		}
+		case OPT_WRAP_PLAN:
+			o->wrap_plan = true;
+			break;
+		case OPT_SCAN_KERNELS:
+		case OPT_KERNELS: {
+			const char **slot = dtl_vec_push(c == OPT_KERNELS ? &o->kernels : &o->scan_kernels,
+							  arena, sizeof(*slot));
+			if (!slot)
+				return -ENOMEM;
+			*slot = optarg;
+			break;
+		}
 		case OPT_EXPLAIN:
 			o->explain = optarg;
 			break;
@@ -375,7 +458,13 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	if (o->statistics && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
 		return usage_error("--statistics prints text or json, not the %s format",
 		                   formats[o->format].name);
-	if (!o->input_count && !o->list_rules && !o->explain)
+	if (o->fix_write && !o->fix_plan)
+		return usage_error("--write goes with --fix-plan");
+	if (o->fix_pick && !o->fix_write)
+		return usage_error("--pick goes with --fix-plan --write");
+	if (o->fix_plan && o->wrap_plan)
+		return usage_error("--fix-plan and --wrap-plan exclude each other");
+	if (!o->input_count && !o->list_rules && !o->explain && !o->scan_kernels.count)
 		return usage_error("no manifest given");
 	return 0;
 }

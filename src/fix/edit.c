@@ -267,15 +267,20 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 	bool json = src.size && (src.data[0] == '{' || strstr(path, ".json"));
 	const char *value = value_text(arena, &e, json);
 	/* the deepest existing mapping along the path */
-	const struct dtl_node *map = root, *node = NULL;
+	const struct dtl_node *deepest = root, *node = NULL;
 	size_t found = 0;
-	while (found < e.depth && (node = child(map, e.path[found]))) {
+	while (found < e.depth && (node = child(deepest, e.path[found]))) {
 		found++;
 		if (found < e.depth) {
 			if (node->type != DTL_NODE_MAP)
 				break;
-			map = node;
+			deepest = node;
 		}
+	}
+	if (found < e.depth && found && node && node->type != DTL_NODE_MAP) {
+		dtl_source_fini(&src);
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(error, loc, -EINVAL, "'%s' is not a mapping", e.path[found - 1]);
 	}
 	size_t at, end;
 	const char *insert;
@@ -308,17 +313,16 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 			dtl_source_fini(&src);
 			return -ENOMEM;
 		}
-		const struct dtl_node *target = found ? child(found > 1 ? map : root, e.path[found - 1])
-						      : root;
-		if (found && target->type != DTL_NODE_MAP)
-			target = map;
+		const struct dtl_node *target = deepest;
 		at = offset_of(&src, target->line, target->column);
 		if (src.data[at] == '{') {
-			/* a flow mapping: first entry */
+			/* a flow mapping: a last entry before its '}' */
 			bool empty = target->map.count == 0;
-			at++;
-			end = at;
-			insert = dtl_arena_sprintf(arena, "%s%s", insert, empty ? "" : ", ");
+			end = flow_end(src.data, src.size, at) - 1;
+			while (end > at + 1 && (src.data[end - 1] == ' ' || src.data[end - 1] == '\n'))
+				end--;
+			at = end;
+			insert = dtl_arena_sprintf(arena, "%s%s", empty ? "" : ", ", insert);
 		} else if (target->map.count) {
 			/* a block mapping: a line before its first key, at its indentation */
 			const struct dtl_node *k0 = &target->map.pairs[0].key;

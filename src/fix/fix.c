@@ -10,10 +10,14 @@
 
 #include "dtypelint/fix.h"
 
+/* A finding's identity across re-simulations: its rule and group (a unit that still fails
+ * with another offender is the same finding), else its first tensor, else its message. */
 static const char *key_of(struct dtl_arena *arena, const struct dtl_sim *sim,
 			  const struct dtl_finding *f)
 {
-	return dtl_arena_sprintf(arena, "%s|%s|%s", f->rule->id, f->group ? f->group->name : "",
+	if (f->group)
+		return dtl_arena_sprintf(arena, "%s|%s", f->rule->id, f->group->name);
+	return dtl_arena_sprintf(arena, "%s||%s", f->rule->id,
 				 f->tensor_count ? sim->t.name[f->tensors[0]] : f->message);
 }
 
@@ -63,10 +67,15 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 	(fix = fix ? add(out, a, kind, text, dtype, cost, dtl_arena_sprintf(a, __VA_ARGS__)) : NULL)
 
 	if (adapter && (!strcmp(id, "DT101") || !strcmp(id, "DT111") || !strcmp(id, "DT121") ||
-			!strcmp(id, "DT122")))
-		ADD(DTL_FIX_AUTOCAST_OFF, NULL, 0, 1,
-		    "set adapter.autocast_adapter_dtype: false (get_peft_model(..., "
-		    "autocast_adapter_dtype=False))");
+			!strcmp(id, "DT122") || !strcmp(id, "DT403")))
+		/* with the adapters listed in the manifest (exported after get_peft_model), the fix
+		 * means exporting again: it costs more than a plan key */
+		ADD(DTL_FIX_AUTOCAST_OFF, NULL, 0, sim->manifest->adapter.present ? 1 : 3,
+		    sim->manifest->adapter.present
+			    ? "set adapter.autocast_adapter_dtype: false (get_peft_model(..., "
+			      "autocast_adapter_dtype=False))"
+			    : "create the adapters with get_peft_model(..., autocast_adapter_dtype=False) "
+			      "and export the model again");
 	if ((!strcmp(id, "DT101") || !strcmp(id, "DT111")) && mod && mod[0])
 		ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
 		    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
@@ -254,8 +263,8 @@ static size_t serious(const struct dtl_findings *f)
 }
 
 static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
-		    const struct dtl_findings *findings, const char *target, struct dtl_fix *fix,
-		    struct dtl_error *error)
+		    const struct dtl_findings *findings, const char *target,
+		    enum dtl_severity target_severity, struct dtl_fix *fix, struct dtl_error *error)
 {
 	struct dtl_manifest m = *ctx->manifest;
 	struct dtl_plan plan = *ctx->plan;
@@ -285,6 +294,7 @@ static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim
 	}
 	fix->before = serious(findings);
 	fix->after = serious(found);
+	fix->total_after = found->items.count;
 	fix->resolves = true;
 	fix->appeared = dtl_arena_calloc(ctx->arena, found->items.count + 1, sizeof(char *));
 	if (!fix->appeared)
@@ -293,7 +303,8 @@ static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim
 		const char *k = key_of(ctx->arena, after, &now[i]);
 		if (!k)
 			return -ENOMEM;
-		if (strcmp(k, target) == 0)
+		/* still there at the same severity or worse (a DT102 error may become a warning) */
+		if (strcmp(k, target) == 0 && now[i].severity >= target_severity)
 			fix->resolves = false;
 		if (dtl_strmap_get(&before, k, strlen(k)) < 0 && now[i].severity >= DTL_SEVERITY_WARNING)
 			fix->appeared[fix->appeared_count++] = dtl_arena_sprintf(
@@ -312,7 +323,11 @@ static int rank(const void *pa, const void *pb)
 		return a->appeared_count < b->appeared_count ? -1 : 1;
 	if (a->after != b->after)
 		return a->after < b->after ? -1 : 1;
-	return a->cost - b->cost;
+	if (a->cost != b->cost)
+		return a->cost - b->cost;
+	if (a->total_after != b->total_after)
+		return a->total_after < b->total_after ? -1 : 1;
+	return strcmp(a->title, b->title);
 }
 
 int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
@@ -336,8 +351,8 @@ int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *
 		if (!target)
 			return -ENOMEM;
 		for (size_t k = 0; k < fixes.count; k++)
-			if ((r = evaluate(ctx, sim, findings, target, &((struct dtl_fix *)fixes.items)[k],
-					  error)) < 0)
+			if ((r = evaluate(ctx, sim, findings, target, f[i].severity,
+					  &((struct dtl_fix *)fixes.items)[k], error)) < 0)
 				return r;
 		/* only candidates that remove the finding are proposed */
 		size_t kept = 0;

@@ -182,12 +182,15 @@ static int dt202_check(struct dtl_check *c)
 				      "upcast): expert choice is made from 16-bit logits"
 				    : "expert choice is made from 16-bit logits (router found by name; "
 				      "dtypelint assumes its forward does not upcast)";
+		uint32_t leaf_at = md->path_len;
+		while (leaf_at > 0 && md->path[leaf_at - 1] != '.')
+			leaf_at--;
 		f->fix = dtl_arena_sprintf(
 			c->arena,
-			"pin it: add '%s' to model.keep_in_fp32_strict (transformers keeps it fp32 at "
+			"pin it: add '%.*s' to model.keep_in_fp32_strict (transformers keeps it fp32 at "
 			"load), and under FSDP shard it in an fp32 group; under ZeRO-3 zero.Init "
 			"casts it anyway (DeepSpeed #7747)",
-			strrchr(md->path, '.') ? strrchr(md->path, '.') + 1 : md->path);
+			(int)(md->path_len - leaf_at), md->path + leaf_at);
 		if (grouper_add(&g, key, f, t, NULL) < 0)
 			return -ENOMEM;
 	}

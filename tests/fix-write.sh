@@ -1,0 +1,71 @@
+#!/bin/sh
+# --fix-plan --write on copies of fixtures: the diff is what was expected, the edited file still
+# parses, and re-linting it no longer reports the finding the fix was for.
+# Usage: fix-write.sh DTYPELINT SOURCE_ROOT
+set -u
+dtypelint=$1 root=$2
+case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+check() { # name fixture rule expected-diff-line [args...]
+	name=$1 fixture=$2 rule=$3 expect=$4
+	shift 4
+	cp "$root/$fixture" "$tmp/$name.yaml"
+	"$dtypelint" -q "$tmp/$name.yaml" --select "$rule" >/dev/null 2>&1
+	if [ $? -ne 1 ]; then echo "FAIL $name: $rule does not fire before the fix"; fail=$((fail + 1)); return; fi
+	"$dtypelint" "$tmp/$name.yaml" --fix-plan --write "$@" >"$tmp/$name.diff" 2>"$tmp/$name.err"
+	status=$?
+	if [ $status -ne 0 ]; then echo "FAIL $name: --write exited $status: $(cat "$tmp/$name.err")"; fail=$((fail + 1)); return; fi
+	if ! grep -qxF -- "$expect" "$tmp/$name.diff"; then
+		echo "FAIL $name: the diff lacks: $expect"; cat "$tmp/$name.diff"; fail=$((fail + 1)); return
+	fi
+	# FAIL_ON=error: the fix turns the error into a warning (use_orig_params)
+	"$dtypelint" -q "$tmp/$name.yaml" --select "$rule" --fail-on "${FAIL_ON:-warning}" >"$tmp/$name.after" 2>&1
+	status=$?
+	if [ $status -ne 0 ]; then echo "FAIL $name: $rule still fires after the fix (exit $status)"; cat "$tmp/$name.after"; fail=$((fail + 1)); return; fi
+	echo "ok $name"
+	pass=$((pass + 1))
+}
+
+check dt121-allgather fixtures/rules/dt121-fires.yaml DT121 \
+	'+  zero3: {init: true, persistence_threshold: 100000, allgather_sequential: true}'
+check dt121-version fixtures/qlora/zero3-peft-0.19.2.yaml DT121 \
+	'+  versions: {torch: "2.7.1", peft: "0.17.1", deepspeed: "0.19.3", transformers: "4.57.0"}' --pick 4
+check dt121-autocast fixtures/qlora/zero3-peft-0.19.2.yaml DT121 \
+	'+adapter: {type: lora, target_modules: [q_proj, v_proj], r: 16, autocast_adapter_dtype: false}' --pick 1
+check dt101-wrap fixtures/rules/dt101-fires.yaml DT101 \
+	'+  fsdp: {wrap: ["DecoderLayer", "model.layers.0.mlp.gate"]}'
+check dt102-wrap fixtures/rules/dt102-fires.yaml DT102 \
+	'+  fsdp: {wrap: ["Block", "layers.0.norm"], use_orig_params: false}'
+FAIL_ON=error
+check dt102-orig-params fixtures/rules/dt102-fires.yaml DT102 \
+	'+  fsdp: {wrap: [Block], use_orig_params: true}' --pick 2
+FAIL_ON=warning
+check dt401-storage fixtures/qlora/fsdp1-uint8-storage.yaml DT401 \
+	'+quantization: {method: bnb-4bit, compute_dtype: bfloat16, quant_storage: bfloat16}'
+check dt302-buffer fixtures/rules/dt302-fires.yaml DT302 \
+	'+  fsdp: {param_dtype: bfloat16, reduce_dtype: float32, buffer_dtype: null}'
+check dt202-pin fixtures/rules/dt202-load.yaml DT202 \
+	'+model: {architecture: MixtralForCausalLM, checkpoint_dtype: bfloat16, load_dtype: auto, keep_in_fp32_strict: ["gate"]}'
+
+# a JSON manifest: the key is inserted into the object
+cp "$root/fixtures/rules/dt101-torch113.json" "$tmp/j.json"
+if "$dtypelint" "$tmp/j.json" --fix-plan --write >"$tmp/j.diff" 2>/dev/null &&
+	"$dtypelint" -q "$tmp/j.json" --select DT101 >/dev/null 2>&1; then
+	echo "ok json-manifest"; pass=$((pass + 1))
+else
+	echo "FAIL json-manifest"; cat "$tmp/j.diff"; fail=$((fail + 1))
+fi
+# the adapters listed in the manifest: autocast cannot be written, and nothing is touched
+cp "$root/fixtures/rules/dt122-fires.yaml" "$tmp/n.yaml"
+if "$dtypelint" "$tmp/n.yaml" --fix-plan --write >/dev/null 2>"$tmp/n.err"; then
+	echo "FAIL unwritable: --write succeeded"; fail=$((fail + 1))
+elif cmp -s "$root/fixtures/rules/dt122-fires.yaml" "$tmp/n.yaml"; then
+	echo "ok unwritable ($(cat "$tmp/n.err"))"; pass=$((pass + 1))
+else
+	echo "FAIL unwritable: the file changed"; fail=$((fail + 1))
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
