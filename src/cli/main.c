@@ -228,7 +228,7 @@ static void apply_overrides(const struct dtl_config *c, struct dtl_findings *fin
 struct linted {
 	struct dtl_manifest *manifest;
 	struct dtl_plan *plan;
-	const struct dtl_rule_selection *selection;
+	struct dtl_rule_selection selection; /* a copy: the caller's settings are per-input */
 };
 
 static int lint_one(const char *path, const struct dtl_options *o, const struct settings *s,
@@ -274,7 +274,7 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	sim->ops = ops;
 	ret_linted->manifest = manifest;
 	ret_linted->plan = plan;
-	ret_linted->selection = &s->selection;
+	ret_linted->selection = s->selection;
 	r = dtl_rules_run(sim, &s->selection, findings, error);
 	if (r < 0)
 		return r;
@@ -488,7 +488,7 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		struct dtl_fix_context ctx = {.manifest = linted[i].manifest,
 		                              .plan = linted[i].plan,
 		                              .behaviors = behaviors,
-		                              .selection = linted[i].selection,
+		                              .selection = &linted[i].selection,
 		                              .ops = ops,
 		                              .arena = arena};
 		struct dtl_fix_plan plan;
