@@ -2,13 +2,13 @@
 # The two README commands. As root on a fresh Debian 12 machine:
 #   sh tools/dev.sh example   install, build, lint the bundled example
 #   sh tools/dev.sh test      install, build, run the whole test suite (plain, ASan+UBSan,
-#                             valgrind) — what .ci/run runs
+#                             valgrind, fuzz smoke run) — what .ci/run runs
 set -eu
 cd "$(dirname "$0")/.."
 
 install_deps() {
 	pkgs="meson ninja-build pkg-config gcc libcjson-dev libyaml-dev check libclang-14-dev llvm-14"
-	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch libtorch-dev g++ valgrind mandoc pre-commit git $(command -v npm >/dev/null || echo nodejs npm)"
+	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch libtorch-dev g++ valgrind clang-14 libclang-rt-14-dev mandoc pre-commit git $(command -v npm >/dev/null || echo nodejs npm)"
 	missing=""
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
@@ -56,6 +56,8 @@ test)
 	meson test -C build --setup valgrindunit --print-errorlogs --num-processes 2 --suite unit
 	meson test -C build --setup valgrind --print-errorlogs --num-processes 2 \
 		--suite golden --suite malformed
+	echo "== fuzz smoke run (libFuzzer, under a minute)"
+	sh tests/fuzz/smoke.sh build-fuzz
 	;;
 *)
 	echo "usage: sh tools/dev.sh example|test" >&2

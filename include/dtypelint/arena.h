@@ -2,6 +2,12 @@
 /*
  * Arena allocation and string interning for per-run data. Everything allocated from an arena
  * is freed at once by dtl_arena_fini(); nothing in it is freed one by one.
+ *
+ * Memory comes zeroed from calloc and is never reused, so allocation is a pointer bump with no
+ * memset: pages an allocation does not touch cost no memory (a table sized for the worst case
+ * costs what it uses). Small allocations share chunks; an allocation of DTL_ARENA_BLOCK_MIN
+ * bytes or more gets a block of its own, which lets dtl_vec and dtl_strmap grow without
+ * leaving their old storage behind (a block is resized in place or released).
  */
 #ifndef DTYPELINT_ARENA_H
 #define DTYPELINT_ARENA_H
@@ -9,11 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define DTL_ARENA_BLOCK_MIN (128 * 1024)
+
 struct dtl_arena_chunk;
+struct dtl_arena_block;
 
 struct dtl_arena {
-	struct dtl_arena_chunk *head;
-	size_t total; /* bytes handed out, for limits and benchmarks */
+	struct dtl_arena_chunk *head;   /* small allocations; head is the one being filled */
+	struct dtl_arena_block *blocks; /* large allocations, one each */
+	size_t total;                   /* bytes handed out and still held, for benchmarks */
 };
 
 void dtl_arena_init(struct dtl_arena *arena);
@@ -22,38 +32,52 @@ void dtl_arena_fini(struct dtl_arena *arena);
 void *dtl_arena_alloc(struct dtl_arena *arena, size_t size);
 /* n * size with overflow check */
 void *dtl_arena_calloc(struct dtl_arena *arena, size_t n, size_t size);
-/* Copies len bytes and appends a NUL. */
+/* Grows an allocation of old_size bytes (from this arena) to new_size bytes, keeping its
+ * contents and zeroing the rest: in place when it is a block, else by copying (the old
+ * storage is abandoned). NULL on out of memory (the old allocation stays valid). */
+void *dtl_arena_realloc(struct dtl_arena *arena, void *p, size_t old_size, size_t new_size);
+/* Copies len bytes and appends a NUL. Strings are packed (not aligned). */
 char *dtl_arena_strndup(struct dtl_arena *arena, const char *text, size_t len);
 char *dtl_arena_sprintf(struct dtl_arena *arena, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A growable array whose storage lives in the arena (old storage is abandoned on growth). */
+/* A growable array whose storage lives in the arena. Small storage that is outgrown is
+ * abandoned; storage of DTL_ARENA_BLOCK_MIN bytes or more is resized in place. */
 struct dtl_vec {
 	void *items;
 	size_t count;
 	size_t capacity;
 };
-/* Returns a pointer to a new zeroed slot of item_size bytes, or NULL on out of memory. */
+/* Returns a pointer to a new zeroed slot of item_size bytes, or NULL on out of memory.
+ * Pointers into the vector are invalidated by a push that grows it. */
 void *dtl_vec_push(struct dtl_vec *vec, struct dtl_arena *arena, size_t item_size);
 
-/* 64-bit FNV-1a */
+/* A fast 64-bit hash of bytes (not keyed: use it for tables, never for anything an
+ * attacker must not be able to predict). */
 uint64_t dtl_hash_bytes(const void *data, size_t len);
 
 /*
  * A map from byte strings to a value index. Keys are borrowed (they must outlive the map);
  * storage comes from the arena. Used for interning names and for name -> index lookups.
+ * Keys are hashed with a per-map seed, so crafted keys cannot all collide.
  */
+struct dtl_strmap_slot;
 struct dtl_strmap {
 	struct dtl_strmap_slot *slots;
 	size_t capacity; /* power of two */
 	size_t count;
+	uint64_t seed;
 	struct dtl_arena *arena;
 };
 void dtl_strmap_init(struct dtl_strmap *map, struct dtl_arena *arena);
+/* Makes room for n keys in all, so that inserting them does not grow the map. 0 or -ENOMEM. */
+int dtl_strmap_reserve(struct dtl_strmap *map, size_t n);
 /* Returns the stored value or -1. */
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len);
-/* Inserts key -> value if absent. Returns the value now stored (the old one when the key
- * existed), or -ENOMEM. */
+#define DTL_STRMAP_VALUE_MAX (INT64_C(0xFFFFFFFF))
+/* Inserts key -> value if absent (0 <= value <= DTL_STRMAP_VALUE_MAX, else -EINVAL; keys are
+ * at most 4 GiB). Returns the value now stored (the old one when the key existed), or
+ * -ENOMEM. */
 int64_t dtl_strmap_put(struct dtl_strmap *map, const char *key, size_t len, int64_t value);
 
 #endif

@@ -29,6 +29,6 @@ struct dtl_error {
 int dtl_error_set(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int dtl_error_setv(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt,
-                   va_list args);
+                   va_list args) __attribute__((format(printf, 4, 0)));
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The positioned document tree: JSON (through cJSON) and YAML (through libyaml) both become
+ * The positioned document tree: JSON (our own reader) and YAML (through libyaml) both become
  * this, and every node knows its line and column. Nodes live in the caller's arena.
  */
 #ifndef DTYPELINT_DOC_H
@@ -30,9 +30,10 @@ struct dtl_node {
 	enum dtl_node_type type;
 	uint32_t line;   /* 1-based */
 	uint32_t column; /* 1-based, code points */
-	/* the literal as written, for scalars (numbers keep their spelling: "1e400") */
-	const char *raw;
 	uint32_t raw_len;
+	/* the literal as written, for scalars (numbers keep their spelling: "1e400"; for
+	 * strings it is the text). It never points into the source: a tree outlives it. */
+	const char *raw;
 	union {
 		bool boolean;
 		int64_t integer;
@@ -57,7 +58,12 @@ struct dtl_pair {
 	struct dtl_node value;
 };
 
-/* Parses JSON (cJSON for the structure, a tokenizing pass for positions). */
+/* Parses JSON (RFC 8259, strictly: one reader that keeps every position). Syntax errors
+ * are reported at the byte where the text stops being JSON ("JSON: syntax error at 'x'",
+ * "JSON: unexpected end of file"); a file that is JSON but not acceptable (a raw control
+ * character or \u0000 in a string, a number like 01 or 1., nesting over limits->max_depth,
+ * a duplicate key) is reported at the first such place, but only when the whole file is
+ * JSON. */
 int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
                        const struct dtl_limits *limits, struct dtl_node **ret_root,
                        struct dtl_error *error);
@@ -71,6 +77,15 @@ int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
 int dtl_doc_parse(const struct dtl_source *source, struct dtl_arena *arena,
                   const struct dtl_limits *limits, struct dtl_node **ret_root,
                   struct dtl_error *error);
+/*
+ * dtl_doc_parse() with the tree's nodes in node_arena and its strings (string.text) in
+ * text_arena. A caller that keeps strings but not nodes (the manifest and plan readers)
+ * frees node_arena as soon as it has read the tree. The tree does not point into the
+ * source, which may be freed once this returns.
+ */
+int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_arena,
+                        struct dtl_arena *text_arena, const struct dtl_limits *limits,
+                        struct dtl_node **ret_root, struct dtl_error *error);
 
 /* Case-sensitive lookup of a string key in a map; the first match, or NULL. */
 const struct dtl_node *dtl_node_get(const struct dtl_node *map, const char *key);

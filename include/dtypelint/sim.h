@@ -149,6 +149,7 @@ struct dtl_sim {
 	size_t module_count;
 	size_t module_capacity;
 	struct dtl_strmap module_paths; /* module path -> index */
+	struct dtl_strmap tensor_names; /* tensor name -> index (dtl_sim_find) */
 	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
 	struct dtl_vec events;		 /* struct dtl_event */
 	struct dtl_vec groups; /* struct dtl_group */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +9,11 @@
 #include "dtypelint/arena.h"
 
 #define CHUNK_MIN (64 * 1024)
+#define CHUNK_MAX (2 * 1024 * 1024)
 #define ALIGN     16
 
+/* Chunks and blocks come from calloc (zeroed; glibc maps large ones lazily from the kernel)
+ * rather than mmap, so that valgrind and LeakSanitizer still see an arena nobody freed. */
 struct dtl_arena_chunk {
 	struct dtl_arena_chunk *next;
 	size_t used;
@@ -17,54 +21,143 @@ struct dtl_arena_chunk {
 	_Alignas(ALIGN) unsigned char data[];
 };
 
+struct dtl_arena_block {
+	struct dtl_arena_block *next, *prev;
+	size_t size;
+	_Alignas(ALIGN) unsigned char data[];
+};
+
 void dtl_arena_init(struct dtl_arena *arena)
 {
 	arena->head = NULL;
+	arena->blocks = NULL;
 	arena->total = 0;
 }
 
 void dtl_arena_fini(struct dtl_arena *arena)
 {
 	struct dtl_arena_chunk *chunk = arena->head;
+	struct dtl_arena_block *block = arena->blocks;
 
 	while (chunk) {
 		struct dtl_arena_chunk *next = chunk->next;
 		free(chunk);
 		chunk = next;
 	}
-	arena->head = NULL;
-	arena->total = 0;
+	while (block) {
+		struct dtl_arena_block *next = block->next;
+		free(block);
+		block = next;
+	}
+	dtl_arena_init(arena);
 }
 
-void *dtl_arena_alloc(struct dtl_arena *arena, size_t size)
+static void *block_alloc(struct dtl_arena *arena, size_t size)
+{
+	struct dtl_arena_block *block = calloc(1, sizeof(*block) + size);
+
+	if (!block)
+		return NULL;
+	block->size = size;
+	block->prev = NULL;
+	block->next = arena->blocks;
+	if (arena->blocks)
+		arena->blocks->prev = block;
+	arena->blocks = block;
+	arena->total += size;
+	return block->data;
+}
+
+/* The block whose data is p, or NULL when p is not a block of this arena. */
+static struct dtl_arena_block *block_of(const struct dtl_arena *arena, const void *p)
+{
+	for (struct dtl_arena_block *b = arena->blocks; b; b = b->next)
+		if (b->data == p)
+			return b;
+	return NULL;
+}
+
+static void block_link_replace(struct dtl_arena *arena, struct dtl_arena_block *b)
+{
+	if (b->prev)
+		b->prev->next = b;
+	else
+		arena->blocks = b;
+	if (b->next)
+		b->next->prev = b;
+}
+
+/* Grows the block at p to size bytes, keeping its contents; the bytes past the old size are
+ * NOT zeroed. realloc moves large blocks with mremap: no copy, no old storage left behind. */
+static void *block_resize(struct dtl_arena *arena, void *p, size_t size)
+{
+	struct dtl_arena_block *b = block_of(arena, p);
+
+	if (!b || size > SIZE_MAX - sizeof(*b))
+		return NULL;
+	size_t old = b->size;
+	struct dtl_arena_block *bigger = realloc(b, sizeof(*b) + size);
+	if (!bigger)
+		return NULL;
+	bigger->size = size;
+	block_link_replace(arena, bigger);
+	arena->total = arena->total - old + size;
+	return bigger->data;
+}
+
+static void block_release(struct dtl_arena *arena, void *p)
+{
+	struct dtl_arena_block *b = block_of(arena, p);
+
+	if (!b)
+		return;
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		arena->blocks = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	arena->total -= b->size;
+	free(b);
+}
+
+/* size bytes at the given alignment (a power of two <= ALIGN) from the head chunk. */
+static void *bump(struct dtl_arena *arena, size_t size, size_t align)
 {
 	struct dtl_arena_chunk *chunk = arena->head;
-	size_t rounded;
+	size_t start = chunk ? (chunk->used + align - 1) & ~(align - 1) : 0;
 
-	if (size > SIZE_MAX / 2)
-		return NULL;
-	rounded = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-	if (rounded == 0)
-		rounded = ALIGN;
-	if (!chunk || chunk->size - chunk->used < rounded) {
-		/* Chunks double with the arena's size so that the number of chunks stays
-		 * logarithmic and memory stays linear in what was asked for. */
-		size_t want = arena->total / 2 > CHUNK_MIN ? arena->total / 2 : CHUNK_MIN;
-		if (want < rounded)
-			want = rounded;
-		chunk = malloc(sizeof(*chunk) + want);
+	if (!chunk || start > chunk->size || chunk->size - start < size) {
+		/* chunks grow with the arena up to CHUNK_MAX: few chunks for a small arena,
+		 * and at most CHUNK_MAX left unused in the last one */
+		size_t want = arena->total / 2;
+		if (want < CHUNK_MIN)
+			want = CHUNK_MIN;
+		if (want > CHUNK_MAX)
+			want = CHUNK_MAX;
+		if (want < size)
+			want = size;
+		chunk = calloc(1, sizeof(*chunk) + want);
 		if (!chunk)
 			return NULL;
 		chunk->size = want;
 		chunk->used = 0;
 		chunk->next = arena->head;
 		arena->head = chunk;
+		start = 0;
 	}
-	void *p = chunk->data + chunk->used;
-	chunk->used += rounded;
-	arena->total += rounded;
-	memset(p, 0, rounded);
-	return p;
+	chunk->used = start + size;
+	arena->total += size;
+	return chunk->data + start;
+}
+
+void *dtl_arena_alloc(struct dtl_arena *arena, size_t size)
+{
+	if (size > SIZE_MAX / 2)
+		return NULL;
+	if (size >= DTL_ARENA_BLOCK_MIN)
+		return block_alloc(arena, size);
+	return bump(arena, size ? size : 1, ALIGN);
 }
 
 void *dtl_arena_calloc(struct dtl_arena *arena, size_t n, size_t size)
@@ -74,10 +167,35 @@ void *dtl_arena_calloc(struct dtl_arena *arena, size_t n, size_t size)
 	return dtl_arena_alloc(arena, n * size);
 }
 
+void *dtl_arena_realloc(struct dtl_arena *arena, void *p, size_t old_size, size_t new_size)
+{
+	void *bigger = NULL;
+
+	if (new_size <= old_size)
+		return p;
+	if (p && old_size >= DTL_ARENA_BLOCK_MIN) {
+		bigger = block_resize(arena, p, new_size);
+		if (bigger)
+			memset((unsigned char *)bigger + old_size, 0, new_size - old_size);
+	}
+	if (!bigger) {
+		bigger = dtl_arena_alloc(arena, new_size);
+		if (!bigger)
+			return NULL;
+		if (old_size)
+			memcpy(bigger, p, old_size);
+	}
+	return bigger;
+}
+
 char *dtl_arena_strndup(struct dtl_arena *arena, const char *text, size_t len)
 {
-	char *copy = dtl_arena_alloc(arena, len + 1);
+	char *copy;
 
+	if (len >= SIZE_MAX / 2)
+		return NULL;
+	copy =
+	    len + 1 >= DTL_ARENA_BLOCK_MIN ? block_alloc(arena, len + 1) : bump(arena, len + 1, 1);
 	if (!copy)
 		return NULL;
 	memcpy(copy, text, len);
@@ -96,7 +214,8 @@ char *dtl_arena_sprintf(struct dtl_arena *arena, const char *fmt, ...)
 	va_end(args);
 	if (len < 0)
 		return NULL;
-	out = dtl_arena_alloc(arena, (size_t)len + 1);
+	out = (size_t)len + 1 >= DTL_ARENA_BLOCK_MIN ? block_alloc(arena, (size_t)len + 1)
+	                                             : bump(arena, (size_t)len + 1, 1);
 	if (!out)
 		return NULL;
 	va_start(args, fmt);
@@ -109,11 +228,19 @@ void *dtl_vec_push(struct dtl_vec *vec, struct dtl_arena *arena, size_t item_siz
 {
 	if (vec->count == vec->capacity) {
 		size_t capacity = vec->capacity ? vec->capacity * 2 : 16;
-		void *items = dtl_arena_calloc(arena, capacity, item_size);
-		if (!items)
+		void *items = NULL;
+		if (item_size && capacity > SIZE_MAX / 2 / item_size)
 			return NULL;
-		if (vec->count)
-			memcpy(items, vec->items, vec->count * item_size);
+		/* storage that is a block grows in place; smaller storage is copied */
+		if (vec->capacity * item_size >= DTL_ARENA_BLOCK_MIN)
+			items = block_resize(arena, vec->items, capacity * item_size);
+		if (!items) {
+			items = dtl_arena_alloc(arena, capacity * item_size);
+			if (!items)
+				return NULL;
+			if (vec->count)
+				memcpy(items, vec->items, vec->count * item_size);
+		}
 		vec->items = items;
 		vec->capacity = capacity;
 	}
@@ -122,23 +249,73 @@ void *dtl_vec_push(struct dtl_vec *vec, struct dtl_arena *arena, size_t item_siz
 	return slot;
 }
 
-uint64_t dtl_hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = 1469598103934665603ULL;
+/* ---- hashing ------------------------------------------------------------------------------ */
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+static uint64_t load64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
 }
 
+static uint64_t load32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* 64x64 -> 128-bit multiply, folded (the wyhash mixer) */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+#define K0 0xa0761d6478bd642fULL
+#define K1 0xe7037ed1a0b428dbULL
+#define K2 0x8ebc6af09c88c6e3ULL
+
+/* 16 bytes a step; the tail is read as (possibly overlapping) words, never past the end. */
+static uint64_t hash_seeded(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	size_t n = len;
+	uint64_t h = seed ^ K0, a, b;
+
+	while (n > 16) {
+		h = mix(load64(p) ^ K1, load64(p + 8) ^ h);
+		p += 16;
+		n -= 16;
+	}
+	if (n > 8) {
+		a = load64(p);
+		b = load64(p + n - 8);
+	} else if (n >= 4) {
+		a = load32(p);
+		b = load32(p + n - 4);
+	} else if (n > 0) {
+		a = ((uint64_t)p[0] << 16) | ((uint64_t)p[n >> 1] << 8) | p[n - 1];
+		b = 0;
+	} else {
+		a = b = 0;
+	}
+	return mix(K1 ^ (uint64_t)len, mix(a ^ K1, b ^ h ^ K2));
+}
+
+uint64_t dtl_hash_bytes(const void *data, size_t len)
+{
+	return hash_seeded(data, len, 0);
+}
+
+/* ---- the map -------------------------------------------------------------------------------- */
+
+/* 16 bytes: a map of a million names is 16-32 MB. No cached hash: a probe that meets a key of
+ * the same length compares it, and most such keys differ early. */
 struct dtl_strmap_slot {
-	const char *key;
-	size_t len;
-	uint64_t hash;
-	int64_t value;
+	const char *key; /* NULL: empty */
+	uint32_t len;
+	uint32_t value;
 };
 
 void dtl_strmap_init(struct dtl_strmap *map, struct dtl_arena *arena)
@@ -147,18 +324,21 @@ void dtl_strmap_init(struct dtl_strmap *map, struct dtl_arena *arena)
 	map->capacity = 0;
 	map->count = 0;
 	map->arena = arena;
+	/* a per-map seed from where the map and its arena live (ASLR): no global state, and
+	 * no fixed hash a crafted manifest could collide */
+	map->seed = mix((uint64_t)(uintptr_t)map ^ K2, (uint64_t)(uintptr_t)arena ^ K1);
 }
 
 static struct dtl_strmap_slot *find_slot(struct dtl_strmap_slot *slots, size_t capacity,
-                                         const char *key, size_t len, uint64_t hash)
+                                         const char *key, uint32_t len, uint64_t hash)
 {
-	size_t i = hash & (capacity - 1);
+	size_t i = (size_t)(hash >> 32) & (capacity - 1);
 
 	for (;;) {
 		struct dtl_strmap_slot *slot = &slots[i];
 		if (!slot->key)
 			return slot;
-		if (slot->hash == hash && slot->len == len && memcmp(slot->key, key, len) == 0)
+		if (slot->len == len && memcmp(slot->key, key, len) == 0)
 			return slot;
 		i = (i + 1) & (capacity - 1);
 	}
@@ -166,43 +346,63 @@ static struct dtl_strmap_slot *find_slot(struct dtl_strmap_slot *slots, size_t c
 
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len)
 {
-	if (!map->capacity)
+	if (!map->capacity || len > UINT32_MAX)
 		return -1;
-	struct dtl_strmap_slot *slot =
-	    find_slot(map->slots, map->capacity, key, len, dtl_hash_bytes(key, len));
-	return slot->key ? slot->value : -1;
+	struct dtl_strmap_slot *slot = find_slot(map->slots, map->capacity, key, (uint32_t)len,
+	                                         hash_seeded(key, len, map->seed));
+	return slot->key ? (int64_t)slot->value : -1;
 }
 
-static int grow(struct dtl_strmap *map)
+/* Rehashes into capacity slots (a power of two); the old slots are released when they are a
+ * block, so a map that grew to n keys holds about its final size, not twice it. */
+static int rehash(struct dtl_strmap *map, size_t capacity)
 {
-	size_t capacity = map->capacity ? map->capacity * 2 : 64;
 	struct dtl_strmap_slot *slots = dtl_arena_calloc(map->arena, capacity, sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
 	for (size_t i = 0; i < map->capacity; i++) {
 		struct dtl_strmap_slot *old = &map->slots[i];
-		if (old->key)
-			*find_slot(slots, capacity, old->key, old->len, old->hash) = *old;
+		if (!old->key)
+			continue;
+		uint64_t hash = hash_seeded(old->key, old->len, map->seed);
+		*find_slot(slots, capacity, old->key, old->len, hash) = *old;
 	}
+	if (map->slots && map->capacity * sizeof(*slots) >= DTL_ARENA_BLOCK_MIN)
+		block_release(map->arena, map->slots);
 	map->slots = slots;
 	map->capacity = capacity;
 	return 0;
 }
 
+int dtl_strmap_reserve(struct dtl_strmap *map, size_t n)
+{
+	size_t capacity = map->capacity ? map->capacity : 64;
+
+	if (n > SIZE_MAX / 8)
+		return -ENOMEM;
+	while (n * 4 > capacity * 3)
+		capacity *= 2;
+	return capacity == map->capacity ? 0 : rehash(map, capacity);
+}
+
 int64_t dtl_strmap_put(struct dtl_strmap *map, const char *key, size_t len, int64_t value)
 {
-	uint64_t hash = dtl_hash_bytes(key, len);
-
-	if ((map->count + 1) * 4 > map->capacity * 3 && grow(map) < 0)
+	if (len > UINT32_MAX)
 		return -ENOMEM;
-	struct dtl_strmap_slot *slot = find_slot(map->slots, map->capacity, key, len, hash);
+	if (value < 0 || value > DTL_STRMAP_VALUE_MAX)
+		return -EINVAL;
+	if ((map->count + 1) * 4 > map->capacity * 3 &&
+	    rehash(map, map->capacity ? map->capacity * 2 : 64) < 0)
+		return -ENOMEM;
+	uint64_t hash = hash_seeded(key, len, map->seed);
+	struct dtl_strmap_slot *slot =
+	    find_slot(map->slots, map->capacity, key, (uint32_t)len, hash);
 	if (slot->key)
 		return slot->value;
 	slot->key = key;
-	slot->len = len;
-	slot->hash = hash;
-	slot->value = value;
+	slot->len = (uint32_t)len;
+	slot->value = (uint32_t)value;
 	map->count++;
 	return value;
 }

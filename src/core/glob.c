@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <string.h>
 
 #include "dtypelint/glob.h"
@@ -40,6 +41,9 @@ static bool segment_match(const char *pat, size_t plen, const char *text, size_t
 {
 	size_t p = 0, t = 0, star_p = (size_t)-1, star_t = 0;
 
+	/* most segments differ at once: "self_attn" against "mlp" */
+	if (plen && pat[0] != '*' && (tlen == 0 || pat[0] != text[0]))
+		return false;
 	while (t < tlen) {
 		if (p < plen && pat[p] == '*') {
 			star_p = p++;
@@ -59,10 +63,12 @@ static bool segment_match(const char *pat, size_t plen, const char *text, size_t
 	return p == plen;
 }
 
+/* segments are short: a plain loop beats a call to memchr() */
 static size_t segment_end(const char *s, size_t start, size_t len)
 {
-	const char *dot = memchr(s + start, '.', len - start);
-	return dot ? (size_t)(dot - s) : len;
+	while (start < len && s[start] != '.')
+		start++;
+	return start;
 }
 
 /* Matches pattern segments [pi..) against path segments [ti..); positions are offsets of a
@@ -108,4 +114,314 @@ bool dtl_glob_match(const char *pattern, size_t pattern_len, const char *path, s
 	if (path_len == 0) /* the root path "" matches only a lone '**' */
 		return pattern_len == 2 && pattern[0] == '*' && pattern[1] == '*';
 	return match_from(pattern, pattern_len, 0, path, path_len, 0);
+}
+
+/* ---- compiled sets ------------------------------------------------------------------------ */
+
+#define NONE       UINT32_MAX
+#define MAP_AT     8  /* literal children beyond this many are found through a hash */
+#define MAX_ACTIVE 64 /* trie nodes a walk tracks at once; more: every pattern one by one */
+
+struct dtl_globset_pattern {
+	const char *text;
+	uint32_t len;
+	uint32_t next; /* the next (lower-index) pattern ending at the same node, or in fallback */
+};
+
+struct dtl_globset_node {
+	uint32_t literal; /* chain of edges whose segment has no '*' */
+	uint32_t wild;    /* chain of edges whose segment has a '*' (not '**') */
+	uint32_t star2;   /* the node after a '**' segment, or NONE */
+	uint32_t accept;  /* chain of patterns that end here */
+	uint32_t literal_count;
+	bool is_star2; /* reached through '**': it consumes any segment and stays */
+	struct dtl_strmap *literal_map; /* segment -> edge, once literal_count > MAP_AT */
+};
+
+struct dtl_globset_edge {
+	const char *segment;
+	uint32_t len;
+	uint32_t child;
+	uint32_t next;
+};
+
+static void *grow_array(struct dtl_arena *arena, void *items, size_t *capacity, size_t item_size)
+{
+	size_t bigger = *capacity ? *capacity * 2 : 16;
+	void *p = dtl_arena_realloc(arena, items, *capacity * item_size, bigger * item_size);
+
+	if (p)
+		*capacity = bigger;
+	return p;
+}
+
+static uint32_t new_node(struct dtl_globset *set, bool is_star2)
+{
+	if (set->node_count == set->node_capacity) {
+		void *p =
+		    grow_array(set->arena, set->nodes, &set->node_capacity, sizeof(*set->nodes));
+		if (!p)
+			return NONE;
+		set->nodes = p;
+	}
+	struct dtl_globset_node *n = &set->nodes[set->node_count];
+	n->literal = n->wild = n->star2 = n->accept = NONE;
+	n->literal_count = 0;
+	n->is_star2 = is_star2;
+	n->literal_map = NULL;
+	return (uint32_t)set->node_count++;
+}
+
+void dtl_globset_init(struct dtl_globset *set, struct dtl_arena *arena)
+{
+	memset(set, 0, sizeof(*set));
+	set->arena = arena;
+	set->fallback = NONE;
+}
+
+static uint32_t find_literal(const struct dtl_globset *set, const struct dtl_globset_node *n,
+                             const char *seg, size_t len)
+{
+	if (n->literal_map) {
+		int64_t e = dtl_strmap_get(n->literal_map, seg, len);
+		return e < 0 ? NONE : set->edges[e].child;
+	}
+	for (uint32_t e = n->literal; e != NONE; e = set->edges[e].next) {
+		const struct dtl_globset_edge *edge = &set->edges[e];
+		if (edge->len == len && (len == 0 || (edge->segment[0] == seg[0] &&
+		                                      memcmp(edge->segment, seg, len) == 0)))
+			return edge->child;
+	}
+	return NONE;
+}
+
+/* The child of node along segment (literal or wild), created when missing. */
+static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *seg, size_t len)
+{
+	bool wild = memchr(seg, '*', len) != NULL;
+	uint32_t child;
+
+	if (!wild) {
+		child = find_literal(set, &set->nodes[node], seg, len);
+		if (child != NONE)
+			return child;
+	} else {
+		for (uint32_t e = set->nodes[node].wild; e != NONE; e = set->edges[e].next)
+			if (set->edges[e].len == len &&
+			    memcmp(set->edges[e].segment, seg, len) == 0)
+				return set->edges[e].child;
+	}
+	child = new_node(set, false);
+	if (child == NONE)
+		return NONE;
+	if (set->edge_count == set->edge_capacity) {
+		void *p =
+		    grow_array(set->arena, set->edges, &set->edge_capacity, sizeof(*set->edges));
+		if (!p)
+			return NONE;
+		set->edges = p;
+	}
+	uint32_t e = (uint32_t)set->edge_count++;
+	struct dtl_globset_node *n = &set->nodes[node];
+	set->edges[e].segment = seg;
+	set->edges[e].len = (uint32_t)len;
+	set->edges[e].child = child;
+	if (wild) {
+		set->edges[e].next = n->wild;
+		n->wild = e;
+		return child;
+	}
+	set->edges[e].next = n->literal;
+	n->literal = e;
+	n->literal_count++;
+	if (n->literal_count > MAP_AT) {
+		if (!n->literal_map) {
+			n->literal_map = dtl_arena_alloc(set->arena, sizeof(*n->literal_map));
+			if (!n->literal_map)
+				return NONE;
+			dtl_strmap_init(n->literal_map, set->arena);
+			for (uint32_t k = n->literal; k != NONE; k = set->edges[k].next)
+				if (dtl_strmap_put(n->literal_map, set->edges[k].segment,
+				                   set->edges[k].len, k) < 0)
+					return NONE;
+		} else if (dtl_strmap_put(n->literal_map, seg, len, e) < 0) {
+			return NONE;
+		}
+	}
+	return child;
+}
+
+int dtl_globset_add(struct dtl_globset *set, const char *pattern, size_t len)
+{
+	if (set->count >= NONE - 1 || len > UINT32_MAX)
+		return -ENOMEM;
+	if (set->count == set->pattern_capacity) {
+		void *p = grow_array(set->arena, set->patterns, &set->pattern_capacity,
+		                     sizeof(*set->patterns));
+		if (!p)
+			return -ENOMEM;
+		set->patterns = p;
+	}
+	if (!set->node_count && new_node(set, false) == NONE)
+		return -ENOMEM;
+	uint32_t index = (uint32_t)set->count++;
+	struct dtl_globset_pattern *p = &set->patterns[index];
+	p->text = pattern;
+	p->len = (uint32_t)len;
+
+	if (dtl_glob_check(pattern, len) != NULL) {
+		p->next = set->fallback;
+		set->fallback = index;
+		return 0;
+	}
+	uint32_t node = 0;
+	for (size_t start = 0; start <= len;) {
+		size_t end = segment_end(pattern, start, len);
+		if (end - start == 2 && pattern[start] == '*' && pattern[start + 1] == '*') {
+			if (set->nodes[node].star2 == NONE) {
+				uint32_t star = new_node(set, true);
+				if (star == NONE)
+					return -ENOMEM;
+				set->nodes[node].star2 = star;
+			}
+			node = set->nodes[node].star2;
+		} else {
+			node = child_for(set, node, pattern + start, end - start);
+			if (node == NONE)
+				return -ENOMEM;
+		}
+		start = end + 1;
+	}
+	p->next = set->nodes[node].accept;
+	set->nodes[node].accept = index;
+	return 0;
+}
+
+/* The walk's current nodes, each with the nodes '**' reaches from it without a segment. */
+struct walk {
+	uint32_t node[MAX_ACTIVE];
+	size_t count;
+	bool overflow;
+};
+
+static void walk_add(const struct dtl_globset *set, struct walk *w, uint32_t node)
+{
+	while (node != NONE) {
+		for (size_t k = 0; k < w->count; k++)
+			if (w->node[k] == node)
+				return;
+		if (w->count == MAX_ACTIVE) {
+			w->overflow = true;
+			return;
+		}
+		w->node[w->count++] = node;
+		node = set->nodes[node].star2; /* '**' may match no segment at all */
+	}
+}
+
+/* Collects what matching reports: the lowest index, or the max lowest indices in order. */
+struct found {
+	int64_t first;
+	size_t count;
+	uint32_t *out;
+	size_t max;
+};
+
+static void found_add(struct found *f, uint32_t index)
+{
+	if (f->first < 0 || index < f->first)
+		f->first = index;
+	if (f->out) {
+		size_t k = f->count < f->max ? f->count : f->max;
+		while (k > 0 && f->out[k - 1] > index) {
+			if (k < f->max)
+				f->out[k] = f->out[k - 1];
+			k--;
+		}
+		if (k < f->max)
+			f->out[k] = index;
+	}
+	f->count++;
+}
+
+static void match_one_by_one(const struct dtl_globset *set, uint32_t chain, bool every,
+                             const char *path, size_t len, struct found *f)
+{
+	if (every) {
+		for (size_t i = 0; i < set->count; i++)
+			if (dtl_glob_match(set->patterns[i].text, set->patterns[i].len, path, len))
+				found_add(f, (uint32_t)i);
+		return;
+	}
+	for (uint32_t i = chain; i != NONE; i = set->patterns[i].next)
+		if (dtl_glob_match(set->patterns[i].text, set->patterns[i].len, path, len))
+			found_add(f, i);
+}
+
+static void match(const struct dtl_globset *set, const char *path, size_t len, struct found *f)
+{
+	struct walk a, b; /* not zeroed: count says what is set */
+	struct walk *cur = &a, *next = &b;
+
+	/* the empty path (the root module) is judged by dtl_glob_match()'s own rule */
+	if (len == 0 || !set->node_count) {
+		match_one_by_one(set, NONE, true, path, len, f);
+		return;
+	}
+	a.count = 0;
+	a.overflow = false;
+	walk_add(set, cur, 0);
+	for (size_t start = 0; start <= len && cur->count;) {
+		size_t end = segment_end(path, start, len);
+		const char *seg = path + start;
+		size_t seg_len = end - start;
+		next->count = 0;
+		next->overflow = false;
+		for (size_t k = 0; k < cur->count; k++) {
+			const struct dtl_globset_node *n = &set->nodes[cur->node[k]];
+			if (n->is_star2)
+				walk_add(set, next, cur->node[k]);
+			walk_add(set, next, find_literal(set, n, seg, seg_len));
+			for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next)
+				if (segment_match(set->edges[e].segment, set->edges[e].len, seg,
+				                  seg_len))
+					walk_add(set, next, set->edges[e].child);
+		}
+		if (next->overflow) {
+			/* a pathological set (many '**' paths alive at once): stay exact */
+			match_one_by_one(set, NONE, true, path, len, f);
+			return;
+		}
+		struct walk *tmp = cur;
+		cur = next;
+		next = tmp;
+		start = end + 1;
+	}
+	for (size_t k = 0; k < cur->count; k++)
+		for (uint32_t i = set->nodes[cur->node[k]].accept; i != NONE;
+		     i = set->patterns[i].next)
+			found_add(f, i);
+	match_one_by_one(set, set->fallback, false, path, len, f);
+}
+
+int64_t dtl_globset_first(const struct dtl_globset *set, const char *path, size_t len)
+{
+	struct found f = {.first = -1};
+
+	match(set, path, len, &f);
+	return f.first;
+}
+
+bool dtl_globset_any(const struct dtl_globset *set, const char *path, size_t len)
+{
+	return dtl_globset_first(set, path, len) >= 0;
+}
+
+size_t dtl_globset_matches(const struct dtl_globset *set, const char *path, size_t len,
+                           uint32_t *out, size_t max)
+{
+	struct found f = {.first = -1, .out = out, .max = max};
+
+	match(set, path, len, &f);
+	return f.count;
 }

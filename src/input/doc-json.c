@@ -1,302 +1,628 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JSON into the positioned document tree. cJSON parses and decodes; it keeps no positions, so a
- * cursor walks the same bytes in cJSON's document order and gives every node its line and
- * column (and keeps each number's spelling, which cJSON reduces to a double).
+ * JSON into the positioned document tree, in one pass over the bytes: a strict RFC 8259
+ * reader that gives every node its line and column and keeps each number's spelling.
+ *
+ * Errors come in two kinds, and their precedence is part of the contract (the golden tests in
+ * tests/malformed check it byte for byte; it is the behaviour of the cJSON-based reader this
+ * replaced):
+ *  - syntax errors stop the reader at the byte where the text stops being JSON. The offsets
+ *    follow cJSON's conventions: a value, ':' or ',' that is missing is reported at the byte
+ *    found instead; a bad escape at its backslash; anything cut off at the end of the file
+ *    ("unexpected end of file"), except a string, which is reported where it began
+ *    ("unterminated string").
+ *  - problems in text that is JSON (a raw control character or \u0000 in a string, a number
+ *    JSON does not allow such as 01 or 1., nesting deeper than limits->max_depth, a duplicate
+ *    key) are reported at the first one in document order (a map's duplicate keys after its
+ *    values), but only once the whole text has been read without a syntax error.
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
+#include <sys/types.h>
 
 #include "doc-private.h"
 
-struct cursor {
+/* cJSON's nesting limit; beyond it a container is a syntax error (see above) */
+#define CONTAINER_LIMIT 1000
+
+struct parser {
 	const struct dtl_source *source;
 	const char *s;
 	size_t n;
 	size_t pos;
+	/* the line of pos; columns count code points: on a line of ASCII bytes a column is an
+	 * offset from the line's start, else it is counted from a checkpoint on the line */
 	uint32_t line;
-	uint32_t column;
-	struct dtl_arena *arena;
+	size_t line_start;
+	bool line_ascii;
+	size_t ck_pos;
+	uint32_t ck_col;
+	struct dtl_arena *nodes, *text;
 	const struct dtl_limits *limits;
 	struct dtl_error *error;
+	bool problem; /* *error holds the first problem (the second kind above) */
+	/* children of the open containers, innermost last */
+	struct dtl_node *items;
+	size_t item_count, item_capacity;
+	struct dtl_pair *pairs;
+	size_t pair_count, pair_capacity;
 };
 
-static void advance(struct cursor *c)
+static uint32_t column_at(struct parser *p, size_t pos)
 {
-	unsigned char ch = (unsigned char)c->s[c->pos++];
+	const unsigned char *s = (const unsigned char *)p->s;
 
-	if (ch == '\n') {
-		c->line++;
-		c->column = 1;
-	} else if ((ch & 0xC0) != 0x80) {
-		c->column++;
+	if (p->line_ascii) {
+		size_t col = pos - p->line_start + 1;
+		return col > UINT32_MAX ? UINT32_MAX : (uint32_t)col;
 	}
+	uint32_t col = p->ck_col;
+	for (size_t i = p->ck_pos; i < pos; i++)
+		col += (s[i] & 0xC0) != 0x80;
+	p->ck_pos = pos;
+	p->ck_col = col;
+	return col;
 }
 
-static void skip_ws(struct cursor *c)
+static void newline_at(struct parser *p, size_t next_line_start)
 {
-	while (c->pos < c->n) {
-		char ch = c->s[c->pos];
-		if (ch == ' ' || ch == '\t' || ch == '\n')
-			advance(c);
-		else if (ch == '\r') {
-			/* CR LF counts as one line break; a lone CR as one too */
-			c->pos++;
-			if (c->pos < c->n && c->s[c->pos] == '\n')
+	p->line++;
+	p->line_start = next_line_start;
+	p->line_ascii = true;
+	p->ck_pos = next_line_start;
+	p->ck_col = 1;
+}
+
+static void problem(struct parser *p, size_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void skip_ws(struct parser *p)
+{
+	const char *s = p->s;
+	size_t i = p->pos, n = p->n;
+
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == ' ' || c == '\t') {
+			i++;
+		} else if (c == '\n') {
+			newline_at(p, ++i);
+		} else if (c == '\r') {
+			/* CR LF is one line break, and so is a lone CR */
+			if (++i < n && s[i] == '\n')
 				continue;
-			c->line++;
-			c->column = 1;
-		} else
+			newline_at(p, i);
+		} else if (c < 0x20) {
+			/* cJSON skipped any control byte as blank: the syntax around it is judged
+			 * as before, and the byte itself is a problem */
+			p->pos = i;
+			problem(p, i, "JSON: syntax error (byte 0x%02x)", c);
+			i++;
+		} else {
 			break;
+		}
 	}
+	p->pos = i;
 }
 
-static int fail_here(struct cursor *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail_here(struct cursor *c, const char *fmt, ...)
+/* A syntax error at offset pos: the reader stops. */
+static int syntax(struct parser *p, size_t pos)
 {
-	struct dtl_loc loc = {.file = c->source->path, .line = c->line, .column = c->column};
+	const struct dtl_source *source = p->source;
+
+	if (pos > source->size)
+		pos = source->size;
+	struct dtl_loc loc = dtl_source_loc_at(source, pos);
+	p->problem = true; /* a syntax error replaces any problem found before it */
+	if (pos >= source->size)
+		return dtl_error_set(p->error, loc, -EINVAL, "JSON: unexpected end of file");
+	unsigned char ch = (unsigned char)source->data[pos];
+	if (ch > 0x20 && ch < 0x7f)
+		return dtl_error_set(p->error, loc, -EINVAL, "JSON: syntax error at '%c'", ch);
+	return dtl_error_set(p->error, loc, -EINVAL, "JSON: syntax error (byte 0x%02x)", ch);
+}
+
+/* A problem in text that is JSON: kept if it is the first, and reading goes on. */
+static void problem(struct parser *p, size_t pos, const char *fmt, ...)
+{
 	va_list args;
 
+	if (p->problem)
+		return;
+	struct dtl_loc loc = {
+	    .file = p->source->path, .line = p->line, .column = column_at(p, pos)};
 	va_start(args, fmt);
-	dtl_error_setv(c->error, loc, -EINVAL, fmt, args);
+	dtl_error_setv(p->error, loc, -EINVAL, fmt, args);
 	va_end(args);
-	return -EINVAL;
+	p->problem = true;
 }
 
-/* Skips a string literal, validating what cJSON does not: raw control characters and an
- * escaped NUL, which cJSON would silently cut the string at. */
-static int skip_string(struct cursor *c)
+static int push_item(struct parser *p, const struct dtl_node *node)
 {
-	if (c->pos >= c->n || c->s[c->pos] != '"')
-		return fail_here(c, "JSON: expected a string");
-	advance(c);
-	while (c->pos < c->n) {
-		unsigned char ch = (unsigned char)c->s[c->pos];
-		if (ch == '"') {
-			advance(c);
-			return 0;
-		}
-		if (ch < 0x20)
-			return fail_here(c, "JSON: raw control character in a string");
-		if (ch == '\\') {
-			if (c->pos + 5 < c->n && memcmp(c->s + c->pos, "\\u0000", 6) == 0)
-				return fail_here(c, "JSON: NUL character (\\u0000) in a string");
-			advance(c);
-			if (c->pos >= c->n)
-				break;
-		}
-		advance(c);
+	if (p->item_count == p->item_capacity) {
+		size_t capacity = p->item_capacity ? p->item_capacity * 2 : 64;
+		struct dtl_node *bigger = realloc(p->items, capacity * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		p->items = bigger;
+		p->item_capacity = capacity;
 	}
-	return fail_here(c, "JSON: unterminated string");
-}
-
-/* RFC 8259 number grammar; records the spelling. */
-static int skip_number(struct cursor *c)
-{
-	size_t p = c->pos;
-	const char *s = c->s;
-
-	if (p < c->n && s[p] == '-')
-		p++;
-	if (p < c->n && s[p] == '0') {
-		p++;
-		if (p < c->n && s[p] >= '0' && s[p] <= '9')
-			return fail_here(c, "JSON: invalid number (leading zero)");
-	} else if (p < c->n && s[p] >= '1' && s[p] <= '9')
-		while (p < c->n && s[p] >= '0' && s[p] <= '9')
-			p++;
-	else
-		return fail_here(c, "JSON: invalid number");
-	if (p < c->n && s[p] == '.') {
-		p++;
-		if (p >= c->n || s[p] < '0' || s[p] > '9')
-			return fail_here(c, "JSON: invalid number");
-		while (p < c->n && s[p] >= '0' && s[p] <= '9')
-			p++;
-	}
-	if (p < c->n && (s[p] == 'e' || s[p] == 'E')) {
-		p++;
-		if (p < c->n && (s[p] == '+' || s[p] == '-'))
-			p++;
-		if (p >= c->n || s[p] < '0' || s[p] > '9')
-			return fail_here(c, "JSON: invalid number");
-		while (p < c->n && s[p] >= '0' && s[p] <= '9')
-			p++;
-	}
-	c->column += (uint32_t)(p - c->pos);
-	c->pos = p;
+	p->items[p->item_count++] = *node;
 	return 0;
 }
 
-static int convert(struct cursor *c, const cJSON *item, struct dtl_node *out, unsigned depth)
+static int push_pair(struct parser *p, const struct dtl_pair *pair)
 {
+	if (p->pair_count == p->pair_capacity) {
+		size_t capacity = p->pair_capacity ? p->pair_capacity * 2 : 64;
+		struct dtl_pair *bigger = realloc(p->pairs, capacity * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		p->pairs = bigger;
+		p->pair_capacity = capacity;
+	}
+	p->pairs[p->pair_count++] = *pair;
+	return 0;
+}
+
+static int hex4(const char *s, unsigned *ret)
+{
+	unsigned v = 0;
+
+	for (int k = 0; k < 4; k++) {
+		char c = s[k];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static size_t put_utf8(char *out, unsigned cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | (cp >> 12));
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | (cp >> 18));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Decodes the escapes of body[0..len) into out (never longer); returns the decoded length,
+ * or -1 with *ret_bad set to the offset of a bad escape's backslash. */
+static ssize_t decode(const char *body, size_t len, char *out, size_t *ret_bad)
+{
+	size_t o = 0;
+
+	for (size_t k = 0; k < len;) {
+		if (body[k] != '\\') {
+			out[o++] = body[k++];
+			continue;
+		}
+		char simple = 0;
+		switch (body[k + 1]) {
+		case '"':
+		case '\\':
+		case '/':
+			simple = body[k + 1];
+			break;
+		case 'b':
+			simple = '\b';
+			break;
+		case 'f':
+			simple = '\f';
+			break;
+		case 'n':
+			simple = '\n';
+			break;
+		case 'r':
+			simple = '\r';
+			break;
+		case 't':
+			simple = '\t';
+			break;
+		case 'u':
+			break;
+		default:
+			*ret_bad = k;
+			return -1;
+		}
+		if (simple) {
+			out[o++] = simple;
+			k += 2;
+			continue;
+		}
+		unsigned cp, low;
+		size_t escape_len = 6;
+		if (len - k < 6 || hex4(body + k + 2, &cp) < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+			*ret_bad = k;
+			return -1;
+		}
+		if (cp >= 0xD800 && cp <= 0xDBFF) {
+			/* a UTF-16 surrogate pair: \uD83D\uDE00 */
+			if (len - k < 12 || body[k + 6] != '\\' || body[k + 7] != 'u' ||
+			    hex4(body + k + 8, &low) < 0 || low < 0xDC00 || low > 0xDFFF) {
+				*ret_bad = k;
+				return -1;
+			}
+			cp = 0x10000 + (((cp & 0x3FF) << 10) | (low & 0x3FF));
+			escape_len = 12;
+		}
+		o += put_utf8(out + o, cp);
+		k += escape_len;
+	}
+	return (ssize_t)o;
+}
+
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* The string at p->pos (a '"') into out as a DTL_NODE_STRING. */
+static int parse_string(struct parser *p, struct dtl_node *out)
+{
+	const char *s = p->s;
+	size_t start = p->pos, i = start + 1, n = p->n;
+	bool escaped = false;
+
+	for (; i < n; i++) {
+		/* eight plain bytes at a time: no '"', '\\', control or non-ASCII byte */
+		while (n - i >= 8) {
+			uint64_t x;
+			memcpy(&x, s + i, 8);
+			uint64_t quote = x ^ UINT64_C(0x2222222222222222);
+			uint64_t slash = x ^ UINT64_C(0x5C5C5C5C5C5C5C5C);
+			uint64_t special = ((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) |
+			                   (x - ONES * 0x20) | x;
+			if (special & HIGHS)
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x80)
+			p->line_ascii = false;
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			escaped = true;
+			/* the escaped character is skipped: decode() judges it */
+			if (++i < n && s[i] == 'u' && n - i >= 5 &&
+			    memcmp(s + i + 1, "0000", 4) == 0)
+				problem(p, i - 1, "JSON: NUL character (\\u0000) in a string");
+		} else if (c < 0x20) {
+			problem(p, i, "JSON: raw control character in a string");
+		}
+	}
+	if (i >= n) {
+		/* the file ends inside the string: say where it began */
+		struct dtl_loc loc = dtl_source_loc_at(p->source, start);
+		p->problem = true;
+		return dtl_error_set(p->error, loc, -EINVAL, "JSON: unterminated string");
+	}
+	const char *body = s + start + 1;
+	size_t len = i - start - 1;
+	char *text;
+	if (!escaped) {
+		text = dtl_arena_strndup(p->text, body, len);
+		if (!text)
+			return -ENOMEM;
+	} else {
+		size_t bad = 0;
+		text = dtl_arena_strndup(p->text, body, len);
+		if (!text)
+			return -ENOMEM;
+		ssize_t decoded = decode(body, len, text, &bad);
+		if (decoded < 0)
+			return syntax(p, start + 1 + bad);
+		len = (size_t)decoded;
+		text[len] = '\0';
+	}
+	p->pos = i + 1;
+	out->type = DTL_NODE_STRING;
+	out->string.text = text;
+	out->string.len = len;
+	out->raw = text;
+	out->raw_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
+	return 0;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * A number: the longest prefix strtod() reads from the characters cJSON collected (-, digits,
+ * '.', an exponent with digits), so that what follows it is judged by the caller exactly as
+ * before; then RFC 8259's stricter grammar, whose violations are problems.
+ */
+static int parse_number(struct parser *p, struct dtl_node *out)
+{
+	const char *s = p->s;
+	size_t start = p->pos, i = start, n = p->n, int_digits = 0, frac_digits = 0;
+	bool has_dot = false;
+
+	if (i < n && s[i] == '-')
+		i++;
+	size_t int_start = i;
+	while (i < n && is_digit(s[i]))
+		i++, int_digits++;
+	if (i < n && s[i] == '.') {
+		size_t j = i + 1;
+		while (j < n && is_digit(s[j]))
+			j++, frac_digits++;
+		if (int_digits + frac_digits > 0) {
+			has_dot = true;
+			i = j;
+		}
+	}
+	if (int_digits + frac_digits == 0)
+		return syntax(p, start);
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t j = i + 1;
+		if (j < n && (s[j] == '+' || s[j] == '-'))
+			j++;
+		if (j < n && is_digit(s[j])) {
+			while (j < n && is_digit(s[j]))
+				j++;
+			i = j;
+		}
+	}
+	if (int_digits > 1 && s[int_start] == '0')
+		problem(p, start, "JSON: invalid number (leading zero)");
+	else if (int_digits == 0 || (has_dot && frac_digits == 0))
+		problem(p, start, "JSON: invalid number");
+	p->pos = i;
+	if (dtl_doc_set_number(out, s + start, i - start) < 0)
+		problem(p, start, "JSON: invalid number");
+	out->raw = dtl_arena_strndup(p->text, s + start, i - start);
+	if (!out->raw)
+		return -ENOMEM;
+	out->raw_len = (uint32_t)(i - start > UINT32_MAX ? UINT32_MAX : i - start);
+	return 0;
+}
+
+static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth);
+
+/* A finished container's children, from the top of the stack into the node arena. */
+static int close_seq(struct parser *p, struct dtl_node *out, size_t base)
+{
+	size_t count = p->item_count - base;
+
+	out->type = DTL_NODE_SEQ;
+	out->seq.count = count;
+	out->seq.items = dtl_arena_calloc(p->nodes, count ? count : 1, sizeof(struct dtl_node));
+	if (!out->seq.items)
+		return -ENOMEM;
+	if (count)
+		memcpy(out->seq.items, p->items + base, count * sizeof(struct dtl_node));
+	p->item_count = base;
+	return 0;
+}
+
+static int close_map(struct parser *p, struct dtl_node *out, size_t base)
+{
+	size_t count = p->pair_count - base;
+
+	out->type = DTL_NODE_MAP;
+	out->map.count = count;
+	out->map.pairs = dtl_arena_calloc(p->nodes, count ? count : 1, sizeof(struct dtl_pair));
+	if (!out->map.pairs)
+		return -ENOMEM;
+	if (count)
+		memcpy(out->map.pairs, p->pairs + base, count * sizeof(struct dtl_pair));
+	p->pair_count = base;
+	if (p->problem)
+		return 0;
+	/* a failed check is a problem: it waits for the rest of the text */
+	int r = dtl_doc_check_duplicate_keys(out, p->source->path, p->nodes, p->error);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		p->problem = true;
+	return 0;
+}
+
+static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth)
+{
+	size_t base = p->item_count;
 	int r;
 
-	skip_ws(c);
-	if (depth > c->limits->max_depth)
-		return fail_here(c, "JSON: nesting deeper than %u levels (--max-depth)",
-		                 c->limits->max_depth);
-	out->line = c->line;
-	out->column = c->column;
-	size_t start = c->pos;
-
-	if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
-		bool is_map = cJSON_IsObject(item);
-		size_t count = 0;
-		for (const cJSON *child = item->child; child; child = child->next)
-			count++;
-		if (c->pos >= c->n || c->s[c->pos] != (is_map ? '{' : '['))
-			return fail_here(c, "JSON: internal position mismatch");
-		advance(c);
-		if (is_map) {
-			out->type = DTL_NODE_MAP;
-			out->map.count = count;
-			out->map.pairs =
-			    dtl_arena_calloc(c->arena, count ? count : 1, sizeof(struct dtl_pair));
-			if (!out->map.pairs)
-				return -ENOMEM;
-		} else {
-			out->type = DTL_NODE_SEQ;
-			out->seq.count = count;
-			out->seq.items =
-			    dtl_arena_calloc(c->arena, count ? count : 1, sizeof(struct dtl_node));
-			if (!out->seq.items)
-				return -ENOMEM;
-		}
-		size_t i = 0;
-		for (const cJSON *child = item->child; child; child = child->next, i++) {
-			skip_ws(c);
-			if (c->pos < c->n && (c->s[c->pos] == ',') && i > 0) {
-				advance(c);
-				skip_ws(c);
-			}
-			struct dtl_node *value;
-			if (is_map) {
-				struct dtl_pair *pair = &out->map.pairs[i];
-				pair->key.type = DTL_NODE_STRING;
-				pair->key.line = c->line;
-				pair->key.column = c->column;
-				size_t key_start = c->pos;
-				r = skip_string(c);
-				if (r < 0)
-					return r;
-				pair->key.raw = c->s + key_start;
-				pair->key.raw_len = (uint32_t)(c->pos - key_start);
-				pair->key.string.len = strlen(child->string);
-				pair->key.string.text = dtl_arena_strndup(c->arena, child->string,
-				                                          pair->key.string.len);
-				if (!pair->key.string.text)
-					return -ENOMEM;
-				skip_ws(c);
-				if (c->pos >= c->n || c->s[c->pos] != ':')
-					return fail_here(c, "JSON: internal position mismatch");
-				advance(c);
-				value = &pair->value;
-			} else {
-				value = &out->seq.items[i];
-			}
-			r = convert(c, child, value, depth + 1);
-			if (r < 0)
-				return r;
-		}
-		skip_ws(c);
-		if (c->pos >= c->n || c->s[c->pos] != (is_map ? '}' : ']'))
-			return fail_here(c, "JSON: internal position mismatch");
-		advance(c);
-		if (is_map)
-			return dtl_doc_check_duplicate_keys(out, c->source->path, c->arena,
-			                                    c->error);
-		return 0;
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->n && p->s[p->pos] == ']') {
+		p->pos++;
+		return close_seq(p, out, base);
 	}
-
-	if (cJSON_IsString(item)) {
-		r = skip_string(c);
+	for (;;) {
+		struct dtl_node item = {0};
+		r = parse_value(p, &item, depth + 1);
 		if (r < 0)
 			return r;
-		out->type = DTL_NODE_STRING;
-		out->string.len = strlen(item->valuestring);
-		out->string.text = dtl_arena_strndup(c->arena, item->valuestring, out->string.len);
-		if (!out->string.text)
-			return -ENOMEM;
-	} else if (cJSON_IsNumber(item)) {
-		r = skip_number(c);
-		if (r < 0)
+		if ((r = push_item(p, &item)) < 0)
 			return r;
-		r = dtl_doc_set_number(out, c->s + start, c->pos - start);
-		if (r < 0)
-			return r;
-	} else if (cJSON_IsBool(item)) {
-		size_t len = cJSON_IsTrue(item) ? 4 : 5;
-		out->type = DTL_NODE_BOOL;
-		out->boolean = cJSON_IsTrue(item);
-		c->pos += len;
-		c->column += (uint32_t)len;
-	} else if (cJSON_IsNull(item)) {
-		out->type = DTL_NODE_NULL;
-		c->pos += 4;
-		c->column += 4;
-	} else {
-		return fail_here(c, "JSON: unsupported value");
+		skip_ws(p);
+		if (p->pos < p->n && p->s[p->pos] == ',') {
+			p->pos++;
+			skip_ws(p);
+			continue;
+		}
+		if (p->pos < p->n && p->s[p->pos] == ']') {
+			p->pos++;
+			return close_seq(p, out, base);
+		}
+		return syntax(p, p->pos);
 	}
-	out->raw = c->s + start;
-	out->raw_len = (uint32_t)(c->pos - start);
+}
+
+static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth)
+{
+	size_t base = p->pair_count;
+	int r;
+
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->n && p->s[p->pos] == '}') {
+		p->pos++;
+		return close_map(p, out, base);
+	}
+	for (;;) {
+		struct dtl_pair pair = {0};
+		if (p->pos >= p->n || p->s[p->pos] != '"')
+			return syntax(p, p->pos);
+		if (!p->problem) {
+			pair.key.line = p->line;
+			pair.key.column = column_at(p, p->pos);
+		}
+		if ((r = parse_string(p, &pair.key)) < 0)
+			return r;
+		skip_ws(p);
+		if (p->pos >= p->n || p->s[p->pos] != ':')
+			return syntax(p, p->pos);
+		p->pos++;
+		skip_ws(p);
+		if ((r = parse_value(p, &pair.value, depth + 1)) < 0)
+			return r;
+		if ((r = push_pair(p, &pair)) < 0)
+			return r;
+		skip_ws(p);
+		if (p->pos < p->n && p->s[p->pos] == ',') {
+			p->pos++;
+			skip_ws(p);
+			continue;
+		}
+		if (p->pos < p->n && p->s[p->pos] == '}') {
+			p->pos++;
+			return close_map(p, out, base);
+		}
+		return syntax(p, p->pos);
+	}
+}
+
+static int literal(struct parser *p, struct dtl_node *out, const char *word, size_t len)
+{
+	if (p->n - p->pos < len || memcmp(p->s + p->pos, word, len) != 0)
+		return syntax(p, p->pos);
+	out->raw = word;
+	out->raw_len = (uint32_t)len;
+	p->pos += len;
 	return 0;
 }
 
-int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
-                       const struct dtl_limits *limits, struct dtl_node **ret_root,
-                       struct dtl_error *error)
+/* The value at p->pos (whitespace skipped), at depth (the root is 1). */
+static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
 {
-	struct cursor c = {.source = source,
+	size_t start = p->pos;
+
+	if (!p->problem) {
+		out->line = p->line;
+		out->column = column_at(p, start);
+	}
+	if (depth > p->limits->max_depth)
+		problem(p, start, "JSON: nesting deeper than %u levels (--max-depth)",
+		        p->limits->max_depth);
+	if (start >= p->n)
+		return syntax(p, start);
+	switch (p->s[start]) {
+	case '{':
+	case '[':
+		/* deeper than any manifest: stop with the depth problem (--max-depth is
+		 * lower), or a syntax error (as cJSON did at its limit) */
+		if (depth > CONTAINER_LIMIT)
+			return p->problem ? -EINVAL : syntax(p, start);
+		if (p->s[start] == '{')
+			return parse_object(p, out, depth);
+		return parse_array(p, out, depth);
+	case '"':
+		return parse_string(p, out);
+	case 't':
+		out->type = DTL_NODE_BOOL;
+		out->boolean = true;
+		return literal(p, out, "true", 4);
+	case 'f':
+		out->type = DTL_NODE_BOOL;
+		out->boolean = false;
+		return literal(p, out, "false", 5);
+	case 'n':
+		out->type = DTL_NODE_NULL;
+		return literal(p, out, "null", 4);
+	default:
+		if (p->s[start] == '-' || is_digit(p->s[start]))
+			return parse_number(p, out);
+		return syntax(p, start);
+	}
+}
+
+int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
+                 const struct dtl_limits *limits, struct dtl_node **ret_root,
+                 struct dtl_error *error)
+{
+	struct parser p = {.source = source,
 	                   .s = source->data,
 	                   .n = source->size,
 	                   .line = 1,
-	                   .column = 1,
-	                   .arena = arena,
+	                   .line_ascii = true,
+	                   .ck_col = 1,
+	                   .nodes = nodes,
+	                   .text = text,
 	                   .limits = limits,
 	                   .error = error};
-	const char *end = NULL;
 	struct dtl_node *root;
-	cJSON *tree;
 	int r;
 
 	r = dtl_doc_check_text(source, error);
 	if (r < 0)
 		return r;
-	if (c.n >= 3 && memcmp(c.s, "\xEF\xBB\xBF", 3) == 0)
-		c.pos = 3; /* RFC 8259 §8.1: a parser may ignore a byte order mark */
-	skip_ws(&c);
-	if (c.pos >= c.n) {
-		struct dtl_loc loc = {.file = source->path, .line = c.line, .column = c.column};
+	if (p.n >= 3 && memcmp(p.s, "\xEF\xBB\xBF", 3) == 0)
+		/* RFC 8259 §8.1: a parser may ignore a byte order mark; it is no column */
+		p.pos = p.line_start = p.ck_pos = 3;
+	skip_ws(&p);
+	if (p.pos >= p.n && p.problem) /* nothing but blanks and control bytes */
+		return syntax(&p, p.pos);
+	if (p.pos >= p.n) {
+		struct dtl_loc loc = {
+		    .file = source->path, .line = p.line, .column = column_at(&p, p.pos)};
 		return dtl_error_set(error, loc, -EINVAL, "JSON: the file is empty");
 	}
-	/* length + 1 takes in the NUL terminator, which cJSON's require_null_terminated wants */
-	tree = cJSON_ParseWithLengthOpts(source->data + c.pos, source->size - c.pos + 1, &end, 1);
-	if (!tree) {
-		size_t offset = end ? (size_t)(end - source->data) : c.pos;
-		struct dtl_loc loc = dtl_source_loc_at(source, offset);
-		if (offset >= source->size)
-			return dtl_error_set(error, loc, -EINVAL, "JSON: unexpected end of file");
-		{
-			unsigned char ch = (unsigned char)source->data[offset];
-			if (ch > 0x20 && ch < 0x7f)
-				return dtl_error_set(error, loc, -EINVAL,
-				                     "JSON: syntax error at '%c'", ch);
-			return dtl_error_set(error, loc, -EINVAL,
-			                     "JSON: syntax error (byte 0x%02x)", ch);
-		}
+	root = dtl_arena_alloc(nodes, sizeof(*root));
+	if (!root)
+		return -ENOMEM;
+	r = parse_value(&p, root, 1);
+	if (r >= 0) {
+		skip_ws(&p);
+		if (p.pos < p.n)
+			r = syntax(&p, p.pos);
 	}
-	root = dtl_arena_alloc(arena, sizeof(*root));
-	r = root ? convert(&c, tree, root, 1) : -ENOMEM;
-	cJSON_Delete(tree);
+	free(p.items);
+	free(p.pairs);
 	if (r < 0)
 		return r;
+	if (p.problem)
+		return -EINVAL;
 	*ret_root = root;
 	return 0;
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <yaml.h>
@@ -13,29 +14,50 @@
 #include "doc-private.h"
 
 struct frame {
-	struct dtl_node node;    /* the container being built */
-	struct dtl_vec children; /* struct dtl_node items (for maps: key, value, key, ...) */
+	struct dtl_node node; /* the container being built */
+	size_t base;          /* its children start at children[base] (maps: key, value, ...) */
 	size_t subtree_nodes;
-	char *anchor;
+	const char *anchor;
 };
 
 struct anchor {
-	const char *name;
 	struct dtl_node node;
 	size_t subtree_nodes;
 };
 
+/*
+ * The open containers and their children live on two scratch stacks shared by the whole
+ * document: a finished container's children are copied once into an array of the exact size
+ * in the node arena, and the stack shrinks back. Anchors are found by name through a map
+ * (the newest definition of a name wins, as YAML says).
+ */
 struct builder {
 	const struct dtl_source *source;
-	struct dtl_arena *arena;
+	struct dtl_arena *nodes, *text;
 	const struct dtl_limits *limits;
 	struct dtl_error *error;
-	struct dtl_vec stack;   /* struct frame */
-	struct dtl_vec anchors; /* struct anchor */
+	struct frame *frames;
+	size_t frame_count, frame_capacity;
+	struct dtl_node *children;
+	size_t child_count, child_capacity;
+	struct dtl_strmap anchor_names; /* name -> index in anchors */
+	struct dtl_vec anchors;         /* struct anchor */
 	size_t alias_nodes;
 	struct dtl_node root;
 	bool have_root;
 };
+
+static int grow(void **items, size_t *capacity, size_t item_size)
+{
+	size_t bigger = *capacity ? *capacity * 2 : 64;
+	void *p = realloc(*items, bigger * item_size);
+
+	if (!p)
+		return -ENOMEM;
+	*items = p;
+	*capacity = bigger;
+	return 0;
+}
 
 static struct dtl_loc mark_loc(const struct builder *b, yaml_mark_t mark)
 {
@@ -101,6 +123,11 @@ static int resolve_plain(struct dtl_node *node, const char *s, size_t n)
 	static const char *const ninfs[] = {"-.inf", "-.Inf", "-.INF", NULL};
 	static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
 
+	/* most scalars are names: only these first characters can start anything else */
+	if (n > 0 && !strchr("~nNtTfF.+-0123456789", s[0])) {
+		node->type = DTL_NODE_STRING;
+		return 0;
+	}
 	if (is_one_of(s, n, nulls)) {
 		node->type = DTL_NODE_NULL;
 	} else if (is_one_of(s, n, trues) || is_one_of(s, n, falses)) {
@@ -155,7 +182,11 @@ static int make_scalar(struct builder *b, const yaml_event_t *event, struct dtl_
 	memset(out, 0, sizeof(*out));
 	out->line = loc.line;
 	out->column = loc.column;
-	text = dtl_arena_strndup(b->arena, value, len);
+	/* a "\0" escape: a name with a NUL inside would be cut short wherever it is used */
+	if (memchr(value, '\0', len))
+		return dtl_error_set(b->error, loc, -EINVAL,
+		                     "YAML: NUL character (\\0) in a string");
+	text = dtl_arena_strndup(b->text, value, len);
 	if (!text)
 		return -ENOMEM;
 	out->raw = text;
@@ -211,35 +242,45 @@ static int register_anchor(struct builder *b, const char *name, const struct dtl
                            size_t nodes)
 {
 	struct anchor *a;
+	size_t index = b->anchors.count;
 
 	if (!name)
 		return 0;
-	a = dtl_vec_push(&b->anchors, b->arena, sizeof(*a));
+	a = dtl_vec_push(&b->anchors, b->nodes, sizeof(*a));
 	if (!a)
-		return -ENOMEM;
-	a->name = dtl_arena_strndup(b->arena, name, strlen(name));
-	if (!a->name)
 		return -ENOMEM;
 	a->node = *node;
 	a->subtree_nodes = nodes;
+	size_t len = strlen(name);
+	char *copy = dtl_arena_strndup(b->nodes, name, len);
+	if (!copy)
+		return -ENOMEM;
+	int64_t first = dtl_strmap_put(&b->anchor_names, copy, len, (int64_t)index);
+	if (first < 0)
+		return -ENOMEM;
+	if ((size_t)first != index) {
+		/* a redefinition: the name now means this node */
+		struct anchor *anchors = b->anchors.items;
+		anchors[first] = anchors[index];
+	}
 	return 0;
 }
 
 /* Hands a finished node to the container on top of the stack, or makes it the root. */
 static int emit(struct builder *b, const struct dtl_node *node, size_t nodes)
 {
-	if (b->stack.count == 0) {
+	if (b->frame_count == 0) {
 		b->root = *node;
 		b->have_root = true;
 		return 0;
 	}
-	struct frame *top = &((struct frame *)b->stack.items)[b->stack.count - 1];
-	struct dtl_node *slot = dtl_vec_push(&top->children, b->arena, sizeof(*slot));
-	if (!slot)
+	struct frame *top = &b->frames[b->frame_count - 1];
+	if (b->child_count == b->child_capacity &&
+	    grow((void **)&b->children, &b->child_capacity, sizeof(*b->children)) < 0)
 		return -ENOMEM;
-	*slot = *node;
+	b->children[b->child_count++] = *node;
 	top->subtree_nodes += nodes;
-	if (top->node.type == DTL_NODE_MAP && top->children.count % 2 == 1) {
+	if (top->node.type == DTL_NODE_MAP && (b->child_count - top->base) % 2 == 1) {
 		if (node->type == DTL_NODE_MAP || node->type == DTL_NODE_SEQ) {
 			struct dtl_loc loc = {
 			    .file = b->source->path, .line = node->line, .column = node->column};
@@ -260,19 +301,21 @@ static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type
 	    strcmp(tag, "tag:yaml.org,2002:map") != 0)
 		return dtl_error_set(b->error, loc, -EINVAL, "YAML: unsupported tag '%s'", tag);
 
-	if (b->stack.count + 1 >= b->limits->max_depth)
+	if (b->frame_count + 1 >= b->limits->max_depth)
 		return dtl_error_set(b->error, loc, -EINVAL,
 		                     "YAML: nesting deeper than %u levels (--max-depth)",
 		                     b->limits->max_depth);
-	f = dtl_vec_push(&b->stack, b->arena, sizeof(*f));
-	if (!f)
+	if (b->frame_count == b->frame_capacity &&
+	    grow((void **)&b->frames, &b->frame_capacity, sizeof(*b->frames)) < 0)
 		return -ENOMEM;
-	memset(f, 0, sizeof(*f)); /* the slot may hold a popped frame */
+	f = &b->frames[b->frame_count++];
+	memset(f, 0, sizeof(*f));
 	f->node.type = type;
 	f->node.line = loc.line;
 	f->node.column = loc.column;
+	f->base = b->child_count;
 	f->subtree_nodes = 1;
-	f->anchor = anchor ? dtl_arena_strndup(b->arena, anchor, strlen(anchor)) : NULL;
+	f->anchor = anchor ? dtl_arena_strndup(b->nodes, anchor, strlen(anchor)) : NULL;
 	if (anchor && !f->anchor)
 		return -ENOMEM;
 	return 0;
@@ -280,13 +323,14 @@ static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type
 
 static int pop(struct builder *b)
 {
-	struct frame f = ((struct frame *)b->stack.items)[--b->stack.count];
-	struct dtl_node *items = f.children.items;
-	size_t n = f.children.count;
+	struct frame f = b->frames[--b->frame_count];
+	size_t n = b->child_count - f.base;
+	/* no children yet: the stack may not exist (NULL + 0 is undefined) */
+	const struct dtl_node *items = n ? b->children + f.base : NULL;
 	int r;
 
 	if (f.node.type == DTL_NODE_SEQ) {
-		f.node.seq.items = dtl_arena_calloc(b->arena, n ? n : 1, sizeof(struct dtl_node));
+		f.node.seq.items = dtl_arena_calloc(b->nodes, n ? n : 1, sizeof(struct dtl_node));
 		if (!f.node.seq.items)
 			return -ENOMEM;
 		if (n)
@@ -294,7 +338,7 @@ static int pop(struct builder *b)
 		f.node.seq.count = n;
 	} else {
 		f.node.map.pairs =
-		    dtl_arena_calloc(b->arena, n / 2 ? n / 2 : 1, sizeof(struct dtl_pair));
+		    dtl_arena_calloc(b->nodes, n / 2 ? n / 2 : 1, sizeof(struct dtl_pair));
 		if (!f.node.map.pairs)
 			return -ENOMEM;
 		for (size_t i = 0; i + 1 < n; i += 2) {
@@ -302,7 +346,10 @@ static int pop(struct builder *b)
 			f.node.map.pairs[i / 2].value = items[i + 1];
 		}
 		f.node.map.count = n / 2;
-		r = dtl_doc_check_duplicate_keys(&f.node, b->source->path, b->arena, b->error);
+	}
+	b->child_count = f.base;
+	if (f.node.type == DTL_NODE_MAP) {
+		r = dtl_doc_check_duplicate_keys(&f.node, b->source->path, b->nodes, b->error);
 		if (r < 0)
 			return r;
 	}
@@ -316,23 +363,21 @@ static int alias(struct builder *b, const yaml_event_t *event)
 {
 	const char *name = (const char *)event->data.alias.anchor;
 	struct dtl_loc loc = mark_loc(b, event->start_mark);
+	int64_t i = dtl_strmap_get(&b->anchor_names, name, strlen(name));
 
-	for (size_t i = b->anchors.count; i-- > 0;) {
-		struct anchor *a = &((struct anchor *)b->anchors.items)[i];
-		if (strcmp(a->name, name) != 0)
-			continue;
-		b->alias_nodes += a->subtree_nodes;
-		if (b->alias_nodes > b->limits->max_alias_nodes)
-			return dtl_error_set(b->error, loc, -EINVAL,
-			                     "YAML: aliases expand to more than %zu nodes "
-			                     "(--max-alias-nodes)",
-			                     b->limits->max_alias_nodes);
-		struct dtl_node copy = a->node;
-		copy.line = loc.line;
-		copy.column = loc.column;
-		return emit(b, &copy, a->subtree_nodes);
-	}
-	return dtl_error_set(b->error, loc, -EINVAL, "YAML: unknown alias '*%s'", name);
+	if (i < 0)
+		return dtl_error_set(b->error, loc, -EINVAL, "YAML: unknown alias '*%s'", name);
+	const struct anchor *a = &((const struct anchor *)b->anchors.items)[i];
+	b->alias_nodes += a->subtree_nodes;
+	if (b->alias_nodes > b->limits->max_alias_nodes)
+		return dtl_error_set(b->error, loc, -EINVAL,
+		                     "YAML: aliases expand to more than %zu nodes "
+		                     "(--max-alias-nodes)",
+		                     b->limits->max_alias_nodes);
+	struct dtl_node copy = a->node;
+	copy.line = loc.line;
+	copy.column = loc.column;
+	return emit(b, &copy, a->subtree_nodes);
 }
 
 static int parser_error(struct builder *b, yaml_parser_t *parser)
@@ -348,11 +393,12 @@ static int parser_error(struct builder *b, yaml_parser_t *parser)
 	return dtl_error_set(b->error, loc, -EINVAL, "YAML: %s", problem);
 }
 
-int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
-                       const struct dtl_limits *limits, struct dtl_node **ret_root,
-                       struct dtl_error *error)
+int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
+                 const struct dtl_limits *limits, struct dtl_node **ret_root,
+                 struct dtl_error *error)
 {
-	struct builder b = {.source = source, .arena = arena, .limits = limits, .error = error};
+	struct builder b = {
+	    .source = source, .nodes = nodes, .text = text, .limits = limits, .error = error};
 	yaml_parser_t parser;
 	yaml_event_t event;
 	int documents = 0, r = 0;
@@ -363,6 +409,7 @@ int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
 		return r;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
+	dtl_strmap_init(&b.anchor_names, nodes);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)source->data, source->size);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &event)) {
@@ -414,13 +461,15 @@ int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
 			break;
 	}
 	yaml_parser_delete(&parser);
+	free(b.frames);
+	free(b.children);
 	if (r < 0)
 		return r;
 	if (!b.have_root || b.root.type == DTL_NODE_NULL) {
 		struct dtl_loc loc = {.file = source->path, .line = 1, .column = 1};
 		return dtl_error_set(error, loc, -EINVAL, "YAML: the file is empty");
 	}
-	struct dtl_node *root = dtl_arena_alloc(arena, sizeof(*root));
+	struct dtl_node *root = dtl_arena_alloc(nodes, sizeof(*root));
 	if (!root)
 		return -ENOMEM;
 	*root = b.root;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,7 +23,9 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 	size_t size = 0, capacity;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO nobody writes to must not wait for a writer (it reads as
+	 * empty); reads block again once we know what the file is */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		struct dtl_loc loc = {.file = path};
@@ -42,6 +45,15 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		close(fd);
 		return fail(error, path, -EINVAL, "not a regular file");
 	}
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+		int flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+			int e = errno;
+			close(fd);
+			struct dtl_loc loc = {.file = path};
+			return dtl_error_set(error, loc, -e, "cannot read: %s", strerror(e));
+		}
+	}
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > limits->max_file_size) {
 		close(fd);
 		struct dtl_loc loc = {.file = path};
@@ -57,7 +69,27 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		return fail(error, path, -ENOMEM, "out of memory");
 	}
 	for (;;) {
-		if (size + 1 >= capacity) {
+		char probe;
+		char *into = data + size;
+		size_t room = capacity - size - 1;
+		if (room == 0) {
+			/* full at the size fstat() gave: read one byte more to see the end of
+			 * the file (or that it grew, or that it is a stream) */
+			into = &probe;
+			room = 1;
+		}
+		ssize_t n = read(fd, into, room);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			struct dtl_loc loc = {.file = path};
+			r = dtl_error_set(error, loc, -e, "cannot read: %s", strerror(e));
+			goto out_fail;
+		}
+		if (n == 0)
+			break;
+		if (into == &probe) {
 			if (capacity > limits->max_file_size) {
 				r = -EFBIG;
 				struct dtl_loc loc = {.file = path};
@@ -74,18 +106,8 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 			}
 			data = bigger;
 			capacity *= 2;
+			data[size] = probe;
 		}
-		ssize_t n = read(fd, data + size, capacity - size - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			struct dtl_loc loc = {.file = path};
-			r = dtl_error_set(error, loc, -e, "cannot read: %s", strerror(e));
-			goto out_fail;
-		}
-		if (n == 0)
-			break;
 		size += (size_t)n;
 	}
 	close(fd);
@@ -165,6 +187,15 @@ size_t dtl_source_find_invalid_utf8(const struct dtl_source *source)
 	size_t n = source->size, i = 0;
 
 	while (i < n) {
+		if (n - i >= 8) {
+			/* ASCII fast path: eight bytes without a high bit at a time */
+			uint64_t word;
+			memcpy(&word, s + i, 8);
+			if (!(word & UINT64_C(0x8080808080808080))) {
+				i += 8;
+				continue;
+			}
+		}
 		unsigned char c = s[i];
 		size_t len;
 		uint32_t cp;

@@ -4,36 +4,70 @@
 #include <string.h>
 
 #include "dtypelint/manifest.h"
+#include "load.h"
 
 enum what {
 	LOAD_MANIFEST,
 	LOAD_PLAN,
 };
 
-/* The source stays alive until the typed structs are built: scalar nodes point into it. */
+/*
+ * The tree's nodes go to a scratch arena freed as soon as the typed structs are built; its
+ * strings go to arena, where the manifest or plan keeps pointing at them. A file read here is
+ * freed once it is parsed. So a load holds at most the file and the nodes, then the nodes
+ * and the result, and after it only the result stays.
+ */
+static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_source *source,
+                     struct dtl_arena *arena, const struct dtl_limits *limits,
+                     struct dtl_manifest *ret_manifest, struct dtl_plan *plan,
+                     struct dtl_error *error)
+{
+	struct dtl_arena nodes;
+	struct dtl_node *root = NULL;
+	const char *file;
+	int r;
+
+	file = dtl_arena_strndup(arena, source->path, strlen(source->path));
+	if (!file) {
+		dtl_source_fini(owned);
+		return -ENOMEM;
+	}
+	dtl_arena_init(&nodes);
+	r = dtl_doc_parse_split(source, &nodes, arena, limits, &root, error);
+	dtl_source_fini(owned);
+	if (r >= 0 && what == LOAD_MANIFEST)
+		r = dtl_manifest_parse(root, file, arena, limits, ret_manifest, error);
+	else if (r >= 0)
+		r = dtl_plan_parse(root, file, arena, plan, error);
+	dtl_arena_fini(&nodes);
+	return r;
+}
+
+int dtl_manifest_load_source(const struct dtl_source *source, struct dtl_arena *arena,
+                             const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
+                             struct dtl_error *error)
+{
+	return load_tree(LOAD_MANIFEST, NULL, source, arena, limits, ret_manifest, NULL, error);
+}
+
+int dtl_plan_load_source(const struct dtl_source *source, struct dtl_arena *arena,
+                         const struct dtl_limits *limits, struct dtl_plan *plan,
+                         struct dtl_error *error)
+{
+	return load_tree(LOAD_PLAN, NULL, source, arena, limits, NULL, plan, error);
+}
+
 static int load(enum what what, const char *path, struct dtl_arena *arena,
                 const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
                 struct dtl_plan *plan, struct dtl_error *error)
 {
 	struct dtl_source source;
-	struct dtl_node *root = NULL;
-	const char *file;
 	int r;
 
 	r = dtl_source_read(&source, path, limits, error);
 	if (r < 0)
 		return r;
-	file = dtl_arena_strndup(arena, path, strlen(path));
-	if (!file)
-		r = -ENOMEM;
-	if (r >= 0)
-		r = dtl_doc_parse(&source, arena, limits, &root, error);
-	if (r >= 0 && what == LOAD_MANIFEST)
-		r = dtl_manifest_parse(root, file, arena, limits, ret_manifest, error);
-	else if (r >= 0)
-		r = dtl_plan_parse(root, file, arena, plan, error);
-	dtl_source_fini(&source);
-	return r;
+	return load_tree(what, &source, &source, arena, limits, ret_manifest, plan, error);
 }
 
 int dtl_manifest_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,

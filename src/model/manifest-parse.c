@@ -267,8 +267,9 @@ static int parse_tensor(const struct dtl_schema *s, const struct dtl_node *map,
 static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
                          struct dtl_manifest *m)
 {
+	struct dtl_arena scratch; /* the name map is only needed here */
 	struct dtl_strmap names;
-	int r;
+	int r = 0;
 
 	if (seq->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, seq, "tensors", "a list of tensors");
@@ -280,21 +281,25 @@ static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
 	    dtl_arena_calloc(s->arena, m->tensor_count ? m->tensor_count : 1, sizeof(*m->tensors));
 	if (!m->tensors)
 		return -ENOMEM;
-	dtl_strmap_init(&names, s->arena);
-	for (size_t i = 0; i < m->tensor_count; i++) {
+	dtl_arena_init(&scratch);
+	dtl_strmap_init(&names, &scratch);
+	if (dtl_strmap_reserve(&names, m->tensor_count) < 0)
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < m->tensor_count; i++) {
 		struct dtl_tensor_decl *t = &m->tensors[i];
 		r = parse_tensor(s, &seq->seq.items[i], t);
 		if (r < 0)
-			return r;
+			break;
 		int64_t first = dtl_strmap_put(&names, t->name, t->name_len, (int64_t)i);
 		if (first < 0)
-			return -ENOMEM;
-		if ((size_t)first != i)
-			return dtl_schema_fail(s, dtl_node_get(&seq->seq.items[i], "name"),
-			                       "duplicate tensor '%s' (first at line %u)", t->name,
-			                       m->tensors[first].loc.line);
+			r = -ENOMEM;
+		else if ((size_t)first != i)
+			r = dtl_schema_fail(s, dtl_node_get(&seq->seq.items[i], "name"),
+			                    "duplicate tensor '%s' (first at line %u)", t->name,
+			                    m->tensors[first].loc.line);
 	}
-	return 0;
+	dtl_arena_fini(&scratch);
+	return r;
 }
 
 static int parse_quantization(const struct dtl_schema *s, const struct dtl_node *map,

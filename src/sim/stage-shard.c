@@ -8,41 +8,78 @@
 #include "dtypelint/glob.h"
 #include "sim-private.h"
 
-/* A module is a unit / fully_shard target when its class is in the wrap list or its path
- * matches a wrap glob (the root is always one). */
-static const struct dtl_pattern *wrap_match(const struct dtl_sim *sim, const struct dtl_module *m)
-{
-	const struct dtl_patterns *wrap = &sim->rp.wrap;
+/*
+ * The wrap and ignored patterns, compiled once per run so that matching every module does not
+ * cost modules x patterns (include/dtypelint/glob.h).
+ */
+struct shard_patterns {
+	struct dtl_strmap wrap_classes; /* class name -> first wrap entry naming it */
+	struct dtl_globset wrap;        /* every wrap entry, as a path glob */
+	struct dtl_globset ignored;
+};
 
+static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
+{
+	const struct dtl_patterns *wrap = &sim->rp.wrap, *ignored = &sim->rp.plan.fsdp.ignored;
+
+	dtl_strmap_init(&sp->wrap_classes, sim->arena);
+	dtl_globset_init(&sp->wrap, sim->arena);
+	dtl_globset_init(&sp->ignored, sim->arena);
 	for (size_t i = 0; i < wrap->count; i++) {
 		const struct dtl_pattern *p = &wrap->items[i];
-		if (m->class_name && strlen(m->class_name) == p->len &&
-		    memcmp(m->class_name, p->text, p->len) == 0)
-			return p;
-		if (dtl_glob_match(p->text, p->len, m->path, m->path_len))
-			return p;
+		if (dtl_strmap_put(&sp->wrap_classes, p->text, p->len, (int64_t)i) < 0 ||
+		    dtl_globset_add(&sp->wrap, p->text, p->len) < 0)
+			return -ENOMEM;
 	}
-	return NULL;
+	for (size_t i = 0; i < ignored->count; i++)
+		if (dtl_globset_add(&sp->ignored, ignored->items[i].text, ignored->items[i].len) <
+		    0)
+			return -ENOMEM;
+	return 0;
 }
 
-static bool is_ignored(const struct dtl_sim *sim, uint32_t t)
+/* A module is a unit / fully_shard target when its class is in the wrap list or its path
+ * matches a wrap glob (the root is always one): the first wrap entry that does either. */
+static const struct dtl_pattern *
+wrap_match(const struct dtl_sim *sim, const struct shard_patterns *sp, const struct dtl_module *m)
 {
-	const struct dtl_patterns *ignored = &sim->rp.plan.fsdp.ignored;
-	const char *name = sim->t.name[t];
-	uint32_t len = sim->t.name_len[t];
-	const struct dtl_module *m = &sim->modules[sim->t.module[t]];
+	int64_t first = dtl_globset_first(&sp->wrap, m->path, m->path_len);
 
-	for (size_t i = 0; i < ignored->count; i++) {
-		const struct dtl_pattern *p = &ignored->items[i];
-		/* a glob names the tensor or any module above it */
-		if (dtl_glob_match(p->text, p->len, name, len))
-			return true;
-		for (const struct dtl_module *a = m; a;
-		     a = a->parent == DTL_NONE_INDEX ? NULL : &sim->modules[a->parent])
-			if (a->path_len && dtl_glob_match(p->text, p->len, a->path, a->path_len))
-				return true;
+	if (m->class_name) {
+		int64_t by_class =
+		    dtl_strmap_get(&sp->wrap_classes, m->class_name, strlen(m->class_name));
+		if (by_class >= 0 && (first < 0 || by_class < first))
+			first = by_class;
 	}
-	return false;
+	return first < 0 ? NULL : &sim->rp.wrap.items[first];
+}
+
+/* Ignored modules: a glob names the module or any module above it (the root excepted). */
+static int ignored_modules(const struct dtl_sim *sim, const struct shard_patterns *sp,
+                           uint8_t **ret_ignored)
+{
+	uint8_t *ignored =
+	    dtl_arena_calloc(sim->arena, sim->module_count ? sim->module_count : 1, 1);
+
+	if (!ignored)
+		return -ENOMEM;
+	/* modules are created parent first, so one pass in index order sees parents first */
+	for (size_t i = 1; sp->ignored.count && i < sim->module_count; i++) {
+		const struct dtl_module *m = &sim->modules[i];
+		ignored[i] =
+		    ignored[m->parent] || dtl_globset_any(&sp->ignored, m->path, m->path_len);
+	}
+	*ret_ignored = ignored;
+	return 0;
+}
+
+static bool is_ignored(const struct dtl_sim *sim, const struct shard_patterns *sp,
+                       const uint8_t *ignored_module, uint32_t t)
+{
+	if (!sp->ignored.count)
+		return false;
+	return ignored_module[sim->t.module[t]] ||
+	       dtl_globset_any(&sp->ignored, sim->t.name[t], sim->t.name_len[t]);
 }
 
 static struct dtl_group *new_group(struct dtl_sim *sim, enum dtl_group_kind kind, const char *name,
@@ -100,13 +137,18 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	uint32_t *group_of = dtl_arena_calloc(sim->arena, nmod, sizeof(uint32_t));
 	uint32_t *stack = dtl_arena_calloc(sim->arena, nmod + 1, sizeof(uint32_t));
 	uint8_t *expanded = dtl_arena_calloc(sim->arena, nmod, 1);
+	uint8_t *ignored;
+	struct shard_patterns sp;
+	int r;
 
 	if (!unit_module || !group_of || !stack || !expanded)
 		return -ENOMEM;
+	if ((r = compile_patterns(sim, &sp)) < 0 || (r = ignored_modules(sim, &sp, &ignored)) < 0)
+		return r;
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];
-		const struct dtl_pattern *p = i ? wrap_match(sim, m) : NULL;
+		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, m) : NULL;
 		m->wrapped = i == 0 || p;
 		if (p)
 			m->wrap_loc = p->loc;
@@ -151,7 +193,8 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		if (sim->t.kind[t] != DTL_KIND_PARAM)
 			continue;
 		/* ignored by a glob, or by an earlier stage (accelerate's Params4bit exclusion) */
-		if ((sim->t.flags[t] & DTL_TF_IGNORED) || is_ignored(sim, (uint32_t)t)) {
+		if ((sim->t.flags[t] & DTL_TF_IGNORED) ||
+		    is_ignored(sim, &sp, ignored, (uint32_t)t)) {
 			sim->t.flags[t] |= DTL_TF_IGNORED;
 			continue;
 		}

@@ -15,12 +15,15 @@
 static int grow_modules(struct dtl_sim *sim)
 {
 	size_t capacity = sim->module_capacity ? sim->module_capacity * 2 : 64;
-	struct dtl_module *modules = dtl_arena_calloc(sim->arena, capacity, sizeof(*modules));
+	struct dtl_module *modules;
 
+	if (capacity > SIZE_MAX / sizeof(*modules))
+		return -ENOMEM;
+	modules =
+	    dtl_arena_realloc(sim->arena, sim->modules, sim->module_capacity * sizeof(*modules),
+	                      capacity * sizeof(*modules));
 	if (!modules)
 		return -ENOMEM;
-	if (sim->module_count)
-		memcpy(modules, sim->modules, sim->module_count * sizeof(*modules));
 	sim->modules = modules;
 	sim->module_capacity = capacity;
 	return 0;
@@ -50,8 +53,17 @@ static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, u
 	return id;
 }
 
+/* Module paths to indices, remembering the last path found: consecutive tensors share their
+ * module or its parent ("...experts.5.gate_proj.weight", "...experts.5.up_proj.weight"). */
+struct module_lookup {
+	struct dtl_strmap *paths;
+	const char *last;
+	uint32_t last_len;
+	int64_t last_id;
+};
+
 /* The module at path, created with its missing ancestors. */
-static int64_t module_for(struct dtl_sim *sim, struct dtl_strmap *paths, const char *path,
+static int64_t module_for(struct dtl_sim *sim, struct module_lookup *lookup, const char *path,
                           uint32_t len)
 {
 	int64_t id;
@@ -59,31 +71,38 @@ static int64_t module_for(struct dtl_sim *sim, struct dtl_strmap *paths, const c
 
 	if (len == 0)
 		return 0;
-	id = dtl_strmap_get(paths, path, len);
-	if (id >= 0)
-		return id;
-	for (uint32_t i = len; i-- > 0;) {
-		if (path[i] == '.') {
-			parent_len = i;
-			break;
+	if (len == lookup->last_len && memcmp(path, lookup->last, len) == 0)
+		return lookup->last_id;
+	id = dtl_strmap_get(lookup->paths, path, len);
+	if (id < 0) {
+		for (uint32_t i = len; i-- > 0;) {
+			if (path[i] == '.') {
+				parent_len = i;
+				break;
+			}
 		}
+		int64_t parent = module_for(sim, lookup, path, parent_len);
+		if (parent < 0)
+			return parent;
+		id = new_module(sim, path, len, (uint32_t)parent);
+		if (id < 0)
+			return id;
+		id = dtl_strmap_put(lookup->paths, path, len, id);
+		if (id < 0)
+			return id;
 	}
-	int64_t parent = module_for(sim, paths, path, parent_len);
-	if (parent < 0)
-		return parent;
-	id = new_module(sim, path, len, (uint32_t)parent);
-	if (id < 0)
-		return id;
-	return dtl_strmap_put(paths, path, len, id);
+	lookup->last = path;
+	lookup->last_len = len;
+	lookup->last_id = id;
+	return id;
 }
 
 #define GROW(field)                                                                                \
 	do {                                                                                       \
-		void *bigger = dtl_arena_calloc(a, m, sizeof(*t->field));                          \
+		void *bigger = dtl_arena_realloc(a, t->field, t->capacity * sizeof(*t->field),     \
+		                                 m * sizeof(*t->field));                           \
 		if (!bigger)                                                                       \
 			return -ENOMEM;                                                            \
-		if (t->count)                                                                      \
-			memcpy(bigger, t->field, t->count * sizeof(*t->field));                    \
 		t->field = bigger;                                                                 \
 	} while (0)
 
@@ -114,33 +133,8 @@ static int grow_table(struct dtl_sim *sim, size_t n)
 	return 0;
 }
 
-static size_t count_segments(const struct dtl_manifest *m)
-{
-	size_t total = 1;
-	for (size_t i = 0; i < m->tensor_count; i++) {
-		const char *name = m->tensors[i].name;
-		for (uint32_t k = 0; k < m->tensors[i].name_len; k++)
-			total += name[k] == '.';
-	}
-	for (size_t g = 0; g < m->model.tied_count; g++)
-		for (size_t k = 0; k < m->model.tied[g].count; k++) {
-			const struct dtl_pattern *p = &m->model.tied[g].names[k];
-			for (uint32_t c = 0; c < p->len; c++)
-				total += p->text[c] == '.';
-		}
-	return total;
-}
-
-static bool is_frozen(const struct dtl_manifest *m, const char *name, size_t len)
-{
-	for (size_t i = 0; i < m->frozen.count; i++)
-		if (dtl_glob_match(m->frozen.items[i].text, m->frozen.items[i].len, name, len))
-			return true;
-	return false;
-}
-
-static int add_tensor(struct dtl_sim *sim, struct dtl_strmap *paths, const char *name, uint32_t len,
-                      uint32_t decl)
+static int add_tensor(struct dtl_sim *sim, struct module_lookup *paths, const char *name,
+                      uint32_t len, uint32_t decl)
 {
 	struct dtl_table *t = &sim->t;
 	uint32_t path_len = 0;
@@ -175,23 +169,36 @@ static int add_tensor(struct dtl_sim *sim, struct dtl_strmap *paths, const char 
 	return 0;
 }
 
-/* DESIGN §3: names PEFT gives the tensors it creates */
+/* DESIGN §3: names PEFT gives the tensors it creates (one pass over the name's dots) */
 static bool is_adapter_name(const char *name, size_t len)
 {
-	static const char *const parts[] = {".lora_A.",
-	                                    ".lora_B.",
-	                                    ".lora_magnitude_vector",
-	                                    ".lora_embedding_A.",
-	                                    ".lora_embedding_B.",
-	                                    ".modules_to_save.",
-	                                    NULL};
-	for (const char *const *p = parts; *p; p++)
-		if (memmem(name, len, *p, strlen(*p)))
-			return true;
+	static const struct {
+		const char *text;
+		size_t len;
+	} parts[] = {
+	    {".lora_A.", 8},
+	    {".lora_B.", 8},
+	    {".lora_magnitude_vector", 22},
+	    {".lora_embedding_A.", 18},
+	    {".lora_embedding_B.", 18},
+	    {".modules_to_save.", 17},
+	};
+	const char *end = name + len;
+
+	for (const char *dot = memchr(name, '.', len); dot;
+	     dot = memchr(dot + 1, '.', (size_t)(end - dot - 1))) {
+		size_t rest = (size_t)(end - dot);
+		if (rest < 8 || (dot[1] != 'l' && dot[1] != 'm'))
+			continue;
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+			if (rest >= parts[k].len && memcmp(dot, parts[k].text, parts[k].len) == 0)
+				return true;
+	}
 	return false;
 }
 
-static void init_from_decl(struct dtl_sim *sim, uint32_t i, const struct dtl_tensor_decl *d)
+static void init_from_decl(struct dtl_sim *sim, const struct dtl_globset *frozen, uint32_t i,
+                           const struct dtl_tensor_decl *d)
 {
 	const struct dtl_manifest *m = sim->manifest;
 	struct dtl_table *t = &sim->t;
@@ -210,7 +217,7 @@ static void init_from_decl(struct dtl_sim *sim, uint32_t i, const struct dtl_ten
 		trainable = d->trainable == DTL_TRUE;
 	else
 		trainable = d->kind == DTL_KIND_PARAM && dtl_dtype_is_floating(dtype) &&
-		            !is_frozen(m, d->name, d->name_len);
+		            !dtl_globset_any(frozen, d->name, d->name_len);
 	if (trainable)
 		t->flags[i] |= DTL_TF_TRAINABLE;
 	if (d->kind == DTL_KIND_BUFFER && d->persistent)
@@ -250,9 +257,10 @@ static int build_order(struct dtl_sim *sim)
 	return 0;
 }
 
-static int add_tied_aliases(struct dtl_sim *sim, struct dtl_strmap *paths, struct dtl_strmap *names,
+static int add_tied_aliases(struct dtl_sim *sim, struct module_lookup *paths,
                             struct dtl_error *error)
 {
+	struct dtl_strmap *names = &sim->tensor_names;
 	const struct dtl_manifest *m = sim->manifest;
 	struct dtl_table *t = &sim->t;
 	int r;
@@ -302,10 +310,26 @@ static int add_tied_aliases(struct dtl_sim *sim, struct dtl_strmap *paths, struc
 	return 0;
 }
 
+/* Are all tensors in the module's subtree bitsandbytes quant state? (The subtree, not a scan
+ * of the table: a checkpoint can hold a quant state for every one of 100k weights.) */
+static bool only_quant_state_below(const struct dtl_sim *sim, uint32_t mod)
+{
+	const struct dtl_module *m = &sim->modules[mod];
+
+	for (uint32_t t = m->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+		if (!dtl_sim_is_quant_state_name(sim->t.name[t], sim->t.name_len[t]))
+			return false;
+	for (uint32_t c = m->first_child; c != DTL_NONE_INDEX; c = sim->modules[c].next_sibling)
+		if (!only_quant_state_below(sim, c))
+			return false;
+	return true;
+}
+
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
-	struct dtl_strmap *paths = &sim->module_paths, names;
+	struct module_lookup lookup = {.paths = &sim->module_paths}, *paths = &lookup;
+	struct dtl_globset frozen;
 	size_t extra = 0;
 	int r;
 
@@ -314,12 +338,21 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	r = grow_table(sim, m->tensor_count + extra);
 	if (r < 0)
 		return r;
-	sim->modules = dtl_arena_calloc(sim->arena, count_segments(m) + 1, sizeof(*sim->modules));
+	/* about as many modules as tensors in real models; more grow in place (arena.h) */
+	sim->module_capacity = m->tensor_count + extra + 1;
+	sim->modules = dtl_arena_calloc(sim->arena, sim->module_capacity, sizeof(*sim->modules));
 	if (!sim->modules)
 		return -ENOMEM;
-	sim->module_capacity = count_segments(m) + 1;
 	dtl_strmap_init(&sim->module_paths, sim->arena);
-	dtl_strmap_init(&names, sim->arena);
+	dtl_strmap_init(&sim->tensor_names, sim->arena);
+	/* about as many modules as tensors in real models: no rehash on the way */
+	if (dtl_strmap_reserve(&sim->tensor_names, m->tensor_count + extra) < 0 ||
+	    dtl_strmap_reserve(&sim->module_paths, m->tensor_count + extra) < 0)
+		return -ENOMEM;
+	dtl_globset_init(&frozen, sim->arena);
+	for (size_t i = 0; i < m->frozen.count; i++)
+		if (dtl_globset_add(&frozen, m->frozen.items[i].text, m->frozen.items[i].len) < 0)
+			return -ENOMEM;
 	if (new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->tensor_count; i++) {
@@ -327,33 +360,26 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		r = add_tensor(sim, paths, d->name, d->name_len, (uint32_t)i);
 		if (r < 0)
 			return r;
-		if (dtl_strmap_put(&names, d->name, d->name_len, (int64_t)i) < 0)
+		if (dtl_strmap_put(&sim->tensor_names, d->name, d->name_len, (int64_t)i) < 0)
 			return -ENOMEM;
-		init_from_decl(sim, (uint32_t)i, d);
+		init_from_decl(sim, &frozen, (uint32_t)i, d);
 		if (d->trainable == DTL_TRUE && !dtl_dtype_is_floating(sim->t.dtype[i]))
 			return fail_at(sim, d->loc, error,
 			               "'%s' is %s and cannot be trainable: only floating tensors "
 			               "can require gradients",
 			               d->name, dtl_dtype_name(sim->t.dtype[i]));
 	}
-	r = add_tied_aliases(sim, paths, &names, error);
+	r = add_tied_aliases(sim, paths, error);
 	if (r < 0)
 		return r;
 	/* torch refuses an attribute that is both a tensor and a submodule */
 	for (size_t i = 0; i < sim->t.count; i++) {
-		int64_t mod = dtl_strmap_get(paths, sim->t.name[i], sim->t.name_len[i]);
+		int64_t mod =
+		    dtl_strmap_get(&sim->module_paths, sim->t.name[i], sim->t.name_len[i]);
 		if (mod >= 0) {
 			/* bitsandbytes checkpoints store a weight's quant state below its name
 			 * ("q_proj.weight.absmax"): not a module in memory */
-			const char *prefix = sim->t.name[i];
-			uint32_t plen = sim->t.name_len[i];
-			bool quant_state = true;
-			for (size_t t = 0; t < sim->t.count && quant_state; t++)
-				if (sim->t.name_len[t] > plen && sim->t.name[t][plen] == '.' &&
-				    memcmp(sim->t.name[t], prefix, plen) == 0)
-					quant_state = dtl_sim_is_quant_state_name(sim->t.name[t],
-										  sim->t.name_len[t]);
-			if (quant_state)
+			if (only_quant_state_below(sim, (uint32_t)mod))
 				continue;
 			return fail_at(sim, dtl_sim_tensor_loc(sim, (uint32_t)i), error,
 			               "'%s' is both a tensor and a module holding other tensors",
@@ -364,17 +390,21 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 }
 
 int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
-		       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel, uint32_t flags,
-		       uint32_t *ret_index)
+                       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel,
+                       uint32_t flags, uint32_t *ret_index)
 {
 	uint32_t i = (uint32_t)sim->t.count;
 	int r;
 
-	if (dtl_strmap_get(&sim->module_paths, name, len) >= 0)
+	if (dtl_strmap_get(&sim->module_paths, name, len) >= 0 ||
+	    dtl_strmap_get(&sim->tensor_names, name, len) >= 0)
 		return -EEXIST;
-	r = add_tensor(sim, &sim->module_paths, name, len, DTL_NONE_INDEX);
+	struct module_lookup lookup = {.paths = &sim->module_paths};
+	r = add_tensor(sim, &lookup, name, len, DTL_NONE_INDEX);
 	if (r < 0)
 		return r;
+	if (dtl_strmap_put(&sim->tensor_names, name, len, i) < 0)
+		return -ENOMEM;
 	sim->t.kind[i] = (uint8_t)kind;
 	sim->t.dtype[i] = (uint8_t)dtype;
 	sim->t.compute_dtype[i] = (uint8_t)dtype;
@@ -391,10 +421,8 @@ int dtl_sim_rebuild_order(struct dtl_sim *sim)
 
 uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len)
 {
-	for (size_t i = 0; i < sim->t.count; i++)
-		if (sim->t.name_len[i] == len && memcmp(sim->t.name[i], name, len) == 0)
-			return (uint32_t)i;
-	return DTL_NONE_INDEX;
+	int64_t i = dtl_strmap_get(&sim->tensor_names, name, len);
+	return i < 0 ? DTL_NONE_INDEX : (uint32_t)i;
 }
 
 struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor)

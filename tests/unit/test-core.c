@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of src/core: dtypes, globs, versions, arena and string map. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -122,6 +124,171 @@ START_TEST(arena_and_strmap)
 }
 END_TEST
 
+/* A tiny deterministic generator: the same cases on every run. */
+static uint32_t next_random(uint32_t *state)
+{
+	*state = *state * 1103515245u + 12345u;
+	return *state >> 16;
+}
+
+static size_t random_path(uint32_t *state, char *out, bool pattern)
+{
+	static const char *const words[] = {"model",  "layers", "0",       "1", "mlp", "gate",
+	                                    "weight", "lora_A", "experts", "a", ""};
+	static const char *const wild[] = {"*", "**", "*_proj", "lay*", "*s", "l*r*"};
+	size_t n = 1 + next_random(state) % 5, o = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const char *w;
+		if (pattern && next_random(state) % 3 == 0)
+			w = wild[next_random(state) % 6];
+		else
+			w = words[next_random(state) % (pattern ? 10 : 11)];
+		if (k)
+			out[o++] = '.';
+		memcpy(out + o, w, strlen(w));
+		o += strlen(w);
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* The compiled set answers exactly what dtl_glob_match() answers, pattern by pattern. */
+START_TEST(globset_agrees_with_glob_match)
+{
+	uint32_t state = 7;
+	for (int round = 0; round < 200; round++) {
+		struct dtl_arena arena;
+		struct dtl_globset set;
+		char patterns[40][64], path[64];
+		size_t n = 1 + next_random(&state) % 40;
+		dtl_arena_init(&arena);
+		dtl_globset_init(&set, &arena);
+		for (size_t i = 0; i < n; i++) {
+			random_path(&state, patterns[i], true);
+			if (next_random(&state) % 17 == 0)
+				strcpy(patterns[i], "a..b*"); /* invalid globs are answered too */
+			ck_assert_int_eq(dtl_globset_add(&set, patterns[i], strlen(patterns[i])),
+			                 0);
+		}
+		for (int q = 0; q < 50; q++) {
+			size_t len = random_path(&state, path, false);
+			if (q == 0)
+				len = path[0] = 0;
+			int64_t first = -1;
+			uint32_t all[40], got[40];
+			size_t count = 0;
+			for (size_t i = 0; i < n; i++)
+				if (dtl_glob_match(patterns[i], strlen(patterns[i]), path, len)) {
+					if (first < 0)
+						first = (int64_t)i;
+					all[count++] = (uint32_t)i;
+				}
+			ck_assert_msg(dtl_globset_first(&set, path, len) == first, "path '%s'",
+			              path);
+			ck_assert(dtl_globset_any(&set, path, len) == (first >= 0));
+			ck_assert_uint_eq(dtl_globset_matches(&set, path, len, got, 40), count);
+			for (size_t k = 0; k < count; k++)
+				ck_assert_uint_eq(got[k], all[k]);
+			if (count > 1) /* a short out keeps the lowest indices */
+				ck_assert_uint_eq(dtl_globset_matches(&set, path, len, got, 1),
+				                  count);
+			if (count > 1)
+				ck_assert_uint_eq(got[0], all[0]);
+		}
+		dtl_arena_fini(&arena);
+	}
+}
+END_TEST
+
+START_TEST(globset_many_patterns)
+{
+	struct dtl_arena arena;
+	struct dtl_globset set;
+	char text[1000][32];
+
+	dtl_arena_init(&arena);
+	dtl_globset_init(&set, &arena);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(text[i], sizeof(text[i]), "model.layers.%d.**", i);
+		ck_assert_int_eq(dtl_globset_add(&set, text[i], strlen(text[i])), 0);
+	}
+	ck_assert_int_eq(dtl_globset_first(&set, "model.layers.417.mlp.w", 22), 417);
+	ck_assert_int_eq(dtl_globset_first(&set, "model.layers.417", 16), 417);
+	ck_assert_int_eq(dtl_globset_first(&set, "model.layers", 12), -1);
+	ck_assert_int_eq(dtl_globset_first(&set, "", 0), -1);
+	ck_assert_int_eq(dtl_globset_add(&set, "**", 2), 0);
+	ck_assert_int_eq(dtl_globset_first(&set, "", 0), 1000);
+	ck_assert_int_eq(dtl_globset_first(&set, "model.layers.3", 14), 3);
+	dtl_arena_fini(&arena);
+}
+END_TEST
+
+START_TEST(arena_blocks_and_growth)
+{
+	struct dtl_arena arena;
+	struct dtl_vec vec = {0};
+
+	dtl_arena_init(&arena);
+	/* large allocations are zeroed blocks; small ones packed strings */
+	unsigned char *big = dtl_arena_alloc(&arena, 3 * DTL_ARENA_BLOCK_MIN);
+	ck_assert_ptr_nonnull(big);
+	for (size_t i = 0; i < 3 * DTL_ARENA_BLOCK_MIN; i += 4096)
+		ck_assert_uint_eq(big[i], 0);
+	char *a = dtl_arena_strndup(&arena, "abc", 3), *b = dtl_arena_strndup(&arena, "de", 2);
+	ck_assert_str_eq(a, "abc");
+	ck_assert_str_eq(b, "de");
+	ck_assert_ptr_eq(b, a + 4);
+	/* a vector grows through block sizes without losing items */
+	for (uint32_t i = 0; i < 300000; i++) {
+		uint32_t *slot = dtl_vec_push(&vec, &arena, sizeof(*slot));
+		ck_assert_ptr_nonnull(slot);
+		*slot = i;
+	}
+	for (uint32_t i = 0; i < 300000; i += 997)
+		ck_assert_uint_eq(((uint32_t *)vec.items)[i], i);
+	/* realloc keeps contents and zeroes the rest, for blocks and small storage alike */
+	uint64_t *small = dtl_arena_calloc(&arena, 4, sizeof(*small));
+	small[3] = 42;
+	small = dtl_arena_realloc(&arena, small, 4 * sizeof(*small), 100000 * sizeof(*small));
+	ck_assert_uint_eq(small[3], 42);
+	small[99999] = 1;
+	small = dtl_arena_realloc(&arena, small, 100000 * sizeof(*small), 300000 * sizeof(*small));
+	ck_assert_uint_eq(small[3], 42);
+	ck_assert_uint_eq(small[99999], 1);
+	ck_assert_uint_eq(small[299999], 0);
+	ck_assert_ptr_null(dtl_arena_alloc(&arena, SIZE_MAX - 8));
+	ck_assert_ptr_null(dtl_arena_calloc(&arena, SIZE_MAX / 2, 4));
+	dtl_arena_fini(&arena);
+}
+END_TEST
+
+START_TEST(strmap_many_keys)
+{
+	struct dtl_arena arena;
+	struct dtl_strmap map;
+	static char keys[200000][12];
+
+	dtl_arena_init(&arena);
+	dtl_strmap_init(&map, &arena);
+	ck_assert_int_eq(dtl_strmap_reserve(&map, 1000), 0);
+	for (int i = 0; i < 200000; i++) {
+		int len = snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+		ck_assert_int_eq(dtl_strmap_put(&map, keys[i], (size_t)len, i), i);
+	}
+	for (int i = 0; i < 200000; i += 7)
+		ck_assert_int_eq(dtl_strmap_get(&map, keys[i], strlen(keys[i])), i);
+	ck_assert_int_eq(dtl_strmap_put(&map, "k5", 2, 99), 5);
+	ck_assert_int_eq(dtl_strmap_get(&map, "k200000", 7), -1);
+	ck_assert_int_eq(dtl_strmap_get(&map, "", 0), -1);
+	ck_assert_int_eq(dtl_strmap_put(&map, "", 0, 7), 7);
+	ck_assert_int_eq(dtl_strmap_get(&map, "", 0), 7);
+	ck_assert_uint_ne(dtl_hash_bytes("abcdefghijklmnopq", 17),
+	                  dtl_hash_bytes("abcdefghijklmnopr", 17));
+	dtl_arena_fini(&arena);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, dtype_names_and_aliases);
@@ -129,6 +296,10 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, glob_matching);
 	tcase_add_test(tc, versions);
 	tcase_add_test(tc, arena_and_strmap);
+	tcase_add_test(tc, globset_agrees_with_glob_match);
+	tcase_add_test(tc, globset_many_patterns);
+	tcase_add_test(tc, arena_blocks_and_growth);
+	tcase_add_test(tc, strmap_many_keys);
 }
 
 DTL_TEST_MAIN("core")
