@@ -96,7 +96,7 @@ int dtl_behavior_table_load(struct dtl_behavior_table *table, struct dtl_arena *
 	for (int b = 0; b < DTL_B_COUNT; b++) {
 		struct dtl_behavior_info *info = &table->entries[b];
 		const struct dtl_node *map = dtl_node_get(behaviours, behavior_names[b]);
-		const char *framework;
+		const char *framework = NULL;
 		if (!map || map->type != DTL_NODE_MAP)
 			return bad(error, behaviours, behavior_names[b]);
 		info->name = behavior_names[b];
