@@ -32,7 +32,8 @@ struct dtl_node {
 	uint32_t column; /* 1-based, code points */
 	uint32_t raw_len;
 	/* the literal as written, for scalars (numbers keep their spelling: "1e400"; for
-	 * strings it is the text). It never points into the source: a tree outlives it. */
+	 * strings it is the text). It never points into the source, and lives as long as the
+	 * nodes do: copy it to keep it. */
 	const char *raw;
 	union {
 		bool boolean;

@@ -85,6 +85,8 @@ static void skip_ws(struct parser *p)
 
 	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
+		if (c > ' ') /* most calls: already at a token */
+			break;
 		if (c == ' ' || c == '\t') {
 			i++;
 		} else if (c == '\n') {
@@ -399,7 +401,7 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 	p->pos = i;
 	if (dtl_doc_set_number(out, s + start, i - start) < 0)
 		problem(p, start, "JSON: invalid number");
-	out->raw = dtl_arena_strndup(p->text, s + start, i - start);
+	out->raw = dtl_arena_strndup(p->nodes, s + start, i - start);
 	if (!out->raw)
 		return -ENOMEM;
 	out->raw_len = (uint32_t)(i - start > UINT32_MAX ? UINT32_MAX : i - start);

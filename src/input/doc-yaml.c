@@ -123,24 +123,41 @@ static int resolve_plain(struct dtl_node *node, const char *s, size_t n)
 	static const char *const ninfs[] = {"-.inf", "-.Inf", "-.INF", NULL};
 	static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
 
-	/* most scalars are names: only these first characters can start anything else */
+	/* most scalars are names or plain integers: digits alone are an integer, and only a few
+	 * first characters can make anything but a string */
+	bool digits = n > 0;
+	for (size_t i = 0; i < n && digits; i++)
+		digits = s[i] >= '0' && s[i] <= '9';
+	if (digits)
+		return dtl_doc_set_number(node, s, n);
 	if (n > 0 && !strchr("~nNtTfF.+-0123456789", s[0])) {
 		node->type = DTL_NODE_STRING;
 		return 0;
 	}
-	if (is_one_of(s, n, nulls)) {
-		node->type = DTL_NODE_NULL;
-	} else if (is_one_of(s, n, trues) || is_one_of(s, n, falses)) {
-		node->type = DTL_NODE_BOOL;
-		node->boolean = is_one_of(s, n, trues);
-	} else if (is_one_of(s, n, infs) || is_one_of(s, n, ninfs)) {
-		node->type = DTL_NODE_FLOAT;
-		node->number = is_one_of(s, n, infs) ? HUGE_VAL : -HUGE_VAL;
-	} else if (is_one_of(s, n, nans)) {
-		node->type = DTL_NODE_FLOAT;
-		node->number = NAN;
-	} else if (((s[0] == '-' || s[0] == '+') && all_in(s + 1, n - 1, "0123456789")) ||
-	           all_in(s, n, "0123456789")) {
+	/* the words of the core schema are at most 5 characters long */
+	if (n <= 5) {
+		if (is_one_of(s, n, nulls)) {
+			node->type = DTL_NODE_NULL;
+			return 0;
+		}
+		if (is_one_of(s, n, trues) || is_one_of(s, n, falses)) {
+			node->type = DTL_NODE_BOOL;
+			node->boolean = is_one_of(s, n, trues);
+			return 0;
+		}
+		if (is_one_of(s, n, infs) || is_one_of(s, n, ninfs)) {
+			node->type = DTL_NODE_FLOAT;
+			node->number = is_one_of(s, n, infs) ? HUGE_VAL : -HUGE_VAL;
+			return 0;
+		}
+		if (is_one_of(s, n, nans)) {
+			node->type = DTL_NODE_FLOAT;
+			node->number = NAN;
+			return 0;
+		}
+	}
+	if (((s[0] == '-' || s[0] == '+') && all_in(s + 1, n - 1, "0123456789")) ||
+	    all_in(s, n, "0123456789")) {
 		return dtl_doc_set_number(node, s, n);
 	} else if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o') &&
 	           all_in(s + 2, n - 2, s[1] == 'x' ? "0123456789abcdefABCDEF" : "01234567")) {

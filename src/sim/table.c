@@ -338,8 +338,19 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	r = grow_table(sim, m->tensor_count + extra);
 	if (r < 0)
 		return r;
-	/* about as many modules as tensors in real models; more grow in place (arena.h) */
-	sim->module_capacity = m->tensor_count + extra + 1;
+	/* every module but the root is a prefix of a name ending before a '.', so half the
+	 * bytes of the names bound their number; pages the array does not use cost nothing
+	 * (arena.h), so it need not grow */
+	size_t bound = 1;
+	for (size_t i = 0; i < m->tensor_count; i++)
+		bound += m->tensors[i].name_len / 2;
+	for (size_t g = 0; g < m->model.tied_count; g++)
+		for (size_t k = 0; k < m->model.tied[g].count; k++)
+			bound += m->model.tied[g].names[k].len / 2;
+	/* (a bound that large is a strange model: start at four per tensor, and grow) */
+	if (bound > 4 * (m->tensor_count + extra) + 64)
+		bound = 4 * (m->tensor_count + extra) + 64;
+	sim->module_capacity = bound;
 	sim->modules = dtl_arena_calloc(sim->arena, sim->module_capacity, sizeof(*sim->modules));
 	if (!sim->modules)
 		return -ENOMEM;
