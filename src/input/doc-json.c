@@ -1,26 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JSON into the positioned document tree, in one pass over the bytes: a strict RFC 8259
- * reader that gives every node its line and column and keeps each number's spelling.
+ * JSON into the positioned document tree. cJSON is the parser of record: it says whether the
+ * text is JSON, and it decodes every string and key. It keeps no positions, so a cursor walks
+ * the same bytes in cJSON's document order, in lockstep with cJSON's tree, and gives every
+ * node its line and column, keeps each number's spelling (cJSON reduces it to a double) and
+ * checks what cJSON lets through.
  *
  * Errors come in two kinds, and their precedence is part of the contract (the golden tests in
- * tests/malformed check it byte for byte; it is the behaviour of the cJSON-based reader this
- * replaced):
- *  - syntax errors stop the reader at the byte where the text stops being JSON. The offsets
- *    follow cJSON's conventions: a value, ':' or ',' that is missing is reported at the byte
- *    found instead; a bad escape at its backslash; anything cut off at the end of the file
- *    ("unexpected end of file"), except a string, which is reported where it began
- *    ("unterminated string").
- *  - problems in text that is JSON (a raw control character or \u0000 in a string, a number
- *    JSON does not allow such as 01 or 1., nesting deeper than limits->max_depth, a duplicate
- *    key) are reported at the first one in document order (a map's duplicate keys after its
- *    values), but only once the whole text has been read without a syntax error.
+ * tests/malformed check it byte for byte):
+ *  - syntax errors: cJSON refused the text. The cursor finds the byte where the text stops
+ *    being JSON, following cJSON's conventions: a value, ':' or ',' that is missing is
+ *    reported at the byte found instead; a bad escape at its backslash; anything cut off at
+ *    the end of the file ("unexpected end of file"), except a string, which is reported where
+ *    it began ("unterminated string"). An escape cJSON accepts but mangles (\uZZZZ, which it
+ *    cuts the string at) is a syntax error too.
+ *  - problems in text that cJSON accepts (a raw control character or \u0000 in a string, a
+ *    control byte between tokens, a number JSON does not allow such as 01 or 1., nesting
+ *    deeper than limits->max_depth, a duplicate key) are reported at the first one in
+ *    document order (a map's duplicate keys after its values), but only once the whole text
+ *    has been read without a syntax error.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+
+#include <cjson/cJSON.h>
 
 #include "doc-private.h"
 
@@ -189,77 +195,23 @@ static int hex4(const char *s, unsigned *ret)
 	return 0;
 }
 
-static size_t put_utf8(char *out, unsigned cp)
+/* Checks the escapes of body[0..len) as RFC 8259 has them (cJSON decodes them, but reads a
+ * bad \u escape as U+0000 and cuts the string there); returns 0, or -1 with *ret_bad set to
+ * the offset of the first bad escape's backslash. */
+static int check_escapes(const char *body, size_t len, size_t *ret_bad)
 {
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xC0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xE0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	out[0] = (char)(0xF0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	out[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
-/* Decodes the escapes of body[0..len) into out (never longer); returns the decoded length,
- * or -1 with *ret_bad set to the offset of a bad escape's backslash. */
-static ssize_t decode(const char *body, size_t len, char *out, size_t *ret_bad)
-{
-	size_t o = 0;
-
 	for (size_t k = 0; k < len;) {
 		if (body[k] != '\\') {
-			out[o++] = body[k++];
+			k++;
 			continue;
 		}
-		char simple = 0;
-		switch (body[k + 1]) {
-		case '"':
-		case '\\':
-		case '/':
-			simple = body[k + 1];
-			break;
-		case 'b':
-			simple = '\b';
-			break;
-		case 'f':
-			simple = '\f';
-			break;
-		case 'n':
-			simple = '\n';
-			break;
-		case 'r':
-			simple = '\r';
-			break;
-		case 't':
-			simple = '\t';
-			break;
-		case 'u':
-			break;
-		default:
-			*ret_bad = k;
-			return -1;
-		}
-		if (simple) {
-			out[o++] = simple;
+		if (k + 1 < len && strchr("\"\\/bfnrt", body[k + 1]) && body[k + 1] != '\0') {
 			k += 2;
 			continue;
 		}
 		unsigned cp, low;
-		size_t escape_len = 6;
-		if (len - k < 6 || hex4(body + k + 2, &cp) < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+		if (k + 1 >= len || body[k + 1] != 'u' || len - k < 6 || hex4(body + k + 2, &cp) < 0 ||
+		    (cp >= 0xDC00 && cp <= 0xDFFF)) {
 			*ret_bad = k;
 			return -1;
 		}
@@ -270,20 +222,20 @@ static ssize_t decode(const char *body, size_t len, char *out, size_t *ret_bad)
 				*ret_bad = k;
 				return -1;
 			}
-			cp = 0x10000 + (((cp & 0x3FF) << 10) | (low & 0x3FF));
-			escape_len = 12;
+			k += 12;
+		} else {
+			k += 6;
 		}
-		o += put_utf8(out + o, cp);
-		k += escape_len;
 	}
-	return (ssize_t)o;
+	return 0;
 }
 
 #define ONES  UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
-/* The string at p->pos (a '"') into out as a DTL_NODE_STRING. */
-static int parse_string(struct parser *p, struct dtl_node *out)
+/* The string at p->pos (a '"') into out as a DTL_NODE_STRING whose text is cJSON's decoding
+ * of it (value; NULL when cJSON refused the file, whose tree is then thrown away). */
+static int parse_string(struct parser *p, struct dtl_node *out, const char *value)
 {
 	const char *s = p->s;
 	size_t start = p->pos, i = start + 1, n = p->n;
@@ -311,7 +263,7 @@ static int parse_string(struct parser *p, struct dtl_node *out)
 			break;
 		if (c == '\\') {
 			escaped = true;
-			/* the escaped character is skipped: decode() judges it */
+			/* the escaped character is skipped: check_escapes() judges it */
 			if (++i < n && s[i] == 'u' && n - i >= 5 &&
 			    memcmp(s + i + 1, "0000", 4) == 0)
 				problem(p, i - 1, "JSON: NUL character (\\u0000) in a string");
@@ -325,24 +277,13 @@ static int parse_string(struct parser *p, struct dtl_node *out)
 		p->problem = true;
 		return dtl_error_set(p->error, loc, -EINVAL, "JSON: unterminated string");
 	}
-	const char *body = s + start + 1;
-	size_t len = i - start - 1;
-	char *text;
-	if (!escaped) {
-		text = dtl_arena_strndup(p->text, body, len);
-		if (!text)
-			return -ENOMEM;
-	} else {
-		size_t bad = 0;
-		text = dtl_arena_strndup(p->text, body, len);
-		if (!text)
-			return -ENOMEM;
-		ssize_t decoded = decode(body, len, text, &bad);
-		if (decoded < 0)
-			return syntax(p, start + 1 + bad);
-		len = (size_t)decoded;
-		text[len] = '\0';
-	}
+	size_t bad = 0;
+	if (escaped && check_escapes(s + start + 1, i - start - 1, &bad) < 0)
+		return syntax(p, start + 1 + bad);
+	size_t len = value ? strlen(value) : 0;
+	char *text = dtl_arena_strndup(p->text, value ? value : "", len);
+	if (!text)
+		return -ENOMEM;
 	p->pos = i + 1;
 	out->type = DTL_NODE_STRING;
 	out->string.text = text;
@@ -408,7 +349,8 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 	return 0;
 }
 
-static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth);
+static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth,
+                       const cJSON *item);
 
 /* A finished container's children, from the top of the stack into the node arena. */
 static int close_seq(struct parser *p, struct dtl_node *out, size_t base)
@@ -449,8 +391,11 @@ static int close_map(struct parser *p, struct dtl_node *out, size_t base)
 	return 0;
 }
 
-static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth)
+/* A container's children walk in step with cJSON's (item: cJSON's node, or NULL when cJSON
+ * refused the file). */
+static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
 {
+	const cJSON *child = item ? item->child : NULL;
 	size_t base = p->item_count;
 	int r;
 
@@ -461,12 +406,15 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth)
 		return close_seq(p, out, base);
 	}
 	for (;;) {
-		struct dtl_node item = {0};
-		r = parse_value(p, &item, depth + 1);
+		struct dtl_node node = {0};
+		if (item && !child)
+			return syntax(p, p->pos); /* cJSON saw fewer items: cannot happen */
+		r = parse_value(p, &node, depth + 1, child);
 		if (r < 0)
 			return r;
-		if ((r = push_item(p, &item)) < 0)
+		if ((r = push_item(p, &node)) < 0)
 			return r;
+		child = child ? child->next : NULL;
 		skip_ws(p);
 		if (p->pos < p->n && p->s[p->pos] == ',') {
 			p->pos++;
@@ -481,8 +429,9 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth)
 	}
 }
 
-static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth)
+static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
 {
+	const cJSON *child = item ? item->child : NULL;
 	size_t base = p->pair_count;
 	int r;
 
@@ -500,17 +449,20 @@ static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth)
 			pair.key.line = p->line;
 			pair.key.column = column_at(p, p->pos);
 		}
-		if ((r = parse_string(p, &pair.key)) < 0)
+		if (item && !child)
+			return syntax(p, p->pos); /* cJSON saw fewer members: cannot happen */
+		if ((r = parse_string(p, &pair.key, child ? child->string : NULL)) < 0)
 			return r;
 		skip_ws(p);
 		if (p->pos >= p->n || p->s[p->pos] != ':')
 			return syntax(p, p->pos);
 		p->pos++;
 		skip_ws(p);
-		if ((r = parse_value(p, &pair.value, depth + 1)) < 0)
+		if ((r = parse_value(p, &pair.value, depth + 1, child)) < 0)
 			return r;
 		if ((r = push_pair(p, &pair)) < 0)
 			return r;
+		child = child ? child->next : NULL;
 		skip_ws(p);
 		if (p->pos < p->n && p->s[p->pos] == ',') {
 			p->pos++;
@@ -535,8 +487,29 @@ static int literal(struct parser *p, struct dtl_node *out, const char *word, siz
 	return 0;
 }
 
-/* The value at p->pos (whitespace skipped), at depth (the root is 1). */
-static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
+/* cJSON's type for the value that starts with c */
+static bool same_kind(const cJSON *item, char c)
+{
+	switch (c) {
+	case '{':
+		return cJSON_IsObject(item);
+	case '[':
+		return cJSON_IsArray(item);
+	case '"':
+		return cJSON_IsString(item);
+	case 't':
+	case 'f':
+		return cJSON_IsBool(item);
+	case 'n':
+		return cJSON_IsNull(item);
+	default:
+		return cJSON_IsNumber(item);
+	}
+}
+
+/* The value at p->pos (whitespace skipped), at depth (the root is 1); item is cJSON's node
+ * for it, or NULL when cJSON refused the file. */
+static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
 {
 	size_t start = p->pos;
 
@@ -549,6 +522,8 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
 		        p->limits->max_depth);
 	if (start >= p->n)
 		return syntax(p, start);
+	if (item && !same_kind(item, p->s[start]))
+		return syntax(p, start); /* cJSON read another value here: cannot happen */
 	switch (p->s[start]) {
 	case '{':
 	case '[':
@@ -557,10 +532,10 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
 		if (depth > CONTAINER_LIMIT)
 			return p->problem ? -EINVAL : syntax(p, start);
 		if (p->s[start] == '{')
-			return parse_object(p, out, depth);
-		return parse_array(p, out, depth);
+			return parse_object(p, out, depth, item);
+		return parse_array(p, out, depth, item);
 	case '"':
-		return parse_string(p, out);
+		return parse_string(p, out, item ? item->valuestring : NULL);
 	case 't':
 		out->type = DTL_NODE_BOOL;
 		out->boolean = true;
@@ -610,15 +585,20 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 		    .file = source->path, .line = p.line, .column = column_at(&p, p.pos)};
 		return dtl_error_set(error, loc, -EINVAL, "JSON: the file is empty");
 	}
+	/* length + 1 takes in the NUL terminator, which cJSON's require_null_terminated wants */
+	const char *end = NULL;
+	cJSON *tree = cJSON_ParseWithLengthOpts(p.s + p.pos, p.n - p.pos + 1, &end, 1);
 	root = dtl_arena_alloc(nodes, sizeof(*root));
-	if (!root)
-		return -ENOMEM;
-	r = parse_value(&p, root, 1);
+	r = root ? parse_value(&p, root, 1, tree) : -ENOMEM;
 	if (r >= 0) {
 		skip_ws(&p);
 		if (p.pos < p.n)
 			r = syntax(&p, p.pos);
 	}
+	if (r >= 0 && !tree)
+		/* cJSON refused what the cursor read as JSON: cJSON's position stands */
+		r = syntax(&p, end ? (size_t)(end - p.s) : p.pos);
+	cJSON_Delete(tree);
 	free(p.items);
 	free(p.pairs);
 	if (r < 0)
