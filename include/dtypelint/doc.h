@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The positioned document tree: JSON (our own reader) and YAML (through libyaml) both become
+ * The positioned document tree: JSON (through cJSON) and YAML (through libyaml) both become
  * this, and every node knows its line and column. Nodes live in the caller's arena.
  */
 #ifndef DTYPELINT_DOC_H
@@ -59,7 +59,7 @@ struct dtl_pair {
 	struct dtl_node value;
 };
 
-/* Parses JSON (RFC 8259, strictly: one reader that keeps every position). Syntax errors
+/* Parses JSON (RFC 8259, strictly: cJSON, and a cursor in step with it that keeps every position). Syntax errors
  * are reported at the byte where the text stops being JSON ("JSON: syntax error at 'x'",
  * "JSON: unexpected end of file"); a file that is JSON but not acceptable (a raw control
  * character or \u0000 in a string, a number like 01 or 1., nesting over limits->max_depth,
