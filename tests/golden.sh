@@ -22,6 +22,7 @@ cd "$root" || exit 99
 # an error or leak changes the exit status to 99 and fails the comparison
 if [ "${DTL_VALGRIND:-}" = 1 ]; then
 	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all \
+		--suppressions="$root/tests/valgrind.supp" \
 		"$dtypelint" "$@" >"$out" 2>"$err"
 else
 	"$dtypelint" "$@" >"$out" 2>"$err"
