@@ -13,8 +13,9 @@ JSON and YAML, every --plan, with and without --lora, cached in --work (default
   wall    median of --runs runs (time.perf_counter around the process)
   rss     peak resident set of the median run (wait4's ru_maxrss)
   instr   instructions of one run under valgrind --tool=callgrind (perf has no PMU on
-          this VM); only with --instructions (100k: ~30 s, 1M: ~5 min)
-  jq      median wall of `jq empty` on the same file (for YAML: on its JSON twin)
+          this VM); only with --instructions, and not for 1M (100k: ~30 s each)
+  jq      median wall of `jq empty` on the same file (for YAML: on its JSON twin), its runs
+          interleaved with dtypelint's so that a busy machine slows both alike
 
 and then checks the issue's targets. Standard library only (the generator needs PyYAML for
 YAML: python3-yaml).
@@ -45,12 +46,25 @@ def run_once(argv, stdout=subprocess.DEVNULL):
     return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
 
 
+def median_runs(argvs, runs):
+    """[(median wall, RSS of the median run)] for each argv, runs interleaved so that a
+    busy machine slows them alike."""
+    results = [[] for _ in argvs]
+    for _ in range(runs):
+        for k, argv in enumerate(argvs):
+            wall, rss, status = run_once(argv)
+            if status not in (0, 1):
+                sys.exit(f"{' '.join(argv)}: exit status {status}")
+            results[k].append((wall, rss))
+    out = []
+    for r in results:
+        r.sort()
+        out.append(r[len(r) // 2])
+    return out
+
+
 def median_run(argv, runs):
-    results = sorted(run_once(argv) for _ in range(runs))
-    wall, rss, status = results[len(results) // 2]
-    if status not in (0, 1):
-        sys.exit(f"{' '.join(argv)}: exit status {status}")
-    return wall, rss
+    return median_runs([argv], runs)[0]
 
 
 def instructions(argv):
@@ -131,7 +145,7 @@ def main():
     say()
     say("| tensors | format | plan | lora | file MiB | wall s | jq s | wall/jq | peak RSS MiB | RSS/file | instructions |")
     say("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    jq_cache, results = {}, {}
+    results = {}
     for size in sizes:
         for fmt in ("json", "yaml"):
             for plan in ("fsdp2", "fsdp1", "zero3"):
@@ -140,13 +154,14 @@ def main():
                         continue  # 1M: every plan in JSON, fsdp2 in YAML (PyYAML is slow)
                     path = generate(a.work, size, fmt, plan, lora)
                     twin = generate(a.work, size, "json", plan, lora)
-                    wall, rss = median_run([a.dtypelint, path], a.runs)
                     jq = None
                     if have_jq:
-                        if twin not in jq_cache:
-                            jq_cache[twin] = median_run(["jq", "empty", twin], a.runs)[0]
-                        jq = jq_cache[twin]
-                    ins = instructions([a.dtypelint, path]) if a.instructions else None
+                        (wall, rss), (jq, _) = median_runs(
+                            [[a.dtypelint, path], ["jq", "empty", twin]], a.runs)
+                    else:
+                        wall, rss = median_run([a.dtypelint, path], a.runs)
+                    ins = (instructions([a.dtypelint, path])
+                           if a.instructions and size != "1M" else None)
                     size_mib = os.path.getsize(path) / 1048576.0
                     results[(size, fmt, plan, lora)] = (wall, rss, jq, size_mib)
                     say(f"| {size} | {fmt} | {plan} | {'yes' if lora else 'no'} | {size_mib:.1f} | "
@@ -162,8 +177,7 @@ def main():
     if "100k" in sizes:
         base = generate(a.work, "100k", "json", "fsdp2", False)
         many = with_patterns(a.work, base, 1000)
-        w0 = median_run([a.dtypelint, base], a.runs)[0]
-        w1 = median_run([a.dtypelint, many], a.runs)[0]
+        (w0, _), (w1, _) = median_runs([[a.dtypelint, base], [a.dtypelint, many]], a.runs)
         pattern_ratio = w1 / w0
         say()
         say(f"patterns: 100k JSON fsdp2 {w0:.3f} s; with 1,000 keep_in_fp32 + 1,000 frozen + "

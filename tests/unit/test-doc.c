@@ -143,6 +143,146 @@ START_TEST(errors_have_positions)
 }
 END_TEST
 
+/* The error and its position, for one line of JSON. */
+static void expect_json_error(const char *text, unsigned line, unsigned column, const char *message)
+{
+	struct parsed p;
+	parse(&p, "m.json", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_msg(strcmp(p.error.message, message) == 0 && p.error.loc.line == line &&
+	                  p.error.loc.column == column,
+	              "%s: got %u:%u: %s", text, p.error.loc.line, p.error.loc.column,
+	              p.error.message);
+	done(&p);
+}
+
+START_TEST(json_errors)
+{
+	/* a missing value, ':' or ',' is reported at the byte found instead */
+	expect_json_error("{\"a\": }", 1, 7, "JSON: syntax error at '}'");
+	expect_json_error("{\"a\" 1}", 1, 6, "JSON: syntax error at '1'");
+	expect_json_error("[1 2]", 1, 4, "JSON: syntax error at '2'");
+	expect_json_error("{a: 1}", 1, 2, "JSON: syntax error at 'a'");
+	expect_json_error("[1,]", 1, 4, "JSON: syntax error at ']'");
+	expect_json_error("[1]x", 1, 4, "JSON: syntax error at 'x'");
+	expect_json_error("[tru]", 1, 2, "JSON: syntax error at 't'");
+	expect_json_error("[1, 2", 1, 6, "JSON: unexpected end of file");
+	expect_json_error("  \n\n", 3, 1, "JSON: the file is empty");
+	expect_json_error("[\"ab", 1, 2, "JSON: unterminated string");
+	/* escapes: bad ones at their backslash; \u needs four hex digits and whole pairs */
+	expect_json_error("[\"a\\x\"]", 1, 4, "JSON: syntax error at '\\'");
+	expect_json_error("[\"a\\u12G4\"]", 1, 4, "JSON: syntax error at '\\'");
+	expect_json_error("[\"\\ud83d\"]", 1, 3, "JSON: syntax error at '\\'");
+	expect_json_error("[\"\\ude00\"]", 1, 3, "JSON: syntax error at '\\'");
+	/* problems in text that is JSON, at the first one */
+	expect_json_error("[01]", 1, 2, "JSON: invalid number (leading zero)");
+	expect_json_error("[1., 2]", 1, 2, "JSON: invalid number");
+	expect_json_error("[-.5]", 1, 2, "JSON: invalid number");
+	expect_json_error("[\"a\tb\"]", 1, 4, "JSON: raw control character in a string");
+	expect_json_error("[\"a\\u0000\"]", 1, 4, "JSON: NUL character (\\u0000) in a string");
+	expect_json_error("[1,\x0b 2]", 1, 4, "JSON: syntax error (byte 0x0b)");
+	/* ... but a syntax error anywhere in the file wins */
+	expect_json_error("[01, \"x\" \"y\"]", 1, 10, "JSON: syntax error at '\"'");
+	/* a map's duplicate keys are judged after its values */
+	expect_json_error("{\"a\": 1, \"a\": [01]}", 1, 16, "JSON: invalid number (leading zero)");
+	expect_json_error("{\"a\": 1, \"a\": 2}", 1, 10,
+	                  "duplicate key 'a' (first at line 1, column 2)");
+}
+END_TEST
+
+START_TEST(json_strings_and_lines)
+{
+	struct parsed p;
+	/* CR LF and lone CR are one line break each; a BOM is no column */
+	parse(&p, "m.json", "\xEF\xBB\xBF{\r\n\"a\":\r\"\\u00e9\\ud83d\\ude00\\n\\/\"}");
+	ck_assert_int_eq(p.r, 0);
+	ck_assert_uint_eq(p.root->line, 1);
+	ck_assert_uint_eq(p.root->column, 1);
+	const struct dtl_node *a = dtl_node_get(p.root, "a");
+	ck_assert_uint_eq(a->line, 3);
+	ck_assert_uint_eq(a->column, 1);
+	ck_assert_str_eq(a->string.text, "\xC3\xA9\xF0\x9F\x98\x80\n/");
+	ck_assert_uint_eq(a->string.len, 8);
+	done(&p);
+}
+END_TEST
+
+START_TEST(json_depth)
+{
+	struct parsed p;
+	char text[6000];
+	size_t o = 0;
+
+	for (int i = 0; i < 70; i++)
+		text[o++] = '[';
+	for (int i = 0; i < 70; i++)
+		text[o++] = ']';
+	text[o] = '\0';
+	parse(&p, "m.json", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_str_eq(p.error.message, "JSON: nesting deeper than 64 levels (--max-depth)");
+	ck_assert_uint_eq(p.error.loc.column, 65);
+	done(&p);
+	/* far deeper than anything: no recursion without end, the same message */
+	o = 0;
+	for (int i = 0; i < 1400; i++)
+		text[o++] = '{', text[o++] = '"', text[o++] = '"', text[o++] = ':';
+	text[o] = '\0';
+	parse(&p, "m.json", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_str_eq(p.error.message, "JSON: nesting deeper than 64 levels (--max-depth)");
+	done(&p);
+}
+END_TEST
+
+/* The tree of dtl_doc_parse_split() does not point into the source, nor its strings into the
+ * node arena. */
+START_TEST(split_tree_outlives_source)
+{
+	struct dtl_arena nodes, text;
+	struct dtl_source source;
+	struct dtl_limits limits;
+	struct dtl_error error;
+	struct dtl_node *root = NULL;
+	const char *json = "{\"name\": \"a.w\", \"shape\": [1e3, 7], \"ok\": true}";
+
+	dtl_limits_default(&limits);
+	dtl_arena_init(&nodes);
+	dtl_arena_init(&text);
+	ck_assert_int_eq(dtl_source_init_mem(&source, "m.json", json, strlen(json)), 0);
+	ck_assert_int_eq(dtl_doc_parse_split(&source, &nodes, &text, &limits, &root, &error), 0);
+	dtl_source_fini(&source);
+	const struct dtl_node *shape = dtl_node_get(root, "shape");
+	ck_assert_int_eq(shape->seq.items[0].type, DTL_NODE_FLOAT);
+	ck_assert_uint_eq(shape->seq.items[0].raw_len, 3);
+	ck_assert(memcmp(shape->seq.items[0].raw, "1e3", 3) == 0);
+	ck_assert_int_eq(shape->seq.items[1].integer, 7);
+	const char *name = dtl_node_get(root, "name")->string.text;
+	dtl_arena_fini(&nodes);
+	ck_assert_str_eq(name, "a.w");
+	dtl_arena_fini(&text);
+}
+END_TEST
+
+START_TEST(yaml_nul_and_anchors)
+{
+	struct parsed p;
+	parse(&p, "m.yaml", "a: \"x\\0y\"\n");
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_str_eq(p.error.message, "YAML: NUL character (\\0) in a string");
+	done(&p);
+	/* the newest definition of an anchor wins */
+	parse(&p, "m.yaml", "a: &x 1\nb: &x [2]\nc: *x\n");
+	ck_assert_int_eq(p.r, 0);
+	ck_assert_int_eq(dtl_node_get(p.root, "c")->type, DTL_NODE_SEQ);
+	done(&p);
+	parse(&p, "m.yaml", "a: []\nb: {}\nc: [[], {}]\n");
+	ck_assert_int_eq(p.r, 0);
+	ck_assert_uint_eq(dtl_node_get(p.root, "c")->seq.count, 2);
+	done(&p);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, json_positions);
@@ -152,6 +292,11 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, yaml_aliases_are_capped);
 	tcase_add_test(tc, yaml_alias_shares_value);
 	tcase_add_test(tc, errors_have_positions);
+	tcase_add_test(tc, json_errors);
+	tcase_add_test(tc, json_strings_and_lines);
+	tcase_add_test(tc, json_depth);
+	tcase_add_test(tc, split_tree_outlives_source);
+	tcase_add_test(tc, yaml_nul_and_anchors);
 }
 
 DTL_TEST_MAIN("doc")
