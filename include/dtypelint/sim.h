@@ -191,7 +191,8 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
 						  uint32_t len);
 /* Appends a tensor a stage creates (PEFT adapters, modules_to_save copies), with the modules
- * its name implies; name must live in the sim's arena. -EEXIST when the name is a module.
+ * its name implies; name must live in the sim's arena. -EEXIST when the name is already a
+ * module or a tensor.
  * Call dtl_sim_rebuild_order() after a stage's additions. */
 int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
 		       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel, uint32_t flags,
