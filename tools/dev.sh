@@ -46,7 +46,7 @@ example)
 test)
 	install_deps test
 	build build
-	meson test -C build --print-errorlogs --num-processes 2
+	meson test -C build --setup full --print-errorlogs --num-processes 2
 	echo "== ASan + UBSan"
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

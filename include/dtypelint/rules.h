@@ -87,5 +87,8 @@ int dtl_rule_selection_validate(const struct dtl_rule_selection *selection,
  * deterministically (file, line, column, rule, tensor). */
 int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *selection,
                   struct dtl_findings *findings, struct dtl_error *error);
+/* Sorts findings as dtl_rules_run() does (file, line, column, rule, tensor, message): for
+ * callers that add findings afterwards (DT002 unused suppressions). */
+void dtl_findings_sort(struct dtl_findings *findings);
 
 #endif

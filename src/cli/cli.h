@@ -136,8 +136,6 @@ bool dtl_cli_path_glob(const char *glob, const char *path);
 int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
                      const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
                      struct dtl_arena *arena, size_t *ret_suppressed, struct dtl_error *error);
-/* Sorts findings like dtl_rules_run does (file, line, column, rule, tensor, message). */
-void dtl_cli_sort_findings(struct dtl_findings *findings);
 
 /* Baselines (see dtypelint(1), BASELINE). */
 struct dtl_baseline_entry {

@@ -293,7 +293,7 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 		findings->items.count = kept;
 		apply_overrides(s->config, findings);
 	}
-	dtl_cli_sort_findings(findings);
+	dtl_findings_sort(findings);
 	ret_input->sim = sim;
 	ret_input->findings = findings;
 	*ret_findings = findings;

@@ -329,29 +329,3 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 	}
 	return 0;
 }
-
-static int compare_findings(const void *pa, const void *pb)
-{
-	const struct dtl_finding *a = pa, *b = pb;
-	int c = strcmp(a->loc.file ? a->loc.file : "", b->loc.file ? b->loc.file : "");
-
-	if (c)
-		return c;
-	if (a->loc.line != b->loc.line)
-		return a->loc.line < b->loc.line ? -1 : 1;
-	if (a->loc.column != b->loc.column)
-		return a->loc.column < b->loc.column ? -1 : 1;
-	c = strcmp(a->rule->id, b->rule->id);
-	if (c)
-		return c;
-	if (a->sort_tensor != b->sort_tensor)
-		return a->sort_tensor < b->sort_tensor ? -1 : 1;
-	return strcmp(a->message, b->message);
-}
-
-void dtl_cli_sort_findings(struct dtl_findings *findings)
-{
-	if (findings->items.count > 1)
-		qsort(findings->items.items, findings->items.count, sizeof(struct dtl_finding),
-		      compare_findings);
-}

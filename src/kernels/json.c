@@ -3,40 +3,16 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "dtypelint/report.h"
 #include "kernels-private.h"
 
+/* a JSON string (escaped as the report's JSON output does), or null */
 static void put_string(FILE *out, const char *s)
 {
-	if (!s) {
+	if (!s)
 		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
-	fputc('"', out);
+	else
+		dtl_json_string(out, s);
 }
 
 static void put_types(FILE *out, uint64_t set)

@@ -124,8 +124,13 @@ int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *se
 		if (r < 0)
 			return r;
 	}
+	dtl_findings_sort(findings);
+	return 0;
+}
+
+void dtl_findings_sort(struct dtl_findings *findings)
+{
 	if (findings->items.count > 1)
 		qsort(findings->items.items, findings->items.count, sizeof(struct dtl_finding),
 		      compare_findings);
-	return 0;
 }
