@@ -133,6 +133,8 @@ struct dtl_router_rule {
 struct dtl_model_view {
 	const struct dtl_profile *profile; /* NULL: unknown architecture or none given */
 	struct dtl_patterns keep_in_fp32, keep_in_fp32_strict, no_split_modules;
+	/* the two keep lists compiled for the plan's matcher (dtl_sim_run, after the plan) */
+	struct dtl_keep_set keep_set, strict_set;
 	bool keep_from_profile, strict_from_profile, no_split_from_profile;
 	struct dtl_router_rule *routers;
 	size_t router_count;
@@ -181,9 +183,10 @@ size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, const struct 
 struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor);
 /* The keep-in-fp32 matcher of the plan's transformers version (facts §3.5). */
 enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim);
-/* The first entry of a keep-in-fp32 list matching the tensor's name, or NULL. */
+/* The first entry of a compiled keep-in-fp32 list (sim->model.keep_set or strict_set)
+ * matching the tensor's name, or NULL. */
 const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
-					     const struct dtl_patterns *list, uint32_t tensor);
+					     const struct dtl_keep_set *set, uint32_t tensor);
 /* A buffer that is float32 on purpose (the profile's list, else inv_freq and
  * e_score_correction_bias); NULL otherwise. */
 const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor);

@@ -7,6 +7,8 @@
  * - v5: `build_glob_alternation(...)` then `.search(key)`: no boundaries, '*' -> '.*', nothing
  *   escaped: "norm" hits "q_norm" and "input_layernorm".
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtypelint/keep-fp32.h"
@@ -72,4 +74,432 @@ const char *dtl_keep_matcher_description(enum dtl_keep_matcher matcher)
 		return "an unanchored substring";
 	}
 	return "?";
+}
+
+/* Compiled sets ---------------------------------------------------------------------------- */
+
+#define NONE UINT32_MAX
+
+static bool is_literal(enum dtl_keep_matcher matcher, char c)
+{
+	switch (matcher) {
+	case DTL_KEEP_COMPONENT:
+		return true;
+	case DTL_KEEP_DOT_REGEX:
+		return c != '.';
+	case DTL_KEEP_SUBSTRING:
+		return c != '.' && c != '*';
+	}
+	return false;
+}
+
+static uint32_t child_of(const struct dtl_keep_set *set, uint32_t node, uint8_t c)
+{
+	if (node == 0)
+		return set->root[c];
+	for (uint32_t k = set->child[node]; k; k = set->sibling[k])
+		if (set->byte[k] == c)
+			return k;
+	return 0;
+}
+
+static uint32_t step(const struct dtl_keep_set *set, uint32_t state, uint8_t c)
+{
+	if (set->dfa)
+		return set->dfa[(size_t)state * set->class_count + set->byte_class[c]];
+	for (;;) {
+		uint32_t next = child_of(set, state, c);
+		if (next || state == 0)
+			return next;
+		state = set->fail[state];
+	}
+}
+
+/* The node of text[0..len) in the trie, added when missing. */
+static uint32_t insert(struct dtl_keep_set *set, const char *text, uint32_t len)
+{
+	uint32_t node = 0;
+	for (uint32_t i = 0; i < len; i++) {
+		uint8_t c = (uint8_t)text[i];
+		uint32_t next = child_of(set, node, c);
+		if (!next) {
+			next = set->node_count++;
+			set->byte[next] = c;
+			if (node == 0) {
+				set->root[c] = next;
+			} else {
+				set->sibling[next] = set->child[node];
+				set->child[node] = next;
+			}
+		}
+		node = next;
+	}
+	return node;
+}
+
+/* Chains every keyed entry at its key's node (in reverse, so that the lowest index comes first
+ * and dtl_keep_set_first can stop early) and links each node to the next one with entries on
+ * its fail chain. */
+static void link_keys(struct dtl_keep_set *set)
+{
+	for (uint32_t n = 0; n < set->node_count; n++)
+		set->out[n] = NONE;
+	for (uint32_t e = set->entry_count; e-- > 0;) {
+		if (set->run_count[e] == 0)
+			continue;
+		uint32_t node = set->key[e];
+		set->entry_next[e] = set->out[node];
+		set->out[node] = e;
+	}
+	for (uint32_t k = 0; k < set->node_count - 1; k++) {
+		uint32_t n = set->order[k], f = set->fail[n];
+		set->dict[n] = set->out[f] != NONE ? f : set->dict[f];
+		set->report[n] = set->out[n] != NONE ? n : set->dict[n];
+	}
+}
+
+/* The automaton as a table: every node's transition on every byte class (the bytes of the
+ * runs, one class each, and all others together), filled breadth first from the fail links.
+ * Left out (step() walks the trie instead) when it would exceed DFA_MAX_CELLS. */
+#define DFA_MAX_CELLS (4u << 20)
+static int build_dfa(struct dtl_keep_set *set, struct dtl_arena *arena)
+{
+	uint32_t classes = 1;
+	bool used[256] = {false};
+	for (uint32_t n = 1; n < set->node_count; n++)
+		if (!used[set->byte[n]]) {
+			used[set->byte[n]] = true;
+			classes++;
+		}
+	if (classes > 255 || (size_t)set->node_count * classes > DFA_MAX_CELLS)
+		return 0;
+	classes = 1;
+	for (unsigned c = 0; c < 256; c++)
+		if (used[c])
+			set->byte_class[c] = (uint8_t)classes++;
+	set->class_count = classes;
+	uint32_t *dfa = dtl_arena_calloc(arena, (size_t)set->node_count * classes, sizeof(uint32_t));
+	if (!dfa)
+		return -ENOMEM;
+	for (unsigned c = 0; c < 256; c++)
+		if (set->root[c])
+			dfa[set->byte_class[c]] = set->root[c];
+	for (uint32_t k = 0; k + 1 < set->node_count; k++) {
+		uint32_t n = set->order[k];
+		uint32_t *row = dfa + (size_t)n * classes;
+		memcpy(row, dfa + (size_t)set->fail[n] * classes, classes * sizeof(uint32_t));
+		row[0] = 0; /* a byte in no run leads back to the root */
+		for (uint32_t ch = set->child[n]; ch; ch = set->sibling[ch])
+			row[set->byte_class[set->byte[ch]]] = ch;
+	}
+	set->dfa = dfa;
+	return 0;
+}
+
+int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
+		       const struct dtl_pattern *entries, size_t count, struct dtl_arena *arena)
+{
+	size_t capacity = 1;
+
+	memset(set, 0, sizeof(*set));
+	set->matcher = matcher;
+	set->entries = entries;
+	if (count >= NONE)
+		return -ENOMEM;
+	set->entry_count = (uint32_t)count;
+	for (size_t e = 0; e < count; e++)
+		capacity += entries[e].len;
+	if (capacity >= NONE)
+		return -ENOMEM;
+	set->child = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->sibling = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->byte = dtl_arena_calloc(arena, capacity, 1);
+	set->fail = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->out = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->dict = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->report = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->order = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->runs = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->run_first = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	set->run_count = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	set->run_start = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->run_len = dtl_arena_calloc(arena, capacity, sizeof(uint32_t));
+	set->key = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	set->key_start = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	set->key_len = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	set->fixed = dtl_arena_calloc(arena, count + 1, sizeof(bool));
+	set->entry_next = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	set->verify = dtl_arena_calloc(arena, count + 1, sizeof(bool));
+	set->unkeyed = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
+	if (!set->child || !set->sibling || !set->byte || !set->fail || !set->out || !set->dict ||
+	    !set->report || !set->order || !set->runs || !set->run_start || !set->run_len ||
+	    !set->run_first || !set->run_count || !set->key || !set->key_start ||
+	    !set->key_len || !set->fixed || !set->entry_next || !set->verify || !set->unkeyed)
+		return -ENOMEM;
+	set->node_count = 1;
+
+	/* every literal run of every entry goes in the trie; the key is the longest run until
+	 * dtl_keep_set_tune picks the rarest */
+	uint32_t run_total = 0;
+	for (uint32_t e = 0; e < set->entry_count; e++) {
+		const struct dtl_pattern *p = &entries[e];
+		uint32_t longest = 0;
+		set->run_first[e] = run_total;
+		for (uint32_t i = 0; i < p->len;) {
+			uint32_t j = i;
+			while (j < p->len && is_literal(matcher, p->text[j]))
+				j++;
+			if (j > i) {
+				uint32_t node = insert(set, p->text + i, j - i);
+				if (j - i > longest) {
+					longest = j - i;
+					set->key[e] = node;
+					set->key_start[e] = i;
+					set->key_len[e] = j - i;
+				}
+				set->run_start[run_total] = i;
+				set->run_len[run_total] = j - i;
+				set->runs[run_total++] = node;
+				set->run_count[e]++;
+			}
+			i = j + 1;
+		}
+		/* a SUBSTRING entry that is all literal matches wherever it occurs; every other
+		 * hit is a candidate only */
+		set->verify[e] = !(matcher == DTL_KEEP_SUBSTRING && longest == p->len && longest);
+		/* where a key hit places the whole entry: every character but a SUBSTRING '*'
+		 * matches one byte (a COMPONENT entry with a '.' matches nothing: left to
+		 * dtl_keep_match) */
+		set->fixed[e] = matcher == DTL_KEEP_DOT_REGEX ||
+				memchr(p->text, matcher == DTL_KEEP_COMPONENT ? '.' : '*', p->len) == NULL;
+		if (set->run_count[e] == 0)
+			set->unkeyed[set->unkeyed_count++] = e;
+	}
+
+	/* failure links, breadth first; order[] keeps the order for link_keys */
+	size_t head = 0, tail = 0;
+	for (unsigned c = 0; c < 256; c++)
+		if (set->root[c])
+			set->order[tail++] = set->root[c]; /* fail 0 */
+	while (head < tail) {
+		uint32_t node = set->order[head++];
+		for (uint32_t k = set->child[node]; k; k = set->sibling[k]) {
+			set->fail[k] = step(set, set->fail[node], set->byte[k]);
+			set->order[tail++] = k;
+		}
+	}
+	link_keys(set);
+	return build_dfa(set, arena);
+}
+
+int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names,
+		      const uint32_t *name_lens, size_t n)
+{
+	bool choice = false;
+	for (uint32_t e = 0; e < set->entry_count && !choice; e++)
+		choice = set->run_count[e] > 1;
+	if (!choice)
+		return 0;
+	/* hits[node]: names in which the node's text occurs; seen[node] == i + 1: counted */
+	size_t *hits = calloc(set->node_count, sizeof(size_t));
+	size_t *seen = calloc(set->node_count, sizeof(size_t));
+	bool *is_run = calloc(set->node_count, sizeof(bool));
+	if (!hits || !seen || !is_run) {
+		free(hits);
+		free(seen);
+		free(is_run);
+		return -ENOMEM;
+	}
+	for (uint32_t r = 0; r < set->run_first[set->entry_count - 1] +
+				     set->run_count[set->entry_count - 1]; r++)
+		is_run[set->runs[r]] = true;
+	/* a sample of the names, evenly spread, is enough to rank the runs */
+	size_t stride = n / 8192 + 1;
+	for (size_t i = 0; i < n; i += stride) {
+		uint32_t state = 0;
+		for (uint32_t k = 0; k < name_lens[i]; k++) {
+			state = step(set, state, (uint8_t)names[i][k]);
+			/* the state and its proper suffixes on the fail chain */
+			for (uint32_t s = state; s && seen[s] != i + 1; s = set->fail[s]) {
+				seen[s] = i + 1;
+				hits[s] += is_run[s];
+			}
+		}
+	}
+	for (uint32_t e = 0; e < set->entry_count; e++)
+		for (uint32_t r = set->run_first[e]; r < set->run_first[e] + set->run_count[e]; r++) {
+			uint32_t node = set->runs[r];
+			if (hits[node] < hits[set->key[e]]) {
+				set->key[e] = node;
+				set->key_start[e] = set->run_start[r];
+				set->key_len[e] = set->run_len[r];
+			}
+		}
+	free(hits);
+	free(seen);
+	free(is_run);
+	link_keys(set);
+	return 0;
+}
+
+/* Where a scan of one name stands: the next candidate entry comes from (node, entry) or, once
+ * the name is consumed, from the unkeyed list. */
+struct keep_scan {
+	const char *name;
+	size_t len, pos;
+	uint32_t state, node, entry, unkeyed;
+};
+
+static void scan_start(struct keep_scan *s, const char *name, size_t len)
+{
+	*s = (struct keep_scan){.name = name, .len = len, .node = 0, .entry = NONE};
+}
+
+/* The next candidate (an entry whose key occurs in the name, ending before *hit_end, or an
+ * unkeyed entry, *hit_end SIZE_MAX); an entry may come more than once. false at the end. */
+static bool scan_next(const struct dtl_keep_set *set, struct keep_scan *s, uint32_t *entry,
+		      size_t *hit_end)
+{
+	for (;;) {
+		if (s->entry != NONE) {
+			*entry = s->entry;
+			*hit_end = s->pos;
+			s->entry = set->entry_next[s->entry];
+			return true;
+		}
+		if (s->node) {
+			s->entry = set->out[s->node];
+			s->node = set->dict[s->node];
+			continue;
+		}
+		if (s->pos < s->len) {
+			/* the hot loop: to the next byte that ends a key */
+			const uint8_t *name = (const uint8_t *)s->name;
+			size_t pos = s->pos, len = s->len;
+			uint32_t state = s->state, node = 0;
+			if (set->dfa) {
+				const uint32_t *dfa = set->dfa;
+				const uint8_t *cls = set->byte_class;
+				uint32_t classes = set->class_count;
+				while (pos < len && !node) {
+					state = dfa[(size_t)state * classes + cls[name[pos++]]];
+					node = set->report[state];
+				}
+			} else {
+				while (pos < len && !node) {
+					state = step(set, state, name[pos++]);
+					node = set->report[state];
+				}
+			}
+			s->pos = pos;
+			s->state = state;
+			s->node = node;
+			continue;
+		}
+		if (s->unkeyed < set->unkeyed_count) {
+			*entry = set->unkeyed[s->unkeyed++];
+			*hit_end = SIZE_MAX;
+			return true;
+		}
+		return false;
+	}
+}
+
+/* dtl_keep_match() for an entry of fixed width placed at name[start..]. */
+static bool match_at(enum dtl_keep_matcher matcher, const struct dtl_pattern *p, const char *name,
+		     size_t len, size_t start)
+{
+	if (start + p->len > len)
+		return false;
+	for (uint32_t i = 0; i < p->len; i++)
+		if (p->text[i] != name[start + i] && (matcher == DTL_KEEP_COMPONENT || p->text[i] != '.'))
+			return false;
+	if (matcher == DTL_KEEP_SUBSTRING)
+		return true;
+	return (start == 0 || name[start - 1] == '.') &&
+	       (start + p->len == len || name[start + p->len] == '.');
+}
+
+/* Does the candidate match: at the place its key hit puts it when it has a fixed width,
+ * else anywhere. */
+static bool confirm(const struct dtl_keep_set *set, uint32_t e, const char *name, size_t len,
+		    size_t hit_end)
+{
+	const struct dtl_pattern *p = &set->entries[e];
+	size_t before = (size_t)set->key_start[e] + set->key_len[e];
+	if (!set->verify[e])
+		return true;
+	if (hit_end != SIZE_MAX && set->fixed[e])
+		return hit_end >= before && match_at(set->matcher, p, name, len, hit_end - before);
+	return dtl_keep_match(set->matcher, p->text, p->len, name, len);
+}
+
+uint32_t dtl_keep_set_first(const struct dtl_keep_set *set, const char *name, size_t name_len)
+{
+	struct keep_scan s;
+	uint32_t best = NONE, e;
+	size_t hit_end;
+
+	if (set->entry_count == 0)
+		return NONE;
+	scan_start(&s, name, name_len);
+	while (scan_next(set, &s, &e, &hit_end))
+		if (e < best && confirm(set, e, name, name_len, hit_end))
+			best = e;
+	return best;
+}
+
+/* count[] and first[] of dtl_keep_set_count; with any_only, stops once every entry has
+ * matched (counts are then 1 or 0). */
+static int count_matches(const struct dtl_keep_set *set, const char *const *names,
+			 const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first,
+			 bool any_only)
+{
+	/* seen[e] == i + 1: entry e matched name i (a failed candidate may match elsewhere) */
+	size_t *seen = calloc(set->entry_count + 1, sizeof(size_t));
+	uint32_t unmatched = set->entry_count;
+	struct keep_scan s;
+	uint32_t e;
+	size_t hit_end;
+
+	if (!seen)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < set->entry_count; k++) {
+		count[k] = 0;
+		first[k] = NONE;
+	}
+	for (size_t i = 0; i < n && unmatched; i++) {
+		scan_start(&s, names[i], name_lens[i]);
+		while (scan_next(set, &s, &e, &hit_end)) {
+			if (seen[e] == i + 1 || (any_only && count[e]) ||
+			    !confirm(set, e, names[i], name_lens[i], hit_end))
+				continue;
+			seen[e] = i + 1;
+			if (count[e]++ == 0) {
+				first[e] = (uint32_t)i;
+				unmatched -= any_only;
+			}
+		}
+	}
+	free(seen);
+	return 0;
+}
+
+int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
+		       const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first)
+{
+	return count_matches(set, names, name_lens, n, count, first, false);
+}
+
+int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
+		     const uint32_t *name_lens, size_t n, uint32_t *first)
+{
+	uint32_t *count = calloc(set->entry_count + 1, sizeof(uint32_t));
+	int r;
+
+	if (!count)
+		return -ENOMEM;
+	r = count_matches(set, names, name_lens, n, count, first, true);
+	free(count);
+	return r;
 }

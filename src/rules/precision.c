@@ -94,9 +94,9 @@ static const struct dtl_event *cause(const struct dtl_sim *sim, uint32_t t)
 static const char *pin_why(const struct dtl_sim *sim, uint32_t t, struct dtl_arena *arena)
 {
 	const struct dtl_pattern *e;
-	if ((e = dtl_sim_keep_entry(sim, &sim->model.keep_in_fp32_strict, t)))
+	if ((e = dtl_sim_keep_entry(sim, &sim->model.strict_set, t)))
 		return dtl_arena_sprintf(arena, "keep_in_fp32_strict '%s'", e->text);
-	if ((e = dtl_sim_keep_entry(sim, &sim->model.keep_in_fp32, t)))
+	if ((e = dtl_sim_keep_entry(sim, &sim->model.keep_set, t)))
 		return dtl_arena_sprintf(arena, "keep_in_fp32 '%s'", e->text);
 	return "a float32 buffer on purpose";
 }
@@ -197,6 +197,20 @@ static int dt202_check(struct dtl_check *c)
 	return grouper_finish(&g);
 }
 
+/* How many tensors each entry of a compiled keep list matches, and the first (arrays in the
+ * check's arena). */
+static int keep_counts(struct dtl_check *c, const struct dtl_keep_set *set, uint32_t **count,
+		       uint32_t **first)
+{
+	const struct dtl_sim *sim = c->sim;
+	*count = dtl_arena_calloc(c->arena, set->entry_count + 1, sizeof(uint32_t));
+	*first = dtl_arena_calloc(c->arena, set->entry_count + 1, sizeof(uint32_t));
+	if (!*count || !*first)
+		return -ENOMEM;
+	return dtl_keep_set_count(set, (const char *const *)sim->t.name, sim->t.name_len,
+				  sim->t.count, *count, *first);
+}
+
 /* DT203 — a plain keep-in-fp32 entry this transformers does not apply for this dtype. */
 static int dt203_check(struct dtl_check *c)
 {
@@ -212,17 +226,14 @@ static int dt203_check(struct dtl_check *c)
 	if (target != DTL_DTYPE_BF16)
 		return 0;
 	bool window = dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16);
+	uint32_t *count, *first_tensor;
+	int r;
+	if ((r = keep_counts(c, &sim->model.keep_set, &count, &first_tensor)) < 0)
+		return r;
 	for (size_t k = 0; k < plain->count; k++) {
 		const struct dtl_pattern *e = &plain->items[k];
-		uint32_t first = DTL_NONE_INDEX;
-		size_t n = 0;
-		for (uint32_t t = 0; t < sim->t.count; t++)
-			if (dtl_keep_match(dtl_sim_keep_matcher(sim), e->text, e->len, sim->t.name[t],
-					   sim->t.name_len[t])) {
-				n++;
-				if (first == DTL_NONE_INDEX)
-					first = t;
-			}
+		uint32_t first = first_tensor[k];
+		size_t n = count[k];
 		if (!n)
 			continue;
 		/* a profile's entry is reported at the manifest's architecture line */
@@ -446,20 +457,28 @@ static int dt601_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_manifest *m = sim->manifest;
-	const struct dtl_patterns *lists[] = {&m->model.keep_in_fp32, &m->model.keep_in_fp32_strict};
+	/* the manifest's own lists: when given, they are the ones the simulation compiled
+	 * (dtl_sim_resolve_model prefers them to the profile's) */
+	const struct dtl_keep_set *sets[] = {&sim->model.keep_set, &sim->model.strict_set};
+	const bool own[] = {!sim->model.keep_from_profile, !sim->model.strict_from_profile};
 	const char *names[] = {"keep_in_fp32", "keep_in_fp32_strict"};
 	int r;
 
-	for (size_t l = 0; l < 2; l++)
-		for (size_t k = 0; k < lists[l]->count; k++) {
-			const struct dtl_pattern *p = &lists[l]->items[k];
-			bool hit = false;
-			for (uint32_t t = 0; t < sim->t.count && !hit; t++)
-				hit = dtl_keep_match(dtl_sim_keep_matcher(sim), p->text, p->len,
-						     sim->t.name[t], sim->t.name_len[t]);
-			if (!hit && (r = unused(c, p, names[l])) < 0)
+	for (size_t l = 0; l < 2; l++) {
+		uint32_t *first;
+		if (!own[l] || sets[l]->entry_count == 0)
+			continue;
+		first = dtl_arena_calloc(c->arena, sets[l]->entry_count, sizeof(uint32_t));
+		if (!first)
+			return -ENOMEM;
+		if ((r = dtl_keep_set_any(sets[l], (const char *const *)sim->t.name,
+					  sim->t.name_len, sim->t.count, first)) < 0)
+			return r;
+		for (size_t k = 0; k < sets[l]->entry_count; k++)
+			if (first[k] == DTL_NONE_INDEX &&
+			    (r = unused(c, &sets[l]->entries[k], names[l])) < 0)
 				return r;
-		}
+	}
 	if ((r = dt601_frozen(c)) < 0)
 		return r;
 	for (size_t k = 0; k < m->model.routers.count; k++) {

@@ -84,6 +84,24 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	                                                            : DTL_DTYPE_NONE;
 }
 
+/* The keep-in-fp32 lists compiled for the era's matcher (facts/torch-and-transformers.md §3.5,
+ * which needs the plan's versions) and keyed on the tensors' names. */
+static int compile_keep_lists(struct dtl_sim *sim)
+{
+	struct dtl_model_view *v = &sim->model;
+	const struct dtl_patterns *lists[] = {&v->keep_in_fp32, &v->keep_in_fp32_strict};
+	struct dtl_keep_set *sets[] = {&v->keep_set, &v->strict_set};
+	int r;
+
+	for (size_t l = 0; l < 2; l++)
+		if ((r = dtl_keep_set_build(sets[l], dtl_sim_keep_matcher(sim), lists[l]->items,
+					    lists[l]->count, sim->arena)) < 0 ||
+		    (r = dtl_keep_set_tune(sets[l], (const char *const *)sim->t.name,
+					   sim->t.name_len, sim->t.count)) < 0)
+			return r;
+	return 0;
+}
+
 int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
                 const struct dtl_plan *plan, const struct dtl_behavior_table *behaviors,
                 struct dtl_arena *arena, struct dtl_error *error)
@@ -104,7 +122,7 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 		return dtl_error_set(error, sim->rp.plan.zero3.persistence_threshold_loc, -EINVAL,
 		                     "'persistence_threshold: auto' needs model.hidden_size "
 		                     "(accelerate uses 10 * hidden_size)");
-	if ((r = dtl_sim_build_table(sim, error)) < 0 ||
+	if ((r = dtl_sim_build_table(sim, error)) < 0 || (r = compile_keep_lists(sim)) < 0 ||
 	    (r = dtl_sim_assign_classes(sim, error)) < 0 ||
 	    (r = dtl_sim_find_routers(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
 	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_quantize(sim, error)) < 0 ||

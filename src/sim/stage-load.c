@@ -66,14 +66,10 @@ enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim)
 
 /* The first entry of a keep-in-fp32 list that matches the tensor name, or NULL. */
 const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
-					     const struct dtl_patterns *list, uint32_t tensor)
+					     const struct dtl_keep_set *set, uint32_t tensor)
 {
-	enum dtl_keep_matcher matcher = dtl_sim_keep_matcher(sim);
-	for (size_t k = 0; k < list->count; k++)
-		if (dtl_keep_match(matcher, list->items[k].text, list->items[k].len,
-				   sim->t.name[tensor], sim->t.name_len[tensor]))
-			return &list->items[k];
-	return NULL;
+	uint32_t k = dtl_keep_set_first(set, sim->t.name[tensor], sim->t.name_len[tensor]);
+	return k == DTL_NONE_INDEX ? NULL : &set->entries[k];
 }
 
 /* Which fp32 buffers are on purpose: the profile's list, else the well-known names. */
@@ -130,9 +126,9 @@ static int pin_as_is(struct dtl_sim *sim)
 		const struct dtl_pattern *e;
 		if (sim->t.dtype[i] != DTL_DTYPE_F32 || (sim->t.flags[i] & DTL_TF_ALIAS))
 			continue;
-		if ((e = dtl_sim_keep_entry(sim, &v->keep_in_fp32_strict, i)))
+		if ((e = dtl_sim_keep_entry(sim, &v->strict_set, i)))
 			r = pin(sim, i, keep_reason(sim, "keep_in_fp32_strict", e), e->loc);
-		else if ((e = dtl_sim_keep_entry(sim, &v->keep_in_fp32, i)))
+		else if ((e = dtl_sim_keep_entry(sim, &v->keep_set, i)))
 			r = pin(sim, i, keep_reason(sim, "keep_in_fp32", e), e->loc);
 		else if (sim->t.kind[i] == DTL_KIND_BUFFER && dtl_sim_buffer_info(sim, i))
 			r = pin(sim, i, "a float32 buffer on purpose", dtl_sim_tensor_loc(sim, i));
@@ -195,9 +191,9 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			continue;
 		bool in_checkpoint = sim->t.kind[i] == DTL_KIND_PARAM ||
 				     (sim->t.flags[i] & DTL_TF_PERSISTENT);
-		if (strict && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_in_fp32_strict, i)))
+		if (strict && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->strict_set, i)))
 			list = "keep_in_fp32_strict";
-		else if (plain && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_in_fp32, i)))
+		else if (plain && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_set, i)))
 			list = "keep_in_fp32";
 		if (e) {
 			const char *reason = dtl_arena_sprintf(

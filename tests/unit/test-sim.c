@@ -118,6 +118,80 @@ START_TEST(keep_in_fp32_matching_eras)
 }
 END_TEST
 
+/* The compiled sets agree with dtl_keep_match() entry by entry, in every era, on random
+ * entries and names over a small alphabet (so runs, wildcards and overlaps are frequent). */
+START_TEST(keep_set_agrees_with_matcher)
+{
+	static const char alphabet[] = "ab.*_";
+	enum { ENTRIES = 24, NAMES = 400 };
+	struct dtl_pattern entries[ENTRIES];
+	char entry_text[ENTRIES][8], names[NAMES][16];
+	const char *name_ptr[NAMES];
+	uint32_t name_len[NAMES], count[ENTRIES], first[ENTRIES];
+	uint32_t seed = 12345;
+
+	for (int round = 0; round < 30; round++) {
+		for (int e = 0; e < ENTRIES; e++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t len = (seed >> 16) % 6; /* 0..5, empty entries included */
+			for (size_t i = 0; i < len; i++) {
+				seed = seed * 1103515245u + 12345u;
+				entry_text[e][i] = alphabet[(seed >> 16) % 5];
+			}
+			entry_text[e][len] = 0;
+			entries[e] = (struct dtl_pattern){.text = entry_text[e], .len = (uint32_t)len};
+		}
+		for (int n = 0; n < NAMES; n++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t len = (seed >> 16) % 15;
+			for (size_t i = 0; i < len; i++) {
+				seed = seed * 1103515245u + 12345u;
+				names[n][i] = "ab._"[(seed >> 16) % 4];
+			}
+			names[n][len] = 0;
+			name_ptr[n] = names[n];
+			name_len[n] = (uint32_t)len;
+		}
+		for (int m = DTL_KEEP_COMPONENT; m <= DTL_KEEP_SUBSTRING; m++) {
+			struct dtl_keep_set set;
+			ck_assert_int_eq(dtl_keep_set_build(&set, m, entries, ENTRIES, &arena), 0);
+			/* keyed on the longest run, or on the rarest (half of the names) */
+			if (round % 2)
+				ck_assert_int_eq(dtl_keep_set_tune(&set, name_ptr, name_len, NAMES / 2), 0);
+			/* the automaton as a table, or walked in the trie (a set too big for the
+			 * table) */
+			ck_assert_ptr_nonnull(set.dfa);
+			if (round % 3 == 0)
+				set.dfa = NULL;
+			ck_assert_int_eq(dtl_keep_set_count(&set, name_ptr, name_len, NAMES, count,
+							    first), 0);
+			for (int e = 0; e < ENTRIES; e++) {
+				uint32_t want_count = 0, want_first = UINT32_MAX;
+				for (int n = 0; n < NAMES; n++)
+					if (dtl_keep_match(m, entries[e].text, entries[e].len,
+							   names[n], name_len[n]) &&
+					    want_count++ == 0)
+						want_first = (uint32_t)n;
+				ck_assert_uint_eq(count[e], want_count);
+				ck_assert_uint_eq(first[e], want_first);
+			}
+			ck_assert_int_eq(dtl_keep_set_any(&set, name_ptr, name_len, NAMES, first), 0);
+			for (int e = 0; e < ENTRIES; e++)
+				ck_assert_uint_eq(first[e] == UINT32_MAX, count[e] == 0);
+			for (int n = 0; n < NAMES; n++) {
+				uint32_t want = UINT32_MAX;
+				for (int e = 0; e < ENTRIES && want == UINT32_MAX; e++)
+					if (dtl_keep_match(m, entries[e].text, entries[e].len,
+							   names[n], name_len[n]))
+						want = (uint32_t)e;
+				ck_assert_uint_eq(dtl_keep_set_first(&set, names[n], name_len[n]),
+						  want);
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(table_grows_for_injected_tensors)
 {
 	struct dtl_sim sim;
@@ -147,6 +221,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, fsdp1_units_post_order_root_last);
 	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
 	tcase_add_test(tc, keep_in_fp32_matching_eras);
+	tcase_add_test(tc, keep_set_agrees_with_matcher);
 	tcase_add_test(tc, table_grows_for_injected_tensors);
 }
 
