@@ -9,10 +9,12 @@
 #include "dtypelint/arena.h"
 #include "dtypelint/ops.h"
 
-/* Scans dirs and fills an op oracle for DT701; *ret_kernels is for print/fini. -ENOTSUP in a
- * build without libclang. */
+/* Loads libclang (DTYPELINT_LIBCLANG or the configured path), scans dirs and fills an op oracle
+ * for DT701; *ret_kernels is for print/fini. -ENOTSUP in a build without libclang; a libclang
+ * that cannot be loaded is an error without a file ("dtypelint: error: ..."). */
 int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
-			 struct dtl_op_oracle *ret_oracle, void **ret_kernels, struct dtl_error *error);
+                         struct dtl_op_oracle *ret_oracle, void **ret_kernels,
+                         struct dtl_error *error);
 void dtl_cli_kernels_fini(void *kernels);
 /* --scan-kernels: the contracts as text or versioned JSON */
 int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error *error);

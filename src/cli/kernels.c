@@ -2,12 +2,41 @@
 /* --scan-kernels and --kernels: the libclang scanner behind the rules' op oracle. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli-kernels.h"
 
 #ifdef DTL_HAVE_KERNELS
 #include "dtypelint/kernels.h"
+#include "kernels/libclang.h"
+
+/*
+ * The CLI owns the libclang it loads (src/kernels/libclang.h): dlopen()ed here on the first
+ * kernel option, never for a plain lint, and handed to the scanner, which keeps no global state.
+ * DTYPELINT_LIBCLANG, when set and not empty, replaces the path chosen at configure time.
+ */
+struct cli_kernels {
+	struct dtl_libclang libclang;
+	struct dtl_kernels k;
+};
+
+static int load_libclang(struct dtl_libclang *lc, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = "dtypelint"};
+	const char *env = getenv("DTYPELINT_LIBCLANG");
+	bool from_env = env && *env;
+	char why[DTL_ERROR_MESSAGE_MAX];
+	int r = dtl_libclang_open(lc, from_env ? env : NULL, error);
+
+	if (r < 0 && r != -ENOMEM) {
+		snprintf(why, sizeof(why), "%s", error->message);
+		return dtl_error_set(error, loc, r, "%s (%s)", why,
+		                     from_env ? "from DTYPELINT_LIBCLANG"
+		                              : "set DTYPELINT_LIBCLANG to libclang's path");
+	}
+	return r;
+}
 
 static const enum dtl_op_verdict verdicts[] = {
 	[DTL_KERNEL_UNKNOWN] = DTL_OP_UNKNOWN,	   [DTL_KERNEL_ACCEPTS] = DTL_OP_ACCEPTS,
@@ -17,7 +46,8 @@ static const enum dtl_op_verdict verdicts[] = {
 
 static int query(void *data, const char *op, enum dtl_dtype dtype, struct dtl_op_answer *ret)
 {
-	const struct dtl_kernels *k = data;
+	const struct cli_kernels *ck = data;
+	const struct dtl_kernels *k = &ck->k;
 	struct dtl_kernel_query q = {.op = op, .dtype = dtype, .backend = "cuda"};
 	struct dtl_kernel_answer a;
 	struct dtl_error error;
@@ -41,50 +71,62 @@ static int query(void *data, const char *op, enum dtl_dtype dtype, struct dtl_op
 }
 
 int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
-			 struct dtl_op_oracle *ret_oracle, void **ret_kernels, struct dtl_error *error)
+                         struct dtl_op_oracle *ret_oracle, void **ret_kernels,
+                         struct dtl_error *error)
 {
-	struct dtl_kernels *k = dtl_arena_alloc(arena, sizeof(*k));
+	struct cli_kernels *ck = dtl_arena_alloc(arena, sizeof(*ck));
 	struct dtl_kernels_options options;
 	int r;
 
-	if (!k)
+	if (!ck)
 		return -ENOMEM;
-	dtl_kernels_options_default(&options);
-	if ((r = dtl_kernels_init(k, arena, &options, error)) < 0)
+	if ((r = load_libclang(&ck->libclang, error)) < 0)
 		return r;
-	r = dtl_kernels_scan_dirs(k, dirs, n, error);
+	dtl_kernels_options_default(&options);
+	if ((r = dtl_kernels_init_libclang(&ck->k, arena, &options, &ck->libclang, error)) < 0) {
+		dtl_libclang_close(&ck->libclang);
+		return r;
+	}
+	r = dtl_kernels_scan_dirs(&ck->k, dirs, n, error);
 	if (r < 0) {
-		dtl_kernels_fini(k);
+		dtl_cli_kernels_fini(ck);
 		return r;
 	}
 	ret_oracle->query = query;
-	ret_oracle->data = k;
+	ret_oracle->data = ck;
 	ret_oracle->source = "--kernels";
-	*ret_kernels = k;
+	*ret_kernels = ck;
 	return 0;
 }
 
 void dtl_cli_kernels_fini(void *kernels)
 {
-	if (kernels)
-		dtl_kernels_fini(kernels);
+	struct cli_kernels *ck = kernels;
+
+	if (!ck)
+		return;
+	dtl_kernels_fini(&ck->k);
+	dtl_libclang_close(&ck->libclang);
 }
 
 int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error *error)
 {
-	return json ? dtl_kernels_write_json(out, kernels, error)
-		    : dtl_kernels_write_text(out, kernels, error);
+	const struct cli_kernels *ck = kernels;
+
+	return json ? dtl_kernels_write_json(out, &ck->k, error)
+	            : dtl_kernels_write_text(out, &ck->k, error);
 }
 
 #else
 
 int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
-			 struct dtl_op_oracle *ret_oracle, void **ret_kernels, struct dtl_error *error)
+                         struct dtl_op_oracle *ret_oracle, void **ret_kernels,
+                         struct dtl_error *error)
 {
 	struct dtl_loc loc = {.file = "dtypelint"};
 	(void)dirs, (void)n, (void)arena, (void)ret_oracle, (void)ret_kernels;
 	return dtl_error_set(error, loc, -ENOTSUP,
-			     "this dtypelint was built without libclang (meson -Dkernels=enabled)");
+	                     "this dtypelint was built without libclang (meson -Dkernels=enabled)");
 }
 
 void dtl_cli_kernels_fini(void *kernels)

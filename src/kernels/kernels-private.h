@@ -8,13 +8,13 @@
 #ifndef DTL_KERNELS_PRIVATE_H
 #define DTL_KERNELS_PRIVATE_H
 
-#include <clang-c/Index.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "dtypelint/arena.h"
 #include "dtypelint/kernels.h"
+#include "libclang.h"
 
 #define KNONE UINT32_MAX
 
@@ -63,8 +63,9 @@ struct kguard {
 
 /* One lexed main file; everything but guards[].names lives in the per-file scratch arena. */
 struct kfile {
-	const char *path;      /* interned, normalised */
-	const char *backend;   /* kbackend_of_path() */
+	const struct dtl_libclang *lc; /* k->scanner->lc */
+	const char *path;              /* interned, normalised */
+	const char *backend;           /* kbackend_of_path() */
 	const char **includes; /* project files the parse reached (persistent, normalised) */
 	size_t n_includes;
 	CXTranslationUnit tu;
@@ -139,6 +140,8 @@ struct klink {
 };
 
 struct dtl_kernels_scanner {
+	const struct dtl_libclang *lc; /* every clang_* call goes through it (libclang.h) */
+	struct dtl_libclang *owned_lc; /* loaded by dtl_kernels_init(), closed by _fini() */
 	CXIndex index;
 	struct dtl_strmap strings; /* interned strings: key and value both in the arena */
 	struct dtl_vec strings_list;

@@ -20,20 +20,21 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
 {
 	struct collect *col = data;
 	struct kx *x = col->x;
+	const struct dtl_libclang *lc = x->kf->lc;
 	struct kmacro *m;
 	CXString spelling;
 	const char *name;
 	int64_t first;
 
 	(void)parent;
-	if (clang_getCursorKind(c) != CXCursor_MacroDefinition || clang_Cursor_isMacroBuiltin(c) ||
-	    !clang_Cursor_isMacroFunctionLike(c))
+	if (lc->getCursorKind(c) != CXCursor_MacroDefinition || lc->Cursor_isMacroBuiltin(c) ||
+	    !lc->Cursor_isMacroFunctionLike(c))
 		return CXChildVisit_Continue;
-	spelling = clang_getCursorSpelling(c);
-	name = clang_getCString(spelling);
+	spelling = lc->getCursorSpelling(c);
+	name = lc->getCString(spelling);
 	size_t len = name ? strlen(name) : 0;
 	char *copy = len ? dtl_arena_strndup(x->scratch, name, len) : NULL;
-	clang_disposeString(spelling);
+	lc->disposeString(spelling);
 	if (!len)
 		return CXChildVisit_Continue;
 	if (!copy || !(m = dtl_vec_push(&x->macros.defs, x->scratch, sizeof(*m)))) {
@@ -63,17 +64,19 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
 
 int kmacros_collect(struct kx *x)
 {
+	const struct dtl_libclang *lc = x->kf->lc;
 	struct collect col = {.x = x};
 
 	dtl_strmap_init(&x->macros.byname, x->scratch);
-	clang_visitChildren(clang_getTranslationUnitCursor(x->kf->tu), visit, &col);
+	lc->visitChildren(lc->getTranslationUnitCursor(x->kf->tu), visit, &col);
 	return col.err;
 }
 
 static int load(struct kx *x, struct kmacro *m)
 {
+	const struct dtl_libclang *lc = x->kf->lc;
 	CXTranslationUnit tu = x->kf->tu;
-	CXSourceRange ext = clang_getCursorExtent(m->cursor);
+	CXSourceRange ext = lc->getCursorExtent(m->cursor);
 	CXToken *ct = NULL;
 	unsigned nct = 0, line = 0, prev_end = 0;
 	CXFile file = NULL;
@@ -85,30 +88,30 @@ static int load(struct kx *x, struct kmacro *m)
 
 	m->loaded = true;
 	m->bad = true;
-	clang_getSpellingLocation(clang_getRangeStart(ext), &file, &line, NULL, NULL);
-	if (!file || !(contents = clang_getFileContents(tu, file, &size)))
+	lc->getSpellingLocation(lc->getRangeStart(ext), &file, &line, NULL, NULL);
+	if (!file || !(contents = lc->getFileContents(tu, file, &size)))
 		return 0;
-	CXString fname = clang_getFileName(file);
-	const char *fn = clang_getCString(fname);
+	CXString fname = lc->getFileName(file);
+	const char *fn = lc->getCString(fname);
 	m->file = fn ? knormalize(x->k, fn) : NULL;
-	clang_disposeString(fname);
+	lc->disposeString(fname);
 	if (!m->file)
 		return -ENOMEM;
 	m->line = line;
-	clang_tokenize(tu, ext, &ct, &nct);
+	lc->tokenize(tu, ext, &ct, &nct);
 	toks = nct ? dtl_arena_calloc(x->scratch, nct, sizeof(*toks)) : NULL;
 	if (nct && !toks) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (unsigned i = 0; i < nct; i++) {
-		CXTokenKind kind = clang_getTokenKind(ct[i]);
-		CXSourceRange te = clang_getTokenExtent(tu, ct[i]);
+		CXTokenKind kind = lc->getTokenKind(ct[i]);
+		CXSourceRange te = lc->getTokenExtent(tu, ct[i]);
 		unsigned off = 0, eoff = 0;
 		if (kind == CXToken_Comment)
 			continue;
-		clang_getSpellingLocation(clang_getRangeStart(te), NULL, NULL, NULL, &off);
-		clang_getSpellingLocation(clang_getRangeEnd(te), NULL, NULL, NULL, &eoff);
+		lc->getSpellingLocation(lc->getRangeStart(te), NULL, NULL, NULL, &off);
+		lc->getSpellingLocation(lc->getRangeEnd(te), NULL, NULL, NULL, &eoff);
 		if (off > size || eoff > size || eoff < off)
 			continue;
 		struct ktok *t = &toks[n++];
@@ -152,12 +155,13 @@ static int load(struct kx *x, struct kmacro *m)
 	m->bad = false;
 out:
 	if (ct)
-		clang_disposeTokens(tu, ct, nct);
+		lc->disposeTokens(tu, ct, nct);
 	return r;
 }
 
 static const struct kmacro *resolve(struct kx *x, const struct krange *r, size_t i, int64_t first)
 {
+	const struct dtl_libclang *lc = x->kf->lc;
 	struct kmacro *defs = x->macros.defs.items;
 	int64_t pick = first;
 
@@ -165,13 +169,13 @@ static const struct kmacro *resolve(struct kx *x, const struct krange *r, size_t
 	if (defs[first].next >= 0 && r->main && x->kf->contents &&
 	    r->toks[i].text >= x->kf->contents && r->toks[i].text < x->kf->contents + x->kf->size) {
 		unsigned off = (unsigned)(r->toks[i].text - x->kf->contents);
-		CXCursor use = clang_getCursor(
-		    x->kf->tu, clang_getLocationForOffset(x->kf->tu, x->kf->file, off));
+		CXCursor use =
+		    lc->getCursor(x->kf->tu, lc->getLocationForOffset(x->kf->tu, x->kf->file, off));
 		bool found = false;
-		if (clang_getCursorKind(use) == CXCursor_MacroExpansion) {
-			CXCursor def = clang_getCursorReferenced(use);
+		if (lc->getCursorKind(use) == CXCursor_MacroExpansion) {
+			CXCursor def = lc->getCursorReferenced(use);
 			for (int64_t d = first; d >= 0; d = defs[d].next) {
-				if (clang_equalCursors(def, defs[d].cursor)) {
+				if (lc->equalCursors(def, defs[d].cursor)) {
 					pick = d;
 					found = true;
 					break;

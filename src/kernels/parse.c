@@ -76,13 +76,14 @@ static int build_args(struct dtl_arena *scratch, const char *path, const char *c
 
 static int lex(struct kfile *kf, struct dtl_arena *scratch)
 {
-	CXSourceLocation start = clang_getLocationForOffset(kf->tu, kf->file, 0);
-	CXSourceLocation end = clang_getLocationForOffset(kf->tu, kf->file, (unsigned)kf->size);
+	const struct dtl_libclang *lc = kf->lc;
+	CXSourceLocation start = lc->getLocationForOffset(kf->tu, kf->file, 0);
+	CXSourceLocation end = lc->getLocationForOffset(kf->tu, kf->file, (unsigned)kf->size);
 	CXToken *ct = NULL;
 	unsigned nct = 0, prev_end = 0, prev_line = 0;
 	int r = 0;
 
-	clang_tokenize(kf->tu, clang_getRange(start, end), &ct, &nct);
+	lc->tokenize(kf->tu, lc->getRange(start, end), &ct, &nct);
 	if (nct > KMAX_TOKENS) {
 		r = -EFBIG;
 		goto out;
@@ -94,7 +95,7 @@ static int lex(struct kfile *kf, struct dtl_arena *scratch)
 	}
 	kf->n = 0;
 	for (unsigned i = 0; i < nct; i++) {
-		CXTokenKind kind = clang_getTokenKind(ct[i]);
+		CXTokenKind kind = lc->getTokenKind(ct[i]);
 		CXSourceRange ext;
 		unsigned line = 0, off = 0, eoff = 0;
 		struct ktok *t;
@@ -103,9 +104,9 @@ static int lex(struct kfile *kf, struct dtl_arena *scratch)
 			continue;
 		/* Offsets into the file buffer instead of clang_getTokenSpelling: no allocation
 		 * per token. */
-		ext = clang_getTokenExtent(kf->tu, ct[i]);
-		clang_getSpellingLocation(clang_getRangeStart(ext), NULL, &line, NULL, &off);
-		clang_getSpellingLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &eoff);
+		ext = lc->getTokenExtent(kf->tu, ct[i]);
+		lc->getSpellingLocation(lc->getRangeStart(ext), NULL, &line, NULL, &off);
+		lc->getSpellingLocation(lc->getRangeEnd(ext), NULL, NULL, NULL, &eoff);
 		if (off > kf->size || eoff > kf->size || eoff < off)
 			continue;
 		t = &kf->toks[kf->n++];
@@ -135,7 +136,7 @@ static int lex(struct kfile *kf, struct dtl_arena *scratch)
 	}
 out:
 	if (ct)
-		clang_disposeTokens(kf->tu, ct, nct);
+		lc->disposeTokens(kf->tu, ct, nct);
 	return r;
 }
 
@@ -331,15 +332,15 @@ static int directives(struct dtl_kernels *k, struct dtl_arena *scratch, struct k
 
 static void mark_skipped(struct kfile *kf)
 {
-	CXSourceRangeList *list = clang_getSkippedRanges(kf->tu, kf->file);
+	const struct dtl_libclang *lc = kf->lc;
+	CXSourceRangeList *list = lc->getSkippedRanges(kf->tu, kf->file);
 
 	if (!list)
 		return;
 	for (unsigned r = 0; r < list->count; r++) {
 		unsigned s = 0, e = 0;
-		clang_getSpellingLocation(clang_getRangeStart(list->ranges[r]), NULL, NULL, NULL,
-		                          &s);
-		clang_getSpellingLocation(clang_getRangeEnd(list->ranges[r]), NULL, NULL, NULL, &e);
+		lc->getSpellingLocation(lc->getRangeStart(list->ranges[r]), NULL, NULL, NULL, &s);
+		lc->getSpellingLocation(lc->getRangeEnd(list->ranges[r]), NULL, NULL, NULL, &e);
 		/* binary search for the first token at or after s */
 		size_t lo = 0, hi = kf->n;
 		while (lo < hi) {
@@ -369,7 +370,7 @@ static void mark_skipped(struct kfile *kf)
 				kf->toks[i].flags |= KTF_UNBALANCED;
 		}
 	}
-	clang_disposeSourceRangeList(list);
+	lc->disposeSourceRangeList(list);
 }
 
 struct inclusions {
@@ -382,15 +383,16 @@ struct inclusions {
 static void visit_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data)
 {
 	struct inclusions *inc = data;
+	const struct dtl_libclang *lc = inc->k->scanner->lc;
 	const char *norm, **slot;
 
 	(void)stack;
 	if (depth == 0 || inc->err)
 		return; /* the main file itself */
-	CXString name = clang_getFileName(file);
-	const char *s = clang_getCString(name);
+	CXString name = lc->getFileName(file);
+	const char *s = lc->getCString(name);
 	norm = s ? knormalize(inc->k, s) : NULL;
-	clang_disposeString(name);
+	lc->disposeString(name);
 	if (!norm) {
 		inc->err = -ENOMEM;
 		return;
@@ -411,7 +413,7 @@ static int inclusions(struct dtl_kernels *k, struct dtl_arena *scratch, struct k
 {
 	struct inclusions inc = {.k = k, .scratch = scratch};
 
-	clang_getInclusions(kf->tu, visit_inclusion, &inc);
+	kf->lc->getInclusions(kf->tu, visit_inclusion, &inc);
 	if (inc.err)
 		return inc.err;
 	if (inc.list.count) {
@@ -429,6 +431,7 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
                 size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
                 struct dtl_error *error)
 {
+	const struct dtl_libclang *lc = k->scanner->lc;
 	struct dtl_loc loc = {.file = path};
 	const char **args = NULL;
 	int nargs = 0, r;
@@ -439,25 +442,26 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 	uint64_t t0;
 
 	memset(kf, 0, sizeof(*kf));
+	kf->lc = lc;
 	kf->path = knormalize(k, path);
 	kf->backend = kf->path ? kbackend_of_path(k, kf->path) : NULL;
 	if (!kf->path ||
 	    (r = build_args(scratch, path, include_dirs, n_include_dirs, &args, &nargs)) < 0)
 		return dtl_error_set(error, loc, -ENOMEM, "out of memory");
 	t0 = now_ns();
-	ec = clang_parseTranslationUnit2(k->scanner->index, path, args, nargs, unsaved, n_unsaved,
-	                                 opts, &kf->tu);
+	ec = lc->parseTranslationUnit2(k->scanner->index, path, args, nargs, unsaved, n_unsaved,
+	                               opts, &kf->tu);
 	*ret_parse_ns = now_ns() - t0;
 	if (ec != CXError_Success || !kf->tu)
 		return dtl_error_set(error, loc, -EIO,
 		                     "libclang could not parse the file (error %d)", (int)ec);
-	kf->file = clang_getFile(kf->tu, path);
-	kf->contents = kf->file ? clang_getFileContents(kf->tu, kf->file, &kf->size) : NULL;
+	kf->file = lc->getFile(kf->tu, path);
+	kf->contents = kf->file ? lc->getFileContents(kf->tu, kf->file, &kf->size) : NULL;
 	if (!kf->contents) {
 		kfile_dispose(kf);
 		return dtl_error_set(error, loc, -EIO, "libclang did not load the file");
 	}
-	kf->diagnostics = clang_getNumDiagnostics(kf->tu);
+	kf->diagnostics = lc->getNumDiagnostics(kf->tu);
 	if ((r = lex(kf, scratch)) < 0 || (r = directives(k, scratch, kf)) < 0 ||
 	    (r = inclusions(k, scratch, kf)) < 0) {
 		kfile_dispose(kf);
@@ -472,6 +476,6 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 void kfile_dispose(struct kfile *kf)
 {
 	if (kf->tu)
-		clang_disposeTranslationUnit(kf->tu);
+		kf->lc->disposeTranslationUnit(kf->tu);
 	kf->tu = NULL;
 }

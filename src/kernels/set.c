@@ -16,11 +16,13 @@ void dtl_kernels_options_default(struct dtl_kernels_options *options)
 	options->max_files = 100000;
 }
 
-int dtl_kernels_init(struct dtl_kernels *k, struct dtl_arena *arena,
-                     const struct dtl_kernels_options *options, struct dtl_error *error)
+static int init(struct dtl_kernels *k, struct dtl_arena *arena,
+                const struct dtl_kernels_options *options, const struct dtl_libclang *lc,
+                struct dtl_libclang *owned_lc, struct dtl_error *error)
 {
 	struct dtl_loc nowhere = {0};
 	struct dtl_kernels_scanner *s;
+	int r;
 
 	memset(k, 0, sizeof(*k));
 	if (options)
@@ -52,14 +54,45 @@ int dtl_kernels_init(struct dtl_kernels *k, struct dtl_arena *arena,
 	s = dtl_arena_alloc(arena, sizeof(*s));
 	if (!s)
 		return dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
+	memset(s, 0, sizeof(*s));
+	if (owned_lc && (r = dtl_libclang_open(owned_lc, NULL, error)) < 0)
+		return r;
+	s->lc = owned_lc ? owned_lc : lc;
+	s->owned_lc = owned_lc;
 	/* displayDiagnostics=0: hermetic parses have hundreds of errors per file (§5.13). */
-	s->index = clang_createIndex(0, 0);
-	if (!s->index)
+	s->index = s->lc->createIndex(0, 0);
+	if (!s->index) {
+		if (owned_lc)
+			dtl_libclang_close(owned_lc);
 		return dtl_error_set(error, nowhere, -ENOMEM, "libclang: cannot create an index");
+	}
 	dtl_strmap_init(&s->strings, arena);
 	k->arena = arena;
 	k->scanner = s;
 	return 0;
+}
+
+int dtl_kernels_init_libclang(struct dtl_kernels *k, struct dtl_arena *arena,
+                              const struct dtl_kernels_options *options,
+                              const struct dtl_libclang *lc, struct dtl_error *error)
+{
+	if (!lc || !lc->handle) {
+		memset(k, 0, sizeof(*k));
+		return dtl_error_set(error, (struct dtl_loc){0}, -EINVAL, "libclang is not loaded");
+	}
+	return init(k, arena, options, lc, NULL, error);
+}
+
+int dtl_kernels_init(struct dtl_kernels *k, struct dtl_arena *arena,
+                     const struct dtl_kernels_options *options, struct dtl_error *error)
+{
+	/* No libclang given: this set loads its own from the configured path (a reference count
+	 * when it is loaded already) and closes it in dtl_kernels_fini(). */
+	struct dtl_libclang *lc = dtl_arena_alloc(arena, sizeof(*lc));
+
+	if (!lc)
+		return dtl_error_set(error, (struct dtl_loc){0}, -ENOMEM, "out of memory");
+	return init(k, arena, options, NULL, lc, error);
 }
 
 void dtl_kernels_fini(struct dtl_kernels *k)
@@ -67,8 +100,12 @@ void dtl_kernels_fini(struct dtl_kernels *k)
 	if (!k || !k->scanner)
 		return;
 	if (k->scanner->index)
-		clang_disposeIndex(k->scanner->index);
+		k->scanner->lc->disposeIndex(k->scanner->index);
 	k->scanner->index = NULL;
+	if (k->scanner->owned_lc)
+		dtl_libclang_close(k->scanner->owned_lc);
+	k->scanner->owned_lc = NULL;
+	k->scanner->lc = NULL;
 	k->scanner = NULL;
 }
 

@@ -12,6 +12,7 @@
 
 #include "../dtl-test.h"
 #include "dtypelint/kernels.h"
+#include "kernels/libclang.h"
 
 #define SRC(p, t)                                                                                  \
 	{                                                                                          \
@@ -1070,6 +1071,45 @@ START_TEST(dtype_names)
 }
 END_TEST
 
+/* libclang is dlopen()ed (issue 6): the loader's errors, and a set built on a caller's table. */
+START_TEST(libclang_loader)
+{
+	static const struct dtl_kernel_source src[] = {
+	    SRC("/l/a.cpp", "void a(at::Tensor x) { AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "
+	                    "\"a\", [&] {}); }\nPYBIND11_MODULE(l, m) { m.def(\"a\", &a); }\n")};
+	struct dtl_libclang lc, zero = {0};
+	struct dtl_kernels k2;
+
+	ck_assert_int_eq(dtl_libclang_open(&lc, "/nonexistent/libclang.so.1", &error), -ENOENT);
+	ck_assert_str_eq(error.loc.file, "");
+	ck_assert_ptr_nonnull(
+	    strstr(error.message, "cannot load libclang '/nonexistent/libclang.so.1': "));
+	ck_assert_ptr_null(lc.handle);
+	/* a library that is not libclang: the first missing function is named */
+	ck_assert_int_eq(dtl_libclang_open(&lc, "libc.so.6", &error), -ENOSYS);
+	ck_assert_ptr_nonnull(strstr(error.message, "'libc.so.6' is not a usable libclang: "));
+	ck_assert_ptr_nonnull(strstr(error.message, "clang_createIndex"));
+	ck_assert_ptr_null(lc.handle);
+	ck_assert_ptr_null(lc.tokenize);
+	dtl_libclang_close(&zero);
+	ck_assert_int_eq(dtl_kernels_init_libclang(&k2, &arena, NULL, &zero, &error), -EINVAL);
+	dtl_kernels_fini(&k2);
+
+	ck_assert_int_eq(dtl_libclang_open(&lc, NULL, &error), 0);
+	ck_assert_str_eq(lc.path, dtl_libclang_default_path());
+	ck_assert_ptr_nonnull(lc.createIndex);
+	ck_assert_ptr_nonnull(lc.Cursor_isMacroFunctionLike);
+	ck_assert_int_eq(dtl_kernels_init_libclang(&k2, &arena, NULL, &lc, &error), 0);
+	ck_assert_int_eq(dtl_kernels_scan_sources(&k2, src, 1, &error), 0);
+	ck_assert_uint_eq(k2.n_contracts, 1);
+	ck_assert_uint_eq(k2.contracts[0].dispatch_types, F32 | F64);
+	dtl_kernels_fini(&k2);
+	ck_assert_ptr_nonnull(lc.handle); /* the caller's table outlives the set */
+	dtl_libclang_close(&lc);
+	ck_assert_ptr_null(lc.handle);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -1088,6 +1128,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, scan_tree);
 	tcase_add_test(tc, json_and_text);
+	tcase_add_test(tc, libclang_loader);
 	tcase_add_test(tc, dtype_names);
 }
 
