@@ -73,4 +73,18 @@ bool dtl_globset_any(const struct dtl_globset *set, const char *path, size_t len
 size_t dtl_globset_matches(const struct dtl_globset *set, const char *path, size_t len,
                            uint32_t *out, size_t max);
 
+/*
+ * A cursor matches many paths in a row against one set, reusing the walk of the segments a
+ * path shares with the one before (a tensor's module path with its sibling's): in tensor or
+ * module order most of a path costs nothing. Same answers as dtl_globset_first/matches. The
+ * previous path is borrowed until the next call; adding to the set after creating a cursor is
+ * not allowed. Lives in arena.
+ */
+struct dtl_globset_cursor;
+struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
+                                                  struct dtl_arena *arena);
+int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path, size_t len);
+size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path, size_t len,
+                                  uint32_t *out, size_t max);
+
 #endif

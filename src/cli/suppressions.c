@@ -26,11 +26,18 @@ struct inline_suppression {
 	const char *reason;
 };
 
+/* JSON by its name: no need to read it again (JSON has no comments) */
+static bool named_json(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	return dot && strcasecmp(dot, ".json") == 0;
+}
+
 static bool is_json(const struct dtl_source *source, const char *path)
 {
 	const char *dot = strrchr(path, '.');
 
-	if (dot && strcasecmp(dot, ".json") == 0)
+	if (named_json(path))
 		return true;
 	if (dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0))
 		return false;
@@ -238,7 +245,7 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 
 	*ret_suppressed = 0;
 	/* comments only in a manifest file (a model folder has none) */
-	if (stat(m->file, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (!named_json(m->file) && stat(m->file, &st) == 0 && S_ISREG(st.st_mode)) {
 		r = dtl_source_read(&source, m->file, limits, error);
 		if (r < 0)
 			return r;
@@ -250,17 +257,31 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 	}
 	listed_used = dtl_arena_calloc(arena, m->suppress_count ? m->suppress_count : 1,
 	                               sizeof(*listed_used));
-	if (!listed_used)
+	/* covers[k * rule_count + r]: suppression k's selector names rule r (decided once, not
+	 * once per finding) */
+	size_t rule_count;
+	const struct dtl_rule *const *rules = dtl_rules_all(&rule_count);
+	bool *covers = dtl_arena_calloc(arena, m->suppress_count * rule_count + 1, sizeof(bool));
+	if (!listed_used || !covers)
 		return -ENOMEM;
+	for (size_t k = 0; k < m->suppress_count; k++)
+		for (size_t j = 0; j < rule_count; j++)
+			covers[k * rule_count + j] =
+			    dtl_cli_selector_matches(m->suppress[k].rule, rules[j]);
 
 	struct dtl_finding *items = findings->items.items;
 	struct inline_suppression *inl = comments.items;
 	for (size_t i = 0; i < findings->items.count; i++) {
 		const struct dtl_finding *f = &items[i];
 		bool hit = false;
+		size_t rule = 0;
+		while (rule < rule_count && rules[rule] != f->rule)
+			rule++;
 		for (size_t k = 0; k < m->suppress_count; k++) {
-			if (dtl_cli_selector_matches(m->suppress[k].rule, f->rule) &&
-			    listed_covers(&m->suppress[k], f, sim)) {
+			bool named = rule < rule_count
+			                 ? covers[k * rule_count + rule]
+			                 : dtl_cli_selector_matches(m->suppress[k].rule, f->rule);
+			if (named && listed_covers(&m->suppress[k], f, sim)) {
 				listed_used[k]++;
 				hit = true;
 			}

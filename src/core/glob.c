@@ -358,6 +358,43 @@ static void match_one_by_one(const struct dtl_globset *set, uint32_t chain, bool
 			found_add(f, i);
 }
 
+static void walk_start(const struct dtl_globset *set, struct walk *w)
+{
+	w->count = 0;
+	w->overflow = false;
+	walk_add(set, w, 0);
+}
+
+/* next = where cur goes on one segment of the path; false when next overflowed. */
+static bool walk_step(const struct dtl_globset *set, const struct walk *cur, struct walk *next,
+                      const char *seg, size_t seg_len)
+{
+	next->count = 0;
+	next->overflow = false;
+	for (size_t k = 0; k < cur->count; k++) {
+		const struct dtl_globset_node *n = &set->nodes[cur->node[k]];
+		if (n->is_star2)
+			walk_add(set, next, cur->node[k]);
+		walk_add(set, next, find_literal(set, n, seg, seg_len));
+		for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next)
+			if (segment_match(set->edges[e].segment, set->edges[e].len, seg, seg_len))
+				walk_add(set, next, set->edges[e].child);
+	}
+	return !next->overflow;
+}
+
+/* What a walk that consumed the whole path reports: its nodes' patterns, then the invalid
+ * globs. */
+static void accept(const struct dtl_globset *set, const struct walk *cur, const char *path,
+                   size_t len, struct found *f)
+{
+	for (size_t k = 0; k < cur->count; k++)
+		for (uint32_t i = set->nodes[cur->node[k]].accept; i != NONE;
+		     i = set->patterns[i].next)
+			found_add(f, i);
+	match_one_by_one(set, set->fallback, false, path, len, f);
+}
+
 static void match(const struct dtl_globset *set, const char *path, size_t len, struct found *f)
 {
 	struct walk a, b; /* not zeroed: count says what is set */
@@ -368,26 +405,10 @@ static void match(const struct dtl_globset *set, const char *path, size_t len, s
 		match_one_by_one(set, NONE, true, path, len, f);
 		return;
 	}
-	a.count = 0;
-	a.overflow = false;
-	walk_add(set, cur, 0);
+	walk_start(set, cur);
 	for (size_t start = 0; start <= len && cur->count;) {
 		size_t end = segment_end(path, start, len);
-		const char *seg = path + start;
-		size_t seg_len = end - start;
-		next->count = 0;
-		next->overflow = false;
-		for (size_t k = 0; k < cur->count; k++) {
-			const struct dtl_globset_node *n = &set->nodes[cur->node[k]];
-			if (n->is_star2)
-				walk_add(set, next, cur->node[k]);
-			walk_add(set, next, find_literal(set, n, seg, seg_len));
-			for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next)
-				if (segment_match(set->edges[e].segment, set->edges[e].len, seg,
-				                  seg_len))
-					walk_add(set, next, set->edges[e].child);
-		}
-		if (next->overflow) {
+		if (!walk_step(set, cur, next, path + start, end - start)) {
 			/* a pathological set (many '**' paths alive at once): stay exact */
 			match_one_by_one(set, NONE, true, path, len, f);
 			return;
@@ -397,11 +418,96 @@ static void match(const struct dtl_globset *set, const char *path, size_t len, s
 		next = tmp;
 		start = end + 1;
 	}
-	for (size_t k = 0; k < cur->count; k++)
-		for (uint32_t i = set->nodes[cur->node[k]].accept; i != NONE;
-		     i = set->patterns[i].next)
-			found_add(f, i);
-	match_one_by_one(set, set->fallback, false, path, len, f);
+	accept(set, cur, path, len, f);
+}
+
+/* Cursors ---------------------------------------------------------------------------------- */
+
+#define CURSOR_DEPTH 16 /* segments whose walks a cursor keeps */
+
+struct dtl_globset_cursor {
+	const struct dtl_globset *set;
+	const char *path; /* the previous path (borrowed), NULL when none */
+	size_t len;
+	size_t depth;                       /* walks[0..depth] are valid for path */
+	size_t seg_end[CURSOR_DEPTH + 1];   /* [j]: where path's j-th segment ends (j >= 1) */
+	struct walk walks[CURSOR_DEPTH + 1]; /* [j]: the walk after j segments of path */
+	struct walk spare[2];               /* past CURSOR_DEPTH segments */
+};
+
+struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
+                                                  struct dtl_arena *arena)
+{
+	struct dtl_globset_cursor *c = dtl_arena_alloc(arena, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->set = set;
+	return c;
+}
+
+static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t len,
+                         struct found *f)
+{
+	const struct dtl_globset *set = c->set;
+	size_t k = 0, common = 0;
+
+	if (len == 0 || !set->node_count) {
+		c->path = NULL;
+		match_one_by_one(set, NONE, true, path, len, f);
+		return;
+	}
+	/* the previous path's walks stay valid for the segments both paths share */
+	if (c->path) {
+		size_t shorter = c->len < len ? c->len : len;
+		/* eight bytes at a time (a fixed-size memcmp is one compare), then bytes */
+		while (common + 8 <= shorter && memcmp(c->path + common, path + common, 8) == 0)
+			common += 8;
+		while (common < shorter && c->path[common] == path[common])
+			common++;
+		while (k < c->depth && c->seg_end[k + 1] <= common &&
+		       (c->seg_end[k + 1] == len || path[c->seg_end[k + 1]] == '.'))
+			k++;
+	} else {
+		walk_start(set, &c->walks[0]);
+	}
+	c->path = path;
+	c->len = len;
+	const struct walk *cur = &c->walks[k];
+	size_t start = k ? c->seg_end[k] + 1 : 0;
+	while (start <= len && cur->count) {
+		size_t end = segment_end(path, start, len);
+		struct walk *next = k < CURSOR_DEPTH ? &c->walks[k + 1] : &c->spare[k % 2];
+		if (!walk_step(set, cur, next, path + start, end - start)) {
+			c->path = NULL;
+			match_one_by_one(set, NONE, true, path, len, f);
+			return;
+		}
+		k++;
+		if (k <= CURSOR_DEPTH)
+			c->seg_end[k] = end;
+		cur = next;
+		start = end + 1;
+	}
+	c->depth = k < CURSOR_DEPTH ? k : CURSOR_DEPTH;
+	accept(set, cur, path, len, f);
+}
+
+int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path, size_t len)
+{
+	struct found f = {.first = -1};
+
+	cursor_match(c, path, len, &f);
+	return f.first;
+}
+
+size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path, size_t len,
+                                  uint32_t *out, size_t max)
+{
+	struct found f = {.first = -1, .out = out, .max = max};
+
+	cursor_match(c, path, len, &f);
+	return f.count;
 }
 
 int64_t dtl_globset_first(const struct dtl_globset *set, const char *path, size_t len)

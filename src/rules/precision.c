@@ -437,9 +437,12 @@ static int dt601_frozen(struct dtl_check *c)
 	for (size_t k = 0; k < frozen->count; k++)
 		if (dtl_globset_add(&set, frozen->items[k].text, frozen->items[k].len) < 0)
 			return -ENOMEM;
+	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, c->arena);
+	if (!cursor)
+		return -ENOMEM;
 	for (uint32_t t = 0; t < sim->t.count && unmatched > 0; t++) {
-		size_t n = dtl_globset_matches(&set, sim->t.name[t], sim->t.name_len[t], matched,
-		                               frozen->count);
+		size_t n = dtl_globset_cursor_matches(cursor, sim->t.name[t], sim->t.name_len[t],
+		                                      matched, frozen->count);
 		for (size_t i = 0; i < n && i < frozen->count; i++)
 			if (!hit[matched[i]]) {
 				hit[matched[i]] = true;

@@ -26,9 +26,13 @@ int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error)
 		if (dtl_globset_add(&set, profile->modules[g].glob.text,
 		                    profile->modules[g].glob.len) < 0)
 			return -ENOMEM;
+	/* modules in creation order share most of their segments with the one before */
+	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, sim->arena);
+	if (!cursor)
+		return -ENOMEM;
 	for (size_t mod = 0; mod < sim->module_count; mod++) {
 		struct dtl_module *md = &sim->modules[mod];
-		int64_t first = dtl_globset_first(&set, md->path, md->path_len);
+		int64_t first = dtl_globset_cursor_first(cursor, md->path, md->path_len);
 		if (first < 0)
 			continue;
 		md->class_name = (size_t)first < model->module_count

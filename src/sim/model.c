@@ -92,14 +92,22 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 	}
 	if (r < 0)
 		return r;
+	/* the rules as one compiled set, walked module after module (glob.h) */
+	struct dtl_globset set;
+	struct dtl_globset_cursor *cursor;
+	const struct dtl_router_rule *rr = rules.items;
+	dtl_globset_init(&set, sim->arena);
+	for (size_t i = 0; i < rules.count; i++)
+		if (dtl_globset_add(&set, rr[i].path.text, rr[i].path.len) < 0)
+			return -ENOMEM;
+	if (!(cursor = dtl_globset_cursor_new(&set, sim->arena)))
+		return -ENOMEM;
 	for (size_t mod = 1; mod < sim->module_count; mod++) {
 		const struct dtl_module *md = &sim->modules[mod];
 		bool is_router = false;
 		if (rules.count || m->routers.present || p) {
-			const struct dtl_router_rule *rr = rules.items;
-			for (size_t i = 0; i < rules.count && !is_router; i++)
-				is_router = dtl_glob_match(rr[i].path.text, rr[i].path.len, md->path,
-							   md->path_len);
+			is_router = rules.count &&
+				    dtl_globset_cursor_first(cursor, md->path, md->path_len) >= 0;
 		} else if (looks_like_router(sim, md)) {
 			struct dtl_pattern path = {.text = md->path, .len = md->path_len};
 			r = add_rule(sim, &rules, path, false, DTL_FROM_HEURISTIC);

@@ -20,7 +20,39 @@ static enum dtl_dtype first_floating(const struct dtl_sim *sim)
 	return DTL_DTYPE_F32;
 }
 
-static int declare(struct dtl_sim *sim, uint32_t i)
+/* The three reasons a declared dtype has, per dtype: formatted once per run, not per tensor. */
+enum declared_how { DECLARED, FROM_CHECKPOINT_DTYPE, DEFAULTED, DECLARED_HOW_COUNT };
+struct declared_reasons {
+	const char *text[DECLARED_HOW_COUNT][DTL_DTYPE_COUNT];
+};
+
+static const char *format_reason(struct dtl_sim *sim, enum declared_how how, enum dtl_dtype d)
+{
+	const char *name = dtl_dtype_name(d);
+	switch (how) {
+	case DECLARED:
+		return dtl_arena_sprintf(sim->arena, "declared %s", name);
+	case FROM_CHECKPOINT_DTYPE:
+		return dtl_arena_sprintf(sim->arena, "%s from model.checkpoint_dtype", name);
+	default:
+		return dtl_arena_sprintf(sim->arena,
+					 "%s: no dtype and no model.checkpoint_dtype (torch's "
+					 "default dtype)",
+					 name);
+	}
+}
+
+static const char *declared_reason(struct dtl_sim *sim, struct declared_reasons *cache,
+				   enum declared_how how, enum dtl_dtype d)
+{
+	if ((unsigned)d >= DTL_DTYPE_COUNT)
+		return format_reason(sim, how, d);
+	if (!cache->text[how][d])
+		cache->text[how][d] = format_reason(sim, how, d);
+	return cache->text[how][d];
+}
+
+static int declare(struct dtl_sim *sim, struct declared_reasons *cache, uint32_t i)
 {
 	const struct dtl_manifest *m = sim->manifest;
 	uint32_t decl = sim->t.decl[i];
@@ -39,17 +71,13 @@ static int declare(struct dtl_sim *sim, uint32_t i)
 	}
 	const struct dtl_tensor_decl *t = &m->tensors[decl];
 	if (t->dtype != DTL_DTYPE_NONE) {
-		reason = dtl_arena_sprintf(sim->arena, "declared %s", dtl_dtype_name(d));
+		reason = declared_reason(sim, cache, DECLARED, d);
 		loc = t->dtype_loc;
 	} else if (m->model.checkpoint_dtype != DTL_DTYPE_NONE) {
-		reason = dtl_arena_sprintf(sim->arena, "%s from model.checkpoint_dtype",
-		                           dtl_dtype_name(d));
+		reason = declared_reason(sim, cache, FROM_CHECKPOINT_DTYPE, d);
 		loc = m->model.checkpoint_dtype_loc;
 	} else {
-		reason = dtl_arena_sprintf(sim->arena,
-		                           "%s: no dtype and no model.checkpoint_dtype (torch's "
-		                           "default dtype)",
-		                           dtl_dtype_name(d));
+		reason = declared_reason(sim, cache, DEFAULTED, d);
 		loc = t->loc;
 	}
 	return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason, NULL, loc);
@@ -148,9 +176,10 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	const char *how;
 	int r;
 
+	struct declared_reasons reasons = {0};
 	(void)error;
 	for (size_t i = 0; i < sim->t.count; i++)
-		if ((r = declare(sim, (uint32_t)i)) < 0)
+		if ((r = declare(sim, &reasons, (uint32_t)i)) < 0)
 			return r;
 	switch (m->model.load_mode) {
 	case DTL_LOAD_AS_IS:

@@ -16,6 +16,8 @@ struct shard_patterns {
 	struct dtl_strmap wrap_classes; /* class name -> first wrap entry naming it */
 	struct dtl_globset wrap;        /* every wrap entry, as a path glob */
 	struct dtl_globset ignored;
+	/* module and tensor paths come in creation order: cursors reuse the shared segments */
+	struct dtl_globset_cursor *wrap_cursor, *ignored_modules, *ignored_tensors;
 };
 
 static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
@@ -35,15 +37,20 @@ static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
 		if (dtl_globset_add(&sp->ignored, ignored->items[i].text, ignored->items[i].len) <
 		    0)
 			return -ENOMEM;
+	sp->wrap_cursor = dtl_globset_cursor_new(&sp->wrap, sim->arena);
+	sp->ignored_modules = dtl_globset_cursor_new(&sp->ignored, sim->arena);
+	sp->ignored_tensors = dtl_globset_cursor_new(&sp->ignored, sim->arena);
+	if (!sp->wrap_cursor || !sp->ignored_modules || !sp->ignored_tensors)
+		return -ENOMEM;
 	return 0;
 }
 
 /* A module is a unit / fully_shard target when its class is in the wrap list or its path
  * matches a wrap glob (the root is always one): the first wrap entry that does either. */
 static const struct dtl_pattern *
-wrap_match(const struct dtl_sim *sim, const struct shard_patterns *sp, const struct dtl_module *m)
+wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, const struct dtl_module *m)
 {
-	int64_t first = dtl_globset_first(&sp->wrap, m->path, m->path_len);
+	int64_t first = dtl_globset_cursor_first(sp->wrap_cursor, m->path, m->path_len);
 
 	if (m->class_name) {
 		int64_t by_class =
@@ -55,7 +62,7 @@ wrap_match(const struct dtl_sim *sim, const struct shard_patterns *sp, const str
 }
 
 /* Ignored modules: a glob names the module or any module above it (the root excepted). */
-static int ignored_modules(const struct dtl_sim *sim, const struct shard_patterns *sp,
+static int ignored_modules(const struct dtl_sim *sim, struct shard_patterns *sp,
                            uint8_t **ret_ignored)
 {
 	uint8_t *ignored =
@@ -67,19 +74,20 @@ static int ignored_modules(const struct dtl_sim *sim, const struct shard_pattern
 	for (size_t i = 1; sp->ignored.count && i < sim->module_count; i++) {
 		const struct dtl_module *m = &sim->modules[i];
 		ignored[i] =
-		    ignored[m->parent] || dtl_globset_any(&sp->ignored, m->path, m->path_len);
+		    ignored[m->parent] ||
+		    dtl_globset_cursor_first(sp->ignored_modules, m->path, m->path_len) >= 0;
 	}
 	*ret_ignored = ignored;
 	return 0;
 }
 
-static bool is_ignored(const struct dtl_sim *sim, const struct shard_patterns *sp,
+static bool is_ignored(const struct dtl_sim *sim, struct shard_patterns *sp,
                        const uint8_t *ignored_module, uint32_t t)
 {
 	if (!sp->ignored.count)
 		return false;
 	return ignored_module[sim->t.module[t]] ||
-	       dtl_globset_any(&sp->ignored, sim->t.name[t], sim->t.name_len[t]);
+	       dtl_globset_cursor_first(sp->ignored_tensors, sim->t.name[t], sim->t.name_len[t]) >= 0;
 }
 
 static struct dtl_group *new_group(struct dtl_sim *sim, enum dtl_group_kind kind, const char *name,

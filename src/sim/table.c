@@ -197,7 +197,7 @@ static bool is_adapter_name(const char *name, size_t len)
 	return false;
 }
 
-static void init_from_decl(struct dtl_sim *sim, const struct dtl_globset *frozen, uint32_t i,
+static void init_from_decl(struct dtl_sim *sim, struct dtl_globset_cursor *frozen, uint32_t i,
                            const struct dtl_tensor_decl *d)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -217,7 +217,7 @@ static void init_from_decl(struct dtl_sim *sim, const struct dtl_globset *frozen
 		trainable = d->trainable == DTL_TRUE;
 	else
 		trainable = d->kind == DTL_KIND_PARAM && dtl_dtype_is_floating(dtype) &&
-		            !dtl_globset_any(frozen, d->name, d->name_len);
+		            dtl_globset_cursor_first(frozen, d->name, d->name_len) < 0;
 	if (trainable)
 		t->flags[i] |= DTL_TF_TRAINABLE;
 	if (d->kind == DTL_KIND_BUFFER && d->persistent)
@@ -330,6 +330,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	const struct dtl_manifest *m = sim->manifest;
 	struct module_lookup lookup = {.paths = &sim->module_paths}, *paths = &lookup;
 	struct dtl_globset frozen;
+	struct dtl_globset_cursor *frozen_cursor;
 	size_t extra = 0;
 	int r;
 
@@ -364,7 +365,9 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	for (size_t i = 0; i < m->frozen.count; i++)
 		if (dtl_globset_add(&frozen, m->frozen.items[i].text, m->frozen.items[i].len) < 0)
 			return -ENOMEM;
-	if (new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
+	/* names in manifest order share most of their segments with the one before */
+	frozen_cursor = dtl_globset_cursor_new(&frozen, sim->arena);
+	if (!frozen_cursor || new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->tensor_count; i++) {
 		const struct dtl_tensor_decl *d = &m->tensors[i];
@@ -373,7 +376,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 			return r;
 		if (dtl_strmap_put(&sim->tensor_names, d->name, d->name_len, (int64_t)i) < 0)
 			return -ENOMEM;
-		init_from_decl(sim, &frozen, (uint32_t)i, d);
+		init_from_decl(sim, frozen_cursor, (uint32_t)i, d);
 		if (d->trainable == DTL_TRUE && !dtl_dtype_is_floating(sim->t.dtype[i]))
 			return fail_at(sim, d->loc, error,
 			               "'%s' is %s and cannot be trainable: only floating tensors "

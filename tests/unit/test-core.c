@@ -201,6 +201,59 @@ START_TEST(globset_agrees_with_glob_match)
 }
 END_TEST
 
+/* A cursor answers what the set answers, path after path: shallow and deep paths (past the
+ * walks it keeps), in random order and sorted (long shared prefixes). */
+START_TEST(globset_cursor_agrees_with_set)
+{
+	uint32_t state = 11;
+	for (int round = 0; round < 100; round++) {
+		struct dtl_arena arena;
+		struct dtl_globset set;
+		char patterns[40][256], paths[60][256];
+		size_t n = 1 + next_random(&state) % 40;
+		dtl_arena_init(&arena);
+		dtl_globset_init(&set, &arena);
+		for (size_t i = 0; i < n; i++) {
+			size_t len = random_path(&state, patterns[i], true);
+			if (round % 2) { /* deep patterns: four shallow ones joined */
+				for (int j = 0; j < 3; j++) {
+					patterns[i][len++] = '.';
+					len += random_path(&state, patterns[i] + len, true);
+				}
+			}
+			ck_assert_int_eq(dtl_globset_add(&set, patterns[i], len), 0);
+		}
+		size_t count = 60;
+		for (size_t q = 0; q < count; q++) {
+			size_t len = random_path(&state, paths[q], false);
+			int joins = (int)(next_random(&state) % 6);
+			for (int j = 0; j < joins; j++) {
+				paths[q][len++] = '.';
+				len += random_path(&state, paths[q] + len, false);
+			}
+		}
+		if (round % 3 == 0)
+			qsort(paths, count, sizeof(paths[0]), (int (*)(const void *, const void *))strcmp);
+		struct dtl_globset_cursor *c = dtl_globset_cursor_new(&set, &arena);
+		ck_assert_ptr_nonnull(c);
+		for (size_t q = 0; q < count; q++) {
+			uint32_t want[40], got[40];
+			size_t len = strlen(paths[q]);
+			size_t nw = dtl_globset_matches(&set, paths[q], len, want, 40);
+			if (q % 2) {
+				ck_assert_int_eq(dtl_globset_cursor_first(c, paths[q], len),
+				                 dtl_globset_first(&set, paths[q], len));
+				continue;
+			}
+			ck_assert_uint_eq(dtl_globset_cursor_matches(c, paths[q], len, got, 40), nw);
+			for (size_t k = 0; k < nw && k < 40; k++)
+				ck_assert_uint_eq(got[k], want[k]);
+		}
+		dtl_arena_fini(&arena);
+	}
+}
+END_TEST
+
 START_TEST(globset_many_patterns)
 {
 	struct dtl_arena arena;
@@ -297,6 +350,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, versions);
 	tcase_add_test(tc, arena_and_strmap);
 	tcase_add_test(tc, globset_agrees_with_glob_match);
+	tcase_add_test(tc, globset_cursor_agrees_with_set);
 	tcase_add_test(tc, globset_many_patterns);
 	tcase_add_test(tc, arena_blocks_and_growth);
 	tcase_add_test(tc, strmap_many_keys);
