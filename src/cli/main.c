@@ -572,6 +572,7 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		if (r >= 0)
 			r = lint_one(o->inputs[i], o, &s, behaviors, ops, arena, &inputs[i],
 			             &findings[i], &suppressed, &linted[i], &error);
+		dtl_cli_json_heap_release();
 		if (r < 0)
 			return print_error(&error, r);
 		fail_on[i] = s.fail_on;
@@ -652,6 +653,7 @@ int main(int argc, char **argv)
 	int r, status;
 
 	dtl_arena_init(&arena);
+	dtl_cli_json_heap_install();
 	r = dtl_cli_parse(argc, argv, &arena, &options);
 	if (r != 0) {
 		dtl_arena_fini(&arena);
@@ -659,5 +661,6 @@ int main(int argc, char **argv)
 	}
 	status = run(&options, &arena);
 	dtl_arena_fini(&arena);
+	dtl_cli_json_heap_release();
 	return status;
 }
