@@ -159,8 +159,11 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 						       "`deepspeed_config_file`, the following accelerate "
 						       "config variables will be ignored: [%s]'",
 						       *k);
-		enum dtl_precision yaml_precision = plan->precision;
-		struct dtl_loc yaml_loc = plan->precision_loc;
+		/* the precision so far: the YAML's mixed_precision, else an earlier source's
+		 * (the manifest, --deepspeed), which the file overrides without a conflict */
+		enum dtl_precision before = plan->precision;
+		enum dtl_precision yaml_precision = mixed ? plan->precision : DTL_PRECISION_UNSET;
+		struct dtl_loc before_loc = plan->precision_loc;
 		plan->precision = DTL_PRECISION_UNSET;
 		r = dtl_import_deepspeed(dtl_path_relative_to(arena, path, rel), arena, limits, plan,
 					 s->error);
@@ -176,8 +179,8 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 					       dtl_precision_name(yaml_precision),
 					       dtl_precision_name(plan->precision));
 		if (plan->precision == DTL_PRECISION_UNSET) {
-			plan->precision = yaml_precision;
-			plan->precision_loc = yaml_loc;
+			plan->precision = before;
+			plan->precision_loc = before_loc;
 		}
 	} else {
 		int64_t stage = 2; /* ACCELERATE_DEEPSPEED_ZERO_STAGE default */
