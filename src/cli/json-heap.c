@@ -3,9 +3,11 @@
  * cJSON's allocator while the CLI runs: a bump heap. cJSON allocates every node and string of
  * a parsed document with its own malloc() and frees them one by one in cJSON_Delete(); for a
  * 100k-tensor manifest that is ~1 M mallocs and frees, about a sixth of the run's instructions
- * (tests/bench/README.md). Here an allocation is a pointer bump, a free does nothing, and the
- * CLI gives everything back after each input (dtl_cli_json_heap_release). doc-json.c deletes
- * its cJSON tree before it returns, so no tree outlives an input.
+ * (tests/bench/README.md). Here an allocation is a pointer bump and a free only counts: when
+ * every allocation has been freed (cJSON_Delete of the last tree: doc-json.c deletes its tree
+ * before it returns) the heap starts over in its first block, so a document's nodes are gone
+ * before the simulation runs. The CLI gives the blocks back at exit
+ * (dtl_cli_json_heap_release), and after each input in case a tree was never deleted.
  *
  * cJSON_InitHooks() is process-wide, hence this one piece of global state, owned by the CLI:
  * the library itself never installs hooks (tests and fuzz targets run on cJSON's malloc).
@@ -26,6 +28,20 @@ struct heap_block {
 };
 
 static struct heap_block *heap; /* the block being filled, then the older ones */
+static size_t live;              /* allocations not freed yet */
+
+/* Everything was freed: keep the newest block, emptied, and give the others back. */
+static void heap_reset(void)
+{
+	struct heap_block *rest = heap->next;
+	heap->next = NULL;
+	heap->used = 0;
+	while (rest) {
+		struct heap_block *next = rest->next;
+		free(rest);
+		rest = next;
+	}
+}
 
 static void *heap_malloc(size_t n)
 {
@@ -44,6 +60,7 @@ static void *heap_malloc(size_t n)
 			b->next = heap->next;
 			heap->next = b;
 			b->used = n;
+			live++;
 			return b->data;
 		}
 		b->next = heap;
@@ -51,12 +68,14 @@ static void *heap_malloc(size_t n)
 	}
 	void *p = heap->data + heap->used;
 	heap->used += n;
+	live++;
 	return p;
 }
 
 static void heap_free(void *p)
 {
-	(void)p; /* given back by dtl_cli_json_heap_release */
+	if (p && live && --live == 0)
+		heap_reset();
 }
 
 void dtl_cli_json_heap_install(void)
@@ -67,6 +86,7 @@ void dtl_cli_json_heap_install(void)
 
 void dtl_cli_json_heap_release(void)
 {
+	live = 0;
 	while (heap) {
 		struct heap_block *next = heap->next;
 		free(heap);

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""dtypelint against the real-torch FSDP1 dry run (issue 6): the same verdict, and how much faster.
+
+    python3 tests/bench/oracle_ratio.py BUILD/dtypelint MANIFEST.json [--runs 3]
+
+MANIFEST is an FSDP1 manifest with load_dtype as-is (../shared/bench/gen_moe_manifest.py --plan
+fsdp1 writes one). Two models are timed: the manifest as it is (real torch raises at the first
+mixed-dtype FlatParameter, so its run is short) and a clean twin with every float32 tensor
+made bfloat16 (torch wraps every unit: the whole dry run). For each: the oracle
+(../shared/oracle/fsdp1_oracle.py, Debian's python3-torch, CPU) and dtypelint's full run (every
+rule, text report to /dev/null) are timed, medians of --runs; the verdicts are compared the way
+tests/oracle/fsdp1_differential.py does (ok or not, torch's error text, number of units),
+with dtypelint told the oracle's torch version (--with torch=1.13).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLE = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "oracle", "fsdp1_oracle.py"))
+TORCH = "torch=1.13"  # the oracle's torch (Debian's python3-torch): its error texts
+PRIORITY = {"DT103": 0, "DT101": 1, "DT102": 2}
+
+
+def timed(argv, runs):
+    walls, out = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        run = subprocess.run(argv, capture_output=True, text=True)
+        walls.append(time.perf_counter() - start)
+        out = run
+    return statistics.median(walls), out
+
+
+def dtypelint_verdict(binary, path):
+    run = subprocess.run([binary, "--with", TORCH, "-f", "json", "-q", "--select",
+                          "DT101,DT102,DT103", path],
+                         capture_output=True, text=True)
+    report = json.loads(run.stdout)
+    groups = report["inputs"][0]["plan"]["groups"]
+    fsdp = [f for f in report["findings"] if f["rule"] in PRIORITY]
+    if not fsdp:
+        return {"ok": True, "units": groups}
+    first = min(fsdp, key=lambda f: (f["group"]["index"], f["group"]["offset"], PRIORITY[f["rule"]]))
+    return {"ok": False, "error": first["framework_error"]["text"]}
+
+
+def oracle_verdict(stdout):
+    line = json.loads(stdout.strip().splitlines()[-1])
+    if line["ok"]:
+        return {"ok": True, "units": line["units"]}
+    return {"ok": False, "error": f"{line['error_type']}: {line['error']}"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dtypelint")
+    ap.add_argument("manifest")
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    if not os.path.exists(ORACLE):
+        sys.exit(f"no oracle at {ORACLE} (../shared is needed)")
+    with open(a.manifest) as f:
+        m = json.load(f)
+    clean = json.loads(json.dumps(m))
+    for t in clean["tensors"]:
+        if t.get("dtype") in ("float32", "fp32"):
+            t["dtype"] = "bfloat16"
+    with tempfile.TemporaryDirectory() as work:
+        twin = os.path.join(work, "clean-" + os.path.basename(a.manifest))
+        with open(twin, "w") as f:
+            json.dump(clean, f)
+        for label, path in (("as generated", a.manifest), ("clean twin", twin)):
+            torch_s, run = timed(["/usr/bin/python3", ORACLE, path], a.runs)
+            want = oracle_verdict(run.stdout)
+            dtl_s, _ = timed([a.dtypelint, "--with", TORCH, path], a.runs)
+            got = dtypelint_verdict(a.dtypelint, path)
+            same = got == want
+            print(f"{os.path.basename(a.manifest)} ({len(m['tensors'])} tensors), {label}: "
+                  f"torch {torch_s:.2f} s, dtypelint {dtl_s:.3f} s, ratio {torch_s / dtl_s:.0f}x; "
+                  f"verdict {'same' if same else 'DIFFERENT'}: {json.dumps(want)[:120]}")
+            if not same:
+                print(f"  dtypelint: {json.dumps(got)[:200]}")
+                sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
