@@ -53,8 +53,9 @@ test)
 		meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite oracle \
 		--no-suite kernels-real
 	echo "== valgrind"
-	# without the kernel scanner: loading libLLVM under valgrind costs ~10 s a run (the
-	# scanner's own code is covered by ASan + UBSan above and by its unit tests)
+	# without the kernel scanner: loading libLLVM (dlopen, --scan-kernels) under valgrind
+	# costs seconds a run (the scanner's own code is covered by ASan + UBSan above and by
+	# its unit tests)
 	build build-vg -Dkernels=disabled
 	meson test -C build-vg --setup valgrindunit --print-errorlogs --num-processes 2 --suite unit
 	meson test -C build-vg --setup valgrind --print-errorlogs --num-processes 2 \

@@ -77,8 +77,10 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 	if (f && (r = dtl_schema_map(s, f, "fsdp_config")) < 0)
 		return r;
 	if ((v = get(f, "fsdp_version"))) {
-		if (v->type == DTL_NODE_STRING)
-			version = atoi(v->string.text);
+		if (v->type == DTL_NODE_STRING) /* "1" or "2" exactly: "2x" is refused */
+			version = strcmp(v->string.text, "1") == 0   ? 1
+				  : strcmp(v->string.text, "2") == 0 ? 2
+								     : 0;
 		else if ((r = dtl_schema_int(s, v, "fsdp_version", 1, 2, &version)) < 0)
 			return r;
 		if (version != 1 && version != 2)

@@ -201,6 +201,16 @@ START_TEST(accelerate_written)
 	ck_assert_int_lt(acc(fsdp2, &plan), 0);
 	ck_assert_str_eq(error.message, "accelerate refuses this config: 'ValueError: forward_prefetch "
 					"is not yet implemented in FSDP2'");
+	/* a quoted version is read whole: "2" is 2, "2x" is refused (it was atoi'd) */
+	const char *quoted = write_tmp("quoted.yaml", "distributed_type: FSDP\nfsdp_config:\n"
+						      "  fsdp_version: '2'\n");
+	ck_assert_int_eq(acc(quoted, &plan), 0);
+	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_FSDP2);
+	const char *junk = write_tmp("junk.yaml", "distributed_type: FSDP\nfsdp_config:\n"
+						  "  fsdp_version: '2x'\n");
+	ck_assert_int_lt(acc(junk, &plan), 0);
+	ck_assert_str_eq(error.message, "'fsdp_version' must be 1 or 2, got '2x'");
+	ck_assert_uint_eq(error.loc.line, 3);
 }
 END_TEST
 
