@@ -33,6 +33,17 @@
 /* cJSON's nesting limit; beyond it a container is a syntax error (see above) */
 #define CONTAINER_LIMIT 1000
 
+/*
+ * cJSON parses the document a piece at a time: the containers of the first LAZY_DEPTH levels
+ * (a manifest's root object, its tensors array) are walked by the cursor alone, and cJSON
+ * parses each of their values (one tensor) and keys on its own, in step with the cursor, and
+ * the piece is deleted before the next. So the whole cJSON tree never exists at once (it was
+ * most of the peak memory: 600 bytes a tensor), and the pieces stay in the cache. The answers
+ * are the same: a piece cJSON refuses is walked by the cursor alone, which finds the error.
+ */
+#define LAZY_DEPTH 2
+static const cJSON lazy_item; /* "not parsed yet": the cursor walks it, cJSON its pieces */
+
 struct parser {
 	const struct dtl_source *source;
 	const char *s;
@@ -391,11 +402,41 @@ static int close_map(struct parser *p, struct dtl_node *out, size_t base)
 	return 0;
 }
 
-/* A container's children walk in step with cJSON's (item: cJSON's node, or NULL when cJSON
- * refused the file). */
+/* The value at p->pos as a piece: cJSON parses it alone (or, for a container near the root,
+ * only its pieces; see LAZY_DEPTH) and the cursor walks it in step. */
+static int parse_piece(struct parser *p, struct dtl_node *out, unsigned depth)
+{
+	if (depth <= LAZY_DEPTH && p->pos < p->n && (p->s[p->pos] == '{' || p->s[p->pos] == '['))
+		return parse_value(p, out, depth, &lazy_item);
+	const char *end = NULL;
+	/* length + 1 takes in the source's NUL terminator; cJSON stops after the value */
+	cJSON *piece = cJSON_ParseWithLengthOpts(p->s + p->pos, p->n - p->pos + 1, &end, 0);
+	int r = parse_value(p, out, depth, piece);
+	if (r >= 0 && !piece)
+		/* cJSON refused what the cursor read as JSON: cJSON's position stands */
+		r = syntax(p, end ? (size_t)(end - p->s) : p->pos);
+	cJSON_Delete(piece);
+	return r;
+}
+
+/* A key of a lazy object: cJSON decodes it as a string value of its own. */
+static int parse_key(struct parser *p, struct dtl_pair *pair)
+{
+	const char *end = NULL;
+	cJSON *key = cJSON_ParseWithLengthOpts(p->s + p->pos, p->n - p->pos + 1, &end, 0);
+	int r = parse_string(p, &pair->key, key ? key->valuestring : NULL);
+	if (r >= 0 && !key)
+		r = syntax(p, end ? (size_t)(end - p->s) : p->pos);
+	cJSON_Delete(key);
+	return r;
+}
+
+/* A container's children walk in step with cJSON's (item: cJSON's node, &lazy_item when its
+ * children are parsed as pieces, or NULL when cJSON refused the piece). */
 static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
 {
-	const cJSON *child = item ? item->child : NULL;
+	bool lazy = item == &lazy_item;
+	const cJSON *child = item && !lazy ? item->child : NULL;
 	size_t base = p->item_count;
 	int r;
 
@@ -407,9 +448,9 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, c
 	}
 	for (;;) {
 		struct dtl_node node = {0};
-		if (item && !child)
+		if (item && !lazy && !child)
 			return syntax(p, p->pos); /* cJSON saw fewer items: cannot happen */
-		r = parse_value(p, &node, depth + 1, child);
+		r = lazy ? parse_piece(p, &node, depth + 1) : parse_value(p, &node, depth + 1, child);
 		if (r < 0)
 			return r;
 		if ((r = push_item(p, &node)) < 0)
@@ -431,7 +472,8 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, c
 
 static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
 {
-	const cJSON *child = item ? item->child : NULL;
+	bool lazy = item == &lazy_item;
+	const cJSON *child = item && !lazy ? item->child : NULL;
 	size_t base = p->pair_count;
 	int r;
 
@@ -449,16 +491,19 @@ static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, 
 			pair.key.line = p->line;
 			pair.key.column = column_at(p, p->pos);
 		}
-		if (item && !child)
+		if (item && !lazy && !child)
 			return syntax(p, p->pos); /* cJSON saw fewer members: cannot happen */
-		if ((r = parse_string(p, &pair.key, child ? child->string : NULL)) < 0)
+		r = lazy ? parse_key(p, &pair) : parse_string(p, &pair.key, child ? child->string : NULL);
+		if (r < 0)
 			return r;
 		skip_ws(p);
 		if (p->pos >= p->n || p->s[p->pos] != ':')
 			return syntax(p, p->pos);
 		p->pos++;
 		skip_ws(p);
-		if ((r = parse_value(p, &pair.value, depth + 1, child)) < 0)
+		r = lazy ? parse_piece(p, &pair.value, depth + 1)
+			 : parse_value(p, &pair.value, depth + 1, child);
+		if (r < 0)
 			return r;
 		if ((r = push_pair(p, &pair)) < 0)
 			return r;
@@ -522,7 +567,7 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth, c
 		        p->limits->max_depth);
 	if (start >= p->n)
 		return syntax(p, start);
-	if (item && !same_kind(item, p->s[start]))
+	if (item && item != &lazy_item && !same_kind(item, p->s[start]))
 		return syntax(p, start); /* cJSON read another value here: cannot happen */
 	switch (p->s[start]) {
 	case '{':
@@ -585,20 +630,13 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 		    .file = source->path, .line = p.line, .column = column_at(&p, p.pos)};
 		return dtl_error_set(error, loc, -EINVAL, "JSON: the file is empty");
 	}
-	/* length + 1 takes in the NUL terminator, which cJSON's require_null_terminated wants */
-	const char *end = NULL;
-	cJSON *tree = cJSON_ParseWithLengthOpts(p.s + p.pos, p.n - p.pos + 1, &end, 1);
 	root = dtl_arena_alloc(nodes, sizeof(*root));
-	r = root ? parse_value(&p, root, 1, tree) : -ENOMEM;
+	r = root ? parse_piece(&p, root, 1) : -ENOMEM;
 	if (r >= 0) {
 		skip_ws(&p);
 		if (p.pos < p.n)
 			r = syntax(&p, p.pos);
 	}
-	if (r >= 0 && !tree)
-		/* cJSON refused what the cursor read as JSON: cJSON's position stands */
-		r = syntax(&p, end ? (size_t)(end - p.s) : p.pos);
-	cJSON_Delete(tree);
 	free(p.items);
 	free(p.pairs);
 	if (r < 0)
