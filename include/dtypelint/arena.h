@@ -75,9 +75,11 @@ int dtl_strmap_reserve(struct dtl_strmap *map, size_t n);
 /* Returns the stored value or -1. */
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len);
 #define DTL_STRMAP_VALUE_MAX (INT64_C(0xFFFFFFFF))
-/* Inserts key -> value if absent (0 <= value <= DTL_STRMAP_VALUE_MAX, else -EINVAL; keys are
- * at most 4 GiB). Returns the value now stored (the old one when the key existed), or
- * -ENOMEM. */
+/* Keys are shorter than this (16 MiB): the slot keeps the length in 24 bits beside a tag. */
+#define DTL_STRMAP_KEY_MAX (UINT32_C(1) << 24)
+/* Inserts key -> value if absent (0 <= value <= DTL_STRMAP_VALUE_MAX, else -EINVAL; a key of
+ * DTL_STRMAP_KEY_MAX bytes or more is -ENOMEM). Returns the value now stored (the old one
+ * when the key existed), or -ENOMEM. */
 int64_t dtl_strmap_put(struct dtl_strmap *map, const char *key, size_t len, int64_t value);
 
 #endif

@@ -18,7 +18,9 @@ static const struct {
     [DTL_LIMIT_ALIAS_NODES] = {"max-alias-nodes", "nodes reached through YAML aliases, in total",
                                SIZE_MAX},
     [DTL_LIMIT_TENSORS] = {"max-tensors", "tensors in one manifest", SIZE_MAX},
-    [DTL_LIMIT_NAME_LENGTH] = {"max-name-length", "bytes of one tensor name or pattern", SIZE_MAX},
+    /* names are keys of string maps, whose keys are shorter than DTL_STRMAP_KEY_MAX */
+    [DTL_LIMIT_NAME_LENGTH] = {"max-name-length", "bytes of one tensor name or pattern",
+                               DTL_STRMAP_KEY_MAX - 1},
     [DTL_LIMIT_RANK] = {"max-rank", "dimensions of one shape", 1024},
     [DTL_LIMIT_HEADER_SIZE] = {"max-header-size", "bytes of one safetensors JSON header", SIZE_MAX},
 };

@@ -310,15 +310,21 @@ uint64_t dtl_hash_bytes(const void *data, size_t len)
 
 /* ---- the map -------------------------------------------------------------------------------- */
 
-/* 24 bytes: a map of a million names is 24-48 MB. The low half of the hash is kept as a tag:
- * tensor names and module paths are mostly of a few lengths, so without it a probe would read
- * (a cache miss) every key of the same length it meets. */
+/* 16 bytes: a map of a million names is 16-32 MB. Eight bits of the hash are kept beside the
+ * length as a tag: tensor names and module paths are mostly of a few lengths, so without it a
+ * probe would read (a cache miss) every key of the same length it meets. Keys are shorter than
+ * DTL_STRMAP_KEY_MAX. */
+#define TAG_BITS 8
 struct dtl_strmap_slot {
-	const char *key; /* NULL: empty */
-	uint32_t len;
+	const char *key;  /* NULL: empty */
+	uint32_t len_tag; /* len << TAG_BITS | tag */
 	uint32_t value;
-	uint32_t tag;
 };
+
+static uint32_t len_tag(size_t len, uint64_t hash)
+{
+	return (uint32_t)len << TAG_BITS | (uint32_t)(hash & ((1u << TAG_BITS) - 1));
+}
 
 void dtl_strmap_init(struct dtl_strmap *map, struct dtl_arena *arena)
 {
@@ -340,8 +346,7 @@ static struct dtl_strmap_slot *find_slot(struct dtl_strmap_slot *slots, size_t c
 		struct dtl_strmap_slot *slot = &slots[i];
 		if (!slot->key)
 			return slot;
-		if (slot->tag == (uint32_t)hash && slot->len == len &&
-		    memcmp(slot->key, key, len) == 0)
+		if (slot->len_tag == len_tag(len, hash) && memcmp(slot->key, key, len) == 0)
 			return slot;
 		i = (i + 1) & (capacity - 1);
 	}
@@ -349,7 +354,7 @@ static struct dtl_strmap_slot *find_slot(struct dtl_strmap_slot *slots, size_t c
 
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len)
 {
-	if (!map->capacity || len > UINT32_MAX)
+	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
 		return -1;
 	struct dtl_strmap_slot *slot = find_slot(map->slots, map->capacity, key, (uint32_t)len,
 	                                         hash_seeded(key, len, map->seed));
@@ -368,8 +373,9 @@ static int rehash(struct dtl_strmap *map, size_t capacity)
 		struct dtl_strmap_slot *old = &map->slots[i];
 		if (!old->key)
 			continue;
-		uint64_t hash = hash_seeded(old->key, old->len, map->seed);
-		*find_slot(slots, capacity, old->key, old->len, hash) = *old;
+		uint32_t len = old->len_tag >> TAG_BITS;
+		uint64_t hash = hash_seeded(old->key, len, map->seed);
+		*find_slot(slots, capacity, old->key, len, hash) = *old;
 	}
 	if (map->slots && map->capacity * sizeof(*slots) >= DTL_ARENA_BLOCK_MIN)
 		block_release(map->arena, map->slots);
@@ -391,7 +397,7 @@ int dtl_strmap_reserve(struct dtl_strmap *map, size_t n)
 
 int64_t dtl_strmap_put(struct dtl_strmap *map, const char *key, size_t len, int64_t value)
 {
-	if (len > UINT32_MAX)
+	if (len >= DTL_STRMAP_KEY_MAX)
 		return -ENOMEM;
 	if (value < 0 || value > DTL_STRMAP_VALUE_MAX)
 		return -EINVAL;
@@ -404,9 +410,8 @@ int64_t dtl_strmap_put(struct dtl_strmap *map, const char *key, size_t len, int6
 	if (slot->key)
 		return slot->value;
 	slot->key = key;
-	slot->len = (uint32_t)len;
+	slot->len_tag = len_tag(len, hash);
 	slot->value = (uint32_t)value;
-	slot->tag = (uint32_t)hash;
 	map->count++;
 	return value;
 }

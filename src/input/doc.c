@@ -116,6 +116,18 @@ int dtl_doc_check_duplicate_keys(const struct dtl_node *map, const char *file,
 		const struct dtl_node *k = &map->map.pairs[i].key;
 		const char *text = k->type == DTL_NODE_STRING ? k->string.text : k->raw;
 		size_t len = k->type == DTL_NODE_STRING ? k->string.len : k->raw_len;
+		if (len >= DTL_STRMAP_KEY_MAX) {
+			/* too long for a map key: compared with the other keys that long (a
+			 * file holds few) */
+			for (size_t j = 0; j < i; j++) {
+				const struct dtl_node *o = &map->map.pairs[j].key;
+				size_t olen = o->type == DTL_NODE_STRING ? o->string.len : o->raw_len;
+				if (olen == len && key_equal(o, k))
+					return duplicate(&map->map.pairs[j], &map->map.pairs[i], file,
+					                 error);
+			}
+			continue;
+		}
 		int64_t prev = dtl_strmap_put(&seen, text, len, (int64_t)i);
 		if (prev < 0)
 			return -ENOMEM;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of src/input: positions of JSON and YAML nodes, scalars, limits. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtl-test.h"
@@ -190,6 +192,33 @@ START_TEST(json_errors)
 }
 END_TEST
 
+/* Keys of 16 MiB and more are too long for a string map: a map with many keys still finds
+ * their duplicates (they are compared with the other long keys). */
+START_TEST(json_duplicate_huge_keys)
+{
+	size_t key = DTL_STRMAP_KEY_MAX + 5, n = 0;
+	char *text = malloc(2 * key + 1024);
+	ck_assert_ptr_nonnull(text);
+	n += (size_t)sprintf(text + n, "{");
+	for (int i = 0; i < 20; i++)
+		n += (size_t)sprintf(text + n, "\"k%d\": %d, ", i, i);
+	for (int dup = 0; dup < 2; dup++) {
+		text[n++] = '"';
+		memset(text + n, 'a', key);
+		n += key;
+		n += (size_t)sprintf(text + n, "\": %d%s", dup, dup ? "}" : ", ");
+	}
+	text[n] = '\0';
+	struct parsed p;
+	parse(&p, "m.json", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_ptr_nonnull(strstr(p.error.message, "duplicate key"));
+	ck_assert_uint_eq(p.error.loc.line, 1);
+	done(&p);
+	free(text);
+}
+END_TEST
+
 START_TEST(json_strings_and_lines)
 {
 	struct parsed p;
@@ -294,6 +323,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, errors_have_positions);
 	tcase_add_test(tc, json_errors);
 	tcase_add_test(tc, json_strings_and_lines);
+	tcase_add_test(tc, json_duplicate_huge_keys);
 	tcase_add_test(tc, json_depth);
 	tcase_add_test(tc, split_tree_outlives_source);
 	tcase_add_test(tc, yaml_nul_and_anchors);
