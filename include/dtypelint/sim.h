@@ -155,6 +155,10 @@ struct dtl_sim {
 	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
 	struct dtl_vec events;		 /* struct dtl_event */
 	struct dtl_vec groups; /* struct dtl_group */
+	/* the manifest's frozen globs that matched one of its first frozen_scanned tensors (the
+	 * declared ones; dtl_sim_build_table): DT601 needs to look only at tensors added since */
+	bool *frozen_hit;
+	size_t frozen_scanned;
 };
 
 /* Builds the table, resolves the plan (plan: the merged plan to use) and runs every stage.

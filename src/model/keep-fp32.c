@@ -79,6 +79,7 @@ const char *dtl_keep_matcher_description(enum dtl_keep_matcher matcher)
 /* Compiled sets ---------------------------------------------------------------------------- */
 
 #define NONE UINT32_MAX
+#define DFA_KEYS (UINT32_C(1) << 31)
 
 static bool is_literal(enum dtl_keep_matcher matcher, char c)
 {
@@ -106,7 +107,8 @@ static uint32_t child_of(const struct dtl_keep_set *set, uint32_t node, uint8_t 
 static uint32_t step(const struct dtl_keep_set *set, uint32_t state, uint8_t c)
 {
 	if (set->dfa)
-		return set->dfa[(size_t)state * set->class_count + set->byte_class[c]];
+		return (set->dfa[(size_t)state * set->class_count + set->byte_class[c]] & ~DFA_KEYS) /
+		       set->class_count;
 	for (;;) {
 		uint32_t next = child_of(set, state, c);
 		if (next || state == 0)
@@ -160,8 +162,22 @@ static void link_keys(struct dtl_keep_set *set)
 
 /* The automaton as a table: every node's transition on every byte class (the bytes of the
  * runs, one class each, and all others together), filled breadth first from the fail links.
- * Left out (step() walks the trie instead) when it would exceed DFA_MAX_CELLS. */
+ * A cell holds the next state's row (state * class_count), with DFA_KEYS set when that state
+ * ends a key (report[] is not 0), so that the hot loop is one load per byte. Left out (step()
+ * walks the trie instead) when it would exceed DFA_MAX_CELLS. */
 #define DFA_MAX_CELLS (4u << 20)
+
+/* Marks the cells leading to a state that ends a key (again after dtl_keep_set_tune). */
+static void flag_dfa(struct dtl_keep_set *set)
+{
+	size_t cells = (size_t)set->node_count * set->class_count;
+	if (!set->dfa)
+		return;
+	for (size_t k = 0; k < cells; k++) {
+		uint32_t row = set->dfa[k] & ~DFA_KEYS;
+		set->dfa[k] = row | (set->report[row / set->class_count] ? DFA_KEYS : 0);
+	}
+}
 static int build_dfa(struct dtl_keep_set *set, struct dtl_arena *arena)
 {
 	uint32_t classes = 1;
@@ -183,16 +199,17 @@ static int build_dfa(struct dtl_keep_set *set, struct dtl_arena *arena)
 		return -ENOMEM;
 	for (unsigned c = 0; c < 256; c++)
 		if (set->root[c])
-			dfa[set->byte_class[c]] = set->root[c];
+			dfa[set->byte_class[c]] = set->root[c] * classes;
 	for (uint32_t k = 0; k + 1 < set->node_count; k++) {
 		uint32_t n = set->order[k];
 		uint32_t *row = dfa + (size_t)n * classes;
 		memcpy(row, dfa + (size_t)set->fail[n] * classes, classes * sizeof(uint32_t));
 		row[0] = 0; /* a byte in no run leads back to the root */
 		for (uint32_t ch = set->child[n]; ch; ch = set->sibling[ch])
-			row[set->byte_class[set->byte[ch]]] = ch;
+			row[set->byte_class[set->byte[ch]]] = ch * classes;
 	}
 	set->dfa = dfa;
+	flag_dfa(set);
 	return 0;
 }
 
@@ -339,6 +356,7 @@ int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names,
 	free(seen);
 	free(is_run);
 	link_keys(set);
+	flag_dfa(set);
 	return 0;
 }
 
@@ -380,11 +398,15 @@ static bool scan_next(const struct dtl_keep_set *set, struct keep_scan *s, uint3
 			if (set->dfa) {
 				const uint32_t *dfa = set->dfa;
 				const uint8_t *cls = set->byte_class;
-				uint32_t classes = set->class_count;
-				while (pos < len && !node) {
-					state = dfa[(size_t)state * classes + cls[name[pos++]]];
-					node = set->report[state];
+				uint32_t classes = set->class_count, row = state * classes, cell = 0;
+				while (pos < len) {
+					cell = dfa[row + cls[name[pos++]]];
+					row = cell & ~DFA_KEYS;
+					if (cell & DFA_KEYS)
+						break;
 				}
+				state = row / classes;
+				node = set->report[state];
 			} else {
 				while (pos < len && !node) {
 					state = step(set, state, name[pos++]);

@@ -424,15 +424,18 @@ static int dt601_frozen(struct dtl_check *c)
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_patterns *frozen = &sim->manifest->frozen;
 	struct dtl_globset set;
-	size_t unmatched = frozen->count;
+	size_t unmatched = 0;
 	int r;
 
 	if (frozen->count == 0)
 		return 0;
-	bool *hit = dtl_arena_calloc(sim->arena, frozen->count, sizeof(*hit));
-	uint32_t *matched = dtl_arena_calloc(sim->arena, frozen->count, sizeof(*matched));
+	/* the declared tensors were matched when the table was built */
+	bool *hit = dtl_arena_calloc(c->arena, frozen->count, sizeof(*hit));
+	uint32_t *matched = dtl_arena_calloc(c->arena, frozen->count, sizeof(*matched));
 	if (!hit || !matched)
 		return -ENOMEM;
+	for (size_t k = 0; k < frozen->count; k++)
+		unmatched += !(hit[k] = sim->frozen_hit[k]);
 	dtl_globset_init(&set, sim->arena);
 	for (size_t k = 0; k < frozen->count; k++)
 		if (dtl_globset_add(&set, frozen->items[k].text, frozen->items[k].len) < 0)
@@ -440,7 +443,7 @@ static int dt601_frozen(struct dtl_check *c)
 	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, c->arena);
 	if (!cursor)
 		return -ENOMEM;
-	for (uint32_t t = 0; t < sim->t.count && unmatched > 0; t++) {
+	for (size_t t = sim->frozen_scanned; t < sim->t.count && unmatched > 0; t++) {
 		size_t n = dtl_globset_cursor_matches(cursor, sim->t.name[t], sim->t.name_len[t],
 		                                      matched, frozen->count);
 		for (size_t i = 0; i < n && i < frozen->count; i++)

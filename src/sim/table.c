@@ -197,7 +197,30 @@ static bool is_adapter_name(const char *name, size_t len)
 	return false;
 }
 
-static void init_from_decl(struct dtl_sim *sim, struct dtl_globset_cursor *frozen, uint32_t i,
+/* The frozen globs, matched once against every declared tensor: whether the tensor is frozen,
+ * and which globs matched something (sim->frozen_hit, for DT601). */
+struct frozen_match {
+	struct dtl_globset_cursor *cursor;
+	uint32_t *matched; /* scratch: the globs matching one name */
+	size_t count, unmatched;
+};
+
+static bool frozen_by_glob(struct dtl_sim *sim, struct frozen_match *f, const char *name,
+                           size_t len)
+{
+	/* once every glob has matched, the first one is all there is to know */
+	if (!f->unmatched)
+		return dtl_globset_cursor_first(f->cursor, name, len) >= 0;
+	size_t n = dtl_globset_cursor_matches(f->cursor, name, len, f->matched, f->count);
+	for (size_t k = 0; k < n && k < f->count; k++)
+		if (!sim->frozen_hit[f->matched[k]]) {
+			sim->frozen_hit[f->matched[k]] = true;
+			f->unmatched--;
+		}
+	return n > 0;
+}
+
+static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uint32_t i,
                            const struct dtl_tensor_decl *d)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -212,12 +235,11 @@ static void init_from_decl(struct dtl_sim *sim, struct dtl_globset_cursor *froze
 	t->numel[i] = d->numel;
 	/* DESIGN §3 "trainable": the tensor's own key wins over the frozen globs; otherwise
 	 * floating parameters are trainable and buffers never are */
-	bool trainable;
+	bool trainable, by_glob = frozen->count && frozen_by_glob(sim, frozen, d->name, d->name_len);
 	if (d->trainable != DTL_UNSET)
 		trainable = d->trainable == DTL_TRUE;
 	else
-		trainable = d->kind == DTL_KIND_PARAM && dtl_dtype_is_floating(dtype) &&
-		            dtl_globset_cursor_first(frozen, d->name, d->name_len) < 0;
+		trainable = d->kind == DTL_KIND_PARAM && dtl_dtype_is_floating(dtype) && !by_glob;
 	if (trainable)
 		t->flags[i] |= DTL_TF_TRAINABLE;
 	if (d->kind == DTL_KIND_BUFFER && d->persistent)
@@ -330,7 +352,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	const struct dtl_manifest *m = sim->manifest;
 	struct module_lookup lookup = {.paths = &sim->module_paths}, *paths = &lookup;
 	struct dtl_globset frozen;
-	struct dtl_globset_cursor *frozen_cursor;
+	struct frozen_match frozen_match = {.count = m->frozen.count, .unmatched = m->frozen.count};
 	size_t extra = 0;
 	int r;
 
@@ -366,8 +388,11 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		if (dtl_globset_add(&frozen, m->frozen.items[i].text, m->frozen.items[i].len) < 0)
 			return -ENOMEM;
 	/* names in manifest order share most of their segments with the one before */
-	frozen_cursor = dtl_globset_cursor_new(&frozen, sim->arena);
-	if (!frozen_cursor || new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
+	frozen_match.cursor = dtl_globset_cursor_new(&frozen, sim->arena);
+	frozen_match.matched = dtl_arena_calloc(sim->arena, m->frozen.count + 1, sizeof(uint32_t));
+	sim->frozen_hit = dtl_arena_calloc(sim->arena, m->frozen.count + 1, sizeof(bool));
+	if (!frozen_match.cursor || !frozen_match.matched || !sim->frozen_hit ||
+	    new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->tensor_count; i++) {
 		const struct dtl_tensor_decl *d = &m->tensors[i];
@@ -376,13 +401,14 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 			return r;
 		if (dtl_strmap_put(&sim->tensor_names, d->name, d->name_len, (int64_t)i) < 0)
 			return -ENOMEM;
-		init_from_decl(sim, frozen_cursor, (uint32_t)i, d);
+		init_from_decl(sim, &frozen_match, (uint32_t)i, d);
 		if (d->trainable == DTL_TRUE && !dtl_dtype_is_floating(sim->t.dtype[i]))
 			return fail_at(sim, d->loc, error,
 			               "'%s' is %s and cannot be trainable: only floating tensors "
 			               "can require gradients",
 			               d->name, dtl_dtype_name(sim->t.dtype[i]));
 	}
+	sim->frozen_scanned = m->tensor_count;
 	r = add_tied_aliases(sim, paths, error);
 	if (r < 0)
 		return r;
