@@ -28,6 +28,9 @@ struct dtl_arena {
 
 void dtl_arena_init(struct dtl_arena *arena);
 void dtl_arena_fini(struct dtl_arena *arena);
+/* Frees everything but the newest chunk, which is emptied (and zeroed) for reuse: for an
+ * arena that holds one small item at a time. */
+void dtl_arena_reset(struct dtl_arena *arena);
 /* Zeroed, aligned to 16; NULL only on out of memory or size overflow. */
 void *dtl_arena_alloc(struct dtl_arena *arena, size_t size);
 /* n * size with overflow check */

@@ -88,6 +88,27 @@ int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_
                         struct dtl_arena *text_arena, const struct dtl_limits *limits,
                         struct dtl_node **ret_root, struct dtl_error *error);
 
+/*
+ * One list of the root mapping read element by element (JSON only; a manifest's tensors): as
+ * soon as an element of the list under key is read, element() gets it, and its nodes are
+ * dropped (its strings stay in text_arena). The list's node in the tree then has no items;
+ * used and count say that it was streamed and how many elements it had. element() returns 0,
+ * or a negative errno (-ENOMEM) that stops the reading; it is not called once the document is
+ * known to be refused. The reader sets used and count.
+ */
+struct dtl_doc_stream {
+	const char *key;
+	int (*element)(void *ctx, const struct dtl_node *item);
+	void *ctx;
+	bool used;
+	size_t count;
+};
+/* dtl_doc_parse_split() with stream (which YAML documents ignore: stream->used stays false). */
+int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node_arena,
+                         struct dtl_arena *text_arena, const struct dtl_limits *limits,
+                         struct dtl_doc_stream *stream, struct dtl_node **ret_root,
+                         struct dtl_error *error);
+
 /* Case-sensitive lookup of a string key in a map; the first match, or NULL. */
 const struct dtl_node *dtl_node_get(const struct dtl_node *map, const char *key);
 /* "a mapping", "a string", ... for error messages */

@@ -52,6 +52,31 @@ void dtl_arena_fini(struct dtl_arena *arena)
 	dtl_arena_init(arena);
 }
 
+void dtl_arena_reset(struct dtl_arena *arena)
+{
+	struct dtl_arena_chunk *keep = arena->head;
+	struct dtl_arena_block *block = arena->blocks;
+
+	while (block) {
+		struct dtl_arena_block *next = block->next;
+		free(block);
+		block = next;
+	}
+	arena->blocks = NULL;
+	arena->total = 0;
+	if (!keep)
+		return;
+	for (struct dtl_arena_chunk *chunk = keep->next; chunk;) {
+		struct dtl_arena_chunk *next = chunk->next;
+		free(chunk);
+		chunk = next;
+	}
+	/* allocations are zeroed: zero what was handed out of the chunk kept */
+	memset(keep->data, 0, keep->used);
+	keep->used = 0;
+	keep->next = NULL;
+}
+
 static void *block_alloc(struct dtl_arena *arena, size_t size)
 {
 	struct dtl_arena_block *block = calloc(1, sizeof(*block) + size);

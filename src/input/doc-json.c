@@ -65,6 +65,11 @@ struct parser {
 	size_t item_count, item_capacity;
 	struct dtl_pair *pairs;
 	size_t pair_count, pair_capacity;
+	/* the root's list read element by element (NULL: none); stream_next: the array about
+	 * to be read is it; element: the nodes of the one element being read */
+	struct dtl_doc_stream *stream;
+	bool stream_next;
+	struct dtl_arena element;
 };
 
 static uint32_t column_at(struct parser *p, size_t pos)
@@ -433,12 +438,35 @@ static int parse_key(struct parser *p, struct dtl_pair *pair)
 
 /* A container's children walk in step with cJSON's (item: cJSON's node, &lazy_item when its
  * children are parsed as pieces, or NULL when cJSON refused the piece). */
+/* An element of the streamed list: read into the element arena, handed to the stream, and
+ * dropped. */
+static int stream_element(struct parser *p, unsigned depth)
+{
+	struct dtl_node node = {0};
+	struct dtl_arena *nodes = p->nodes;
+	int r;
+
+	p->nodes = &p->element;
+	r = parse_piece(p, &node, depth);
+	p->nodes = nodes;
+	if (r >= 0 && !p->problem)
+		r = p->stream->element(p->stream->ctx, &node);
+	p->stream->count++;
+	dtl_arena_reset(&p->element);
+	return r;
+}
+
 static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
 {
 	bool lazy = item == &lazy_item;
 	const cJSON *child = item && !lazy ? item->child : NULL;
 	size_t base = p->item_count;
+	bool streamed = lazy && p->stream_next;
 	int r;
+
+	p->stream_next = false;
+	if (streamed)
+		p->stream->used = true;
 
 	p->pos++;
 	skip_ws(p);
@@ -450,10 +478,15 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, c
 		struct dtl_node node = {0};
 		if (item && !lazy && !child)
 			return syntax(p, p->pos); /* cJSON saw fewer items: cannot happen */
-		r = lazy ? parse_piece(p, &node, depth + 1) : parse_value(p, &node, depth + 1, child);
+		if (streamed) {
+			r = stream_element(p, depth + 1);
+		} else {
+			r = lazy ? parse_piece(p, &node, depth + 1)
+				 : parse_value(p, &node, depth + 1, child);
+			if (r >= 0)
+				r = push_item(p, &node);
+		}
 		if (r < 0)
-			return r;
-		if ((r = push_item(p, &node)) < 0)
 			return r;
 		child = child ? child->next : NULL;
 		skip_ws(p);
@@ -496,6 +529,9 @@ static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, 
 		r = lazy ? parse_key(p, &pair) : parse_string(p, &pair.key, child ? child->string : NULL);
 		if (r < 0)
 			return r;
+		/* the root's list to stream: its first occurrence */
+		p->stream_next = depth == 1 && lazy && p->stream && !p->stream->used &&
+				 strcmp(pair.key.string.text, p->stream->key) == 0;
 		skip_ws(p);
 		if (p->pos >= p->n || p->s[p->pos] != ':')
 			return syntax(p, p->pos);
@@ -503,6 +539,7 @@ static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, 
 		skip_ws(p);
 		r = lazy ? parse_piece(p, &pair.value, depth + 1)
 			 : parse_value(p, &pair.value, depth + 1, child);
+		p->stream_next = false; /* the value was the list, or not a list */
 		if (r < 0)
 			return r;
 		if ((r = push_pair(p, &pair)) < 0)
@@ -600,8 +637,8 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth, c
 }
 
 int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
-                 const struct dtl_limits *limits, struct dtl_node **ret_root,
-                 struct dtl_error *error)
+                 const struct dtl_limits *limits, struct dtl_doc_stream *stream,
+                 struct dtl_node **ret_root, struct dtl_error *error)
 {
 	struct parser p = {.source = source,
 	                   .s = source->data,
@@ -612,7 +649,8 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 	                   .nodes = nodes,
 	                   .text = text,
 	                   .limits = limits,
-	                   .error = error};
+	                   .error = error,
+	                   .stream = stream};
 	struct dtl_node *root;
 	int r;
 
@@ -631,7 +669,9 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 		return dtl_error_set(error, loc, -EINVAL, "JSON: the file is empty");
 	}
 	root = dtl_arena_alloc(nodes, sizeof(*root));
+	dtl_arena_init(&p.element);
 	r = root ? parse_piece(&p, root, 1) : -ENOMEM;
+	dtl_arena_fini(&p.element);
 	if (r >= 0) {
 		skip_ws(&p);
 		if (p.pos < p.n)

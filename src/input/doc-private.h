@@ -17,8 +17,8 @@ const char *dtl_doc_uint_text(struct dtl_arena *arena, unsigned long value);
 
 /* The readers behind dtl_doc_parse_split(): nodes into nodes, strings into text. */
 int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
-                 const struct dtl_limits *limits, struct dtl_node **ret_root,
-                 struct dtl_error *error);
+                 const struct dtl_limits *limits, struct dtl_doc_stream *stream,
+                 struct dtl_node **ret_root, struct dtl_error *error);
 int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
                  const struct dtl_limits *limits, struct dtl_node **ret_root,
                  struct dtl_error *error);

@@ -149,12 +149,13 @@ static bool has_suffix(const char *path, const char *suffix)
 	return n >= m && strcmp(path + n - m, suffix) == 0;
 }
 
-int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_arena,
-                        struct dtl_arena *text_arena, const struct dtl_limits *limits,
-                        struct dtl_node **ret_root, struct dtl_error *error)
+int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node_arena,
+                         struct dtl_arena *text_arena, const struct dtl_limits *limits,
+                         struct dtl_doc_stream *stream, struct dtl_node **ret_root,
+                         struct dtl_error *error)
 {
 	if (has_suffix(source->path, ".json"))
-		return dtl_doc_json(source, node_arena, text_arena, limits, ret_root, error);
+		return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root, error);
 	if (has_suffix(source->path, ".yaml") || has_suffix(source->path, ".yml"))
 		return dtl_doc_yaml(source, node_arena, text_arena, limits, ret_root, error);
 	for (size_t i = 0; i < source->size; i++) {
@@ -162,11 +163,18 @@ int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_
 		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
 			continue;
 		if (c == '{' || c == '[')
-			return dtl_doc_json(source, node_arena, text_arena, limits, ret_root,
+			return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root,
 			                    error);
 		break;
 	}
 	return dtl_doc_yaml(source, node_arena, text_arena, limits, ret_root, error);
+}
+
+int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_arena,
+                        struct dtl_arena *text_arena, const struct dtl_limits *limits,
+                        struct dtl_node **ret_root, struct dtl_error *error)
+{
+	return dtl_doc_parse_stream(source, node_arena, text_arena, limits, NULL, ret_root, error);
 }
 
 int dtl_doc_parse(const struct dtl_source *source, struct dtl_arena *arena,
@@ -180,7 +188,7 @@ int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
                        const struct dtl_limits *limits, struct dtl_node **ret_root,
                        struct dtl_error *error)
 {
-	return dtl_doc_json(source, arena, arena, limits, ret_root, error);
+	return dtl_doc_json(source, arena, arena, limits, NULL, ret_root, error);
 }
 
 int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,

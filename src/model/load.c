@@ -24,6 +24,9 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 {
 	struct dtl_arena nodes;
 	struct dtl_node *root = NULL;
+	struct dtl_tensor_stream tensors;
+	struct dtl_doc_stream stream = {
+	    .key = "tensors", .element = dtl_tensor_stream_element, .ctx = &tensors};
 	const char *file;
 	int r;
 
@@ -33,12 +36,17 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 		return -ENOMEM;
 	}
 	dtl_arena_init(&nodes);
-	r = dtl_doc_parse_split(source, &nodes, arena, limits, &root, error);
+	/* a manifest's tensors are converted as they are read (load.h) */
+	dtl_tensor_stream_init(&tensors, file, arena, limits);
+	r = dtl_doc_parse_stream(source, &nodes, arena, limits,
+	                         what == LOAD_MANIFEST ? &stream : NULL, &root, error);
 	dtl_source_fini(owned);
 	if (r >= 0 && what == LOAD_MANIFEST)
-		r = dtl_manifest_parse(root, file, arena, limits, ret_manifest, error);
+		r = dtl_manifest_parse_streamed(root, file, arena, limits,
+		                                stream.used ? &tensors : NULL, ret_manifest, error);
 	else if (r >= 0)
 		r = dtl_plan_parse(root, file, arena, plan, error);
+	dtl_tensor_stream_fini(&tensors);
 	dtl_arena_fini(&nodes);
 	return r;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dtypelint/manifest.h"
+#include "load.h"
 #include "schema.h"
 
 static int parse_glob_map(const struct dtl_schema *s, const struct dtl_node *map, const char *what,
@@ -264,6 +265,75 @@ static int parse_tensor(const struct dtl_schema *s, const struct dtl_node *map,
 	return r;
 }
 
+void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
+                            struct dtl_arena *arena, const struct dtl_limits *limits)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->file = file;
+	ts->arena = arena;
+	ts->limits = limits;
+	dtl_arena_init(&ts->scratch);
+	dtl_strmap_init(&ts->names, &ts->scratch);
+}
+
+void dtl_tensor_stream_fini(struct dtl_tensor_stream *ts)
+{
+	dtl_arena_fini(&ts->scratch);
+}
+
+/* What parse_tensors() does for one element, in the same order: the tensor, then its name
+ * against the names before it. The first error is kept; later elements are only counted. */
+int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
+{
+	struct dtl_tensor_stream *ts = ctx;
+	struct dtl_schema s = {
+	    .file = ts->file, .arena = ts->arena, .limits = ts->limits, .error = &ts->error};
+	size_t i = ts->count++;
+
+	/* past --max-tensors the list is refused whole (parse_tensors): keep nothing */
+	if (ts->failed || i >= ts->limits->max_tensors)
+		return 0;
+	struct dtl_tensor_decl *t = dtl_vec_push(&ts->decls, ts->arena, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	int r = parse_tensor(&s, item, t);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		ts->failed = r;
+		return 0;
+	}
+	int64_t first = dtl_strmap_put(&ts->names, t->name, t->name_len, (int64_t)i);
+	if (first < 0)
+		return -ENOMEM;
+	if ((size_t)first != i) {
+		const struct dtl_tensor_decl *decls = ts->decls.items;
+		ts->failed = dtl_schema_fail(&s, dtl_node_get(item, "name"),
+		                             "duplicate tensor '%s' (first at line %u)", t->name,
+		                             decls[first].loc.line);
+	}
+	return 0;
+}
+
+/* The tensors the reader streamed: the checks parse_tensors() makes first, then the first
+ * conversion error, if any. */
+static int streamed_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
+                            const struct dtl_tensor_stream *ts, struct dtl_manifest *m)
+{
+	if (ts->count > s->limits->max_tensors)
+		return dtl_schema_fail(s, seq, "%zu tensors, over the limit of %zu (--max-tensors)",
+		                       ts->count, s->limits->max_tensors);
+	if (ts->failed) {
+		*s->error = ts->error;
+		return ts->failed;
+	}
+	m->tensor_count = ts->count;
+	m->tensors = ts->decls.items;
+	if (!m->tensors)
+		m->tensors = dtl_arena_calloc(s->arena, 1, sizeof(*m->tensors));
+	return m->tensors ? 0 : -ENOMEM;
+}
+
 static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
                          struct dtl_manifest *m)
 {
@@ -468,6 +538,15 @@ int dtl_manifest_parse(const struct dtl_node *root, const char *file, struct dtl
                        const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
                        struct dtl_error *error)
 {
+	return dtl_manifest_parse_streamed(root, file, arena, limits, NULL, ret_manifest, error);
+}
+
+int dtl_manifest_parse_streamed(const struct dtl_node *root, const char *file,
+                                struct dtl_arena *arena, const struct dtl_limits *limits,
+                                const struct dtl_tensor_stream *ts,
+                                struct dtl_manifest *ret_manifest, struct dtl_error *error)
+{
+	bool streamed = false;
 	static const char *const keys[] = {"dtypelint", "model",        "tensors",
 	                                   "frozen",    "quantization", "adapter",
 	                                   "training",  "suppress",     NULL};
@@ -504,7 +583,12 @@ int dtl_manifest_parse(const struct dtl_node *root, const char *file, struct dtl
 		const struct dtl_node *v = &root->map.pairs[i].value;
 		if (strcmp(k, "model") == 0)
 			r = parse_model(&s, v, &m.model);
-		else if (strcmp(k, "tensors") == 0)
+		else if (strcmp(k, "tensors") == 0 && ts && !streamed) {
+			/* the reader streamed the first "tensors" (a second is a duplicate key,
+			 * which the reader refused) */
+			streamed = true;
+			r = streamed_tensors(&s, v, ts, &m);
+		} else if (strcmp(k, "tensors") == 0)
 			r = parse_tensors(&s, v, &m);
 		else if (strcmp(k, "frozen") == 0)
 			r = dtl_schema_patterns(&s, v, "frozen", DTL_PATTERN_GLOB, &m.frozen);
