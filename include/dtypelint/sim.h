@@ -75,10 +75,9 @@ struct dtl_module {
 	uint32_t parent; /* DTL_NONE_INDEX for the root */
 	uint32_t first_child, last_child, next_sibling;
 	uint32_t first_tensor, last_tensor;
+	bool wrapped;           /* a unit / fully_shard target */
 	const char *class_name; /* NULL: unknown */
-	uint32_t depth;
-	bool wrapped;            /* a unit / fully_shard target */
-	struct dtl_loc wrap_loc; /* the pattern that made it one */
+	const struct dtl_pattern *wrap; /* the pattern that made it one (NULL for the root) */
 };
 
 struct dtl_event {

@@ -112,7 +112,8 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 		const struct dtl_module *gm = &sim->modules[f->group->module];
 		for (size_t i = 0; i < sim->rp.wrap.count; i++) {
 			const struct dtl_pattern *p = &sim->rp.wrap.items[i];
-			if (p->loc.line == gm->wrap_loc.line && p->loc.column == gm->wrap_loc.column)
+			if (gm->wrap && p->loc.line == gm->wrap->loc.line &&
+			    p->loc.column == gm->wrap->loc.column)
 				ADD(DTL_FIX_WRAP_REMOVE, dtl_arena_strndup(a, p->text, p->len), 0, 1,
 				    "remove '%.*s' from training.fsdp.wrap (keep the tied modules "
 				    "together)",

@@ -70,7 +70,33 @@ struct parser {
 	struct dtl_doc_stream *stream;
 	bool stream_next;
 	struct dtl_arena element;
+	/* short strings (keys, dtypes, kinds) stored once: text -> index in interned_text */
+	struct dtl_arena intern_arena;
+	struct dtl_strmap interned;
+	struct dtl_vec interned_text; /* const char * */
 };
+
+#define INTERN_MAX_LEN   16
+#define INTERN_MAX_COUNT 4096
+
+/* The text of a decoded string in the text arena: a short one that came before is shared
+ * (a manifest's keys and dtypes repeat for every tensor). */
+static const char *store_text(struct parser *p, const char *value, size_t len)
+{
+	if (len > INTERN_MAX_LEN || p->interned.count >= INTERN_MAX_COUNT)
+		return dtl_arena_strndup(p->text, value, len);
+	int64_t k = dtl_strmap_get(&p->interned, value, len);
+	if (k >= 0)
+		return ((const char **)p->interned_text.items)[k];
+	char *text = dtl_arena_strndup(p->text, value, len);
+	const char **slot = dtl_vec_push(&p->interned_text, &p->intern_arena, sizeof(*slot));
+	if (!text || !slot)
+		return NULL;
+	*slot = text;
+	if (dtl_strmap_put(&p->interned, text, len, (int64_t)(p->interned_text.count - 1)) < 0)
+		return NULL;
+	return text;
+}
 
 static uint32_t column_at(struct parser *p, size_t pos)
 {
@@ -297,7 +323,7 @@ static int parse_string(struct parser *p, struct dtl_node *out, const char *valu
 	if (escaped && check_escapes(s + start + 1, i - start - 1, &bad) < 0)
 		return syntax(p, start + 1 + bad);
 	size_t len = value ? strlen(value) : 0;
-	char *text = dtl_arena_strndup(p->text, value ? value : "", len);
+	const char *text = store_text(p, value ? value : "", len);
 	if (!text)
 		return -ENOMEM;
 	p->pos = i + 1;
@@ -670,8 +696,11 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 	}
 	root = dtl_arena_alloc(nodes, sizeof(*root));
 	dtl_arena_init(&p.element);
+	dtl_arena_init(&p.intern_arena);
+	dtl_strmap_init(&p.interned, &p.intern_arena);
 	r = root ? parse_piece(&p, root, 1) : -ENOMEM;
 	dtl_arena_fini(&p.element);
+	dtl_arena_fini(&p.intern_arena);
 	if (r >= 0) {
 		skip_ws(&p);
 		if (p.pos < p.n)

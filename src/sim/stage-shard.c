@@ -158,8 +158,7 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		struct dtl_module *m = &sim->modules[i];
 		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, m) : NULL;
 		m->wrapped = i == 0 || p;
-		if (p)
-			m->wrap_loc = p->loc;
+		m->wrap = p;
 		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];
 		group_of[i] = DTL_NONE_INDEX;
 	}
@@ -188,7 +187,7 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		const char *name =
 		    mod ? dtl_arena_strndup(sim->arena, m->path, m->path_len) : "<root>";
 		struct dtl_loc loc =
-		    mod ? m->wrap_loc
+		    mod ? m->wrap->loc
 		        : dtl_sim_plan_loc(sim, sim->rp.plan.strategy_loc, sim->rp.plan.loc);
 		struct dtl_group *g = new_group(sim, kind, name, mod, loc);
 		if (!name || !g)

@@ -43,7 +43,6 @@ static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, u
 	m->first_tensor = m->last_tensor = DTL_NONE_INDEX;
 	if (parent != DTL_NONE_INDEX) {
 		struct dtl_module *p = &sim->modules[parent];
-		m->depth = p->depth + 1;
 		if (p->last_child == DTL_NONE_INDEX)
 			p->first_child = id;
 		else
