@@ -49,7 +49,7 @@ test)
 	meson test -C build --setup full --print-errorlogs --num-processes 2
 	echo "== ASan + UBSan"
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite oracle \
 		--no-suite kernels-real
 	echo "== valgrind"

@@ -25,6 +25,9 @@ struct dtl_error {
 	char message[DTL_ERROR_MESSAGE_MAX];
 };
 
+/* *to = *from, with to->loc.file pointing at to's own storage (a struct copy would leave it
+ * pointing into from). */
+void dtl_error_copy(struct dtl_error *to, const struct dtl_error *from);
 /* Fills *error (when not NULL) and returns code (a negative errno, e.g. -EINVAL). */
 int dtl_error_set(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -16,6 +16,14 @@ int dtl_error_setv(struct dtl_error *error, struct dtl_loc loc, int code, const 
 	return code;
 }
 
+void dtl_error_copy(struct dtl_error *to, const struct dtl_error *from)
+{
+	*to = *from;
+	/* loc.file points into the error's own storage: into to's now */
+	if (from->loc.file == from->file_storage)
+		to->loc.file = to->file_storage;
+}
+
 int dtl_error_set(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt, ...)
 {
 	va_list args;

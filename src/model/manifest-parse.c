@@ -324,7 +324,7 @@ static int streamed_tensors(const struct dtl_schema *s, const struct dtl_node *s
 		return dtl_schema_fail(s, seq, "%zu tensors, over the limit of %zu (--max-tensors)",
 		                       ts->count, s->limits->max_tensors);
 	if (ts->failed) {
-		*s->error = ts->error;
+		dtl_error_copy(s->error, &ts->error);
 		return ts->failed;
 	}
 	m->tensor_count = ts->count;
