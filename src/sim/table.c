@@ -52,47 +52,60 @@ static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, u
 	return id;
 }
 
-/* Module paths to indices, remembering the last path found: consecutive tensors share their
- * module or its parent ("...experts.5.gate_proj.weight", "...experts.5.up_proj.weight"). */
+/* Module paths to indices, remembering the modules of the previous path's leading segments:
+ * consecutive tensors share most of their module path ("...experts.5.gate_proj.weight",
+ * "...experts.5.up_proj.weight"), so only the segments after the shared ones are looked up,
+ * each with one map operation (a put that finds or adds). */
+#define LOOKUP_DEPTH 32
 struct module_lookup {
 	struct dtl_strmap *paths;
-	const char *last;
+	const char *last;           /* the previous path */
 	uint32_t last_len;
-	int64_t last_id;
+	uint32_t depth;             /* its first depth segments are in end[] and id[] */
+	uint32_t end[LOOKUP_DEPTH]; /* where its k-th segment ends */
+	uint32_t id[LOOKUP_DEPTH];  /* the module of last[0..end[k]) */
 };
 
-/* The module at path, created with its missing ancestors. */
+/* The module at path, created with its missing ancestors (parents first). */
 static int64_t module_for(struct dtl_sim *sim, struct module_lookup *lookup, const char *path,
                           uint32_t len)
 {
-	int64_t id;
-	uint32_t parent_len = 0;
+	uint32_t common = 0, k = 0;
 
 	if (len == 0)
 		return 0;
-	if (len == lookup->last_len && memcmp(path, lookup->last, len) == 0)
-		return lookup->last_id;
-	id = dtl_strmap_get(lookup->paths, path, len);
-	if (id < 0) {
-		for (uint32_t i = len; i-- > 0;) {
-			if (path[i] == '.') {
-				parent_len = i;
-				break;
-			}
+	if (lookup->last) {
+		uint32_t shorter = lookup->last_len < len ? lookup->last_len : len;
+		while (common + 8 <= shorter && memcmp(lookup->last + common, path + common, 8) == 0)
+			common += 8;
+		while (common < shorter && lookup->last[common] == path[common])
+			common++;
+		while (k < lookup->depth && lookup->end[k] <= common &&
+		       (lookup->end[k] == len || path[lookup->end[k]] == '.'))
+			k++;
+	}
+	int64_t id = k ? lookup->id[k - 1] : 0;
+	uint32_t start = k ? lookup->end[k - 1] + 1 : 0, seg = k;
+	while (start <= len) {
+		uint32_t end = start;
+		while (end < len && path[end] != '.')
+			end++;
+		int64_t parent = id, fresh = (int64_t)sim->module_count;
+		id = dtl_strmap_put(lookup->paths, path, end, fresh);
+		if (id < 0)
+			return id;
+		if (id == fresh && new_module(sim, path, end, (uint32_t)parent) < 0)
+			return -ENOMEM;
+		if (seg < LOOKUP_DEPTH) {
+			lookup->end[seg] = end;
+			lookup->id[seg] = (uint32_t)id;
 		}
-		int64_t parent = module_for(sim, lookup, path, parent_len);
-		if (parent < 0)
-			return parent;
-		id = new_module(sim, path, len, (uint32_t)parent);
-		if (id < 0)
-			return id;
-		id = dtl_strmap_put(lookup->paths, path, len, id);
-		if (id < 0)
-			return id;
+		seg++;
+		start = end + 1;
 	}
 	lookup->last = path;
 	lookup->last_len = len;
-	lookup->last_id = id;
+	lookup->depth = seg < LOOKUP_DEPTH ? seg : LOOKUP_DEPTH;
 	return id;
 }
 
