@@ -37,7 +37,10 @@ bool dtl_glob_is_literal(const char *pattern, size_t len);
  *     for (size_t i = 0; i < n; i++)
  *             if (dtl_globset_add(&set, patterns[i].text, patterns[i].len) < 0)
  *                     return -ENOMEM;
- *     for each module: int64_t first = dtl_globset_first(&set, m->path, m->path_len);
+ *     struct dtl_globset_cursor *c = dtl_globset_cursor_new(&set, arena);
+ *     for each module: int64_t first = dtl_globset_cursor_first(c, m->path, m->path_len);
+ *
+ * (dtl_globset_first() answers one path alone, without reusing anything.)
  *
  * Pattern indices are the order of dtl_globset_add() calls (0, 1, ...). Patterns are borrowed
  * (they must outlive the set); the set's storage lives in arena and needs no cleanup. Adding
@@ -63,8 +66,6 @@ void dtl_globset_init(struct dtl_globset *set, struct dtl_arena *arena);
 int dtl_globset_add(struct dtl_globset *set, const char *pattern, size_t len);
 /* The index of the first (lowest-index) pattern that matches path, or -1 when none does. */
 int64_t dtl_globset_first(const struct dtl_globset *set, const char *path, size_t len);
-/* Does any pattern match path? */
-bool dtl_globset_any(const struct dtl_globset *set, const char *path, size_t len);
 /*
  * Every pattern that matches path, lowest index first, into out (at most max entries);
  * returns how many match (which may be more than max). For "which patterns matched nothing"
@@ -81,6 +82,10 @@ size_t dtl_globset_matches(const struct dtl_globset *set, const char *path, size
  * not allowed. Lives in arena.
  */
 struct dtl_globset_cursor;
+/* How many leading segments path shares with prev, whose segment k ends at ends[k] (for the
+ * first count segments): what a walk over prev can reuse for path (cursors, module lookup). */
+size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_t *ends,
+                                size_t count, const char *path, size_t len);
 struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
                                                   struct dtl_arena *arena);
 int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path, size_t len);

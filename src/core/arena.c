@@ -34,43 +34,41 @@ void dtl_arena_init(struct dtl_arena *arena)
 	arena->total = 0;
 }
 
-void dtl_arena_fini(struct dtl_arena *arena)
+static void free_chunks(struct dtl_arena_chunk *chunk)
 {
-	struct dtl_arena_chunk *chunk = arena->head;
-	struct dtl_arena_block *block = arena->blocks;
-
 	while (chunk) {
 		struct dtl_arena_chunk *next = chunk->next;
 		free(chunk);
 		chunk = next;
 	}
+}
+
+static void free_blocks(struct dtl_arena_block *block)
+{
 	while (block) {
 		struct dtl_arena_block *next = block->next;
 		free(block);
 		block = next;
 	}
+}
+
+void dtl_arena_fini(struct dtl_arena *arena)
+{
+	free_chunks(arena->head);
+	free_blocks(arena->blocks);
 	dtl_arena_init(arena);
 }
 
 void dtl_arena_reset(struct dtl_arena *arena)
 {
 	struct dtl_arena_chunk *keep = arena->head;
-	struct dtl_arena_block *block = arena->blocks;
 
-	while (block) {
-		struct dtl_arena_block *next = block->next;
-		free(block);
-		block = next;
-	}
+	free_blocks(arena->blocks);
 	arena->blocks = NULL;
 	arena->total = 0;
 	if (!keep)
 		return;
-	for (struct dtl_arena_chunk *chunk = keep->next; chunk;) {
-		struct dtl_arena_chunk *next = chunk->next;
-		free(chunk);
-		chunk = next;
-	}
+	free_chunks(keep->next);
 	/* allocations are zeroed: zero what was handed out of the chunk kept */
 	memset(keep->data, 0, keep->used);
 	keep->used = 0;

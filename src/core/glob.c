@@ -395,30 +395,20 @@ static void accept(const struct dtl_globset *set, const struct walk *cur, const 
 	match_one_by_one(set, set->fallback, false, path, len, f);
 }
 
-static void match(const struct dtl_globset *set, const char *path, size_t len, struct found *f)
+size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_t *ends,
+                                size_t count, const char *path, size_t len)
 {
-	struct walk a, b; /* not zeroed: count says what is set */
-	struct walk *cur = &a, *next = &b;
+	size_t shorter = prev_len < len ? prev_len : len, common = 0, k = 0;
 
-	/* the empty path (the root module) is judged by dtl_glob_match()'s own rule */
-	if (len == 0 || !set->node_count) {
-		match_one_by_one(set, NONE, true, path, len, f);
-		return;
-	}
-	walk_start(set, cur);
-	for (size_t start = 0; start <= len && cur->count;) {
-		size_t end = segment_end(path, start, len);
-		if (!walk_step(set, cur, next, path + start, end - start)) {
-			/* a pathological set (many '**' paths alive at once): stay exact */
-			match_one_by_one(set, NONE, true, path, len, f);
-			return;
-		}
-		struct walk *tmp = cur;
-		cur = next;
-		next = tmp;
-		start = end + 1;
-	}
-	accept(set, cur, path, len, f);
+	/* eight bytes at a time (a fixed-size memcmp is one compare), then bytes */
+	while (common + 8 <= shorter && memcmp(prev + common, path + common, 8) == 0)
+		common += 8;
+	while (common < shorter && prev[common] == path[common])
+		common++;
+	/* a segment is shared when both paths have its bytes and end it there */
+	while (k < count && ends[k] <= common && (ends[k] == len || path[ends[k]] == '.'))
+		k++;
+	return k;
 }
 
 /* Cursors ---------------------------------------------------------------------------------- */
@@ -430,7 +420,7 @@ struct dtl_globset_cursor {
 	const char *path; /* the previous path (borrowed), NULL when none */
 	size_t len;
 	size_t depth;                       /* walks[0..depth] are valid for path */
-	size_t seg_end[CURSOR_DEPTH + 1];   /* [j]: where path's j-th segment ends (j >= 1) */
+	uint32_t seg_end[CURSOR_DEPTH];     /* [j]: where path's segment j ends (j >= 0) */
 	struct walk walks[CURSOR_DEPTH + 1]; /* [j]: the walk after j segments of path */
 	struct walk spare[2];               /* past CURSOR_DEPTH segments */
 };
@@ -450,7 +440,7 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
                          struct found *f)
 {
 	const struct dtl_globset *set = c->set;
-	size_t k = 0, common = 0;
+	size_t k = 0;
 
 	if (len == 0 || !set->node_count) {
 		c->path = NULL;
@@ -458,23 +448,14 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 		return;
 	}
 	/* the previous path's walks stay valid for the segments both paths share */
-	if (c->path) {
-		size_t shorter = c->len < len ? c->len : len;
-		/* eight bytes at a time (a fixed-size memcmp is one compare), then bytes */
-		while (common + 8 <= shorter && memcmp(c->path + common, path + common, 8) == 0)
-			common += 8;
-		while (common < shorter && c->path[common] == path[common])
-			common++;
-		while (k < c->depth && c->seg_end[k + 1] <= common &&
-		       (c->seg_end[k + 1] == len || path[c->seg_end[k + 1]] == '.'))
-			k++;
-	} else {
+	if (c->path)
+		k = dtl_path_shared_segments(c->path, c->len, c->seg_end, c->depth, path, len);
+	else
 		walk_start(set, &c->walks[0]);
-	}
 	c->path = path;
 	c->len = len;
 	const struct walk *cur = &c->walks[k];
-	size_t start = k ? c->seg_end[k] + 1 : 0;
+	size_t start = k ? c->seg_end[k - 1] + 1 : 0;
 	while (start <= len && cur->count) {
 		size_t end = segment_end(path, start, len);
 		struct walk *next = k < CURSOR_DEPTH ? &c->walks[k + 1] : &c->spare[k % 2];
@@ -483,9 +464,9 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 			match_one_by_one(set, NONE, true, path, len, f);
 			return;
 		}
+		if (k < CURSOR_DEPTH)
+			c->seg_end[k] = (uint32_t)end;
 		k++;
-		if (k <= CURSOR_DEPTH)
-			c->seg_end[k] = end;
 		cur = next;
 		start = end + 1;
 	}
@@ -510,17 +491,20 @@ size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path
 	return f.count;
 }
 
+/* A fresh cursor: the walk from the root, nothing to reuse. */
+static void match(const struct dtl_globset *set, const char *path, size_t len, struct found *f)
+{
+	struct dtl_globset_cursor c = {.set = set};
+
+	cursor_match(&c, path, len, f);
+}
+
 int64_t dtl_globset_first(const struct dtl_globset *set, const char *path, size_t len)
 {
 	struct found f = {.first = -1};
 
 	match(set, path, len, &f);
 	return f.first;
-}
-
-bool dtl_globset_any(const struct dtl_globset *set, const char *path, size_t len)
-{
-	return dtl_globset_first(set, path, len) >= 0;
 }
 
 size_t dtl_globset_matches(const struct dtl_globset *set, const char *path, size_t len,

@@ -70,20 +70,13 @@ struct module_lookup {
 static int64_t module_for(struct dtl_sim *sim, struct module_lookup *lookup, const char *path,
                           uint32_t len)
 {
-	uint32_t common = 0, k = 0;
+	uint32_t k = 0;
 
 	if (len == 0)
 		return 0;
-	if (lookup->last) {
-		uint32_t shorter = lookup->last_len < len ? lookup->last_len : len;
-		while (common + 8 <= shorter && memcmp(lookup->last + common, path + common, 8) == 0)
-			common += 8;
-		while (common < shorter && lookup->last[common] == path[common])
-			common++;
-		while (k < lookup->depth && lookup->end[k] <= common &&
-		       (lookup->end[k] == len || path[lookup->end[k]] == '.'))
-			k++;
-	}
+	if (lookup->last)
+		k = (uint32_t)dtl_path_shared_segments(lookup->last, lookup->last_len, lookup->end,
+		                                       lookup->depth, path, len);
 	int64_t id = k ? lookup->id[k - 1] : 0;
 	uint32_t start = k ? lookup->end[k - 1] + 1 : 0, seg = k;
 	while (start <= len) {

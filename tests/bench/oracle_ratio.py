@@ -23,9 +23,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
+from fsdp1_differential import dtypelint_verdict  # noqa: E402  the differential test's reading
 ORACLE = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "oracle", "fsdp1_oracle.py"))
 TORCH = "torch=1.13"  # the oracle's torch (Debian's python3-torch): its error texts
-PRIORITY = {"DT103": 0, "DT101": 1, "DT102": 2}
 
 
 def timed(argv, runs):
@@ -36,19 +37,6 @@ def timed(argv, runs):
         walls.append(time.perf_counter() - start)
         out = run
     return statistics.median(walls), out
-
-
-def dtypelint_verdict(binary, path):
-    run = subprocess.run([binary, "--with", TORCH, "-f", "json", "-q", "--select",
-                          "DT101,DT102,DT103", path],
-                         capture_output=True, text=True)
-    report = json.loads(run.stdout)
-    groups = report["inputs"][0]["plan"]["groups"]
-    fsdp = [f for f in report["findings"] if f["rule"] in PRIORITY]
-    if not fsdp:
-        return {"ok": True, "units": groups}
-    first = min(fsdp, key=lambda f: (f["group"]["index"], f["group"]["offset"], PRIORITY[f["rule"]]))
-    return {"ok": False, "error": first["framework_error"]["text"]}
 
 
 def oracle_verdict(stdout):
@@ -80,7 +68,9 @@ def main():
             torch_s, run = timed(["/usr/bin/python3", ORACLE, path], a.runs)
             want = oracle_verdict(run.stdout)
             dtl_s, _ = timed([a.dtypelint, "--with", TORCH, path], a.runs)
-            got = dtypelint_verdict(a.dtypelint, path)
+            got = dtypelint_verdict(a.dtypelint, path, ("--with", TORCH))
+            if not got.get("ok"):
+                got.pop("units", None)  # torch says nothing of units when it refuses
             same = got == want
             print(f"{os.path.basename(a.manifest)} ({len(m['tensors'])} tensors), {label}: "
                   f"torch {torch_s:.2f} s, dtypelint {dtl_s:.3f} s, ratio {torch_s / dtl_s:.0f}x; "

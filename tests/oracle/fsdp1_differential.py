@@ -97,9 +97,10 @@ def manifest(rng):
 PRIORITY = {"DT103": 0, "DT101": 1, "DT102": 2}
 
 
-def dtypelint_verdict(binary, path):
-    run = subprocess.run([binary, "-f", "json", "-q", "--select", "DT101,DT102,DT103", path],
-                         capture_output=True, text=True)
+def dtypelint_verdict(binary, path, extra=()):
+    """dtypelint's FSDP1 verdict (extra: more options, e.g. --with torch=1.13)."""
+    run = subprocess.run([binary, *extra, "-f", "json", "-q", "--select", "DT101,DT102,DT103",
+                          path], capture_output=True, text=True)
     if run.returncode not in (0, 1):
         return {"crash": f"exit {run.returncode}: {run.stderr.strip()}"}
     report = json.loads(run.stdout)
