@@ -94,7 +94,9 @@ int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_
  * dropped (its strings stay in text_arena). The list's node in the tree then has no items;
  * used and count say that it was streamed and how many elements it had. element() returns 0,
  * or a negative errno (-ENOMEM) that stops the reading; it is not called once the document is
- * known to be refused. The reader sets used and count.
+ * known to be refused. The reader sets used and count, and the byte offsets with which element()
+ * can estimate how many elements are still to come: the list's first element starts at
+ * first, the element handed over ends at end, and the document has size bytes.
  */
 struct dtl_doc_stream {
 	const char *key;
@@ -102,6 +104,7 @@ struct dtl_doc_stream {
 	void *ctx;
 	bool used;
 	size_t count;
+	size_t first, end, size;
 };
 /* dtl_doc_parse_split() with stream (which YAML documents ignore: stream->used stays false). */
 int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node_arena,

@@ -120,6 +120,10 @@ struct dtl_manifest {
 	struct dtl_model_info model;
 	struct dtl_tensor_decl *tensors;
 	size_t tensor_count;
+	/* name -> index in tensors, built by the parser while it checks for duplicate names, so
+	 * that the simulation need not hash every name again. Empty (count 0) when the manifest
+	 * was made otherwise (an import); whoever replaces tensors keeps their names and order. */
+	struct dtl_strmap tensor_index;
 	struct dtl_patterns frozen;
 	struct dtl_quantization quantization;
 	struct dtl_adapter adapter;

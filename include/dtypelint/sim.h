@@ -150,7 +150,13 @@ struct dtl_sim {
 	size_t module_count;
 	size_t module_capacity;
 	struct dtl_strmap module_paths; /* module path -> index */
-	struct dtl_strmap tensor_names; /* tensor name -> index (dtl_sim_find) */
+	/* tensor name -> index (dtl_sim_find): the declared tensors' names are the manifest's
+	 * tensor_index (or own_declared, for a manifest without one), shared and never written;
+	 * tensor_names has the tensors the simulation adds (tied names the checkpoint leaves
+	 * out, injected adapters) */
+	const struct dtl_strmap *declared_names;
+	struct dtl_strmap own_declared;
+	struct dtl_strmap tensor_names;
 	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
 	struct dtl_vec events;		 /* struct dtl_event */
 	struct dtl_vec groups; /* struct dtl_group */

@@ -475,6 +475,7 @@ static int stream_element(struct parser *p, unsigned depth)
 	p->nodes = &p->element;
 	r = parse_piece(p, &node, depth);
 	p->nodes = nodes;
+	p->stream->end = p->pos;
 	if (r >= 0 && !p->problem)
 		r = p->stream->element(p->stream->ctx, &node);
 	p->stream->count++;
@@ -491,11 +492,13 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, c
 	int r;
 
 	p->stream_next = false;
-	if (streamed)
-		p->stream->used = true;
-
 	p->pos++;
 	skip_ws(p);
+	if (streamed) {
+		p->stream->used = true;
+		p->stream->first = p->pos;
+		p->stream->size = p->n;
+	}
 	if (p->pos < p->n && p->s[p->pos] == ']') {
 		p->pos++;
 		return close_seq(p, out, base);

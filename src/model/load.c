@@ -38,6 +38,7 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 	dtl_arena_init(&nodes);
 	/* a manifest's tensors are converted as they are read (load.h) */
 	dtl_tensor_stream_init(&tensors, file, arena, limits);
+	tensors.doc = &stream;
 	r = dtl_doc_parse_stream(source, &nodes, arena, limits,
 	                         what == LOAD_MANIFEST ? &stream : NULL, &root, error);
 	dtl_source_fini(owned);

@@ -23,9 +23,9 @@ struct dtl_tensor_stream {
 	const char *file;
 	struct dtl_arena *arena;
 	const struct dtl_limits *limits;
-	struct dtl_vec decls;  /* struct dtl_tensor_decl, in arena */
-	struct dtl_arena scratch; /* the name map */
-	struct dtl_strmap names;  /* name -> first index */
+	struct dtl_vec decls;    /* struct dtl_tensor_decl, in arena */
+	struct dtl_strmap names; /* name -> first index, in arena (the manifest's tensor_index) */
+	const struct dtl_doc_stream *doc; /* the reader's offsets (NULL: none) */
 	size_t count;             /* elements seen (more than decls past --max-tensors) */
 	int failed;               /* the first conversion error, or 0 */
 	struct dtl_error error;

@@ -277,13 +277,31 @@ void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
 	ts->file = file;
 	ts->arena = arena;
 	ts->limits = limits;
-	dtl_arena_init(&ts->scratch);
-	dtl_strmap_init(&ts->names, &ts->scratch);
+	dtl_strmap_init(&ts->names, arena);
 }
 
 void dtl_tensor_stream_fini(struct dtl_tensor_stream *ts)
 {
-	dtl_arena_fini(&ts->scratch);
+	(void)ts; /* everything it holds is in the manifest's arena */
+}
+
+/* Once ESTIMATE_AFTER tensors are read, the bytes they took say about how many the rest of
+ * the file holds: the name map is sized for them then, and does not grow (rehashing a map of
+ * 100k names read every name again, from memory long out of the cache). An estimate too high
+ * (a file whose tensors are followed by something large) costs untouched pages. */
+#define ESTIMATE_AFTER 1024
+
+static int reserve_names(struct dtl_tensor_stream *ts)
+{
+	const struct dtl_doc_stream *doc = ts->doc;
+
+	if (!doc || doc->end <= doc->first || doc->end > doc->size)
+		return 0;
+	size_t per_tensor = (doc->end - doc->first) / ts->count;
+	size_t estimate = ts->count + (doc->size - doc->end) / (per_tensor ? per_tensor : 1);
+	if (estimate > ts->limits->max_tensors)
+		estimate = ts->limits->max_tensors;
+	return dtl_strmap_reserve(&ts->names, estimate);
 }
 
 /* What parse_tensors() does for one element, in the same order: the tensor, then its name
@@ -308,6 +326,8 @@ int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
 		ts->failed = r;
 		return 0;
 	}
+	if (ts->count == ESTIMATE_AFTER && reserve_names(ts) < 0)
+		return -ENOMEM;
 	int64_t first = dtl_strmap_put(&ts->names, t->name, t->name_len, (int64_t)i);
 	if (first < 0)
 		return -ENOMEM;
@@ -334,6 +354,7 @@ static int streamed_tensors(const struct dtl_schema *s, const struct dtl_node *s
 	}
 	m->tensor_count = ts->count;
 	m->tensors = ts->decls.items;
+	m->tensor_index = ts->names;
 	if (!m->tensors)
 		m->tensors = dtl_arena_calloc(s->arena, 1, sizeof(*m->tensors));
 	return m->tensors ? 0 : -ENOMEM;
@@ -342,8 +363,7 @@ static int streamed_tensors(const struct dtl_schema *s, const struct dtl_node *s
 static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
                          struct dtl_manifest *m)
 {
-	struct dtl_arena scratch; /* the name map is only needed here */
-	struct dtl_strmap names;
+	struct dtl_strmap *names = &m->tensor_index;
 	int r = 0;
 
 	if (seq->type != DTL_NODE_SEQ)
@@ -356,16 +376,15 @@ static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
 	    dtl_arena_calloc(s->arena, m->tensor_count ? m->tensor_count : 1, sizeof(*m->tensors));
 	if (!m->tensors)
 		return -ENOMEM;
-	dtl_arena_init(&scratch);
-	dtl_strmap_init(&names, &scratch);
-	if (dtl_strmap_reserve(&names, m->tensor_count) < 0)
+	dtl_strmap_init(names, s->arena);
+	if (dtl_strmap_reserve(names, m->tensor_count) < 0)
 		r = -ENOMEM;
 	for (size_t i = 0; r >= 0 && i < m->tensor_count; i++) {
 		struct dtl_tensor_decl *t = &m->tensors[i];
 		r = parse_tensor(s, &seq->seq.items[i], t);
 		if (r < 0)
 			break;
-		int64_t first = dtl_strmap_put(&names, t->name, t->name_len, (int64_t)i);
+		int64_t first = dtl_strmap_put(names, t->name, t->name_len, (int64_t)i);
 		if (first < 0)
 			r = -ENOMEM;
 		else if ((size_t)first != i)
@@ -373,7 +392,6 @@ static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
 			                    "duplicate tensor '%s' (first at line %u)", t->name,
 			                    m->tensors[first].loc.line);
 	}
-	dtl_arena_fini(&scratch);
 	return r;
 }
 

@@ -284,6 +284,14 @@ static int build_order(struct dtl_sim *sim)
 	return 0;
 }
 
+/* The index of the tensor called name, or -1. */
+static int64_t tensor_index(const struct dtl_sim *sim, const char *name, size_t len)
+{
+	int64_t i = dtl_strmap_get(sim->declared_names, name, len);
+
+	return i >= 0 ? i : dtl_strmap_get(&sim->tensor_names, name, len);
+}
+
 static int add_tied_aliases(struct dtl_sim *sim, struct module_lookup *paths,
                             struct dtl_error *error)
 {
@@ -296,7 +304,7 @@ static int add_tied_aliases(struct dtl_sim *sim, struct module_lookup *paths,
 		const struct dtl_tied_group *tg = &m->model.tied[g];
 		uint32_t canonical = DTL_NONE_INDEX;
 		for (size_t k = 0; k < tg->count; k++) {
-			int64_t idx = dtl_strmap_get(names, tg->names[k].text, tg->names[k].len);
+			int64_t idx = tensor_index(sim, tg->names[k].text, tg->names[k].len);
 			if (idx >= 0 && (canonical == DTL_NONE_INDEX || (uint32_t)idx < canonical))
 				canonical = (uint32_t)idx;
 		}
@@ -308,7 +316,7 @@ static int add_tied_aliases(struct dtl_sim *sim, struct module_lookup *paths,
 			               t->name[canonical]);
 		for (size_t k = 0; k < tg->count; k++) {
 			const struct dtl_pattern *p = &tg->names[k];
-			int64_t idx = dtl_strmap_get(names, p->text, p->len);
+			int64_t idx = tensor_index(sim, p->text, p->len);
 			if (idx >= 0 && (uint32_t)idx == canonical)
 				continue;
 			if (idx < 0) {
@@ -384,8 +392,13 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		return -ENOMEM;
 	dtl_strmap_init(&sim->module_paths, sim->arena);
 	dtl_strmap_init(&sim->tensor_names, sim->arena);
+	dtl_strmap_init(&sim->own_declared, sim->arena);
+	/* the parser's map, when it has one: the manifest's names are not hashed again */
+	bool own = m->tensor_index.count != m->tensor_count;
+	sim->declared_names = own ? &sim->own_declared : &m->tensor_index;
 	/* about as many modules as tensors in real models: no rehash on the way */
-	if (dtl_strmap_reserve(&sim->tensor_names, m->tensor_count + extra) < 0 ||
+	if (dtl_strmap_reserve(&sim->tensor_names, extra) < 0 ||
+	    (own && dtl_strmap_reserve(&sim->own_declared, m->tensor_count) < 0) ||
 	    dtl_strmap_reserve(&sim->module_paths, m->tensor_count + extra) < 0)
 		return -ENOMEM;
 	dtl_globset_init(&frozen, sim->arena);
@@ -404,7 +417,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		r = add_tensor(sim, paths, d->name, d->name_len, (uint32_t)i);
 		if (r < 0)
 			return r;
-		if (dtl_strmap_put(&sim->tensor_names, d->name, d->name_len, (int64_t)i) < 0)
+		if (own && dtl_strmap_put(&sim->own_declared, d->name, d->name_len, (int64_t)i) < 0)
 			return -ENOMEM;
 		init_from_decl(sim, &frozen_match, (uint32_t)i, d);
 		if (d->trainable == DTL_TRUE && !dtl_dtype_is_floating(sim->t.dtype[i]))
@@ -441,8 +454,7 @@ int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
 	uint32_t i = (uint32_t)sim->t.count;
 	int r;
 
-	if (dtl_strmap_get(&sim->module_paths, name, len) >= 0 ||
-	    dtl_strmap_get(&sim->tensor_names, name, len) >= 0)
+	if (dtl_strmap_get(&sim->module_paths, name, len) >= 0 || tensor_index(sim, name, len) >= 0)
 		return -EEXIST;
 	struct module_lookup lookup = {.paths = &sim->module_paths};
 	r = add_tensor(sim, &lookup, name, len, DTL_NONE_INDEX);
@@ -466,7 +478,7 @@ int dtl_sim_rebuild_order(struct dtl_sim *sim)
 
 uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len)
 {
-	int64_t i = dtl_strmap_get(&sim->tensor_names, name, len);
+	int64_t i = tensor_index(sim, name, len);
 	return i < 0 ? DTL_NONE_INDEX : (uint32_t)i;
 }
 
