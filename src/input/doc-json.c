@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JSON into the positioned document tree. cJSON is the parser of record: it says whether the
- * text is JSON, and it decodes every string and key. It keeps no positions, so a cursor walks
- * the same bytes in cJSON's document order, in lockstep with cJSON's tree, and gives every
- * node its line and column, keeps each number's spelling (cJSON reduces it to a double) and
- * checks what cJSON lets through.
+ * JSON into the positioned document tree. A cursor walks the text once and gives every node
+ * its line and column; cJSON decodes every string and key (it keeps no positions), one string
+ * at a time as the cursor meets it. The cursor reads the rest as cJSON does: the structure,
+ * literals, numbers (the prefix strtod() reads, as cJSON's parse_number) and cJSON's nesting
+ * limit, so that it accepts no text cJSON refuses (the json fuzz target checks this against
+ * cJSON_Parse on the whole text), keeps each number's spelling (cJSON reduces it to a double),
+ * and checks what cJSON lets through.
  *
  * Errors come in two kinds, and their precedence is part of the contract (the golden tests in
  * tests/malformed check it byte for byte):
@@ -34,15 +36,12 @@
 #define CONTAINER_LIMIT 1000
 
 /*
- * cJSON parses the document a piece at a time: the containers of the first LAZY_DEPTH levels
- * (a manifest's root object, its tensors array) are walked by the cursor alone, and cJSON
- * parses each of their values (one tensor) and keys on its own, in step with the cursor, and
- * the piece is deleted before the next. So the whole cJSON tree never exists at once (it was
- * most of the peak memory: 600 bytes a tensor), and the pieces stay in the cache. The answers
- * are the same: a piece cJSON refuses is walked by the cursor alone, which finds the error.
+ * History, measured on a 100k-tensor manifest (tests/bench/README.md): cJSON first parsed the
+ * whole text, in lockstep with the cursor (its tree was most of the peak memory, 600 bytes a
+ * tensor); then each tensor on its own; now it decodes the strings only. Its object, array and
+ * number parsing (strtod() and localeconv() for every number) gave nothing the cursor did not
+ * already know, and cost a fifth of the run.
  */
-#define LAZY_DEPTH 2
-static const cJSON lazy_item; /* "not parsed yet": the cursor walks it, cJSON its pieces */
 
 struct parser {
 	const struct dtl_source *source;
@@ -276,8 +275,8 @@ static int check_escapes(const char *body, size_t len, size_t *ret_bad)
 #define HIGHS UINT64_C(0x8080808080808080)
 
 /* The string at p->pos (a '"') into out as a DTL_NODE_STRING whose text is cJSON's decoding
- * of it (value; NULL when cJSON refused the file, whose tree is then thrown away). */
-static int parse_string(struct parser *p, struct dtl_node *out, const char *value)
+ * of it (value; NULL when cJSON refused it: the text is then refused). */
+static int scan_string(struct parser *p, struct dtl_node *out, const char *value)
 {
 	const char *s = p->s;
 	size_t start = p->pos, i = start + 1, n = p->n;
@@ -322,7 +321,9 @@ static int parse_string(struct parser *p, struct dtl_node *out, const char *valu
 	size_t bad = 0;
 	if (escaped && check_escapes(s + start + 1, i - start - 1, &bad) < 0)
 		return syntax(p, start + 1 + bad);
-	size_t len = value ? strlen(value) : 0;
+	/* without an escape the decoding is the bytes themselves (NUL bytes are refused before
+	 * reading: dtl_doc_check_text) */
+	size_t len = !value ? 0 : escaped ? strlen(value) : i - start - 1;
 	const char *text = store_text(p, value ? value : "", len);
 	if (!text)
 		return -ENOMEM;
@@ -391,8 +392,21 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 	return 0;
 }
 
-static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth,
-                       const cJSON *item);
+/* A string value or key: cJSON decodes it on its own (after the cursor's checks, whose
+ * errors come first: cJSON's position stands only when the cursor found nothing). */
+static int parse_string(struct parser *p, struct dtl_node *out)
+{
+	const char *end = NULL;
+	cJSON *decoded = cJSON_ParseWithLengthOpts(p->s + p->pos, p->n - p->pos + 1, &end, 0);
+	int r = scan_string(p, out, decoded ? decoded->valuestring : NULL);
+
+	if (r >= 0 && !decoded)
+		r = syntax(p, end ? (size_t)(end - p->s) : p->pos);
+	cJSON_Delete(decoded);
+	return r;
+}
+
+static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth);
 
 /* A finished container's children, from the top of the stack into the node arena. */
 static int close_seq(struct parser *p, struct dtl_node *out, size_t base)
@@ -433,37 +447,6 @@ static int close_map(struct parser *p, struct dtl_node *out, size_t base)
 	return 0;
 }
 
-/* The value at p->pos as a piece: cJSON parses it alone (or, for a container near the root,
- * only its pieces; see LAZY_DEPTH) and the cursor walks it in step. */
-static int parse_piece(struct parser *p, struct dtl_node *out, unsigned depth)
-{
-	if (depth <= LAZY_DEPTH && p->pos < p->n && (p->s[p->pos] == '{' || p->s[p->pos] == '['))
-		return parse_value(p, out, depth, &lazy_item);
-	const char *end = NULL;
-	/* length + 1 takes in the source's NUL terminator; cJSON stops after the value */
-	cJSON *piece = cJSON_ParseWithLengthOpts(p->s + p->pos, p->n - p->pos + 1, &end, 0);
-	int r = parse_value(p, out, depth, piece);
-	if (r >= 0 && !piece)
-		/* cJSON refused what the cursor read as JSON: cJSON's position stands */
-		r = syntax(p, end ? (size_t)(end - p->s) : p->pos);
-	cJSON_Delete(piece);
-	return r;
-}
-
-/* A key of a lazy object: cJSON decodes it as a string value of its own. */
-static int parse_key(struct parser *p, struct dtl_pair *pair)
-{
-	const char *end = NULL;
-	cJSON *key = cJSON_ParseWithLengthOpts(p->s + p->pos, p->n - p->pos + 1, &end, 0);
-	int r = parse_string(p, &pair->key, key ? key->valuestring : NULL);
-	if (r >= 0 && !key)
-		r = syntax(p, end ? (size_t)(end - p->s) : p->pos);
-	cJSON_Delete(key);
-	return r;
-}
-
-/* A container's children walk in step with cJSON's (item: cJSON's node, &lazy_item when its
- * children are parsed as pieces, or NULL when cJSON refused the piece). */
 /* An element of the streamed list: read into the element arena, handed to the stream, and
  * dropped. */
 static int stream_element(struct parser *p, unsigned depth)
@@ -473,7 +456,7 @@ static int stream_element(struct parser *p, unsigned depth)
 	int r;
 
 	p->nodes = &p->element;
-	r = parse_piece(p, &node, depth);
+	r = parse_value(p, &node, depth);
 	p->nodes = nodes;
 	p->stream->end = p->pos;
 	if (r >= 0 && !p->problem)
@@ -483,12 +466,10 @@ static int stream_element(struct parser *p, unsigned depth)
 	return r;
 }
 
-static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
+static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth)
 {
-	bool lazy = item == &lazy_item;
-	const cJSON *child = item && !lazy ? item->child : NULL;
 	size_t base = p->item_count;
-	bool streamed = lazy && p->stream_next;
+	bool streamed = p->stream_next;
 	int r;
 
 	p->stream_next = false;
@@ -505,19 +486,15 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, c
 	}
 	for (;;) {
 		struct dtl_node node = {0};
-		if (item && !lazy && !child)
-			return syntax(p, p->pos); /* cJSON saw fewer items: cannot happen */
 		if (streamed) {
 			r = stream_element(p, depth + 1);
 		} else {
-			r = lazy ? parse_piece(p, &node, depth + 1)
-				 : parse_value(p, &node, depth + 1, child);
+			r = parse_value(p, &node, depth + 1);
 			if (r >= 0)
 				r = push_item(p, &node);
 		}
 		if (r < 0)
 			return r;
-		child = child ? child->next : NULL;
 		skip_ws(p);
 		if (p->pos < p->n && p->s[p->pos] == ',') {
 			p->pos++;
@@ -532,10 +509,8 @@ static int parse_array(struct parser *p, struct dtl_node *out, unsigned depth, c
 	}
 }
 
-static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
+static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth)
 {
-	bool lazy = item == &lazy_item;
-	const cJSON *child = item && !lazy ? item->child : NULL;
 	size_t base = p->pair_count;
 	int r;
 
@@ -553,27 +528,23 @@ static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth, 
 			pair.key.line = p->line;
 			pair.key.column = column_at(p, p->pos);
 		}
-		if (item && !lazy && !child)
-			return syntax(p, p->pos); /* cJSON saw fewer members: cannot happen */
-		r = lazy ? parse_key(p, &pair) : parse_string(p, &pair.key, child ? child->string : NULL);
+		r = parse_string(p, &pair.key);
 		if (r < 0)
 			return r;
 		/* the root's list to stream: its first occurrence */
-		p->stream_next = depth == 1 && lazy && p->stream && !p->stream->used &&
+		p->stream_next = depth == 1 && p->stream && !p->stream->used &&
 				 strcmp(pair.key.string.text, p->stream->key) == 0;
 		skip_ws(p);
 		if (p->pos >= p->n || p->s[p->pos] != ':')
 			return syntax(p, p->pos);
 		p->pos++;
 		skip_ws(p);
-		r = lazy ? parse_piece(p, &pair.value, depth + 1)
-			 : parse_value(p, &pair.value, depth + 1, child);
+		r = parse_value(p, &pair.value, depth + 1);
 		p->stream_next = false; /* the value was the list, or not a list */
 		if (r < 0)
 			return r;
 		if ((r = push_pair(p, &pair)) < 0)
 			return r;
-		child = child ? child->next : NULL;
 		skip_ws(p);
 		if (p->pos < p->n && p->s[p->pos] == ',') {
 			p->pos++;
@@ -598,29 +569,8 @@ static int literal(struct parser *p, struct dtl_node *out, const char *word, siz
 	return 0;
 }
 
-/* cJSON's type for the value that starts with c */
-static bool same_kind(const cJSON *item, char c)
-{
-	switch (c) {
-	case '{':
-		return cJSON_IsObject(item);
-	case '[':
-		return cJSON_IsArray(item);
-	case '"':
-		return cJSON_IsString(item);
-	case 't':
-	case 'f':
-		return cJSON_IsBool(item);
-	case 'n':
-		return cJSON_IsNull(item);
-	default:
-		return cJSON_IsNumber(item);
-	}
-}
-
-/* The value at p->pos (whitespace skipped), at depth (the root is 1); item is cJSON's node
- * for it, or NULL when cJSON refused the file. */
-static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth, const cJSON *item)
+/* The value at p->pos (whitespace skipped), at depth (the root is 1). */
+static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
 {
 	size_t start = p->pos;
 
@@ -633,8 +583,6 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth, c
 		        p->limits->max_depth);
 	if (start >= p->n)
 		return syntax(p, start);
-	if (item && item != &lazy_item && !same_kind(item, p->s[start]))
-		return syntax(p, start); /* cJSON read another value here: cannot happen */
 	switch (p->s[start]) {
 	case '{':
 	case '[':
@@ -643,10 +591,10 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth, c
 		if (depth > CONTAINER_LIMIT)
 			return p->problem ? -EINVAL : syntax(p, start);
 		if (p->s[start] == '{')
-			return parse_object(p, out, depth, item);
-		return parse_array(p, out, depth, item);
+			return parse_object(p, out, depth);
+		return parse_array(p, out, depth);
 	case '"':
-		return parse_string(p, out, item ? item->valuestring : NULL);
+		return parse_string(p, out);
 	case 't':
 		out->type = DTL_NODE_BOOL;
 		out->boolean = true;
@@ -701,7 +649,7 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 	dtl_arena_init(&p.element);
 	dtl_arena_init(&p.intern_arena);
 	dtl_strmap_init(&p.interned, &p.intern_arena);
-	r = root ? parse_piece(&p, root, 1) : -ENOMEM;
+	r = root ? parse_value(&p, root, 1) : -ENOMEM;
 	dtl_arena_fini(&p.element);
 	dtl_arena_fini(&p.intern_arena);
 	if (r >= 0) {

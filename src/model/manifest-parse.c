@@ -156,10 +156,14 @@ static int check_tensor_name(const struct dtl_schema *s, const struct dtl_node *
 		return dtl_schema_fail(s, node,
 		                       "tensor name is %zu bytes long, over the limit of %zu", len,
 		                       s->limits->max_name_length);
-	/* the common case, a clean name, without a branch per byte; else the loop below finds
-	 * the first fault */
-	if (name[0] != '.' && name[len - 1] != '.' && !memchr(name, '*', len) &&
-	    !memmem(name, len, "..", 2))
+	/* the common case, a clean name, from dot to dot (glibc's memmem() sets up a two-way
+	 * search for every call: 400 instructions a name); else the loop below finds the first
+	 * fault */
+	bool clean = name[0] != '.' && name[len - 1] != '.' && !memchr(name, '*', len);
+	for (const char *dot = memchr(name, '.', len); clean && dot;
+	     dot = memchr(dot + 1, '.', len - (size_t)(dot + 1 - name)))
+		clean = dot[1] != '.'; /* the last byte is no '.': dot[1] is in the name */
+	if (clean)
 		return 0;
 	for (size_t i = 0; i < len; i++) {
 		bool edge = i == 0 || i + 1 == len;

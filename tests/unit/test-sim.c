@@ -2,10 +2,12 @@
 /* Unit tests of src/sim: torch's order, tied names, FSDP unit construction order, ZeRO-3
  * persistence selection, keep-in-fp32 matching eras, the growable table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtl-test.h"
 #include "dtypelint/dtypelint.h"
+#include "model/load.h"
 
 static struct dtl_arena arena;
 static struct dtl_limits limits;
@@ -213,6 +215,97 @@ START_TEST(table_grows_for_injected_tensors)
 }
 END_TEST
 
+/* A JSON manifest of n tensors "m.<i>.w" (the one at dup named as tensor 0 when dup < n),
+ * read the way the CLI reads it (its tensors streamed: load.h). */
+static int load_json(size_t n, size_t dup, struct dtl_manifest *m)
+{
+	size_t cap = 64 + n * 48, len = 0;
+	char *text = malloc(cap);
+	struct dtl_source src;
+
+	ck_assert_ptr_nonnull(text);
+	len += (size_t)snprintf(text + len, cap - len,
+				"{\"dtypelint\": 1, \"model\": {\"checkpoint_dtype\": \"bf16\"},\n"
+				"\"tensors\": [\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len, "{\"name\": \"m.%zu.w\"}%s\n",
+					i == dup ? (size_t)0 : i, i + 1 < n ? "," : "");
+	len += (size_t)snprintf(text + len, cap - len, "]}\n");
+	ck_assert_int_eq(dtl_source_init_mem(&src, "t.json", text, len), 0);
+	int r = dtl_manifest_load_source(&src, &arena, &limits, m, &error);
+	dtl_source_fini(&src);
+	free(text);
+	return r;
+}
+
+/* The parser's name map (sized from the first 1,024 tensors) is the manifest's tensor_index,
+ * and the simulation finds every declared tensor through it. */
+START_TEST(streamed_names_index_the_simulation)
+{
+	struct dtl_manifest m;
+	struct dtl_sim sim;
+	char name[32];
+
+	ck_assert_msg(load_json(5000, (size_t)-1, &m) == 0, "%s", error.message);
+	ck_assert_uint_eq(m.tensor_count, 5000);
+	ck_assert_uint_eq(m.tensor_index.count, 5000);
+	ck_assert_msg(dtl_sim_run(&sim, &m, &m.plan, &behaviors, &arena, &error) == 0, "%s",
+		      error.message);
+	ck_assert_ptr_eq(sim.declared_names, &m.tensor_index);
+	for (size_t i = 0; i < 5000; i++) {
+		int len = snprintf(name, sizeof(name), "m.%zu.w", i);
+		ck_assert_uint_eq(dtl_sim_find(&sim, name, (size_t)len), i);
+	}
+	ck_assert_uint_eq(dtl_sim_find(&sim, "m.5000.w", 8), DTL_NONE_INDEX);
+	ck_assert_uint_eq(dtl_sim_find(&sim, "m.1", 3), DTL_NONE_INDEX);
+	/* a manifest without the parser's map (an import) gets the simulation's own */
+	struct dtl_manifest bare = m;
+	memset(&bare.tensor_index, 0, sizeof(bare.tensor_index));
+	ck_assert_msg(dtl_sim_run(&sim, &bare, &bare.plan, &behaviors, &arena, &error) == 0, "%s",
+		      error.message);
+	ck_assert_ptr_eq(sim.declared_names, &sim.own_declared);
+	ck_assert_uint_eq(dtl_sim_find(&sim, "m.4999.w", 8), 4999);
+}
+END_TEST
+
+/* A duplicate after the map was sized is still found, at the second name. */
+START_TEST(streamed_duplicate_after_estimate)
+{
+	struct dtl_manifest m;
+
+	ck_assert_int_lt(load_json(3000, 2500, &m), 0);
+	ck_assert_str_eq(error.message, "duplicate tensor 'm.0.w' (first at line 3)");
+	ck_assert_uint_eq(error.loc.line, 2503);
+}
+END_TEST
+
+/* Tensor names: no empty segment, no '*' (the fast path and the loop that explains). */
+START_TEST(tensor_name_segments)
+{
+	static const struct {
+		const char *name;
+		bool ok;
+	} cases[] = {
+	    {"a", true},       {"a.b", true},     {"a.b.c.d.e.f.g.h", true}, {".a", false},
+	    {"a.", false},     {".", false},      {"..", false},             {"a..b", false},
+	    {"a.b..c", false}, {"a.b.c..", false}, {"a*b", false},           {"a.b.*", false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[256];
+		struct dtl_source src;
+		struct dtl_node *root;
+		struct dtl_manifest m;
+		int len = snprintf(text, sizeof(text), "{\"dtypelint\": 1, \"tensors\": [{\"name\": \"%s\"}]}",
+				   cases[i].name);
+		ck_assert_int_eq(dtl_source_init_mem(&src, "t.json", text, (size_t)len), 0);
+		ck_assert_int_eq(dtl_doc_parse(&src, &arena, &limits, &root, &error), 0);
+		int r = dtl_manifest_parse(root, "t.json", &arena, &limits, &m, &error);
+		ck_assert_msg((r == 0) == cases[i].ok, "%s: %d %s", cases[i].name, r, error.message);
+		dtl_source_fini(&src);
+	}
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -223,6 +316,9 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, keep_in_fp32_matching_eras);
 	tcase_add_test(tc, keep_set_agrees_with_matcher);
 	tcase_add_test(tc, table_grows_for_injected_tensors);
+	tcase_add_test(tc, streamed_names_index_the_simulation);
+	tcase_add_test(tc, streamed_duplicate_after_estimate);
+	tcase_add_test(tc, tensor_name_segments);
 }
 
 DTL_TEST_MAIN("sim")
