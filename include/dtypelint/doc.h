@@ -89,7 +89,7 @@ int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_
                         struct dtl_node **ret_root, struct dtl_error *error);
 
 /*
- * One list of the root mapping read element by element (JSON only; a manifest's tensors): as
+ * One list of the root mapping read element by element (a manifest's tensors): as
  * soon as an element of the list under key is read, element() gets it, and its nodes are
  * dropped (its strings stay in text_arena). The list's node in the tree then has no items;
  * used and count say that it was streamed and how many elements it had. element() returns 0,
@@ -106,7 +106,8 @@ struct dtl_doc_stream {
 	size_t count;
 	size_t first, end, size;
 };
-/* dtl_doc_parse_split() with stream (which YAML documents ignore: stream->used stays false). */
+/* dtl_doc_parse_split() with stream (JSON and YAML alike; a YAML list that has an anchor is
+ * not streamed, and from a YAML document's first anchor on, elements are kept: doc-yaml.c). */
 int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node_arena,
                          struct dtl_arena *text_arena, const struct dtl_limits *limits,
                          struct dtl_doc_stream *stream, struct dtl_node **ret_root,

@@ -128,6 +128,11 @@ static int scan_comments(const struct dtl_source *source, const char *file, stru
 	for (size_t start = 0; start < size; line++) {
 		const char *nl = memchr(data + start, '\n', size - start);
 		size_t end = nl ? (size_t)(nl - data) : size;
+		/* a line without a '#' holds no directive (most lines of a manifest) */
+		if (!memchr(data + start, '#', end - start)) {
+			start = end + 1;
+			continue;
+		}
 		char quote = 0, prev = 0; /* prev: the last non-blank byte outside quotes */
 		uint32_t column = 1;
 		bool content = false;

@@ -400,6 +400,12 @@ size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_
 {
 	size_t shorter = prev_len < len ? prev_len : len, common = 0, k = 0;
 
+	/* only the first count segments can be shared: their bytes are all to compare (a walk
+	 * that died after a few segments compares only those) */
+	if (count == 0)
+		return 0;
+	if (ends[count - 1] < shorter)
+		shorter = ends[count - 1];
 	/* eight bytes at a time (a fixed-size memcmp is one compare), then bytes */
 	while (common + 8 <= shorter && memcmp(prev + common, path + common, 8) == 0)
 		common += 8;

@@ -125,14 +125,14 @@ static void newline_at(struct parser *p, size_t next_line_start)
 static void problem(struct parser *p, size_t pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void skip_ws(struct parser *p)
+static void skip_blanks(struct parser *p)
 {
 	const char *s = p->s;
 	size_t i = p->pos, n = p->n;
 
 	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
-		if (c > ' ') /* most calls: already at a token */
+		if (c > ' ')
 			break;
 		if (c == ' ' || c == '\t') {
 			i++;
@@ -154,6 +154,14 @@ static void skip_ws(struct parser *p)
 		}
 	}
 	p->pos = i;
+}
+
+/* Skips blanks; most calls are already at a token, and cost one compare. */
+static inline void skip_ws(struct parser *p)
+{
+	if (p->pos < p->n && (unsigned char)p->s[p->pos] > ' ')
+		return;
+	skip_blanks(p);
 }
 
 /* A syntax error at offset pos: the reader stops. */
@@ -368,6 +376,7 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 	}
 	if (int_digits + frac_digits == 0)
 		return syntax(p, start);
+	bool has_exp = false;
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
 		size_t j = i + 1;
 		if (j < n && (s[j] == '+' || s[j] == '-'))
@@ -376,6 +385,7 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 			while (j < n && is_digit(s[j]))
 				j++;
 			i = j;
+			has_exp = true;
 		}
 	}
 	if (int_digits > 1 && s[int_start] == '0')
@@ -383,8 +393,17 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 	else if (int_digits == 0 || (has_dot && frac_digits == 0))
 		problem(p, start, "JSON: invalid number");
 	p->pos = i;
-	if (dtl_doc_set_number(out, s + start, i - start) < 0)
+	if (!has_dot && !has_exp && int_digits <= 18) {
+		/* the common case, a shape's dimension: what dtl_doc_set_number() makes of it,
+		 * without reading it again (18 digits cannot overflow) */
+		int64_t v = 0;
+		for (size_t k = int_start; k < int_start + int_digits; k++)
+			v = v * 10 + (s[k] - '0');
+		out->type = DTL_NODE_INT;
+		out->integer = s[start] == '-' ? -v : v;
+	} else if (dtl_doc_set_number(out, s + start, i - start) < 0) {
 		problem(p, start, "JSON: invalid number");
+	}
 	out->raw = dtl_arena_strndup(p->nodes, s + start, i - start);
 	if (!out->raw)
 		return -ENOMEM;

@@ -20,7 +20,7 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
                  const struct dtl_limits *limits, struct dtl_doc_stream *stream,
                  struct dtl_node **ret_root, struct dtl_error *error);
 int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
-                 const struct dtl_limits *limits, struct dtl_node **ret_root,
-                 struct dtl_error *error);
+                 const struct dtl_limits *limits, struct dtl_doc_stream *stream,
+                 struct dtl_node **ret_root, struct dtl_error *error);
 
 #endif

@@ -3,6 +3,11 @@
  * YAML into the positioned document tree, from libyaml's event stream. libyaml marks are
  * 0-based; nodes get 1-based lines and columns. Aliases share the anchored node's storage;
  * the total number of nodes reached through aliases is capped (billion laughs).
+ *
+ * The root's list named by the stream (a manifest's tensors; doc.h) is handed over element by
+ * element, and each element's nodes are dropped once it is converted, as the JSON reader does.
+ * An anchor may be aliased later in the document, so from the first anchor on nothing is
+ * dropped: the anchored node and everything after it are built in the kept arena.
  */
 #include <errno.h>
 #include <math.h>
@@ -33,7 +38,15 @@ struct anchor {
  */
 struct builder {
 	const struct dtl_source *source;
-	struct dtl_arena *nodes, *text;
+	struct dtl_arena *nodes, *text; /* nodes: where nodes are built now (kept or element) */
+	struct dtl_arena *kept;         /* the caller's node arena */
+	/* the streamed list (NULL: none): it is frames[stream_frame - 1] while it is open
+	 * (stream_frame 0: not open); its elements are built in element unless anchored */
+	struct dtl_doc_stream *stream;
+	size_t stream_frame;
+	struct dtl_arena element;
+	bool anchored;  /* an anchor was seen: no node is dropped any more */
+	size_t mark;    /* the end of the event being handled (libyaml's index) */
 	const struct dtl_limits *limits;
 	struct dtl_error *error;
 	struct frame *frames;
@@ -263,13 +276,13 @@ static int register_anchor(struct builder *b, const char *name, const struct dtl
 
 	if (!name)
 		return 0;
-	a = dtl_vec_push(&b->anchors, b->nodes, sizeof(*a));
+	a = dtl_vec_push(&b->anchors, b->kept, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->node = *node;
 	a->subtree_nodes = nodes;
 	size_t len = strlen(name);
-	char *copy = dtl_arena_strndup(b->nodes, name, len);
+	char *copy = dtl_arena_strndup(b->kept, name, len);
 	if (!copy)
 		return -ENOMEM;
 	int64_t first = dtl_strmap_put(&b->anchor_names, copy, len, (int64_t)index);
@@ -292,6 +305,17 @@ static int emit(struct builder *b, const struct dtl_node *node, size_t nodes)
 		return 0;
 	}
 	struct frame *top = &b->frames[b->frame_count - 1];
+	if (b->stream_frame && b->frame_count == b->stream_frame) {
+		/* an element of the streamed list: converted, then dropped */
+		struct dtl_doc_stream *stream = b->stream;
+		stream->end = b->mark;
+		top->subtree_nodes += nodes;
+		int r = stream->element(stream->ctx, node);
+		stream->count++;
+		if (!b->anchored)
+			dtl_arena_reset(&b->element);
+		return r;
+	}
 	if (b->child_count == b->child_capacity &&
 	    grow((void **)&b->children, &b->child_capacity, sizeof(*b->children)) < 0)
 		return -ENOMEM;
@@ -325,6 +349,20 @@ static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type
 	if (b->frame_count == b->frame_capacity &&
 	    grow((void **)&b->frames, &b->frame_capacity, sizeof(*b->frames)) < 0)
 		return -ENOMEM;
+	if (anchor) {
+		/* it may be aliased after its list element is dropped: keep everything */
+		b->anchored = true;
+		b->nodes = b->kept;
+	}
+	/* the root's list to stream: its first occurrence, as a value of the root mapping
+	 * (a list that has an anchor is kept whole) */
+	bool streamed = false;
+	if (b->stream && !b->stream->used && type == DTL_NODE_SEQ && !anchor &&
+	    b->frame_count == 1 && b->frames[0].node.type == DTL_NODE_MAP &&
+	    (b->child_count - b->frames[0].base) % 2 == 1) {
+		const struct dtl_node *key = &b->children[b->child_count - 1];
+		streamed = key->type == DTL_NODE_STRING && strcmp(key->string.text, b->stream->key) == 0;
+	}
 	f = &b->frames[b->frame_count++];
 	memset(f, 0, sizeof(*f));
 	f->node.type = type;
@@ -332,14 +370,27 @@ static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type
 	f->node.column = loc.column;
 	f->base = b->child_count;
 	f->subtree_nodes = 1;
-	f->anchor = anchor ? dtl_arena_strndup(b->nodes, anchor, strlen(anchor)) : NULL;
+	f->anchor = anchor ? dtl_arena_strndup(b->kept, anchor, strlen(anchor)) : NULL;
 	if (anchor && !f->anchor)
 		return -ENOMEM;
+	if (streamed) {
+		b->stream->used = true;
+		b->stream->first = (size_t)event->start_mark.index;
+		b->stream->size = b->source->size;
+		b->stream_frame = b->frame_count;
+		if (!b->anchored)
+			b->nodes = &b->element;
+	}
 	return 0;
 }
 
 static int pop(struct builder *b)
 {
+	if (b->stream_frame && b->frame_count == b->stream_frame) {
+		/* the streamed list ends: it stays in the tree without its elements */
+		b->stream_frame = 0;
+		b->nodes = b->kept;
+	}
 	struct frame f = b->frames[--b->frame_count];
 	size_t n = b->child_count - f.base;
 	/* no children yet: the stack may not exist (NULL + 0 is undefined) */
@@ -411,11 +462,16 @@ static int parser_error(struct builder *b, yaml_parser_t *parser)
 }
 
 int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
-                 const struct dtl_limits *limits, struct dtl_node **ret_root,
-                 struct dtl_error *error)
+                 const struct dtl_limits *limits, struct dtl_doc_stream *stream,
+                 struct dtl_node **ret_root, struct dtl_error *error)
 {
-	struct builder b = {
-	    .source = source, .nodes = nodes, .text = text, .limits = limits, .error = error};
+	struct builder b = {.source = source,
+	                    .nodes = nodes,
+	                    .kept = nodes,
+	                    .text = text,
+	                    .stream = stream,
+	                    .limits = limits,
+	                    .error = error};
 	yaml_parser_t parser;
 	yaml_event_t event;
 	int documents = 0, r = 0;
@@ -427,6 +483,7 @@ int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struc
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	dtl_strmap_init(&b.anchor_names, nodes);
+	dtl_arena_init(&b.element);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)source->data, source->size);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &event)) {
@@ -434,6 +491,7 @@ int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struc
 			break;
 		}
 		const char *anchor = NULL;
+		b.mark = (size_t)event.end_mark.index;
 		switch (event.type) {
 		case YAML_STREAM_END_EVENT:
 			done = true;
@@ -459,6 +517,10 @@ int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struc
 			break;
 		case YAML_SCALAR_EVENT: {
 			struct dtl_node node;
+			if (event.data.scalar.anchor) {
+				b.anchored = true;
+				b.nodes = b.kept;
+			}
 			r = make_scalar(&b, &event, &node);
 			if (r >= 0)
 				r = register_anchor(&b, (const char *)event.data.scalar.anchor,
@@ -478,6 +540,7 @@ int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struc
 			break;
 	}
 	yaml_parser_delete(&parser);
+	dtl_arena_fini(&b.element);
 	free(b.frames);
 	free(b.children);
 	if (r < 0)

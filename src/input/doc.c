@@ -157,7 +157,8 @@ int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node
 	if (has_suffix(source->path, ".json"))
 		return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root, error);
 	if (has_suffix(source->path, ".yaml") || has_suffix(source->path, ".yml"))
-		return dtl_doc_yaml(source, node_arena, text_arena, limits, ret_root, error);
+		return dtl_doc_yaml(source, node_arena, text_arena, limits, stream, ret_root,
+		                    error);
 	for (size_t i = 0; i < source->size; i++) {
 		char c = source->data[i];
 		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
@@ -167,7 +168,7 @@ int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node
 			                    error);
 		break;
 	}
-	return dtl_doc_yaml(source, node_arena, text_arena, limits, ret_root, error);
+	return dtl_doc_yaml(source, node_arena, text_arena, limits, stream, ret_root, error);
 }
 
 int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_arena,
@@ -195,7 +196,7 @@ int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
                        const struct dtl_limits *limits, struct dtl_node **ret_root,
                        struct dtl_error *error)
 {
-	return dtl_doc_yaml(source, arena, arena, limits, ret_root, error);
+	return dtl_doc_yaml(source, arena, arena, limits, NULL, ret_root, error);
 }
 
 const struct dtl_node *dtl_node_get(const struct dtl_node *map, const char *key)
