@@ -91,5 +91,9 @@ struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
 int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path, size_t len);
 size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path, size_t len,
                                   uint32_t *out, size_t max);
+/* After a cursor call: true when no pattern of the set can match the last path followed by
+ * more segments (its walk came to nothing, and the set has no invalid glob, which is matched
+ * one by one). A module tree walked parent first can then skip the module's whole subtree. */
+bool dtl_globset_cursor_exhausted(const struct dtl_globset_cursor *c);
 
 #endif

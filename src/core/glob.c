@@ -426,6 +426,7 @@ struct dtl_globset_cursor {
 	const char *path; /* the previous path (borrowed), NULL when none */
 	size_t len;
 	size_t depth;                       /* walks[0..depth] are valid for path */
+	bool exhausted;                     /* the last walk came to nothing, no fallback */
 	uint32_t seg_end[CURSOR_DEPTH];     /* [j]: where path's segment j ends (j >= 0) */
 	struct walk walks[CURSOR_DEPTH + 1]; /* [j]: the walk after j segments of path */
 	struct walk spare[2];               /* past CURSOR_DEPTH segments */
@@ -448,8 +449,10 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 	const struct dtl_globset *set = c->set;
 	size_t k = 0;
 
+	c->exhausted = false;
 	if (len == 0 || !set->node_count) {
 		c->path = NULL;
+		c->exhausted = set->count == 0;
 		match_one_by_one(set, NONE, true, path, len, f);
 		return;
 	}
@@ -477,7 +480,14 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 		start = end + 1;
 	}
 	c->depth = k < CURSOR_DEPTH ? k : CURSOR_DEPTH;
+	/* an empty walk stays empty, whatever segments follow */
+	c->exhausted = cur->count == 0 && set->fallback == NONE;
 	accept(set, cur, path, len, f);
+}
+
+bool dtl_globset_cursor_exhausted(const struct dtl_globset_cursor *c)
+{
+	return c->exhausted;
 }
 
 int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path, size_t len)

@@ -81,10 +81,16 @@ static struct dtl_loc mark_loc(const struct builder *b, yaml_mark_t mark)
 	return loc;
 }
 
-static bool is_one_of(const char *text, size_t len, const char *const *words)
+struct word {
+	const char *text;
+	size_t len;
+};
+#define WORD(s) {s, sizeof(s) - 1}
+
+static bool is_one_of(const char *text, size_t len, const struct word *words)
 {
-	for (; *words; words++)
-		if (strlen(*words) == len && memcmp(*words, text, len) == 0)
+	for (; words->text; words++)
+		if (words->len == len && memcmp(words->text, text, len) == 0)
 			return true;
 	return false;
 }
@@ -129,12 +135,15 @@ static bool looks_like_float(const char *s, size_t n)
 /* YAML 1.2 core schema resolution of a plain scalar. */
 static int resolve_plain(struct dtl_node *node, const char *s, size_t n)
 {
-	static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-	static const char *const trues[] = {"true", "True", "TRUE", NULL};
-	static const char *const falses[] = {"false", "False", "FALSE", NULL};
-	static const char *const infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
-	static const char *const ninfs[] = {"-.inf", "-.Inf", "-.INF", NULL};
-	static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
+	static const struct word nulls[] = {WORD(""),     WORD("~"),    WORD("null"),
+	                                    WORD("Null"), WORD("NULL"), {NULL, 0}};
+	static const struct word trues[] = {WORD("true"), WORD("True"), WORD("TRUE"), {NULL, 0}};
+	static const struct word falses[] = {WORD("false"), WORD("False"), WORD("FALSE"),
+	                                     {NULL, 0}};
+	static const struct word infs[] = {WORD(".inf"),  WORD(".Inf"),  WORD(".INF"), WORD("+.inf"),
+	                                   WORD("+.Inf"), WORD("+.INF"), {NULL, 0}};
+	static const struct word ninfs[] = {WORD("-.inf"), WORD("-.Inf"), WORD("-.INF"), {NULL, 0}};
+	static const struct word nans[] = {WORD(".nan"), WORD(".NaN"), WORD(".NAN"), {NULL, 0}};
 
 	/* most scalars are names or plain integers: digits alone are an integer, and only a few
 	 * first characters can make anything but a string */
@@ -147,8 +156,9 @@ static int resolve_plain(struct dtl_node *node, const char *s, size_t n)
 		node->type = DTL_NODE_STRING;
 		return 0;
 	}
-	/* the words of the core schema are at most 5 characters long */
-	if (n <= 5) {
+	/* the words of the core schema are at most 5 characters long (and "name", "shape" and
+	 * "dtype", the keys of every tensor, are no word) */
+	if (n <= 5 && (n == 0 || strchr("~nNtTfF.+-", s[0]))) {
 		if (is_one_of(s, n, nulls)) {
 			node->type = DTL_NODE_NULL;
 			return 0;
@@ -212,8 +222,9 @@ static int make_scalar(struct builder *b, const yaml_event_t *event, struct dtl_
 	memset(out, 0, sizeof(*out));
 	out->line = loc.line;
 	out->column = loc.column;
-	/* a "\0" escape: a name with a NUL inside would be cut short wherever it is used */
-	if (memchr(value, '\0', len))
+	/* a "\0" escape (only a double-quoted scalar has escapes; the text has no NUL byte:
+	 * dtl_doc_check_text): a name with a NUL inside would be cut short wherever it is used */
+	if (event->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && memchr(value, '\0', len))
 		return dtl_error_set(b->error, loc, -EINVAL,
 		                     "YAML: NUL character (\\0) in a string");
 	text = dtl_arena_strndup(b->text, value, len);

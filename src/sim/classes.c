@@ -28,11 +28,18 @@ int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error)
 			return -ENOMEM;
 	/* modules in creation order share most of their segments with the one before */
 	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, sim->arena);
-	if (!cursor)
+	/* dead[m]: no glob can match m or a module below it (parents come first) */
+	uint8_t *dead = dtl_arena_calloc(sim->arena, sim->module_count + 1, 1);
+	if (!cursor || !dead)
 		return -ENOMEM;
 	for (size_t mod = 0; mod < sim->module_count; mod++) {
 		struct dtl_module *md = &sim->modules[mod];
+		if (mod && dead[md->parent]) {
+			dead[mod] = 1;
+			continue;
+		}
 		int64_t first = dtl_globset_cursor_first(cursor, md->path, md->path_len);
+		dead[mod] = dtl_globset_cursor_exhausted(cursor);
 		if (first < 0)
 			continue;
 		md->class_name = (size_t)first < model->module_count

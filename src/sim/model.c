@@ -100,14 +100,21 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 	for (size_t i = 0; i < rules.count; i++)
 		if (dtl_globset_add(&set, rr[i].path.text, rr[i].path.len) < 0)
 			return -ENOMEM;
-	if (!(cursor = dtl_globset_cursor_new(&set, sim->arena)))
+	/* dead[m]: no rule can match m or a module below it (parents come first) */
+	uint8_t *dead = dtl_arena_calloc(sim->arena, sim->module_count + 1, 1);
+	if (!(cursor = dtl_globset_cursor_new(&set, sim->arena)) || !dead)
 		return -ENOMEM;
 	for (size_t mod = 1; mod < sim->module_count; mod++) {
 		const struct dtl_module *md = &sim->modules[mod];
 		bool is_router = false;
 		if (rules.count || m->routers.present || p) {
+			if (dead[md->parent]) {
+				dead[mod] = 1;
+				continue;
+			}
 			is_router = rules.count &&
 				    dtl_globset_cursor_first(cursor, md->path, md->path_len) >= 0;
+			dead[mod] = !rules.count || dtl_globset_cursor_exhausted(cursor);
 		} else if (looks_like_router(sim, md)) {
 			struct dtl_pattern path = {.text = md->path, .len = md->path_len};
 			r = add_rule(sim, &rules, path, false, DTL_FROM_HEURISTIC);

@@ -48,9 +48,18 @@ static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
 /* A module is a unit / fully_shard target when its class is in the wrap list or its path
  * matches a wrap glob (the root is always one): the first wrap entry that does either. */
 static const struct dtl_pattern *
-wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, const struct dtl_module *m)
+wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, const struct dtl_module *m,
+           uint8_t *dead)
 {
-	int64_t first = dtl_globset_cursor_first(sp->wrap_cursor, m->path, m->path_len);
+	int64_t first = -1;
+
+	/* dead: no wrap glob can match the module or one below it (parents come first) */
+	if (dead[m->parent]) {
+		*dead = 1;
+	} else {
+		first = dtl_globset_cursor_first(sp->wrap_cursor, m->path, m->path_len);
+		*dead = dtl_globset_cursor_exhausted(sp->wrap_cursor);
+	}
 
 	if (m->class_name) {
 		int64_t by_class =
@@ -70,12 +79,16 @@ static int ignored_modules(const struct dtl_sim *sim, struct shard_patterns *sp,
 
 	if (!ignored)
 		return -ENOMEM;
-	/* modules are created parent first, so one pass in index order sees parents first */
+	/* modules are created parent first, so one pass in index order sees parents first;
+	 * bit 1: no glob can match the module or one below it */
 	for (size_t i = 1; sp->ignored.count && i < sim->module_count; i++) {
 		const struct dtl_module *m = &sim->modules[i];
-		ignored[i] =
-		    ignored[m->parent] ||
-		    dtl_globset_cursor_first(sp->ignored_modules, m->path, m->path_len) >= 0;
+		if (ignored[m->parent]) {
+			ignored[i] = ignored[m->parent];
+			continue;
+		}
+		bool hit = dtl_globset_cursor_first(sp->ignored_modules, m->path, m->path_len) >= 0;
+		ignored[i] = (uint8_t)(hit | dtl_globset_cursor_exhausted(sp->ignored_modules) << 1);
 	}
 	*ret_ignored = ignored;
 	return 0;
@@ -86,7 +99,7 @@ static bool is_ignored(const struct dtl_sim *sim, struct shard_patterns *sp,
 {
 	if (!sp->ignored.count)
 		return false;
-	return ignored_module[sim->t.module[t]] ||
+	return (ignored_module[sim->t.module[t]] & 1) ||
 	       dtl_globset_cursor_first(sp->ignored_tensors, sim->t.name[t], sim->t.name_len[t]) >= 0;
 }
 
@@ -145,18 +158,19 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	uint32_t *group_of = dtl_arena_calloc(sim->arena, nmod, sizeof(uint32_t));
 	uint32_t *stack = dtl_arena_calloc(sim->arena, nmod + 1, sizeof(uint32_t));
 	uint8_t *expanded = dtl_arena_calloc(sim->arena, nmod, 1);
+	uint8_t *dead = dtl_arena_calloc(sim->arena, nmod, 1);
 	uint8_t *ignored;
 	struct shard_patterns sp;
 	int r;
 
-	if (!unit_module || !group_of || !stack || !expanded)
+	if (!unit_module || !group_of || !stack || !expanded || !dead)
 		return -ENOMEM;
 	if ((r = compile_patterns(sim, &sp)) < 0 || (r = ignored_modules(sim, &sp, &ignored)) < 0)
 		return r;
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];
-		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, m) : NULL;
+		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, m, &dead[i]) : NULL;
 		m->wrapped = i == 0 || p;
 		m->wrap = p;
 		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];

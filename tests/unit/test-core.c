@@ -205,6 +205,7 @@ END_TEST
 START_TEST(globset_cursor_agrees_with_set)
 {
 	uint32_t state = 11;
+	size_t exhausted = 0;
 	for (int round = 0; round < 100; round++) {
 		struct dtl_arena arena;
 		struct dtl_globset set;
@@ -242,14 +243,49 @@ START_TEST(globset_cursor_agrees_with_set)
 			if (q % 2) {
 				ck_assert_int_eq(dtl_globset_cursor_first(c, paths[q], len),
 				                 dtl_globset_first(&set, paths[q], len));
-				continue;
+			} else {
+				ck_assert_uint_eq(dtl_globset_cursor_matches(c, paths[q], len, got, 40),
+				                  nw);
+				for (size_t k = 0; k < nw && k < 40; k++)
+					ck_assert_uint_eq(got[k], want[k]);
 			}
-			ck_assert_uint_eq(dtl_globset_cursor_matches(c, paths[q], len, got, 40), nw);
-			for (size_t k = 0; k < nw && k < 40; k++)
-				ck_assert_uint_eq(got[k], want[k]);
+			/* exhausted: no pattern matches the path with segments added */
+			if (!dtl_globset_cursor_exhausted(c))
+				continue;
+			exhausted++;
+			ck_assert_uint_eq(nw, 0);
+			for (int e = 0; e < 4; e++) {
+				char longer[600];
+				size_t n2 = len;
+				memcpy(longer, paths[q], len);
+				for (int j = 0; j <= e % 3; j++) {
+					longer[n2++] = '.';
+					n2 += random_path(&state, longer + n2, false);
+				}
+				ck_assert_int_eq(dtl_globset_first(&set, longer, n2), -1);
+			}
 		}
 		dtl_arena_fini(&arena);
 	}
+	ck_assert_uint_gt(exhausted, 100); /* the check above ran */
+
+	/* an invalid glob is matched one by one: it may match below any path */
+	struct dtl_arena arena;
+	struct dtl_globset set;
+	dtl_arena_init(&arena);
+	dtl_globset_init(&set, &arena);
+	ck_assert_int_eq(dtl_globset_add(&set, "model.layers", 12), 0);
+	ck_assert_int_eq(dtl_globset_add(&set, "ga**.x", 6), 0); /* '**' not a whole segment */
+	ck_assert_int_eq(dtl_globset_first(&set, "gate.x", 6), 1);
+	struct dtl_globset_cursor *c = dtl_globset_cursor_new(&set, &arena);
+	ck_assert_int_eq(dtl_globset_cursor_first(c, "gate", 4), -1);
+	ck_assert(!dtl_globset_cursor_exhausted(c));
+	dtl_globset_init(&set, &arena);
+	ck_assert_int_eq(dtl_globset_add(&set, "model.layers", 12), 0);
+	c = dtl_globset_cursor_new(&set, &arena);
+	ck_assert_int_eq(dtl_globset_cursor_first(c, "gate", 4), -1);
+	ck_assert(dtl_globset_cursor_exhausted(c));
+	dtl_arena_fini(&arena);
 }
 END_TEST
 
