@@ -282,9 +282,9 @@ static int check_escapes(const char *body, size_t len, size_t *ret_bad)
 #define ONES  UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
-/* The string at p->pos (a '"') into out as a DTL_NODE_STRING whose text is cJSON's decoding
- * of it (value; NULL when cJSON refused it: the text is then refused). */
-static int scan_string(struct parser *p, struct dtl_node *out, const char *value)
+/* The string at p->pos (a '"'): where its closing quote is (*ret_end) and whether it has an
+ * escape; reports the problems in it (raw control characters, \u0000) and checks its escapes. */
+static int scan_string(struct parser *p, size_t *ret_end, bool *ret_escaped)
 {
 	const char *s = p->s;
 	size_t start = p->pos, i = start + 1, n = p->n;
@@ -329,18 +329,8 @@ static int scan_string(struct parser *p, struct dtl_node *out, const char *value
 	size_t bad = 0;
 	if (escaped && check_escapes(s + start + 1, i - start - 1, &bad) < 0)
 		return syntax(p, start + 1 + bad);
-	/* without an escape the decoding is the bytes themselves (NUL bytes are refused before
-	 * reading: dtl_doc_check_text) */
-	size_t len = !value ? 0 : escaped ? strlen(value) : i - start - 1;
-	const char *text = store_text(p, value ? value : "", len);
-	if (!text)
-		return -ENOMEM;
-	p->pos = i + 1;
-	out->type = DTL_NODE_STRING;
-	out->string.text = text;
-	out->string.len = len;
-	out->raw = text;
-	out->raw_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
+	*ret_end = i;
+	*ret_escaped = escaped;
 	return 0;
 }
 
@@ -411,18 +401,47 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 	return 0;
 }
 
-/* A string value or key: cJSON decodes it on its own (after the cursor's checks, whose
- * errors come first: cJSON's position stands only when the cursor found nothing). */
+/*
+ * A string value or key into out as a DTL_NODE_STRING whose text is cJSON's decoding of it,
+ * after the cursor's checks (whose errors come first: cJSON's position stands only when the
+ * cursor found nothing). A short string without an escape that came before (a key, a dtype)
+ * is not decoded again: the same bytes decode the same, and without an escape the decoding is
+ * the bytes themselves (NUL bytes are refused before reading: dtl_doc_check_text).
+ */
 static int parse_string(struct parser *p, struct dtl_node *out)
 {
-	const char *end = NULL;
-	cJSON *decoded = cJSON_ParseWithLengthOpts(p->s + p->pos, p->n - p->pos + 1, &end, 0);
-	int r = scan_string(p, out, decoded ? decoded->valuestring : NULL);
+	size_t start = p->pos, end = start;
+	bool escaped = false;
+	int r = scan_string(p, &end, &escaped);
 
-	if (r >= 0 && !decoded)
-		r = syntax(p, end ? (size_t)(end - p->s) : p->pos);
-	cJSON_Delete(decoded);
-	return r;
+	if (r < 0)
+		return r;
+	size_t len = end - start - 1;
+	const char *text = NULL;
+	if (!escaped && len <= INTERN_MAX_LEN) {
+		int64_t k = dtl_strmap_get(&p->interned, p->s + start + 1, len);
+		if (k >= 0)
+			text = ((const char **)p->interned_text.items)[k];
+	}
+	if (!text) {
+		const char *stop = NULL;
+		cJSON *decoded = cJSON_ParseWithLengthOpts(p->s + start, p->n - start + 1, &stop, 0);
+		if (!decoded)
+			return syntax(p, stop ? (size_t)(stop - p->s) : start);
+		if (escaped)
+			len = strlen(decoded->valuestring);
+		text = store_text(p, decoded->valuestring, len);
+		cJSON_Delete(decoded);
+		if (!text)
+			return -ENOMEM;
+	}
+	p->pos = end + 1;
+	out->type = DTL_NODE_STRING;
+	out->string.text = text;
+	out->string.len = len;
+	out->raw = text;
+	out->raw_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
+	return 0;
 }
 
 static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth);

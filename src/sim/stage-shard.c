@@ -48,17 +48,17 @@ static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
 /* A module is a unit / fully_shard target when its class is in the wrap list or its path
  * matches a wrap glob (the root is always one): the first wrap entry that does either. */
 static const struct dtl_pattern *
-wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, const struct dtl_module *m,
-           uint8_t *dead)
+wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, uint32_t mod, uint8_t *dead)
 {
+	const struct dtl_module *m = &sim->modules[mod];
 	int64_t first = -1;
 
-	/* dead: no wrap glob can match the module or one below it (parents come first) */
+	/* dead[mod]: no wrap glob can match the module or one below it (parents come first) */
 	if (dead[m->parent]) {
-		*dead = 1;
+		dead[mod] = 1;
 	} else {
 		first = dtl_globset_cursor_first(sp->wrap_cursor, m->path, m->path_len);
-		*dead = dtl_globset_cursor_exhausted(sp->wrap_cursor);
+		dead[mod] = dtl_globset_cursor_exhausted(sp->wrap_cursor);
 	}
 
 	if (m->class_name) {
@@ -170,7 +170,7 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];
-		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, m, &dead[i]) : NULL;
+		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, (uint32_t)i, dead) : NULL;
 		m->wrapped = i == 0 || p;
 		m->wrap = p;
 		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];
