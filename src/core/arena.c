@@ -384,6 +384,14 @@ int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len
 	return slot->key ? (int64_t)slot->value : -1;
 }
 
+void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t len)
+{
+	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
+		return;
+	size_t i = (size_t)(hash_seeded(key, len, map->seed) >> 32) & (map->capacity - 1);
+	__builtin_prefetch(&map->slots[i]);
+}
+
 /* Rehashes into capacity slots (a power of two); the old slots are released when they are a
  * block, so a map that grew to n keys holds about its final size, not twice it. */
 static int rehash(struct dtl_strmap *map, size_t capacity)

@@ -323,6 +323,10 @@ int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
 	struct dtl_tensor_decl *t = dtl_vec_push(&ts->decls, ts->arena, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	/* the name's slot loads while the rest of the tensor is converted */
+	const struct dtl_node *name = dtl_node_get(item, "name");
+	if (name && name->type == DTL_NODE_STRING)
+		dtl_strmap_prefetch(&ts->names, name->string.text, name->string.len);
 	int r = parse_tensor(&s, item, t);
 	if (r == -ENOMEM)
 		return r;

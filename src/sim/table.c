@@ -360,6 +360,10 @@ static bool only_quant_state_below(const struct dtl_sim *sim, uint32_t mod)
 	return true;
 }
 
+/* How many tensors ahead the name maps' slots are prefetched: enough for a miss to memory to
+ * arrive while the tensors in between are added (a 1M-tensor manifest's maps are 32 MiB). */
+#define PREFETCH_AHEAD 8
+
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -414,6 +418,14 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->tensor_count; i++) {
 		const struct dtl_tensor_decl *d = &m->tensors[i];
+		if (i + PREFETCH_AHEAD < m->tensor_count) {
+			/* the slot of a module path a few tensors on: mostly a new module */
+			const struct dtl_tensor_decl *ahead = &m->tensors[i + PREFETCH_AHEAD];
+			const char *dot = memrchr(ahead->name, '.', ahead->name_len);
+			if (dot)
+				dtl_strmap_prefetch(&sim->module_paths, ahead->name,
+				                    (size_t)(dot - ahead->name));
+		}
 		r = add_tensor(sim, paths, d->name, d->name_len, (uint32_t)i);
 		if (r < 0)
 			return r;
@@ -432,6 +444,9 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		return r;
 	/* torch refuses an attribute that is both a tensor and a submodule */
 	for (size_t i = 0; i < sim->t.count; i++) {
+		if (i + PREFETCH_AHEAD < sim->t.count)
+			dtl_strmap_prefetch(&sim->module_paths, sim->t.name[i + PREFETCH_AHEAD],
+			                    sim->t.name_len[i + PREFETCH_AHEAD]);
 		int64_t mod =
 		    dtl_strmap_get(&sim->module_paths, sim->t.name[i], sim->t.name_len[i]);
 		if (mod >= 0) {
