@@ -12,6 +12,7 @@
 #ifndef DTYPELINT_ARENA_H
 #define DTYPELINT_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,8 +79,12 @@ int dtl_strmap_reserve(struct dtl_strmap *map, size_t n);
 /* Returns the stored value or -1. */
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len);
 /* Starts loading the slot where key's probe begins, for a get or put soon after: in a map of
- * millions of names every probe is a cache (and TLB) miss, which the work in between hides. */
+ * millions of names every probe is a cache (and TLB) miss, which the work in between hides.
+ * Worth it only for a map past the last-level cache: dtl_strmap_is_large(). */
 void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t len);
+/* 8 MiB of slots or more (a 100k-tensor manifest's maps are 4 MiB: prefetching them cost 4 %
+ * more instructions and saved no time). */
+bool dtl_strmap_is_large(const struct dtl_strmap *map);
 #define DTL_STRMAP_VALUE_MAX (INT64_C(0xFFFFFFFF))
 /* Keys are shorter than this (16 MiB): the slot keeps the length in 24 bits beside a tag. */
 #define DTL_STRMAP_KEY_MAX (UINT32_C(1) << 24)

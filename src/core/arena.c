@@ -384,6 +384,11 @@ int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len
 	return slot->key ? (int64_t)slot->value : -1;
 }
 
+bool dtl_strmap_is_large(const struct dtl_strmap *map)
+{
+	return map->capacity * sizeof(struct dtl_strmap_slot) >= (8u << 20);
+}
+
 void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t len)
 {
 	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)

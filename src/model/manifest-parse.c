@@ -324,7 +324,8 @@ int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
 	if (!t)
 		return -ENOMEM;
 	/* the name's slot loads while the rest of the tensor is converted */
-	const struct dtl_node *name = dtl_node_get(item, "name");
+	const struct dtl_node *name =
+	    dtl_strmap_is_large(&ts->names) ? dtl_node_get(item, "name") : NULL;
 	if (name && name->type == DTL_NODE_STRING)
 		dtl_strmap_prefetch(&ts->names, name->string.text, name->string.len);
 	int r = parse_tensor(&s, item, t);

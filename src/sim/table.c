@@ -416,9 +416,10 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	if (!frozen_match.cursor || !frozen_match.matched || !sim->frozen_hit ||
 	    new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
 		return -ENOMEM;
+	bool prefetch = dtl_strmap_is_large(&sim->module_paths);
 	for (size_t i = 0; i < m->tensor_count; i++) {
 		const struct dtl_tensor_decl *d = &m->tensors[i];
-		if (i + PREFETCH_AHEAD < m->tensor_count) {
+		if (prefetch && i + PREFETCH_AHEAD < m->tensor_count) {
 			/* the slot of a module path a few tensors on: mostly a new module */
 			const struct dtl_tensor_decl *ahead = &m->tensors[i + PREFETCH_AHEAD];
 			const char *dot = memrchr(ahead->name, '.', ahead->name_len);
@@ -444,7 +445,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		return r;
 	/* torch refuses an attribute that is both a tensor and a submodule */
 	for (size_t i = 0; i < sim->t.count; i++) {
-		if (i + PREFETCH_AHEAD < sim->t.count)
+		if (prefetch && i + PREFETCH_AHEAD < sim->t.count)
 			dtl_strmap_prefetch(&sim->module_paths, sim->t.name[i + PREFETCH_AHEAD],
 			                    sim->t.name_len[i + PREFETCH_AHEAD]);
 		int64_t mod =
