@@ -107,7 +107,8 @@ struct dtl_doc_stream {
 	size_t first, end, size;
 };
 /* dtl_doc_parse_split() with stream (JSON and YAML alike; a YAML list that has an anchor is
- * not streamed, and from a YAML document's first anchor on, elements are kept: doc-yaml.c). */
+ * not streamed, and from a YAML document's first anchored container on, elements are kept:
+ * doc-yaml.c). */
 int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node_arena,
                          struct dtl_arena *text_arena, const struct dtl_limits *limits,
                          struct dtl_doc_stream *stream, struct dtl_node **ret_root,

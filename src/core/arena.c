@@ -360,10 +360,16 @@ void dtl_strmap_init(struct dtl_strmap *map, struct dtl_arena *arena)
 	map->seed = mix((uint64_t)(uintptr_t)map ^ K2, (uint64_t)(uintptr_t)arena ^ K1);
 }
 
+/* Where a key's probe begins (the tag takes the hash's low bits). */
+static size_t home_slot(uint64_t hash, size_t capacity)
+{
+	return (size_t)(hash >> 32) & (capacity - 1);
+}
+
 static struct dtl_strmap_slot *find_slot(struct dtl_strmap_slot *slots, size_t capacity,
                                          const char *key, uint32_t len, uint64_t hash)
 {
-	size_t i = (size_t)(hash >> 32) & (capacity - 1);
+	size_t i = home_slot(hash, capacity);
 
 	for (;;) {
 		struct dtl_strmap_slot *slot = &slots[i];
@@ -393,8 +399,7 @@ void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t l
 {
 	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
 		return;
-	size_t i = (size_t)(hash_seeded(key, len, map->seed) >> 32) & (map->capacity - 1);
-	__builtin_prefetch(&map->slots[i]);
+	__builtin_prefetch(&map->slots[home_slot(hash_seeded(key, len, map->seed), map->capacity)]);
 }
 
 /* Rehashes into capacity slots (a power of two); the old slots are released when they are a

@@ -78,15 +78,23 @@ struct parser {
 #define INTERN_MAX_LEN   16
 #define INTERN_MAX_COUNT 4096
 
+/* The stored copy of a short string that came before, or NULL. */
+static const char *interned(const struct parser *p, const char *value, size_t len)
+{
+	int64_t k = len > INTERN_MAX_LEN ? -1 : dtl_strmap_get(&p->interned, value, len);
+
+	return k < 0 ? NULL : ((const char *const *)p->interned_text.items)[k];
+}
+
 /* The text of a decoded string in the text arena: a short one that came before is shared
  * (a manifest's keys and dtypes repeat for every tensor). */
 static const char *store_text(struct parser *p, const char *value, size_t len)
 {
 	if (len > INTERN_MAX_LEN || p->interned.count >= INTERN_MAX_COUNT)
 		return dtl_arena_strndup(p->text, value, len);
-	int64_t k = dtl_strmap_get(&p->interned, value, len);
-	if (k >= 0)
-		return ((const char **)p->interned_text.items)[k];
+	const char *known = interned(p, value, len);
+	if (known)
+		return known;
 	char *text = dtl_arena_strndup(p->text, value, len);
 	const char **slot = dtl_vec_push(&p->interned_text, &p->intern_arena, sizeof(*slot));
 	if (!text || !slot)
@@ -417,12 +425,7 @@ static int parse_string(struct parser *p, struct dtl_node *out)
 	if (r < 0)
 		return r;
 	size_t len = end - start - 1;
-	const char *text = NULL;
-	if (!escaped && len <= INTERN_MAX_LEN) {
-		int64_t k = dtl_strmap_get(&p->interned, p->s + start + 1, len);
-		if (k >= 0)
-			text = ((const char **)p->interned_text.items)[k];
-	}
+	const char *text = escaped ? NULL : interned(p, p->s + start + 1, len);
 	if (!text) {
 		const char *stop = NULL;
 		cJSON *decoded = cJSON_ParseWithLengthOpts(p->s + start, p->n - start + 1, &stop, 0);

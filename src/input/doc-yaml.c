@@ -6,8 +6,9 @@
  *
  * The root's list named by the stream (a manifest's tensors; doc.h) is handed over element by
  * element, and each element's nodes are dropped once it is converted, as the JSON reader does.
- * An anchor may be aliased later in the document, so from the first anchor on nothing is
- * dropped: the anchored node and everything after it are built in the kept arena.
+ * An anchored container may be aliased later in the document, so from the first one on
+ * nothing is dropped: it and everything after it are built in the kept arena. (An anchored
+ * scalar needs nothing kept: the anchor holds a copy of its node, whose text is in text.)
  */
 #include <errno.h>
 #include <math.h>
@@ -45,7 +46,7 @@ struct builder {
 	struct dtl_doc_stream *stream;
 	size_t stream_frame;
 	struct dtl_arena element;
-	bool anchored;  /* an anchor was seen: no node is dropped any more */
+	bool anchored;  /* an anchored container was seen: no node is dropped any more */
 	size_t mark;    /* the end of the event being handled (libyaml's index) */
 	const struct dtl_limits *limits;
 	struct dtl_error *error;
@@ -528,10 +529,6 @@ int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struc
 			break;
 		case YAML_SCALAR_EVENT: {
 			struct dtl_node node;
-			if (event.data.scalar.anchor) {
-				b.anchored = true;
-				b.nodes = b.kept;
-			}
 			r = make_scalar(&b, &event, &node);
 			if (r >= 0)
 				r = register_anchor(&b, (const char *)event.data.scalar.anchor,

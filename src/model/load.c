@@ -47,7 +47,6 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 		                                stream.used ? &tensors : NULL, ret_manifest, error);
 	else if (r >= 0)
 		r = dtl_plan_parse(root, file, arena, plan, error);
-	dtl_tensor_stream_fini(&tensors);
 	dtl_arena_fini(&nodes);
 	return r;
 }

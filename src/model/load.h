@@ -34,7 +34,6 @@ void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
                             struct dtl_arena *arena, const struct dtl_limits *limits);
 /* dtl_doc_stream's element(): one element of "tensors" */
 int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item);
-void dtl_tensor_stream_fini(struct dtl_tensor_stream *ts);
 /* dtl_manifest_parse() for a tree whose "tensors" were streamed into ts (NULL: none). */
 int dtl_manifest_parse_streamed(const struct dtl_node *root, const char *file,
                                 struct dtl_arena *arena, const struct dtl_limits *limits,

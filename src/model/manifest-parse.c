@@ -284,11 +284,6 @@ void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
 	dtl_strmap_init(&ts->names, arena);
 }
 
-void dtl_tensor_stream_fini(struct dtl_tensor_stream *ts)
-{
-	(void)ts; /* everything it holds is in the manifest's arena */
-}
-
 /* Once ESTIMATE_AFTER tensors are read, the bytes they took say about how many the rest of
  * the file holds: the name map is sized for them then, and does not grow (rehashing a map of
  * 100k names read every name again, from memory long out of the cache). An estimate too high
@@ -306,6 +301,22 @@ static int reserve_names(struct dtl_tensor_stream *ts)
 	if (estimate > ts->limits->max_tensors)
 		estimate = ts->limits->max_tensors;
 	return dtl_strmap_reserve(&ts->names, estimate);
+}
+
+/* Adds tensor i's name to names; a name that came before is an error at its 'name' (item:
+ * the tensor's node). 0, -ENOMEM, or the error. */
+static int index_name(const struct dtl_schema *s, struct dtl_strmap *names,
+                      const struct dtl_tensor_decl *decls, size_t i, const struct dtl_node *item)
+{
+	int64_t first = dtl_strmap_put(names, decls[i].name, decls[i].name_len, (int64_t)i);
+
+	if (first < 0)
+		return -ENOMEM;
+	if ((size_t)first == i)
+		return 0;
+	return dtl_schema_fail(s, dtl_node_get(item, "name"),
+	                       "duplicate tensor '%s' (first at line %u)", decls[i].name,
+	                       decls[first].loc.line);
 }
 
 /* What parse_tensors() does for one element, in the same order: the tensor, then its name
@@ -337,15 +348,10 @@ int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
 	}
 	if (ts->count == ESTIMATE_AFTER && reserve_names(ts) < 0)
 		return -ENOMEM;
-	int64_t first = dtl_strmap_put(&ts->names, t->name, t->name_len, (int64_t)i);
-	if (first < 0)
-		return -ENOMEM;
-	if ((size_t)first != i) {
-		const struct dtl_tensor_decl *decls = ts->decls.items;
-		ts->failed = dtl_schema_fail(&s, dtl_node_get(item, "name"),
-		                             "duplicate tensor '%s' (first at line %u)", t->name,
-		                             decls[first].loc.line);
-	}
+	r = index_name(&s, &ts->names, ts->decls.items, i, item);
+	if (r == -ENOMEM)
+		return r;
+	ts->failed = r;
 	return 0;
 }
 
@@ -391,15 +397,8 @@ static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
 	for (size_t i = 0; r >= 0 && i < m->tensor_count; i++) {
 		struct dtl_tensor_decl *t = &m->tensors[i];
 		r = parse_tensor(s, &seq->seq.items[i], t);
-		if (r < 0)
-			break;
-		int64_t first = dtl_strmap_put(names, t->name, t->name_len, (int64_t)i);
-		if (first < 0)
-			r = -ENOMEM;
-		else if ((size_t)first != i)
-			r = dtl_schema_fail(s, dtl_node_get(&seq->seq.items[i], "name"),
-			                    "duplicate tensor '%s' (first at line %u)", t->name,
-			                    m->tensors[first].loc.line);
+		if (r >= 0)
+			r = index_name(s, names, m->tensors, i, &seq->seq.items[i]);
 	}
 	return r;
 }

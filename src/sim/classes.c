@@ -26,20 +26,12 @@ int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error)
 		if (dtl_globset_add(&set, profile->modules[g].glob.text,
 		                    profile->modules[g].glob.len) < 0)
 			return -ENOMEM;
-	/* modules in creation order share most of their segments with the one before */
-	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, sim->arena);
-	/* dead[m]: no glob can match m or a module below it (parents come first) */
-	uint8_t *dead = dtl_arena_calloc(sim->arena, sim->module_count + 1, 1);
-	if (!cursor || !dead)
+	struct dtl_module_match match;
+	if (dtl_module_match_init(&match, sim, &set) < 0)
 		return -ENOMEM;
 	for (size_t mod = 0; mod < sim->module_count; mod++) {
 		struct dtl_module *md = &sim->modules[mod];
-		if (mod && dead[md->parent]) {
-			dead[mod] = 1;
-			continue;
-		}
-		int64_t first = dtl_globset_cursor_first(cursor, md->path, md->path_len);
-		dead[mod] = dtl_globset_cursor_exhausted(cursor);
+		int64_t first = dtl_module_match_first(&match, sim, (uint32_t)mod);
 		if (first < 0)
 			continue;
 		md->class_name = (size_t)first < model->module_count

@@ -92,29 +92,24 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 	}
 	if (r < 0)
 		return r;
+	/* without manifest routers or a profile, every module is judged by its name (decided
+	 * once: the rules the heuristic adds are not a reason to stop looking) */
+	bool heuristic = !m->routers.present && !p;
 	/* the rules as one compiled set, walked module after module (glob.h) */
 	struct dtl_globset set;
-	struct dtl_globset_cursor *cursor;
+	struct dtl_module_match match;
 	const struct dtl_router_rule *rr = rules.items;
 	dtl_globset_init(&set, sim->arena);
 	for (size_t i = 0; i < rules.count; i++)
 		if (dtl_globset_add(&set, rr[i].path.text, rr[i].path.len) < 0)
 			return -ENOMEM;
-	/* dead[m]: no rule can match m or a module below it (parents come first) */
-	uint8_t *dead = dtl_arena_calloc(sim->arena, sim->module_count + 1, 1);
-	if (!(cursor = dtl_globset_cursor_new(&set, sim->arena)) || !dead)
+	if (dtl_module_match_init(&match, sim, &set) < 0)
 		return -ENOMEM;
 	for (size_t mod = 1; mod < sim->module_count; mod++) {
 		const struct dtl_module *md = &sim->modules[mod];
 		bool is_router = false;
-		if (rules.count || m->routers.present || p) {
-			if (dead[md->parent]) {
-				dead[mod] = 1;
-				continue;
-			}
-			is_router = rules.count &&
-				    dtl_globset_cursor_first(cursor, md->path, md->path_len) >= 0;
-			dead[mod] = !rules.count || dtl_globset_cursor_exhausted(cursor);
+		if (!heuristic) {
+			is_router = dtl_module_match_first(&match, sim, (uint32_t)mod) >= 0;
 		} else if (looks_like_router(sim, md)) {
 			struct dtl_pattern path = {.text = md->path, .len = md->path_len};
 			r = add_rule(sim, &rules, path, false, DTL_FROM_HEURISTIC);

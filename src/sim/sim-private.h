@@ -2,8 +2,25 @@
 #ifndef DTL_SIM_PRIVATE_H
 #define DTL_SIM_PRIVATE_H
 
+#include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 #include "dtypelint/sim.h"
+
+/*
+ * A glob set matched against the modules in index order, which is parents first: a module
+ * below one whose walk came to nothing is not matched at all (dtl_globset_cursor_exhausted),
+ * so a pass over a 100k-module tree skips the subtrees no glob reaches. Lives in sim's arena.
+ */
+struct dtl_module_match {
+	struct dtl_globset_cursor *cursor;
+	uint8_t *dead; /* [module]: no glob matches it or a module below it */
+};
+int dtl_module_match_init(struct dtl_module_match *mm, const struct dtl_sim *sim,
+                          const struct dtl_globset *set);
+/* The first glob matching module mod, or -1; modules must come in index order (one left out
+ * only keeps its subtree from being skipped). */
+int64_t dtl_module_match_first(struct dtl_module_match *mm, const struct dtl_sim *sim,
+                               uint32_t mod);
 
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error);

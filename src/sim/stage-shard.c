@@ -16,8 +16,9 @@ struct shard_patterns {
 	struct dtl_strmap wrap_classes; /* class name -> first wrap entry naming it */
 	struct dtl_globset wrap;        /* every wrap entry, as a path glob */
 	struct dtl_globset ignored;
-	/* module and tensor paths come in creation order: cursors reuse the shared segments */
-	struct dtl_globset_cursor *wrap_cursor, *ignored_modules, *ignored_tensors;
+	/* modules parent first, tensors in creation order: the walks reuse what they share */
+	struct dtl_module_match wrap_modules, ignored_modules;
+	struct dtl_globset_cursor *ignored_tensors;
 };
 
 static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
@@ -37,10 +38,10 @@ static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
 		if (dtl_globset_add(&sp->ignored, ignored->items[i].text, ignored->items[i].len) <
 		    0)
 			return -ENOMEM;
-	sp->wrap_cursor = dtl_globset_cursor_new(&sp->wrap, sim->arena);
-	sp->ignored_modules = dtl_globset_cursor_new(&sp->ignored, sim->arena);
 	sp->ignored_tensors = dtl_globset_cursor_new(&sp->ignored, sim->arena);
-	if (!sp->wrap_cursor || !sp->ignored_modules || !sp->ignored_tensors)
+	if (dtl_module_match_init(&sp->wrap_modules, sim, &sp->wrap) < 0 ||
+	    dtl_module_match_init(&sp->ignored_modules, sim, &sp->ignored) < 0 ||
+	    !sp->ignored_tensors)
 		return -ENOMEM;
 	return 0;
 }
@@ -48,18 +49,10 @@ static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
 /* A module is a unit / fully_shard target when its class is in the wrap list or its path
  * matches a wrap glob (the root is always one): the first wrap entry that does either. */
 static const struct dtl_pattern *
-wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, uint32_t mod, uint8_t *dead)
+wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, uint32_t mod)
 {
 	const struct dtl_module *m = &sim->modules[mod];
-	int64_t first = -1;
-
-	/* dead[mod]: no wrap glob can match the module or one below it (parents come first) */
-	if (dead[m->parent]) {
-		dead[mod] = 1;
-	} else {
-		first = dtl_globset_cursor_first(sp->wrap_cursor, m->path, m->path_len);
-		dead[mod] = dtl_globset_cursor_exhausted(sp->wrap_cursor);
-	}
+	int64_t first = dtl_module_match_first(&sp->wrap_modules, sim, mod);
 
 	if (m->class_name) {
 		int64_t by_class =
@@ -79,17 +72,10 @@ static int ignored_modules(const struct dtl_sim *sim, struct shard_patterns *sp,
 
 	if (!ignored)
 		return -ENOMEM;
-	/* modules are created parent first, so one pass in index order sees parents first;
-	 * bit 1: no glob can match the module or one below it */
-	for (size_t i = 1; sp->ignored.count && i < sim->module_count; i++) {
-		const struct dtl_module *m = &sim->modules[i];
-		if (ignored[m->parent]) {
-			ignored[i] = ignored[m->parent];
-			continue;
-		}
-		bool hit = dtl_globset_cursor_first(sp->ignored_modules, m->path, m->path_len) >= 0;
-		ignored[i] = (uint8_t)(hit | dtl_globset_cursor_exhausted(sp->ignored_modules) << 1);
-	}
+	/* modules are created parent first, so one pass in index order sees parents first */
+	for (size_t i = 1; sp->ignored.count && i < sim->module_count; i++)
+		ignored[i] = ignored[sim->modules[i].parent] ||
+		             dtl_module_match_first(&sp->ignored_modules, sim, (uint32_t)i) >= 0;
 	*ret_ignored = ignored;
 	return 0;
 }
@@ -99,7 +85,7 @@ static bool is_ignored(const struct dtl_sim *sim, struct shard_patterns *sp,
 {
 	if (!sp->ignored.count)
 		return false;
-	return (ignored_module[sim->t.module[t]] & 1) ||
+	return ignored_module[sim->t.module[t]] ||
 	       dtl_globset_cursor_first(sp->ignored_tensors, sim->t.name[t], sim->t.name_len[t]) >= 0;
 }
 
@@ -158,19 +144,18 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	uint32_t *group_of = dtl_arena_calloc(sim->arena, nmod, sizeof(uint32_t));
 	uint32_t *stack = dtl_arena_calloc(sim->arena, nmod + 1, sizeof(uint32_t));
 	uint8_t *expanded = dtl_arena_calloc(sim->arena, nmod, 1);
-	uint8_t *dead = dtl_arena_calloc(sim->arena, nmod, 1);
 	uint8_t *ignored;
 	struct shard_patterns sp;
 	int r;
 
-	if (!unit_module || !group_of || !stack || !expanded || !dead)
+	if (!unit_module || !group_of || !stack || !expanded)
 		return -ENOMEM;
 	if ((r = compile_patterns(sim, &sp)) < 0 || (r = ignored_modules(sim, &sp, &ignored)) < 0)
 		return r;
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];
-		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, (uint32_t)i, dead) : NULL;
+		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, (uint32_t)i) : NULL;
 		m->wrapped = i == 0 || p;
 		m->wrap = p;
 		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];

@@ -306,6 +306,48 @@ START_TEST(tensor_name_segments)
 }
 END_TEST
 
+/* YAML tensors are streamed too: anchors inside the list, on the list, and the list as an
+ * alias all read back whole (an element dropped while an alias still points into it would be
+ * a use after free under ASan). */
+START_TEST(streamed_yaml_anchors)
+{
+	static const char *const docs[] = {
+	    /* an anchored shape and dtype, aliased elements later and at the root */
+	    "dtypelint: 1\ntensors:\n"
+	    "  - {name: a.w, shape: &s [4, 5], dtype: &d float32}\n"
+	    "  - {name: b.w, shape: [1]}\n  - {name: c.w, shape: [2]}\n"
+	    "  - {name: d.w, shape: *s, dtype: *d}\n"
+	    "x-later: [*s, *d]\n",
+	    /* the list itself anchored (kept whole), aliased after it */
+	    "dtypelint: 1\ntensors: &t\n"
+	    "  - {name: a.w, shape: [4, 5], dtype: float32}\n"
+	    "  - {name: b.w, shape: [1]}\n  - {name: c.w, shape: [2]}\n"
+	    "  - {name: d.w, shape: [4, 5], dtype: float32}\n"
+	    "x-again: *t\n",
+	    /* the list as an alias of one defined before */
+	    "dtypelint: 1\nx-defs: {t: &t [{name: a.w, shape: [4, 5], dtype: float32},\n"
+	    "  {name: b.w, shape: [1]}, {name: c.w, shape: [2]},\n"
+	    "  {name: d.w, shape: [4, 5], dtype: float32}]}\ntensors: *t\n",
+	};
+	for (size_t k = 0; k < sizeof(docs) / sizeof(docs[0]); k++) {
+		struct dtl_source src;
+		struct dtl_manifest m;
+		ck_assert_int_eq(dtl_source_init_mem(&src, "t.yaml", docs[k], strlen(docs[k])), 0);
+		ck_assert_msg(dtl_manifest_load_source(&src, &arena, &limits, &m, &error) == 0,
+			      "%zu: %s", k, error.message);
+		dtl_source_fini(&src);
+		ck_assert_uint_eq(m.tensor_count, 4);
+		ck_assert_uint_eq(m.tensor_index.count, 4);
+		ck_assert_str_eq(m.tensors[3].name, "d.w");
+		ck_assert_uint_eq(m.tensors[3].rank, 2);
+		ck_assert_int_eq(m.tensors[3].shape[0], 4);
+		ck_assert_int_eq(m.tensors[3].shape[1], 5);
+		ck_assert_int_eq(m.tensors[3].dtype, DTL_DTYPE_F32);
+		ck_assert_int_eq(m.tensors[0].numel, 20);
+	}
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -319,6 +361,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, streamed_names_index_the_simulation);
 	tcase_add_test(tc, streamed_duplicate_after_estimate);
 	tcase_add_test(tc, tensor_name_segments);
+	tcase_add_test(tc, streamed_yaml_anchors);
 }
 
 DTL_TEST_MAIN("sim")
