@@ -82,6 +82,8 @@ size_t dtl_globset_matches(const struct dtl_globset *set, const char *path, size
  * not allowed. Lives in arena.
  */
 struct dtl_globset_cursor;
+/* How many of the first n bytes of a and b are equal before the first that differs. */
+size_t dtl_common_prefix(const char *a, const char *b, size_t n);
 /* How many leading segments path shares with prev, whose segment k ends at ends[k] (for the
  * first count segments): what a walk over prev can reuse for path (cursors, module lookup). */
 size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_t *ends,

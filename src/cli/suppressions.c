@@ -262,17 +262,36 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 	}
 	listed_used = dtl_arena_calloc(arena, m->suppress_count ? m->suppress_count : 1,
 	                               sizeof(*listed_used));
-	/* covers[k * rule_count + r]: suppression k's selector names rule r (decided once, not
-	 * once per finding) */
+	/* by_rule[by_rule_start[r] .. by_rule_start[r + 1]): the suppressions whose selector
+	 * names rule r, lowest first (decided once, not once per finding: a thousand
+	 * suppressions of one rule cost nothing to the findings of the others) */
 	size_t rule_count;
 	const struct dtl_rule *const *rules = dtl_rules_all(&rule_count);
 	bool *covers = dtl_arena_calloc(arena, m->suppress_count * rule_count + 1, sizeof(bool));
-	if (!listed_used || !covers)
+	size_t *by_rule_start = dtl_arena_calloc(arena, rule_count + 2, sizeof(size_t));
+	uint32_t *by_rule = dtl_arena_calloc(arena, m->suppress_count * rule_count + 1,
+	                                     sizeof(uint32_t));
+	if (!listed_used || !covers || !by_rule_start || !by_rule)
 		return -ENOMEM;
-	for (size_t k = 0; k < m->suppress_count; k++)
+	for (size_t k = 0; k < m->suppress_count; k++) {
+		const char *selector = m->suppress[k].rule;
+		/* suppressions in a row often name the same rules */
+		if (k > 0 && selector && m->suppress[k - 1].rule &&
+		    strcmp(selector, m->suppress[k - 1].rule) == 0) {
+			memcpy(covers + k * rule_count, covers + (k - 1) * rule_count,
+			       rule_count * sizeof(bool));
+			continue;
+		}
 		for (size_t j = 0; j < rule_count; j++)
-			covers[k * rule_count + j] =
-			    dtl_cli_selector_matches(m->suppress[k].rule, rules[j]);
+			covers[k * rule_count + j] = dtl_cli_selector_matches(selector, rules[j]);
+	}
+	for (size_t j = 0, n = 0; j < rule_count; j++) {
+		by_rule_start[j] = n;
+		for (size_t k = 0; k < m->suppress_count; k++)
+			if (covers[k * rule_count + j])
+				by_rule[n++] = (uint32_t)k;
+		by_rule_start[j + 1] = n;
+	}
 
 	struct dtl_finding *items = findings->items.items;
 	struct inline_suppression *inl = comments.items;
@@ -282,14 +301,19 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 		size_t rule = 0;
 		while (rule < rule_count && rules[rule] != f->rule)
 			rule++;
-		for (size_t k = 0; k < m->suppress_count; k++) {
-			bool named = rule < rule_count
-			                 ? covers[k * rule_count + rule]
-			                 : dtl_cli_selector_matches(m->suppress[k].rule, f->rule);
-			if (named && listed_covers(&m->suppress[k], f, sim)) {
-				listed_used[k]++;
-				hit = true;
-			}
+		if (rule < rule_count) {
+			for (size_t n = by_rule_start[rule]; n < by_rule_start[rule + 1]; n++)
+				if (listed_covers(&m->suppress[by_rule[n]], f, sim)) {
+					listed_used[by_rule[n]]++;
+					hit = true;
+				}
+		} else {
+			for (size_t k = 0; k < m->suppress_count; k++)
+				if (dtl_cli_selector_matches(m->suppress[k].rule, f->rule) &&
+				    listed_covers(&m->suppress[k], f, sim)) {
+					listed_used[k]++;
+					hit = true;
+				}
 		}
 		for (size_t k = 0; k < comments.count; k++) {
 			if (!inline_covers(&inl[k], f, m->file))

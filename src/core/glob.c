@@ -134,6 +134,7 @@ struct dtl_globset_node {
 	uint32_t star2;   /* the node after a '**' segment, or NONE */
 	uint32_t accept;  /* chain of patterns that end here */
 	uint32_t literal_count;
+	uint64_t literal_bits; /* segment_bit() of every literal child: most lookups end here */
 	bool is_star2; /* reached through '**': it consumes any segment and stays */
 	struct dtl_strmap *literal_map; /* segment -> edge, once literal_count > MAP_AT */
 };
@@ -167,6 +168,7 @@ static uint32_t new_node(struct dtl_globset *set, bool is_star2)
 	struct dtl_globset_node *n = &set->nodes[set->node_count];
 	n->literal = n->wild = n->star2 = n->accept = NONE;
 	n->literal_count = 0;
+	n->literal_bits = 0;
 	n->is_star2 = is_star2;
 	n->literal_map = NULL;
 	return (uint32_t)set->node_count++;
@@ -193,6 +195,14 @@ static uint32_t find_literal(const struct dtl_globset *set, const struct dtl_glo
 			return edge->child;
 	}
 	return NONE;
+}
+
+/* One of 64 bits for a segment, from its length and its first and last bytes: a node none
+ * of whose literal children has the segment's bit has no child for it. */
+static uint64_t segment_bit(const char *seg, size_t len)
+{
+	unsigned mix = len ? (unsigned)len * 7u + (uint8_t)seg[0] * 3u + (uint8_t)seg[len - 1] : 0;
+	return UINT64_C(1) << (mix & 63);
 }
 
 /* The child of node along segment (literal or wild), created when missing. */
@@ -234,6 +244,7 @@ static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *se
 	set->edges[e].next = n->literal;
 	n->literal = e;
 	n->literal_count++;
+	n->literal_bits |= segment_bit(seg, len);
 	if (n->literal_count > MAP_AT) {
 		if (!n->literal_map) {
 			n->literal_map = dtl_arena_alloc(set->arena, sizeof(*n->literal_map));
@@ -369,13 +380,16 @@ static void walk_start(const struct dtl_globset *set, struct walk *w)
 static bool walk_step(const struct dtl_globset *set, const struct walk *cur, struct walk *next,
                       const char *seg, size_t seg_len)
 {
+	uint64_t bit = segment_bit(seg, seg_len);
+
 	next->count = 0;
 	next->overflow = false;
 	for (size_t k = 0; k < cur->count; k++) {
 		const struct dtl_globset_node *n = &set->nodes[cur->node[k]];
 		if (n->is_star2)
 			walk_add(set, next, cur->node[k]);
-		walk_add(set, next, find_literal(set, n, seg, seg_len));
+		if (n->literal_bits & bit)
+			walk_add(set, next, find_literal(set, n, seg, seg_len));
 		for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next)
 			if (segment_match(set->edges[e].segment, set->edges[e].len, seg, seg_len))
 				walk_add(set, next, set->edges[e].child);
@@ -392,13 +406,37 @@ static void accept(const struct dtl_globset *set, const struct walk *cur, const 
 		for (uint32_t i = set->nodes[cur->node[k]].accept; i != NONE;
 		     i = set->patterns[i].next)
 			found_add(f, i);
-	match_one_by_one(set, set->fallback, false, path, len, f);
+	if (set->fallback != NONE)
+		match_one_by_one(set, set->fallback, false, path, len, f);
+}
+
+size_t dtl_common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t k = 0;
+
+	/* eight bytes at a time; on a little-endian machine the first differing byte of a word
+	 * is its lowest set bit's */
+	for (; k + 8 <= n; k += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + k, 8);
+		memcpy(&y, b + k, 8);
+		if (x != y) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return k + (size_t)__builtin_ctzll(x ^ y) / 8;
+#else
+			break;
+#endif
+		}
+	}
+	while (k < n && a[k] == b[k])
+		k++;
+	return k;
 }
 
 size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_t *ends,
                                 size_t count, const char *path, size_t len)
 {
-	size_t shorter = prev_len < len ? prev_len : len, common = 0, k = 0;
+	size_t shorter = prev_len < len ? prev_len : len, common, k = count;
 
 	/* only the first count segments can be shared: their bytes are all to compare (a walk
 	 * that died after a few segments compares only those) */
@@ -406,14 +444,13 @@ size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_
 		return 0;
 	if (ends[count - 1] < shorter)
 		shorter = ends[count - 1];
-	/* eight bytes at a time (a fixed-size memcmp is one compare), then bytes */
-	while (common + 8 <= shorter && memcmp(prev + common, path + common, 8) == 0)
-		common += 8;
-	while (common < shorter && prev[common] == path[common])
-		common++;
-	/* a segment is shared when both paths have its bytes and end it there */
-	while (k < count && ends[k] <= common && (ends[k] == len || path[ends[k]] == '.'))
-		k++;
+	common = dtl_common_prefix(prev, path, shorter);
+	/* a segment of prev that ends before common ends at a '.' both paths have; the one
+	 * ending at common is shared when path ends it there too */
+	while (k > 0 && ends[k - 1] > common)
+		k--;
+	if (k > 0 && ends[k - 1] == common && common != len && path[common] != '.')
+		k--;
 	return k;
 }
 

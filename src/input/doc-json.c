@@ -425,19 +425,24 @@ static int parse_string(struct parser *p, struct dtl_node *out)
 	if (r < 0)
 		return r;
 	size_t len = end - start - 1;
-	const char *text = escaped ? NULL : interned(p, p->s + start + 1, len);
-	if (!text) {
+	const char *text;
+	if (escaped) {
+		/* cJSON decodes the escapes (\uXXXX pairs included) */
 		const char *stop = NULL;
 		cJSON *decoded = cJSON_ParseWithLengthOpts(p->s + start, p->n - start + 1, &stop, 0);
 		if (!decoded)
 			return syntax(p, stop ? (size_t)(stop - p->s) : start);
-		if (escaped)
-			len = strlen(decoded->valuestring);
+		len = strlen(decoded->valuestring);
 		text = store_text(p, decoded->valuestring, len);
 		cJSON_Delete(decoded);
-		if (!text)
-			return -ENOMEM;
+	} else {
+		/* without an escape a string is its bytes, which scan_string has checked (what
+		 * cJSON would copy as they are, one malloc and free per string: a tenth of a
+		 * run, as many as there are tensor names) */
+		text = store_text(p, p->s + start + 1, len);
 	}
+	if (!text)
+		return -ENOMEM;
 	p->pos = end + 1;
 	out->type = DTL_NODE_STRING;
 	out->string.text = text;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 
 /* Does pattern (with '.' any character and, when star, '*' any run) match name[start..] up to
@@ -331,7 +332,7 @@ int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names,
 				     set->run_count[set->entry_count - 1]; r++)
 		is_run[set->runs[r]] = true;
 	/* a sample of the names, evenly spread, is enough to rank the runs */
-	size_t stride = n / 8192 + 1;
+	size_t stride = n / 1024 + 1;
 	for (size_t i = 0; i < n; i += stride) {
 		uint32_t state = 0;
 		for (uint32_t k = 0; k < name_lens[i]; k++) {
@@ -471,15 +472,11 @@ uint32_t dtl_keep_set_first(const struct dtl_keep_set *set, const char *name, si
 	return best;
 }
 
-/* count[] and first[] of dtl_keep_set_count; with any_only, stops once every entry has
- * matched (counts are then 1 or 0). */
-static int count_matches(const struct dtl_keep_set *set, const char *const *names,
-			 const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first,
-			 bool any_only)
+int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
+		       const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first)
 {
 	/* seen[e] == i + 1: entry e matched name i (a failed candidate may match elsewhere) */
 	size_t *seen = calloc(set->entry_count + 1, sizeof(size_t));
-	uint32_t unmatched = set->entry_count;
 	struct keep_scan s;
 	uint32_t e;
 	size_t hit_end;
@@ -490,38 +487,174 @@ static int count_matches(const struct dtl_keep_set *set, const char *const *name
 		count[k] = 0;
 		first[k] = NONE;
 	}
-	for (size_t i = 0; i < n && unmatched; i++) {
+	for (size_t i = 0; i < n; i++) {
 		scan_start(&s, names[i], name_lens[i]);
 		while (scan_next(set, &s, &e, &hit_end)) {
-			if (seen[e] == i + 1 || (any_only && count[e]) ||
-			    !confirm(set, e, names[i], name_lens[i], hit_end))
+			if (seen[e] == i + 1 || !confirm(set, e, names[i], name_lens[i], hit_end))
 				continue;
 			seen[e] = i + 1;
-			if (count[e]++ == 0) {
+			if (count[e]++ == 0)
 				first[e] = (uint32_t)i;
-				unmatched -= any_only;
-			}
 		}
 	}
 	free(seen);
 	return 0;
 }
 
-int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
-		       const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first)
+/* The any-only scan of dtl_keep_set_any. Names in a row share long prefixes (the tensors of
+ * one module, of one expert, of one layer), and the automaton's state after a prefix depends
+ * on that prefix alone: a name resumes where the name before it left its shared prefix, with
+ * the states that name went through (state_at[k]: after k bytes; rows of the table when the
+ * set has one) and the places where a key ended in it (hit_at[]).
+ *
+ * A key hit inside the shared prefix was a candidate for the name before too. It is tried
+ * again only when its confirmation can differ: an entry of fixed width placed by the hit
+ * reads the bytes up to start + length (the dot after it included), so when that is before
+ * the end of the shared prefix it reads the same bytes in both names and gives the same
+ * answer, which was "no" (an entry that matched is settled). Entries matched anywhere (no
+ * fixed width) are tried again. first[e] is the first name entry e matches, as with
+ * dtl_keep_set_count. */
+struct any_scan {
+	const struct dtl_keep_set *set;
+	uint32_t *first;
+	uint32_t unmatched;
+	uint32_t *state_at, *hit_at;
+	size_t capacity, hit_count;
+	size_t reach; /* the most bytes past a hit any entry reads (SIZE_MAX: unbounded) */
+};
+
+/* Confirms the entries keyed at the state's report chain for the name (index i), leaving
+ * those that read only the first shared bytes (0: none). */
+static void any_confirm(struct any_scan *a, uint32_t state, const char *name, size_t len,
+			size_t hit_end, uint32_t i, size_t shared)
 {
-	return count_matches(set, names, name_lens, n, count, first, false);
+	const struct dtl_keep_set *set = a->set;
+
+	for (uint32_t node = set->report[state]; node; node = set->dict[node])
+		for (uint32_t e = set->out[node]; e != NONE; e = set->entry_next[e]) {
+			if (a->first[e] != NONE)
+				continue;
+			if (shared && set->fixed[e] &&
+			    hit_end + (set->entries[e].len - set->key_start[e] - set->key_len[e]) <
+				shared)
+				continue;
+			if (confirm(set, e, name, len, hit_end)) {
+				a->first[e] = i;
+				a->unmatched--;
+			}
+		}
+}
+
+static int any_reserve(struct any_scan *a, size_t len)
+{
+	if (len + 1 <= a->capacity)
+		return 0;
+	size_t capacity = a->capacity ? a->capacity : 64;
+	while (capacity < len + 1)
+		capacity *= 2;
+	uint32_t *state_at = realloc(a->state_at, capacity * sizeof(uint32_t));
+	if (!state_at)
+		return -ENOMEM;
+	a->state_at = state_at;
+	uint32_t *hit_at = realloc(a->hit_at, capacity * sizeof(uint32_t));
+	if (!hit_at)
+		return -ENOMEM;
+	a->hit_at = hit_at;
+	a->capacity = capacity;
+	return 0;
+}
+
+static int any_scan_names(struct any_scan *a, const char *const *names, const uint32_t *name_lens,
+			  size_t n)
+{
+	const struct dtl_keep_set *set = a->set;
+	const uint32_t classes = set->dfa ? set->class_count : 1;
+	const char *prev = NULL;
+	size_t prev_len = 0;
+
+	for (size_t i = 0; i < n && a->unmatched; i++) {
+		const uint8_t *name = (const uint8_t *)names[i];
+		size_t len = name_lens[i], shared = 0, pos;
+		int r;
+
+		if ((r = any_reserve(a, len)) < 0)
+			return r;
+		if (prev) {
+			shared = dtl_common_prefix(prev, names[i], prev_len < len ? prev_len : len);
+			/* the hits inside the shared prefix stay; those that may differ are
+			 * tried again */
+			size_t h = a->hit_count;
+			while (a->hit_count && a->hit_at[a->hit_count - 1] > shared)
+				a->hit_count--;
+			for (h = a->hit_count; h && (a->reach == SIZE_MAX ||
+						     a->hit_at[h - 1] + a->reach >= shared);)
+				h--;
+			for (; h < a->hit_count; h++)
+				any_confirm(a, a->state_at[a->hit_at[h]] / classes, names[i], len,
+					    a->hit_at[h], (uint32_t)i, shared);
+		} else {
+			a->state_at[0] = 0;
+			a->hit_count = 0;
+		}
+		pos = shared;
+		if (set->dfa) {
+			const uint32_t *dfa = set->dfa;
+			const uint8_t *cls = set->byte_class;
+			uint32_t row = a->state_at[pos];
+			while (pos < len) {
+				uint32_t cell = dfa[row + cls[name[pos++]]];
+				row = cell & ~DFA_KEYS;
+				a->state_at[pos] = row;
+				if (cell & DFA_KEYS) {
+					a->hit_at[a->hit_count++] = (uint32_t)pos;
+					any_confirm(a, row / classes, names[i], len, pos, (uint32_t)i,
+						    0);
+				}
+			}
+		} else {
+			uint32_t state = a->state_at[pos];
+			while (pos < len) {
+				state = step(set, state, name[pos++]);
+				a->state_at[pos] = state;
+				if (set->report[state]) {
+					a->hit_at[a->hit_count++] = (uint32_t)pos;
+					any_confirm(a, state, names[i], len, pos, (uint32_t)i, 0);
+				}
+			}
+		}
+		for (uint32_t k = 0; k < set->unkeyed_count; k++) {
+			uint32_t e = set->unkeyed[k];
+			if (a->first[e] == NONE &&
+			    dtl_keep_match(set->matcher, set->entries[e].text, set->entries[e].len,
+					   names[i], len)) {
+				a->first[e] = (uint32_t)i;
+				a->unmatched--;
+			}
+		}
+		prev = names[i];
+		prev_len = len;
+	}
+	return 0;
 }
 
 int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
 		     const uint32_t *name_lens, size_t n, uint32_t *first)
 {
-	uint32_t *count = calloc(set->entry_count + 1, sizeof(uint32_t));
+	struct any_scan a = {.set = set, .first = first, .unmatched = set->entry_count};
 	int r;
 
-	if (!count)
-		return -ENOMEM;
-	r = count_matches(set, names, name_lens, n, count, first, true);
-	free(count);
+	for (uint32_t e = 0; e < set->entry_count; e++) {
+		size_t tail = set->entries[e].len - set->key_start[e] - set->key_len[e];
+		first[e] = NONE;
+		if (!set->run_count[e])
+			continue; /* unkeyed: tried on every name */
+		if (set->verify[e] && !set->fixed[e])
+			a.reach = SIZE_MAX;
+		else if (a.reach < tail)
+			a.reach = tail;
+	}
+	r = any_scan_names(&a, names, name_lens, n);
+	free(a.state_at);
+	free(a.hit_at);
 	return r;
 }

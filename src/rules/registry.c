@@ -128,9 +128,40 @@ int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *se
 	return 0;
 }
 
+/* Ties (the same place, rule, tensor and message) keep their order: the address is the order
+ * they were reported in. */
+static int compare_finding_refs(const void *pa, const void *pb)
+{
+	const struct dtl_finding *a = *(const struct dtl_finding *const *)pa;
+	const struct dtl_finding *b = *(const struct dtl_finding *const *)pb;
+	int c = compare_findings(a, b);
+
+	return c ? c : (a > b) - (a < b);
+}
+
 void dtl_findings_sort(struct dtl_findings *findings)
 {
-	if (findings->items.count > 1)
-		qsort(findings->items.items, findings->items.count, sizeof(struct dtl_finding),
-		      compare_findings);
+	size_t n = findings->items.count;
+	struct dtl_finding *items = findings->items.items;
+
+	if (n < 2)
+		return;
+	/* findings are large: sort references, then move each finding once (qsort of the
+	 * findings themselves copied them at every merge) */
+	const struct dtl_finding **order = malloc(n * sizeof(*order));
+	struct dtl_finding *sorted = malloc(n * sizeof(*sorted));
+	if (!order || !sorted) {
+		free(order);
+		free(sorted);
+		qsort(items, n, sizeof(*items), compare_findings);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = &items[i];
+	qsort(order, n, sizeof(*order), compare_finding_refs);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = *order[i];
+	memcpy(items, sorted, n * sizeof(*items));
+	free(order);
+	free(sorted);
 }

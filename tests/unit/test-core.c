@@ -200,6 +200,25 @@ START_TEST(globset_agrees_with_glob_match)
 }
 END_TEST
 
+/* dtl_common_prefix against a byte loop: every length, a difference at every place (first and
+ * last byte of a word included). */
+START_TEST(common_prefix_agrees_with_bytes)
+{
+	uint32_t state = 7;
+	for (int round = 0; round < 2000; round++) {
+		char a[40], b[40];
+		size_t n = next_random(&state) % 40, want = 0;
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] = "ab."[next_random(&state) % 3];
+		if (n && round % 4)
+			b[next_random(&state) % n] ^= 0x40;
+		while (want < n && a[want] == b[want])
+			want++;
+		ck_assert_uint_eq(dtl_common_prefix(a, b, n), want);
+	}
+}
+END_TEST
+
 /* A cursor answers what the set answers, path after path: shallow and deep paths (past the
  * walks it keeps), in random order and sorted (long shared prefixes). */
 START_TEST(globset_cursor_agrees_with_set)
@@ -385,6 +404,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, versions);
 	tcase_add_test(tc, arena_and_strmap);
 	tcase_add_test(tc, globset_agrees_with_glob_match);
+	tcase_add_test(tc, common_prefix_agrees_with_bytes);
 	tcase_add_test(tc, globset_cursor_agrees_with_set);
 	tcase_add_test(tc, globset_many_patterns);
 	tcase_add_test(tc, arena_blocks_and_growth);
