@@ -60,9 +60,10 @@ struct dtl_profiles {
 	size_t count;
 };
 
-/* Parses every embedded profile; a schema error names the profile file, line and column. */
-int dtl_profiles_load(struct dtl_profiles *profiles, struct dtl_arena *arena,
-		      struct dtl_error *error);
+/* Parses the embedded profiles that may be architecture's (every one when it is NULL): those
+ * whose text mentions it. A schema error names the profile file, line and column. */
+int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
+		      struct dtl_arena *arena, struct dtl_error *error);
 /* By architecture class name or alias; NULL when none. */
 const struct dtl_profile *dtl_profiles_find(const struct dtl_profiles *profiles,
 					    const char *architecture);

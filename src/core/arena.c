@@ -392,7 +392,7 @@ int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len
 
 bool dtl_strmap_is_large(const struct dtl_strmap *map)
 {
-	return map->capacity * sizeof(struct dtl_strmap_slot) >= (8u << 20);
+	return map->capacity * sizeof(struct dtl_strmap_slot) >= (1u << 20);
 }
 
 void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t len)

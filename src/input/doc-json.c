@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * JSON into the positioned document tree. A cursor walks the text once and gives every node
- * its line and column; cJSON decodes every string and key (it keeps no positions), one string
- * at a time as the cursor meets it. The cursor reads the rest as cJSON does: the structure,
+ * its line and column; cJSON decodes every string and key that has an escape (it keeps no
+ * positions), one string at a time as the cursor meets it; a string without one is its bytes.
+ * The cursor reads the rest as cJSON does: the structure,
  * literals, numbers (the prefix strtod() reads, as cJSON's parse_number) and cJSON's nesting
  * limit, so that it accepts no text cJSON refuses (the json fuzz target checks this against
  * cJSON_Parse on the whole text), keeps each number's spelling (cJSON reduces it to a double),
@@ -38,9 +39,10 @@
 /*
  * History, measured on a 100k-tensor manifest (tests/bench/README.md): cJSON first parsed the
  * whole text, in lockstep with the cursor (its tree was most of the peak memory, 600 bytes a
- * tensor); then each tensor on its own; now it decodes the strings only. Its object, array and
- * number parsing (strtod() and localeconv() for every number) gave nothing the cursor did not
- * already know, and cost a fifth of the run.
+ * tensor); then each tensor on its own; then the strings only; now the strings with escapes
+ * only. Its object, array and number parsing (strtod() and localeconv() for every number)
+ * gave nothing the cursor did not already know, and cost a fifth of the run; decoding a
+ * string without escapes (a cJSON item, a malloc and a free for each tensor name) a tenth.
  */
 
 struct parser {
@@ -412,9 +414,9 @@ static int parse_number(struct parser *p, struct dtl_node *out)
 /*
  * A string value or key into out as a DTL_NODE_STRING whose text is cJSON's decoding of it,
  * after the cursor's checks (whose errors come first: cJSON's position stands only when the
- * cursor found nothing). A short string without an escape that came before (a key, a dtype)
- * is not decoded again: the same bytes decode the same, and without an escape the decoding is
- * the bytes themselves (NUL bytes are refused before reading: dtl_doc_check_text).
+ * cursor found nothing). Without an escape the decoding is the bytes themselves (NUL bytes
+ * are refused before reading: dtl_doc_check_text), so only strings with escapes go to cJSON;
+ * a short string that came before (a key, a dtype) is stored once.
  */
 static int parse_string(struct parser *p, struct dtl_node *out)
 {

@@ -410,7 +410,7 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	struct dtl_profiles profiles;
 	const struct dtl_profile *profile = NULL;
 	if (m.model.architecture) {
-		if ((r = dtl_profiles_load(&profiles, arena, error)) < 0)
+		if ((r = dtl_profiles_load(&profiles, m.model.architecture, arena, error)) < 0)
 			goto out;
 		profile = dtl_profiles_find(&profiles, m.model.architecture);
 	}

@@ -25,7 +25,7 @@ int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	if (m->architecture) {
-		r = dtl_profiles_load(&profiles, sim->arena, error);
+		r = dtl_profiles_load(&profiles, m->architecture, sim->arena, error);
 		if (r < 0)
 			return r;
 		v->profile = dtl_profiles_find(&profiles, m->architecture);

@@ -200,6 +200,57 @@ START_TEST(globset_agrees_with_glob_match)
 }
 END_TEST
 
+/* Paths in tensor order (a prefix, a varying segment, one of a few endings): a cursor that
+ * reuses the walks of the path before answers what a fresh cursor answers, dead walk
+ * included. */
+START_TEST(globset_cursor_tensor_order_agrees)
+{
+	static const char *const prefixes[] = {"model.layers.0", "model.layers.1.mlp", "a", ""};
+	static const char *const middles[] = {"0", "1", "2", "experts", "gate", "lora_A", "x", "17"};
+	static const char *const endings[] = {"weight", "gate.weight", "lora_A.weight", "a.b.c", "1"};
+	uint32_t state = 5;
+	for (int round = 0; round < 60; round++) {
+		struct dtl_arena arena;
+		struct dtl_globset set;
+		char patterns[30][256];
+		size_t n = 1 + next_random(&state) % 30;
+		dtl_arena_init(&arena);
+		dtl_globset_init(&set, &arena);
+		for (size_t i = 0; i < n; i++) {
+			size_t len = random_path(&state, patterns[i], true);
+			ck_assert_int_eq(dtl_globset_add(&set, patterns[i], len), 0);
+		}
+		struct dtl_globset_cursor *c = dtl_globset_cursor_new(&set, &arena);
+		ck_assert_ptr_nonnull(c);
+		char paths[2][128];
+		for (size_t q = 0; q < 4 * 8 * 5; q++) {
+			char *path = paths[q % 2]; /* the previous path stays valid */
+			const char *pre = prefixes[q / 40], *mid = middles[q / 5 % 8];
+			int len = snprintf(path, 128, "%s%s%s.%s", pre, *pre ? "." : "", mid,
+			                   endings[q % 5]);
+			uint32_t want[30], got[30];
+			size_t nw = dtl_globset_matches(&set, path, (size_t)len, want, 30);
+			struct dtl_globset_cursor *fresh = dtl_globset_cursor_new(&set, &arena);
+			ck_assert_ptr_nonnull(fresh);
+			dtl_globset_cursor_first(fresh, path, (size_t)len);
+			if (q % 3) {
+				ck_assert_uint_eq(
+				    dtl_globset_cursor_matches(c, path, (size_t)len, got, 30), nw);
+				for (size_t k = 0; k < nw; k++)
+					ck_assert_uint_eq(got[k], want[k]);
+			} else {
+				ck_assert_int_eq(dtl_globset_cursor_first(c, path, (size_t)len),
+				                 nw ? (int64_t)want[0] : -1);
+			}
+			ck_assert_msg(dtl_globset_cursor_exhausted(c) ==
+			                  dtl_globset_cursor_exhausted(fresh),
+			              "round %d, path '%s'", round, path);
+		}
+		dtl_arena_fini(&arena);
+	}
+}
+END_TEST
+
 /* dtl_common_prefix against a byte loop: every length, a difference at every place (first and
  * last byte of a word included). */
 START_TEST(common_prefix_agrees_with_bytes)
@@ -405,6 +456,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, arena_and_strmap);
 	tcase_add_test(tc, globset_agrees_with_glob_match);
 	tcase_add_test(tc, common_prefix_agrees_with_bytes);
+	tcase_add_test(tc, globset_cursor_tensor_order_agrees);
 	tcase_add_test(tc, globset_cursor_agrees_with_set);
 	tcase_add_test(tc, globset_many_patterns);
 	tcase_add_test(tc, arena_blocks_and_growth);

@@ -7,6 +7,8 @@
 
 #include "dtl-test.h"
 #include "dtypelint/dtypelint.h"
+#include "dtypelint/embedded.h"
+#include "dtypelint/profile.h"
 #include "model/load.h"
 
 static struct dtl_arena arena;
@@ -205,6 +207,35 @@ START_TEST(keep_set_agrees_with_matcher)
 }
 END_TEST
 
+/* Every embedded profile parses, and a run that parses only the profiles whose text mentions
+ * its architecture finds the same profile for every architecture and alias. */
+START_TEST(profiles_found_by_what_they_name)
+{
+	struct dtl_profiles all, some;
+	size_t files = 0, names = 0;
+
+	while (dtl_embedded_architectures[files].name)
+		files++;
+	ck_assert_int_eq(dtl_profiles_load(&all, NULL, &arena, &error), 0);
+	ck_assert_uint_eq(all.count, files);
+	for (size_t i = 0; i < all.count; i++) {
+		const struct dtl_profile *p = &all.items[i];
+		for (size_t a = 0; a <= p->alias_count; a++) {
+			const char *name = a == 0 ? p->architecture : p->aliases[a - 1];
+			ck_assert_int_eq(dtl_profiles_load(&some, name, &arena, &error), 0);
+			ck_assert_uint_lt(some.count, all.count);
+			const struct dtl_profile *found = dtl_profiles_find(&some, name);
+			ck_assert_ptr_nonnull(found);
+			ck_assert_str_eq(found->file, dtl_profiles_find(&all, name)->file);
+			names++;
+		}
+	}
+	ck_assert_uint_gt(names, files);
+	ck_assert_int_eq(dtl_profiles_load(&some, "NoSuchForCausalLM", &arena, &error), 0);
+	ck_assert_uint_eq(some.count, 0);
+}
+END_TEST
+
 START_TEST(table_grows_for_injected_tensors)
 {
 	struct dtl_sim sim;
@@ -368,6 +399,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
 	tcase_add_test(tc, keep_in_fp32_matching_eras);
 	tcase_add_test(tc, keep_set_agrees_with_matcher);
+	tcase_add_test(tc, profiles_found_by_what_they_name);
 	tcase_add_test(tc, table_grows_for_injected_tensors);
 	tcase_add_test(tc, streamed_names_index_the_simulation);
 	tcase_add_test(tc, streamed_duplicate_after_estimate);
