@@ -583,11 +583,10 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 			shared = dtl_common_prefix(prev, names[i], prev_len < len ? prev_len : len);
 			/* the hits inside the shared prefix stay; those that may differ are
 			 * tried again */
-			size_t h = a->hit_count;
 			while (a->hit_count && a->hit_at[a->hit_count - 1] > shared)
 				a->hit_count--;
-			for (h = a->hit_count; h && (a->reach == SIZE_MAX ||
-						     a->hit_at[h - 1] + a->reach >= shared);)
+			size_t h = a->hit_count;
+			while (h && (a->reach == SIZE_MAX || a->hit_at[h - 1] + a->reach >= shared))
 				h--;
 			for (; h < a->hit_count; h++)
 				any_confirm(a, a->state_at[a->hit_at[h]] / classes, names[i], len,
