@@ -79,8 +79,8 @@ int dtl_strmap_reserve(struct dtl_strmap *map, size_t n);
 /* Returns the stored value or -1. */
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len);
 /* Starts loading the slot where key's probe begins, for a get or put soon after: in a map of
- * millions of names every probe is a cache (and TLB) miss, which the work in between hides.
- * Worth it only for a map past the last-level cache: dtl_strmap_is_large(). */
+ * many names every probe is a cache (and TLB) miss, which the work in between hides. Worth
+ * it only for a map that misses the caches: dtl_strmap_is_large(). */
 void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t len);
 /* 1 MiB of slots or more: past the second-level cache (a 10k-tensor manifest's maps stay
  * below; a 100k-tensor manifest's, 4 MiB, cost 4 % more instructions prefetched and ran 3-6 %

@@ -3,11 +3,11 @@
  * JSON into the positioned document tree. A cursor walks the text once and gives every node
  * its line and column; cJSON decodes every string and key that has an escape (it keeps no
  * positions), one string at a time as the cursor meets it; a string without one is its bytes.
- * The cursor reads the rest as cJSON does: the structure,
- * literals, numbers (the prefix strtod() reads, as cJSON's parse_number) and cJSON's nesting
- * limit, so that it accepts no text cJSON refuses (the json fuzz target checks this against
- * cJSON_Parse on the whole text), keeps each number's spelling (cJSON reduces it to a double),
- * and checks what cJSON lets through.
+ * The cursor reads the rest as cJSON does: the structure, literals, numbers (the prefix
+ * strtod() reads, as cJSON's parse_number) and cJSON's nesting limit, so that it accepts no
+ * text cJSON refuses and decodes every string as cJSON does (the json fuzz target checks both
+ * against cJSON_Parse on the whole text), keeps each number's spelling (cJSON reduces it to a
+ * double), and checks what cJSON lets through.
  *
  * Errors come in two kinds, and their precedence is part of the contract (the golden tests in
  * tests/malformed check it byte for byte):
@@ -80,23 +80,15 @@ struct parser {
 #define INTERN_MAX_LEN   16
 #define INTERN_MAX_COUNT 4096
 
-/* The stored copy of a short string that came before, or NULL. */
-static const char *interned(const struct parser *p, const char *value, size_t len)
-{
-	int64_t k = len > INTERN_MAX_LEN ? -1 : dtl_strmap_get(&p->interned, value, len);
-
-	return k < 0 ? NULL : ((const char *const *)p->interned_text.items)[k];
-}
-
 /* The text of a decoded string in the text arena: a short one that came before is shared
  * (a manifest's keys and dtypes repeat for every tensor). */
 static const char *store_text(struct parser *p, const char *value, size_t len)
 {
 	if (len > INTERN_MAX_LEN || p->interned.count >= INTERN_MAX_COUNT)
 		return dtl_arena_strndup(p->text, value, len);
-	const char *known = interned(p, value, len);
-	if (known)
-		return known;
+	int64_t k = dtl_strmap_get(&p->interned, value, len);
+	if (k >= 0)
+		return ((const char *const *)p->interned_text.items)[k];
 	char *text = dtl_arena_strndup(p->text, value, len);
 	const char **slot = dtl_vec_push(&p->interned_text, &p->intern_arena, sizeof(*slot));
 	if (!text || !slot)
