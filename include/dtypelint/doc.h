@@ -98,13 +98,35 @@ int dtl_doc_parse_split(const struct dtl_source *source, struct dtl_arena *node_
  * can estimate how many elements are still to come: the list's first element starts at
  * first, the element handed over ends at end, and the document has size bytes.
  */
+struct dtl_doc_text;
 struct dtl_doc_stream {
 	const char *key;
 	int (*element)(void *ctx, const struct dtl_node *item);
+	/* optional, JSON only: offered each element before its nodes are built (below) */
+	int (*text)(void *ctx, struct dtl_doc_text *element);
 	void *ctx;
 	bool used;
 	size_t count;
 	size_t first, end, size;
+};
+/*
+ * An element of a streamed JSON list offered to text() as text: s[0..n) is the whole
+ * document, the element starts at pos, on line `line`, which starts at line_start and holds
+ * only ASCII bytes before pos, and the values directly inside the element are within
+ * --max-depth. text() returns 0 to leave the element to the reader (nodes, then element());
+ * or it takes the element whole and returns 1, having set end (the offset just past it) and
+ * end_line and end_line_start (those of end). It may take only an element that the reader
+ * would read without any error or problem and in which every byte is ASCII, and must then
+ * do what element() would have done with its nodes. A negative errno stops the reading.
+ */
+struct dtl_doc_text {
+	const char *s;
+	size_t n, pos;
+	uint32_t line;
+	size_t line_start;
+	size_t end;
+	uint32_t end_line;
+	size_t end_line_start;
 };
 /* dtl_doc_parse_split() with stream (JSON and YAML alike; a YAML list that has an anchor is
  * not streamed, and from a YAML document's first anchored container on, elements are kept:

@@ -495,6 +495,25 @@ static int stream_element(struct parser *p, unsigned depth)
 	struct dtl_arena *nodes = p->nodes;
 	int r;
 
+	/* offered as text first (dtl_doc_text): the element's values are at depth + 1, a
+	 * shape's numbers at depth + 2 */
+	if (p->stream->text && !p->problem && p->line_ascii && depth + 2 <= p->limits->max_depth) {
+		struct dtl_doc_text text = {
+		    .s = p->s, .n = p->n, .pos = p->pos, .line = p->line, .line_start = p->line_start};
+		r = p->stream->text(p->stream->ctx, &text);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			p->pos = text.end;
+			if (text.end_line != p->line) {
+				p->line = text.end_line - 1;
+				newline_at(p, text.end_line_start);
+			}
+			p->stream->end = p->pos;
+			p->stream->count++;
+			return 0;
+		}
+	}
 	p->nodes = &p->element;
 	r = parse_value(p, &node, depth);
 	p->nodes = nodes;

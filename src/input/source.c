@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dtypelint/arena.h"
 #include "dtypelint/source.h"
 
 static int fail(struct dtl_error *error, const char *path, int code, const char *what)
@@ -68,6 +69,7 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		close(fd);
 		return fail(error, path, -ENOMEM, "out of memory");
 	}
+	dtl_advise_huge_pages(data, capacity); /* read() copies the file into it page by page */
 	for (;;) {
 		char probe;
 		char *into = data + size;

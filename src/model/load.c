@@ -8,6 +8,7 @@
 
 enum what {
 	LOAD_MANIFEST,
+	LOAD_MANIFEST_NODES, /* the same, every tensor entry through the nodes */
 	LOAD_PLAN,
 };
 
@@ -25,8 +26,10 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 	struct dtl_arena nodes;
 	struct dtl_node *root = NULL;
 	struct dtl_tensor_stream tensors;
-	struct dtl_doc_stream stream = {
-	    .key = "tensors", .element = dtl_tensor_stream_element, .ctx = &tensors};
+	struct dtl_doc_stream stream = {.key = "tensors",
+	                                .element = dtl_tensor_stream_element,
+	                                .text = what == LOAD_MANIFEST ? dtl_tensor_stream_text : NULL,
+	                                .ctx = &tensors};
 	const char *file;
 	int r;
 
@@ -39,10 +42,10 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 	/* a manifest's tensors are converted as they are read (load.h) */
 	dtl_tensor_stream_init(&tensors, file, arena, limits);
 	tensors.doc = &stream;
-	r = dtl_doc_parse_stream(source, &nodes, arena, limits,
-	                         what == LOAD_MANIFEST ? &stream : NULL, &root, error);
+	r = dtl_doc_parse_stream(source, &nodes, arena, limits, what != LOAD_PLAN ? &stream : NULL,
+	                         &root, error);
 	dtl_source_fini(owned);
-	if (r >= 0 && what == LOAD_MANIFEST)
+	if (r >= 0 && what != LOAD_PLAN)
 		r = dtl_manifest_parse_streamed(root, file, arena, limits,
 		                                stream.used ? &tensors : NULL, ret_manifest, error);
 	else if (r >= 0)
@@ -56,6 +59,14 @@ int dtl_manifest_load_source(const struct dtl_source *source, struct dtl_arena *
                              struct dtl_error *error)
 {
 	return load_tree(LOAD_MANIFEST, NULL, source, arena, limits, ret_manifest, NULL, error);
+}
+
+int dtl_manifest_load_source_nodes(const struct dtl_source *source, struct dtl_arena *arena,
+                                   const struct dtl_limits *limits,
+                                   struct dtl_manifest *ret_manifest, struct dtl_error *error)
+{
+	return load_tree(LOAD_MANIFEST_NODES, NULL, source, arena, limits, ret_manifest, NULL,
+	                 error);
 }
 
 int dtl_plan_load_source(const struct dtl_source *source, struct dtl_arena *arena,

@@ -12,6 +12,11 @@
 int dtl_manifest_load_source(const struct dtl_source *source, struct dtl_arena *arena,
                              const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
                              struct dtl_error *error);
+/* The same with every tensor entry read through the document's nodes, never straight from
+ * the text (tensor-text.c): for the tests and fuzzers that compare the two. */
+int dtl_manifest_load_source_nodes(const struct dtl_source *source, struct dtl_arena *arena,
+                                   const struct dtl_limits *limits,
+                                   struct dtl_manifest *ret_manifest, struct dtl_error *error);
 /*
  * A manifest's tensors converted while the JSON reader reads them (dtl_doc_stream), so that
  * their document nodes never all exist at once: a 1M-tensor manifest's tree was most of the
@@ -34,6 +39,20 @@ void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
                             struct dtl_arena *arena, const struct dtl_limits *limits);
 /* dtl_doc_stream's element(): one element of "tensors" */
 int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item);
+/* dtl_doc_stream's text(): one element of "tensors" read from the JSON text without nodes
+ * when it is a plain entry, else left to element() (tensor-text.c) */
+int dtl_tensor_stream_text(void *ctx, struct dtl_doc_text *element);
+/* For dtl_tensor_stream_text(): whether the next element is to be converted at all (not
+ * past --max-tensors, no conversion error yet) ... */
+bool dtl_tensor_stream_open(const struct dtl_tensor_stream *ts);
+/* ... and, when it was read, the tensor added as element() adds one: decl as parse_tensor()
+ * makes it, except for its name (name_len bytes at name, copied to the arena) and its shape
+ * (decl->rank dimensions at dims, copied; dims NULL: no shape). name_loc is the name's
+ * value, end the offset just past the element. 0 (a duplicate name is kept as the stream's
+ * error), or -ENOMEM. */
+int dtl_tensor_stream_add(struct dtl_tensor_stream *ts, const struct dtl_tensor_decl *decl,
+                          const char *name, const int64_t *dims, struct dtl_loc name_loc,
+                          size_t end);
 /* dtl_manifest_parse() for a tree whose "tensors" were streamed into ts (NULL: none). */
 int dtl_manifest_parse_streamed(const struct dtl_node *root, const char *file,
                                 struct dtl_arena *arena, const struct dtl_limits *limits,

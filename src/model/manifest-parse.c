@@ -290,23 +290,23 @@ void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
  * (a file whose tensors are followed by something large) costs untouched pages. */
 #define ESTIMATE_AFTER 1024
 
-static int reserve_names(struct dtl_tensor_stream *ts)
+static int reserve_names(struct dtl_tensor_stream *ts, size_t end)
 {
 	const struct dtl_doc_stream *doc = ts->doc;
 
-	if (!doc || doc->end <= doc->first || doc->end > doc->size)
+	if (!doc || end <= doc->first || end > doc->size)
 		return 0;
-	size_t per_tensor = (doc->end - doc->first) / ts->count;
-	size_t estimate = ts->count + (doc->size - doc->end) / (per_tensor ? per_tensor : 1);
+	size_t per_tensor = (end - doc->first) / ts->count;
+	size_t estimate = ts->count + (doc->size - end) / (per_tensor ? per_tensor : 1);
 	if (estimate > ts->limits->max_tensors)
 		estimate = ts->limits->max_tensors;
 	return dtl_strmap_reserve(&ts->names, estimate);
 }
 
-/* Adds tensor i's name to names; a name that came before is an error at its 'name' (item:
- * the tensor's node). 0, -ENOMEM, or the error. */
+/* Adds tensor i's name to names; a name that came before is an error at name_loc (its
+ * 'name' value). 0, -ENOMEM, or the error. */
 static int index_name(const struct dtl_schema *s, struct dtl_strmap *names,
-                      const struct dtl_tensor_decl *decls, size_t i, const struct dtl_node *item)
+                      const struct dtl_tensor_decl *decls, size_t i, struct dtl_loc name_loc)
 {
 	int64_t first = dtl_strmap_put(names, decls[i].name, decls[i].name_len, (int64_t)i);
 
@@ -314,9 +314,22 @@ static int index_name(const struct dtl_schema *s, struct dtl_strmap *names,
 		return -ENOMEM;
 	if ((size_t)first == i)
 		return 0;
-	return dtl_schema_fail(s, dtl_node_get(item, "name"),
-	                       "duplicate tensor '%s' (first at line %u)", decls[i].name,
-	                       decls[first].loc.line);
+	return dtl_error_set(s->error, name_loc, -EINVAL, "duplicate tensor '%s' (first at line %u)",
+	                     decls[i].name, decls[first].loc.line);
+}
+
+/* The steps after the conversion of tensor i, the element that ended at offset end: the
+ * name map sized, the name against the names before it. */
+static int stream_index(struct dtl_tensor_stream *ts, const struct dtl_schema *s, size_t i,
+                        struct dtl_loc name_loc, size_t end)
+{
+	if (ts->count == ESTIMATE_AFTER && reserve_names(ts, end) < 0)
+		return -ENOMEM;
+	int r = index_name(s, &ts->names, ts->decls.items, i, name_loc);
+	if (r == -ENOMEM)
+		return r;
+	ts->failed = r;
+	return 0;
 }
 
 /* What parse_tensors() does for one element, in the same order: the tensor, then its name
@@ -346,13 +359,39 @@ int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
 		ts->failed = r;
 		return 0;
 	}
-	if (ts->count == ESTIMATE_AFTER && reserve_names(ts) < 0)
+	return stream_index(ts, &s, i, dtl_schema_loc(&s, dtl_node_get(item, "name")),
+	                    ts->doc ? ts->doc->end : 0);
+}
+
+bool dtl_tensor_stream_open(const struct dtl_tensor_stream *ts)
+{
+	return !ts->failed && ts->count < ts->limits->max_tensors;
+}
+
+int dtl_tensor_stream_add(struct dtl_tensor_stream *ts, const struct dtl_tensor_decl *decl,
+                          const char *name, const int64_t *dims, struct dtl_loc name_loc,
+                          size_t end)
+{
+	struct dtl_schema s = {
+	    .file = ts->file, .arena = ts->arena, .limits = ts->limits, .error = &ts->error};
+	size_t i = ts->count++;
+	struct dtl_tensor_decl *t = dtl_vec_push(&ts->decls, ts->arena, sizeof(*t));
+
+	if (!t)
 		return -ENOMEM;
-	r = index_name(&s, &ts->names, ts->decls.items, i, item);
-	if (r == -ENOMEM)
-		return r;
-	ts->failed = r;
-	return 0;
+	*t = *decl;
+	/* what parse_tensor() keeps: the name in the arena (the reader's copy of a string),
+	 * and a shape as parse_shape() allocates it */
+	t->name = dtl_arena_strndup(ts->arena, name, decl->name_len);
+	if (!t->name)
+		return -ENOMEM;
+	if (dims) {
+		t->shape = dtl_arena_calloc(ts->arena, t->rank ? t->rank : 1, sizeof(int64_t));
+		if (!t->shape)
+			return -ENOMEM;
+		memcpy(t->shape, dims, t->rank * sizeof(int64_t));
+	}
+	return stream_index(ts, &s, i, name_loc, end);
 }
 
 /* The tensors the reader streamed: the checks parse_tensors() makes first, then the first
@@ -398,7 +437,8 @@ static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
 		struct dtl_tensor_decl *t = &m->tensors[i];
 		r = parse_tensor(s, &seq->seq.items[i], t);
 		if (r >= 0)
-			r = index_name(s, names, m->tensors, i, &seq->seq.items[i]);
+			r = index_name(s, names, m->tensors, i,
+			               dtl_schema_loc(s, dtl_node_get(&seq->seq.items[i], "name")));
 	}
 	return r;
 }

@@ -2,13 +2,16 @@
 /*
  * Fuzz target: the whole pipeline from bytes to findings, as src/cli/main.c runs it: a manifest
  * (JSON when the first non-blank byte is '{' or '[', else YAML), the simulation, every rule,
- * and the text and JSON reports (to /dev/null).
+ * and the text and JSON reports (to /dev/null). The manifest is also loaded with every tensor
+ * entry read through the document's nodes, and must come out the same as with the plain
+ * entries read straight from the text (tests/manifest-twins.h, src/model/tensor-text.c).
  */
 #include <stdio.h>
 
 #include "dtypelint/dtypelint.h"
 #include "dtypelint/report.h"
 #include "fuzz.h"
+#include "../manifest-twins.h"
 #include "model/load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -40,6 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dtl_source_init_mem(&source, "fuzz-manifest", (const char *)data, size) < 0)
 		return 0;
 	r = dtl_manifest_load_source(&source, &arena, &limits, &manifest, &error);
+	char why[1024];
+	int twin_r;
+	if (dtl_twins_compare(&source, &limits, &twin_r, why, sizeof(why)) == 0) {
+		fprintf(stderr, "text and nodes differ: %s\n", why);
+		abort();
+	}
 	dtl_source_fini(&source);
 	if (r == 0)
 		r = dtl_sim_run(&sim, &manifest, &manifest.plan, &behaviors, &arena, &error);
