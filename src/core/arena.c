@@ -413,13 +413,26 @@ static struct dtl_strmap_slot *find_slot(struct dtl_strmap_slot *slots, size_t c
 	}
 }
 
-int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len)
+uint64_t dtl_strmap_hash(const struct dtl_strmap *map, const char *key, size_t len)
+{
+	return hash_seeded(key, len, map->seed);
+}
+
+int64_t dtl_strmap_get_hash(const struct dtl_strmap *map, const char *key, size_t len,
+                            uint64_t hash)
 {
 	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
 		return -1;
 	struct dtl_strmap_slot *slot = find_slot(map->slots, map->capacity, key, (uint32_t)len,
-	                                         hash_seeded(key, len, map->seed));
+	                                         hash);
 	return slot->key ? (int64_t)slot->value : -1;
+}
+
+int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len)
+{
+	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
+		return -1;
+	return dtl_strmap_get_hash(map, key, len, hash_seeded(key, len, map->seed));
 }
 
 bool dtl_strmap_is_large(const struct dtl_strmap *map)
@@ -427,11 +440,16 @@ bool dtl_strmap_is_large(const struct dtl_strmap *map)
 	return map->capacity * sizeof(struct dtl_strmap_slot) >= (1u << 20);
 }
 
+void dtl_strmap_prefetch_hash(const struct dtl_strmap *map, uint64_t hash)
+{
+	if (map->capacity)
+		__builtin_prefetch(&map->slots[home_slot(hash, map->capacity)]);
+}
+
 void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t len)
 {
-	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
-		return;
-	__builtin_prefetch(&map->slots[home_slot(hash_seeded(key, len, map->seed), map->capacity)]);
+	if (map->capacity && len < DTL_STRMAP_KEY_MAX)
+		dtl_strmap_prefetch_hash(map, hash_seeded(key, len, map->seed));
 }
 
 /* Rehashes into capacity slots (a power of two); the old slots are released when they are a
@@ -472,12 +490,19 @@ int64_t dtl_strmap_put(struct dtl_strmap *map, const char *key, size_t len, int6
 {
 	if (len >= DTL_STRMAP_KEY_MAX)
 		return -ENOMEM;
+	return dtl_strmap_put_hash(map, key, len, hash_seeded(key, len, map->seed), value);
+}
+
+int64_t dtl_strmap_put_hash(struct dtl_strmap *map, const char *key, size_t len, uint64_t hash,
+                            int64_t value)
+{
+	if (len >= DTL_STRMAP_KEY_MAX)
+		return -ENOMEM;
 	if (value < 0 || value > DTL_STRMAP_VALUE_MAX)
 		return -EINVAL;
 	if ((map->count + 1) * 4 > map->capacity * 3 &&
 	    rehash(map, map->capacity ? map->capacity * 2 : 64) < 0)
 		return -ENOMEM;
-	uint64_t hash = hash_seeded(key, len, map->seed);
 	struct dtl_strmap_slot *slot =
 	    find_slot(map->slots, map->capacity, key, (uint32_t)len, hash);
 	if (slot->key)

@@ -189,11 +189,18 @@ size_t dtl_source_find_invalid_utf8(const struct dtl_source *source)
 	size_t n = source->size, i = 0;
 
 	while (i < n) {
+		/* ASCII fast path: 32 bytes without a high bit at a time, then 8 */
+		uint64_t word[4];
+		if (n - i >= 32) {
+			memcpy(word, s + i, 32);
+			if (!((word[0] | word[1] | word[2] | word[3]) & UINT64_C(0x8080808080808080))) {
+				i += 32;
+				continue;
+			}
+		}
 		if (n - i >= 8) {
-			/* ASCII fast path: eight bytes without a high bit at a time */
-			uint64_t word;
-			memcpy(&word, s + i, 8);
-			if (!(word & UINT64_C(0x8080808080808080))) {
+			memcpy(word, s + i, 8);
+			if (!(word[0] & UINT64_C(0x8080808080808080))) {
 				i += 8;
 				continue;
 			}

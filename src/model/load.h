@@ -46,13 +46,13 @@ int dtl_tensor_stream_text(void *ctx, struct dtl_doc_text *element);
  * past --max-tensors, no conversion error yet) ... */
 bool dtl_tensor_stream_open(const struct dtl_tensor_stream *ts);
 /* ... and, when it was read, the tensor added as element() adds one: decl as parse_tensor()
- * makes it, except for its name (name_len bytes at name, copied to the arena) and its shape
- * (decl->rank dimensions at dims, copied; dims NULL: no shape). name_loc is the name's
- * value, end the offset just past the element. 0 (a duplicate name is kept as the stream's
- * error), or -ENOMEM. */
+ * makes it, except for its name (decl->name_len bytes at name, copied to the arena; hashed
+ * for ts->names: dtl_strmap_hash()) and its shape (decl->rank dimensions at dims, copied;
+ * dims NULL: no shape). name_loc is the name's value, end the offset just past the element.
+ * 0 (a duplicate name is kept as the stream's error), or -ENOMEM. */
 int dtl_tensor_stream_add(struct dtl_tensor_stream *ts, const struct dtl_tensor_decl *decl,
-                          const char *name, const int64_t *dims, struct dtl_loc name_loc,
-                          size_t end);
+                          const char *name, uint64_t name_hash, const int64_t *dims,
+                          struct dtl_loc name_loc, size_t end);
 /* dtl_manifest_parse() for a tree whose "tensors" were streamed into ts (NULL: none). */
 int dtl_manifest_parse_streamed(const struct dtl_node *root, const char *file,
                                 struct dtl_arena *arena, const struct dtl_limits *limits,

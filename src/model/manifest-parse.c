@@ -303,12 +303,14 @@ static int reserve_names(struct dtl_tensor_stream *ts, size_t end)
 	return dtl_strmap_reserve(&ts->names, estimate);
 }
 
-/* Adds tensor i's name to names; a name that came before is an error at name_loc (its
- * 'name' value). 0, -ENOMEM, or the error. */
+/* Adds tensor i's name to names (hash: its dtl_strmap_hash() there); a name that came
+ * before is an error at name_loc (its 'name' value). 0, -ENOMEM, or the error. */
 static int index_name(const struct dtl_schema *s, struct dtl_strmap *names,
-                      const struct dtl_tensor_decl *decls, size_t i, struct dtl_loc name_loc)
+                      const struct dtl_tensor_decl *decls, size_t i, struct dtl_loc name_loc,
+                      uint64_t hash)
 {
-	int64_t first = dtl_strmap_put(names, decls[i].name, decls[i].name_len, (int64_t)i);
+	int64_t first =
+	    dtl_strmap_put_hash(names, decls[i].name, decls[i].name_len, hash, (int64_t)i);
 
 	if (first < 0)
 		return -ENOMEM;
@@ -321,11 +323,11 @@ static int index_name(const struct dtl_schema *s, struct dtl_strmap *names,
 /* The steps after the conversion of tensor i, the element that ended at offset end: the
  * name map sized, the name against the names before it. */
 static int stream_index(struct dtl_tensor_stream *ts, const struct dtl_schema *s, size_t i,
-                        struct dtl_loc name_loc, size_t end)
+                        struct dtl_loc name_loc, size_t end, uint64_t hash)
 {
 	if (ts->count == ESTIMATE_AFTER && reserve_names(ts, end) < 0)
 		return -ENOMEM;
-	int r = index_name(s, &ts->names, ts->decls.items, i, name_loc);
+	int r = index_name(s, &ts->names, ts->decls.items, i, name_loc, hash);
 	if (r == -ENOMEM)
 		return r;
 	ts->failed = r;
@@ -360,7 +362,8 @@ int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item)
 		return 0;
 	}
 	return stream_index(ts, &s, i, dtl_schema_loc(&s, dtl_node_get(item, "name")),
-	                    ts->doc ? ts->doc->end : 0);
+	                    ts->doc ? ts->doc->end : 0,
+	                    dtl_strmap_hash(&ts->names, t->name, t->name_len));
 }
 
 bool dtl_tensor_stream_open(const struct dtl_tensor_stream *ts)
@@ -369,8 +372,8 @@ bool dtl_tensor_stream_open(const struct dtl_tensor_stream *ts)
 }
 
 int dtl_tensor_stream_add(struct dtl_tensor_stream *ts, const struct dtl_tensor_decl *decl,
-                          const char *name, const int64_t *dims, struct dtl_loc name_loc,
-                          size_t end)
+                          const char *name, uint64_t name_hash, const int64_t *dims,
+                          struct dtl_loc name_loc, size_t end)
 {
 	struct dtl_schema s = {
 	    .file = ts->file, .arena = ts->arena, .limits = ts->limits, .error = &ts->error};
@@ -391,7 +394,7 @@ int dtl_tensor_stream_add(struct dtl_tensor_stream *ts, const struct dtl_tensor_
 			return -ENOMEM;
 		memcpy(t->shape, dims, t->rank * sizeof(int64_t));
 	}
-	return stream_index(ts, &s, i, name_loc, end);
+	return stream_index(ts, &s, i, name_loc, end, name_hash);
 }
 
 /* The tensors the reader streamed: the checks parse_tensors() makes first, then the first
@@ -438,7 +441,8 @@ static int parse_tensors(const struct dtl_schema *s, const struct dtl_node *seq,
 		r = parse_tensor(s, &seq->seq.items[i], t);
 		if (r >= 0)
 			r = index_name(s, names, m->tensors, i,
-			               dtl_schema_loc(s, dtl_node_get(&seq->seq.items[i], "name")));
+			               dtl_schema_loc(s, dtl_node_get(&seq->seq.items[i], "name")),
+			               dtl_strmap_hash(names, t->name, t->name_len));
 	}
 	return r;
 }

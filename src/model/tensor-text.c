@@ -50,37 +50,36 @@ struct cursor {
 #define SPACES UINT64_C(0x2020202020202020)
 
 /* Skips spaces, tabs and line feeds; false at a carriage return or a control byte (the
- * reader's to judge) or at the end of the text. A run of spaces (an indentation) is skipped
- * eight bytes at a time. */
-static bool blanks(struct cursor *c)
+ * reader's to judge) or at the end of the text. Eight bytes are looked at a time: the
+ * spaces before the first other byte are skipped at once (an indentation). */
+static bool skip_blanks(struct cursor *c)
 {
 	const char *s = c->s;
 	size_t i = c->pos, n = c->n;
 
-	while (i < n) {
+	for (;;) {
+		if (n - i >= 8) {
+			uint64_t x;
+			memcpy(&x, s + i, 8);
+			x ^= SPACES;
+			if (!x) {
+				i += 8;
+				continue;
+			}
+			/* little-endian: the first byte that is no space */
+			i += (size_t)__builtin_ctzll(x) / 8;
+		} else if (i >= n) {
+			break;
+		} else if (s[i] == ' ') {
+			i++;
+			continue;
+		}
 		unsigned char ch = (unsigned char)s[i];
 		if (ch > ' ') {
 			c->pos = i;
 			return true;
 		}
-		if (ch == ' ' && n - i >= 8) {
-			for (;;) {
-				uint64_t x;
-				memcpy(&x, s + i, 8);
-				x ^= SPACES;
-				if (x) {
-					/* little-endian: the first byte that is no space (not
-					 * this one, which is) */
-					i += (size_t)__builtin_ctzll(x) / 8;
-					break;
-				}
-				i += 8;
-				if (n - i < 8)
-					break;
-			}
-		} else if (ch == ' ') {
-			i++;
-		} else if (ch == '\n') {
+		if (ch == '\n') {
 			c->line++;
 			c->line_start = ++i;
 		} else if (ch == '\t') {
@@ -91,6 +90,14 @@ static bool blanks(struct cursor *c)
 	}
 	c->pos = i;
 	return false;
+}
+
+/* skip_blanks(), with the common case (no blank at all) without a call */
+static inline bool blanks(struct cursor *c)
+{
+	if (c->pos < c->n && (unsigned char)c->s[c->pos] > ' ')
+		return true;
+	return skip_blanks(c);
 }
 
 /* The position of c->pos as the reader gives it on a line of ASCII bytes */
@@ -149,16 +156,53 @@ static bool is(const char *text, size_t len, const char *word)
 	return len == strlen(word) && memcmp(text, word, len) == 0;
 }
 
-static enum key key_of(const char *text, size_t len)
+/* The key at c->pos, quotes included, when it is one of a tensor's: constant-size compares
+ * (no scan, no loop over the names); anything else is KEY_OTHER, left to the nodes. */
+static enum key read_key(struct cursor *c)
 {
-	static const char *const names[] = {
-	    [KEY_NAME] = "name",           [KEY_SHAPE] = "shape",         [KEY_DTYPE] = "dtype",
-	    [KEY_KIND] = "kind",           [KEY_TRAINABLE] = "trainable", [KEY_PERSISTENT] = "persistent"};
+	const char *s = c->s + c->pos;
+	size_t room = c->n - c->pos;
+	enum key k = KEY_OTHER;
+	size_t len = 0;
 
-	for (enum key k = KEY_NAME; k < KEY_OTHER; k++)
-		if (is(text, len, names[k]))
-			return k;
-	return KEY_OTHER;
+	if (room < 6 || s[0] != '"')
+		return KEY_OTHER;
+	switch (s[1]) {
+	case 'n':
+		k = KEY_NAME, len = 6;
+		if (memcmp(s, "\"name\"", 6) != 0)
+			return KEY_OTHER;
+		break;
+	case 's':
+		k = KEY_SHAPE, len = 7;
+		if (room < 7 || memcmp(s, "\"shape\"", 7) != 0)
+			return KEY_OTHER;
+		break;
+	case 'd':
+		k = KEY_DTYPE, len = 7;
+		if (room < 7 || memcmp(s, "\"dtype\"", 7) != 0)
+			return KEY_OTHER;
+		break;
+	case 'k':
+		k = KEY_KIND, len = 6;
+		if (memcmp(s, "\"kind\"", 6) != 0)
+			return KEY_OTHER;
+		break;
+	case 't':
+		k = KEY_TRAINABLE, len = 11;
+		if (room < 11 || memcmp(s, "\"trainable\"", 11) != 0)
+			return KEY_OTHER;
+		break;
+	case 'p':
+		k = KEY_PERSISTENT, len = 12;
+		if (room < 12 || memcmp(s, "\"persistent\"", 12) != 0)
+			return KEY_OTHER;
+		break;
+	default:
+		return KEY_OTHER;
+	}
+	c->pos += len;
+	return k;
 }
 
 /* true, false or (when null_too) null at c->pos: -1, 0 or 1 for null, false, true; -2: none */
@@ -259,7 +303,8 @@ static bool shape(struct cursor *c, struct dtl_tensor_decl *t, int64_t *dims,
 /* The value of key k at c->pos into t; false when it is not plain or parse_tensor() would
  * refuse it. */
 static bool value(struct cursor *c, enum key k, struct dtl_tensor_decl *t, int64_t *dims,
-                  struct dtl_loc *name_loc, const char **name, const struct dtl_tensor_stream *ts)
+                  struct dtl_loc *name_loc, const char **name, uint64_t *name_hash,
+                  const struct dtl_tensor_stream *ts)
 {
 	const char *text;
 	size_t len;
@@ -272,9 +317,10 @@ static bool value(struct cursor *c, enum key k, struct dtl_tensor_decl *t, int64
 			return false;
 		*name = text;
 		t->name_len = (uint32_t)len;
-		/* the name's slot loads while the rest of the entry is read */
+		/* hashed once; the name's slot loads while the rest of the entry is read */
+		*name_hash = dtl_strmap_hash(&ts->names, text, len);
 		if (dtl_strmap_is_large(&ts->names))
-			dtl_strmap_prefetch(&ts->names, text, len);
+			dtl_strmap_prefetch_hash(&ts->names, *name_hash);
 		return true;
 	case KEY_SHAPE:
 		return shape(c, t, dims, ts->limits);
@@ -322,6 +368,7 @@ int dtl_tensor_stream_text(void *ctx, struct dtl_doc_text *element)
 	int64_t dims[DIMS_MAX];
 	struct dtl_loc name_loc = {0};
 	const char *name = NULL;
+	uint64_t name_hash = 0;
 	unsigned seen = 0;
 
 	if (!dtl_tensor_stream_open(ts) || c.pos >= c.n || c.s[c.pos] != '{')
@@ -329,18 +376,16 @@ int dtl_tensor_stream_text(void *ctx, struct dtl_doc_text *element)
 	t.loc = t.dtype_loc = here(&c);
 	c.pos++;
 	for (;;) {
-		const char *key;
-		size_t key_len;
-		if (!blanks(&c) || !plain_string(&c, &key, &key_len))
+		if (!blanks(&c))
 			return 0;
-		enum key k = key_of(key, key_len);
+		enum key k = read_key(&c);
 		if (k == KEY_OTHER || (seen & (1u << k)))
 			return 0;
 		seen |= 1u << k;
 		if (!blanks(&c) || c.s[c.pos] != ':')
 			return 0;
 		c.pos++;
-		if (!blanks(&c) || !value(&c, k, &t, dims, &name_loc, &name, ts))
+		if (!blanks(&c) || !value(&c, k, &t, dims, &name_loc, &name, &name_hash, ts))
 			return 0;
 		if (!blanks(&c))
 			return 0;
@@ -358,7 +403,7 @@ int dtl_tensor_stream_text(void *ctx, struct dtl_doc_text *element)
 	element->end = c.pos;
 	element->end_line = c.line;
 	element->end_line_start = c.line_start;
-	int r = dtl_tensor_stream_add(ts, &t, name, (seen & (1u << KEY_SHAPE)) ? dims : NULL,
-	                              name_loc, c.pos);
+	int r = dtl_tensor_stream_add(ts, &t, name, name_hash,
+	                              (seen & (1u << KEY_SHAPE)) ? dims : NULL, name_loc, c.pos);
 	return r < 0 ? r : 1;
 }

@@ -443,13 +443,25 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	r = add_tied_aliases(sim, paths, error);
 	if (r < 0)
 		return r;
-	/* torch refuses an attribute that is both a tensor and a submodule */
+	/* torch refuses an attribute that is both a tensor and a submodule (each name hashed
+	 * once: when its slot is prefetched, PREFETCH_AHEAD tensors before its lookup) */
+	uint64_t ahead[PREFETCH_AHEAD];
 	for (size_t i = 0; i < sim->t.count; i++) {
-		if (prefetch && i + PREFETCH_AHEAD < sim->t.count)
-			dtl_strmap_prefetch(&sim->module_paths, sim->t.name[i + PREFETCH_AHEAD],
-			                    sim->t.name_len[i + PREFETCH_AHEAD]);
-		int64_t mod =
-		    dtl_strmap_get(&sim->module_paths, sim->t.name[i], sim->t.name_len[i]);
+		const struct dtl_strmap *paths_map = &sim->module_paths;
+		size_t next = i + PREFETCH_AHEAD;
+		if (prefetch && i == 0)
+			for (size_t k = 0; k < PREFETCH_AHEAD && k < sim->t.count; k++)
+				ahead[k] = dtl_strmap_hash(paths_map, sim->t.name[k],
+				                           sim->t.name_len[k]);
+		uint64_t hash = prefetch ? ahead[i % PREFETCH_AHEAD]
+		                         : dtl_strmap_hash(paths_map, sim->t.name[i],
+		                                           sim->t.name_len[i]);
+		if (prefetch && next < sim->t.count) {
+			ahead[i % PREFETCH_AHEAD] =
+			    dtl_strmap_hash(paths_map, sim->t.name[next], sim->t.name_len[next]);
+			dtl_strmap_prefetch_hash(paths_map, ahead[i % PREFETCH_AHEAD]);
+		}
+		int64_t mod = dtl_strmap_get_hash(paths_map, sim->t.name[i], sim->t.name_len[i], hash);
 		if (mod >= 0) {
 			/* bitsandbytes checkpoints store a weight's quant state below its name
 			 * ("q_proj.weight.absmax"): not a module in memory */
