@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dtypelint/doc.h"
+#include "dtypelint/glob.h"
 #include "load.h"
 
 /* shapes of more dimensions are left to parse_shape() */
@@ -226,13 +227,6 @@ static int literal(struct cursor *c, bool null_too)
 	return -2;
 }
 
-/* The high bit of every byte of x that is zero, and of no other (no false positives). */
-static uint64_t zero_bytes(uint64_t x)
-{
-	const uint64_t lows = UINT64_C(0x7F7F7F7F7F7F7F7F);
-	return ~(((x & lows) + lows) | x | lows);
-}
-
 /* A name check_tensor_name() accepts: not empty, within the limit, no empty path segment
  * (a leading, trailing or double '.'), no '*'. Eight bytes at a time. */
 static bool clean_name(const char *name, size_t len, const struct dtl_limits *limits)
@@ -245,8 +239,8 @@ static bool clean_name(const char *name, size_t len, const struct dtl_limits *li
 	for (; len - i >= 8; i += 8) {
 		uint64_t x;
 		memcpy(&x, name + i, 8);
-		uint64_t dots = zero_bytes(x ^ UINT64_C(0x2E2E2E2E2E2E2E2E));
-		if (zero_bytes(x ^ UINT64_C(0x2A2A2A2A2A2A2A2A)) || (dots & ((dots << 8) | carry)))
+		uint64_t dots = dtl_bytes_equal(x, '.');
+		if (dtl_bytes_equal(x, '*') || (dots & ((dots << 8) | carry)))
 			return false;
 		carry = dots >> 56;
 	}
