@@ -63,9 +63,17 @@ static bool segment_match(const char *pat, size_t plen, const char *text, size_t
 	return p == plen;
 }
 
-/* segments are short: a plain loop beats a call to memchr() */
+/* segments are short: eight bytes at a time (dtl_bytes_equal), then a plain loop, beat a call
+ * to memchr() */
 static size_t segment_end(const char *s, size_t start, size_t len)
 {
+	for (; start < len && len - start >= 8; start += 8) {
+		uint64_t word;
+		memcpy(&word, s + start, 8);
+		uint64_t dots = dtl_bytes_equal(word, '.');
+		if (dots)
+			return start + (size_t)__builtin_ctzll(dots) / 8;
+	}
 	while (start < len && s[start] != '.')
 		start++;
 	return start;

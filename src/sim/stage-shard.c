@@ -19,6 +19,12 @@ struct shard_patterns {
 	/* modules parent first, tensors in creation order: the walks reuse what they share */
 	struct dtl_module_match wrap_modules, ignored_modules;
 	struct dtl_globset_cursor *ignored_tensors;
+	/* wrap_classes' answers for the last class names asked, by their pointer: a model has
+	 * a few classes, the pointers its modules share (the globs' values), asked 100k times */
+	struct {
+		const char *class_name;
+		int64_t first;
+	} by_class[16];
 };
 
 static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
@@ -55,8 +61,13 @@ wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, uint32_t mod)
 	int64_t first = dtl_module_match_first(&sp->wrap_modules, sim, mod);
 
 	if (m->class_name) {
-		int64_t by_class =
-		    dtl_strmap_get(&sp->wrap_classes, m->class_name, strlen(m->class_name));
+		size_t slot = ((uintptr_t)m->class_name >> 3) % 16;
+		if (sp->by_class[slot].class_name != m->class_name) {
+			sp->by_class[slot].class_name = m->class_name;
+			sp->by_class[slot].first = dtl_strmap_get(&sp->wrap_classes, m->class_name,
+			                                          strlen(m->class_name));
+		}
+		int64_t by_class = sp->by_class[slot].first;
 		if (by_class >= 0 && (first < 0 || by_class < first))
 			first = by_class;
 	}
@@ -145,7 +156,7 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	uint32_t *stack = dtl_arena_calloc(sim->arena, nmod + 1, sizeof(uint32_t));
 	uint8_t *expanded = dtl_arena_calloc(sim->arena, nmod, 1);
 	uint8_t *ignored;
-	struct shard_patterns sp;
+	struct shard_patterns sp = {0};
 	int r;
 
 	if (!unit_module || !group_of || !stack || !expanded)
