@@ -193,7 +193,11 @@ static bool is_adapter_name(const char *name, size_t len)
 	for (const char *dot = memchr(name, '.', len); dot;
 	     dot = memchr(dot + 1, '.', (size_t)(end - dot - 1))) {
 		size_t rest = (size_t)(end - dot);
-		if (rest < 8 || (dot[1] != 'l' && dot[1] != 'm'))
+		/* every part is ".lora_..." or ".modules_to_save.": most dots (".layers",
+		 * ".mlp") are passed over on a word compare */
+		if (rest < 8 || (dot[1] == 'l' ? memcmp(dot + 2, "ora_", 4) != 0
+		                               : dot[1] != 'm' || rest < 17 ||
+		                                     memcmp(dot + 2, "odules_", 7) != 0))
 			continue;
 		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
 			if (rest >= parts[k].len && memcmp(dot, parts[k].text, parts[k].len) == 0)
@@ -360,6 +364,28 @@ static bool only_quant_state_below(const struct dtl_sim *sim, uint32_t mod)
 	return true;
 }
 
+/* The module whose path is tensor i's name, or -1. It can only be a child of the tensor's own
+ * module (the one its name's last dot closes): those are looked at, up to CHILDREN_SCANNED
+ * (most modules have a few); a module with more children is asked through the path map. */
+#define CHILDREN_SCANNED 16
+
+static int64_t submodule_named(const struct dtl_sim *sim, uint32_t i)
+{
+	const char *name = sim->t.name[i];
+	uint32_t len = sim->t.name_len[i], mod = sim->t.module[i], scanned = 0;
+	const struct dtl_module *m = &sim->modules[mod];
+	size_t skip = mod ? m->path_len + 1 : 0; /* the name's last segment starts there */
+
+	for (uint32_t c = m->first_child; c != DTL_NONE_INDEX; c = sim->modules[c].next_sibling) {
+		const struct dtl_module *child = &sim->modules[c];
+		if (++scanned > CHILDREN_SCANNED)
+			return dtl_strmap_get(&sim->module_paths, name, len);
+		if (child->path_len == len && memcmp(child->path + skip, name + skip, len - skip) == 0)
+			return c;
+	}
+	return -1;
+}
+
 /* How many tensors ahead the name maps' slots are prefetched: enough for a miss to memory to
  * arrive while the tensors in between are added (a 1M-tensor manifest's maps are 32 MiB). */
 #define PREFETCH_AHEAD 8
@@ -443,25 +469,9 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	r = add_tied_aliases(sim, paths, error);
 	if (r < 0)
 		return r;
-	/* torch refuses an attribute that is both a tensor and a submodule (each name hashed
-	 * once: when its slot is prefetched, PREFETCH_AHEAD tensors before its lookup) */
-	uint64_t ahead[PREFETCH_AHEAD];
+	/* torch refuses an attribute that is both a tensor and a submodule */
 	for (size_t i = 0; i < sim->t.count; i++) {
-		const struct dtl_strmap *paths_map = &sim->module_paths;
-		size_t next = i + PREFETCH_AHEAD;
-		if (prefetch && i == 0)
-			for (size_t k = 0; k < PREFETCH_AHEAD && k < sim->t.count; k++)
-				ahead[k] = dtl_strmap_hash(paths_map, sim->t.name[k],
-				                           sim->t.name_len[k]);
-		uint64_t hash = prefetch ? ahead[i % PREFETCH_AHEAD]
-		                         : dtl_strmap_hash(paths_map, sim->t.name[i],
-		                                           sim->t.name_len[i]);
-		if (prefetch && next < sim->t.count) {
-			ahead[i % PREFETCH_AHEAD] =
-			    dtl_strmap_hash(paths_map, sim->t.name[next], sim->t.name_len[next]);
-			dtl_strmap_prefetch_hash(paths_map, ahead[i % PREFETCH_AHEAD]);
-		}
-		int64_t mod = dtl_strmap_get_hash(paths_map, sim->t.name[i], sim->t.name_len[i], hash);
+		int64_t mod = submodule_named(sim, (uint32_t)i);
 		if (mod >= 0) {
 			/* bitsandbytes checkpoints store a weight's quant state below its name
 			 * ("q_proj.weight.absmax"): not a module in memory */
