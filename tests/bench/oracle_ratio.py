@@ -9,7 +9,9 @@ fsdp1 writes one). Two models are timed: the manifest as it is (real torch raise
 mixed-dtype FlatParameter, so its run is short) and a clean twin with every float32 tensor
 made bfloat16 (torch wraps every unit: the whole dry run). For each: the oracle
 (../shared/oracle/fsdp1_oracle.py, Debian's python3-torch, CPU) and dtypelint's full run (every
-rule, text report to /dev/null) are timed, medians of --runs; the verdicts are compared the way
+rule, text report to /dev/null) are timed: --runs torch runs, each followed by five dtypelint
+runs (their median), and the ratio is given of the medians and run by run (the median of each
+torch run over the dtypelint runs beside it); the verdicts are compared the way
 tests/oracle/fsdp1_differential.py does (ok or not, torch's error text, number of units),
 with dtypelint told the oracle's torch version (--with torch=1.13).
 """
@@ -65,15 +67,25 @@ def main():
         with open(twin, "w") as f:
             json.dump(clean, f)
         for label, path in (("as generated", a.manifest), ("clean twin", twin)):
-            torch_s, run = timed(["/usr/bin/python3", ORACLE, path], a.runs)
+            # run by run: each torch run beside five dtypelint runs made right after it, so
+            # that a VM whose speed moves from minute to minute slows both alike
+            torch_runs, dtl_runs, ratios, run = [], [], [], None
+            for _ in range(a.runs):
+                t, run = timed(["/usr/bin/python3", ORACLE, path], 1)
+                d, _ = timed([a.dtypelint, "--with", TORCH, path], 5)
+                torch_runs.append(t)
+                dtl_runs.append(d)
+                ratios.append(t / d)
+            torch_s, dtl_s = statistics.median(torch_runs), statistics.median(dtl_runs)
             want = oracle_verdict(run.stdout)
-            dtl_s, _ = timed([a.dtypelint, "--with", TORCH, path], a.runs)
             got = dtypelint_verdict(a.dtypelint, path, ("--with", TORCH))
             if not got.get("ok"):
                 got.pop("units", None)  # torch says nothing of units when it refuses
             same = got == want
             print(f"{os.path.basename(a.manifest)} ({len(m['tensors'])} tensors), {label}: "
-                  f"torch {torch_s:.2f} s, dtypelint {dtl_s:.3f} s, ratio {torch_s / dtl_s:.0f}x; "
+                  f"torch {torch_s:.2f} s, dtypelint {dtl_s:.3f} s, ratio {torch_s / dtl_s:.0f}x "
+                  f"(run by run {statistics.median(ratios):.0f}x: "
+                  f"{', '.join(f'{r:.0f}' for r in ratios)}); "
                   f"verdict {'same' if same else 'DIFFERENT'}: {json.dumps(want)[:120]}")
             if not same:
                 print(f"  dtypelint: {json.dumps(got)[:200]}")
