@@ -60,11 +60,11 @@ struct dtl_pair {
 };
 
 /* Parses JSON (RFC 8259, strictly: cJSON, and a cursor in step with it that keeps every
- * position). Syntax errors are reported at the byte where the text stops being JSON ("JSON: syntax error at 'x'",
- * "JSON: unexpected end of file"); a file that is JSON but not acceptable (a raw control
- * character or \u0000 in a string, a number like 01 or 1., nesting over limits->max_depth,
- * a duplicate key) is reported at the first such place, but only when the whole file is
- * JSON. */
+ * position). Syntax errors are reported at the byte where the text stops being JSON
+ * ("JSON: syntax error at 'x'", "JSON: unexpected end of file"); a file that is JSON but not
+ * acceptable (a raw control character or \u0000 in a string, a number like 01 or 1., nesting
+ * over limits->max_depth, a duplicate key) is reported at the first such place, but only when
+ * the whole file is JSON. */
 int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
                        const struct dtl_limits *limits, struct dtl_node **ret_root,
                        struct dtl_error *error);

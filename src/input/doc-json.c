@@ -9,6 +9,10 @@
  * against cJSON_Parse on the whole text), keeps each number's spelling (cJSON reduces it to a
  * double), and checks what cJSON lets through.
  *
+ * The elements of a streamed list (a manifest's tensors) are offered as text first
+ * (dtl_doc_text): one that the stream takes is skipped here, nodes and checks alike, and the
+ * stream answers for it having been JSON without a problem.
+ *
  * Errors come in two kinds, and their precedence is part of the contract (the golden tests in
  * tests/malformed check it byte for byte):
  *  - syntax errors: cJSON refused the text. The cursor finds the byte where the text stops
@@ -504,10 +508,13 @@ static int stream_element(struct parser *p, unsigned depth)
 		if (r < 0)
 			return r;
 		if (r > 0) {
+			/* the element was ASCII: its last line is too, up to the end */
 			p->pos = text.end;
 			if (text.end_line != p->line) {
-				p->line = text.end_line - 1;
-				newline_at(p, text.end_line_start);
+				p->line = text.end_line;
+				p->line_start = p->ck_pos = text.end_line_start;
+				p->line_ascii = true;
+				p->ck_col = 1;
 			}
 			p->stream->end = p->pos;
 			p->stream->count++;

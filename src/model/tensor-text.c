@@ -8,12 +8,13 @@
  * An entry is taken only when it is plain: the keys of a tensor (name, shape, dtype, kind,
  * trainable, persistent), each once; strings of ASCII bytes that are no control characters,
  * without escapes; shapes of plain non-negative integers; blanks that are spaces, tabs and
- * line feeds; and nothing that parse_tensor() would refuse. Then the tensor is exactly the one the reader's nodes and
- * parse_tensor() would have made, with the same positions. Anything else (an escape, a
- * carriage return, an unknown or repeated key, a float, a dtype that does not parse, ...)
- * makes it give the entry back untouched, and the reader and parse_tensor() read it, with
- * their errors and their precedence (tests/unit/test_tensor_text.c compares both on every
- * kind of entry; the pipeline fuzz target on whatever it finds).
+ * line feeds; and nothing that parse_tensor() would refuse. Then the tensor is exactly the one
+ * the reader's nodes and parse_tensor() would have made, with the same positions. Anything
+ * else (an escape, a carriage return, an unknown or repeated key, a float, a dtype that does
+ * not parse, ...) makes it give the entry back untouched, and the reader and parse_tensor()
+ * read it, with their errors and their precedence (tests/unit/test-tensor-text.c compares
+ * both on every kind of entry and on mutated manifests; the pipeline fuzz target on whatever
+ * it finds: tests/manifest-twins.h).
  *
  * Why: building the nodes of 100k entries, then looking their keys up, was a third of a
  * 100k-tensor run (tests/bench/README.md, sixth round).
