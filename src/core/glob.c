@@ -63,6 +63,24 @@ static bool segment_match(const char *pat, size_t plen, const char *text, size_t
 	return p == plen;
 }
 
+/* segment_match() for a pattern whose only '*' is at star: the text is the bytes before it,
+ * anything, then the bytes after it (short: compared in place, no call) */
+static bool one_star_match(const char *pat, size_t plen, size_t star, const char *text,
+                           size_t tlen)
+{
+	size_t after = plen - star - 1;
+
+	if (tlen < plen - 1)
+		return false;
+	for (size_t i = 0; i < star; i++)
+		if (pat[i] != text[i])
+			return false;
+	for (size_t i = 0; i < after; i++)
+		if (pat[star + 1 + i] != text[tlen - after + i])
+			return false;
+	return true;
+}
+
 /* segments are short: eight bytes at a time (dtl_bytes_equal), then a plain loop, beat a call
  * to memchr() */
 static size_t segment_end(const char *s, size_t start, size_t len)
@@ -152,6 +170,7 @@ struct dtl_globset_edge {
 	uint32_t len;
 	uint32_t child;
 	uint32_t next;
+	uint32_t star; /* a wild segment's only '*' ("*_proj"), or NONE: two or more */
 };
 
 static void *grow_array(struct dtl_arena *arena, void *items, size_t *capacity, size_t item_size)
@@ -244,7 +263,11 @@ static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *se
 	set->edges[e].segment = seg;
 	set->edges[e].len = (uint32_t)len;
 	set->edges[e].child = child;
+	set->edges[e].star = NONE;
 	if (wild) {
+		const char *star = memchr(seg, '*', len);
+		if (!memchr(star + 1, '*', len - (size_t)(star + 1 - seg)))
+			set->edges[e].star = (uint32_t)(star - seg);
 		set->edges[e].next = n->wild;
 		n->wild = e;
 		return child;
@@ -398,9 +421,13 @@ static bool walk_step(const struct dtl_globset *set, const struct walk *cur, str
 			walk_add(set, next, cur->node[k]);
 		if (n->literal_bits & bit)
 			walk_add(set, next, find_literal(set, n, seg, seg_len));
-		for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next)
-			if (segment_match(set->edges[e].segment, set->edges[e].len, seg, seg_len))
-				walk_add(set, next, set->edges[e].child);
+		for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next) {
+			const struct dtl_globset_edge *edge = &set->edges[e];
+			if (edge->star != NONE
+			        ? one_star_match(edge->segment, edge->len, edge->star, seg, seg_len)
+			        : segment_match(edge->segment, edge->len, seg, seg_len))
+				walk_add(set, next, edge->child);
+		}
 	}
 	return !next->overflow;
 }

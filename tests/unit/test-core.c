@@ -135,13 +135,14 @@ static size_t random_path(uint32_t *state, char *out, bool pattern)
 {
 	static const char *const words[] = {"model",  "layers", "0",       "1", "mlp", "gate",
 	                                    "weight", "lora_A", "experts", "a", ""};
-	static const char *const wild[] = {"*", "**", "*_proj", "lay*", "*s", "l*r*"};
+	static const char *const wild[] = {"*",   "**",    "*_proj", "lay*", "*s",
+	                                   "l*r*", "l*s", "ex*ts", "a*a",  "lo*A"};
 	size_t n = 1 + next_random(state) % 5, o = 0;
 
 	for (size_t k = 0; k < n; k++) {
 		const char *w;
 		if (pattern && next_random(state) % 3 == 0)
-			w = wild[next_random(state) % 6];
+			w = wild[next_random(state) % (sizeof(wild) / sizeof(wild[0]))];
 		else
 			w = words[next_random(state) % (pattern ? 10 : 11)];
 		if (k)
