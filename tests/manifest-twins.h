@@ -83,7 +83,8 @@ static inline int dtl_twins_compare(const struct dtl_source *source,
 	} else if (r_text < 0) {
 		if (strcmp(error_text.message, error_nodes.message) != 0 ||
 		    !dtl_twins_same_loc(error_text.loc, error_nodes.loc)) {
-			snprintf(why, why_size, "error %u:%u: %.200s, through the nodes %u:%u: %.200s",
+			snprintf(why, why_size,
+			         "error %u:%u: %.200s, through the nodes %u:%u: %.200s",
 			         error_text.loc.line, error_text.loc.column, error_text.message,
 			         error_nodes.loc.line, error_nodes.loc.column, error_nodes.message);
 			same = 0;

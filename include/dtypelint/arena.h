@@ -89,12 +89,10 @@ void dtl_strmap_prefetch(const struct dtl_strmap *map, const char *key, size_t l
  * below; a 100k-tensor manifest's, 4 MiB, cost 4 % more instructions prefetched and ran 3-6 %
  * faster, measured run by run against the same build with 8 MiB). */
 bool dtl_strmap_is_large(const struct dtl_strmap *map);
-/* The same three with the key's hash, from dtl_strmap_hash() for this map, so that a key
- * prefetched, then looked up or inserted, is hashed once. */
+/* dtl_strmap_prefetch() and dtl_strmap_put() (below) with the key's hash, from
+ * dtl_strmap_hash() for this map, so that a key prefetched and then inserted is hashed once. */
 uint64_t dtl_strmap_hash(const struct dtl_strmap *map, const char *key, size_t len);
 void dtl_strmap_prefetch_hash(const struct dtl_strmap *map, uint64_t hash);
-int64_t dtl_strmap_get_hash(const struct dtl_strmap *map, const char *key, size_t len,
-                            uint64_t hash);
 #define DTL_STRMAP_VALUE_MAX (INT64_C(0xFFFFFFFF))
 /* Keys are shorter than this (16 MiB): the slot keeps the length in 24 bits beside a tag. */
 #define DTL_STRMAP_KEY_MAX (UINT32_C(1) << 24)

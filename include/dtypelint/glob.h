@@ -84,14 +84,6 @@ size_t dtl_globset_matches(const struct dtl_globset *set, const char *path, size
 struct dtl_globset_cursor;
 /* How many of the first n bytes of a and b are equal before the first that differs. */
 size_t dtl_common_prefix(const char *a, const char *b, size_t n);
-/* The high bit of every byte of word (eight bytes of a path, loaded with memcpy) that is
- * byte, and of no other: to find a name's dots eight bytes at a time. */
-static inline uint64_t dtl_bytes_equal(uint64_t word, unsigned char byte)
-{
-	const uint64_t lows = UINT64_C(0x7F7F7F7F7F7F7F7F);
-	uint64_t x = word ^ (UINT64_C(0x0101010101010101) * byte);
-	return ~(((x & lows) + lows) | x | lows);
-}
 /* How many leading segments path shares with prev, whose segment k ends at ends[k] (for the
  * first count segments): what a walk over prev can reuse for path (cursors, module lookup). */
 size_t dtl_path_shared_segments(const char *prev, size_t prev_len, const uint32_t *ends,

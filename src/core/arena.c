@@ -418,21 +418,13 @@ uint64_t dtl_strmap_hash(const struct dtl_strmap *map, const char *key, size_t l
 	return hash_seeded(key, len, map->seed);
 }
 
-int64_t dtl_strmap_get_hash(const struct dtl_strmap *map, const char *key, size_t len,
-                            uint64_t hash)
-{
-	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
-		return -1;
-	struct dtl_strmap_slot *slot = find_slot(map->slots, map->capacity, key, (uint32_t)len,
-	                                         hash);
-	return slot->key ? (int64_t)slot->value : -1;
-}
-
 int64_t dtl_strmap_get(const struct dtl_strmap *map, const char *key, size_t len)
 {
 	if (!map->capacity || len >= DTL_STRMAP_KEY_MAX)
 		return -1;
-	return dtl_strmap_get_hash(map, key, len, hash_seeded(key, len, map->seed));
+	struct dtl_strmap_slot *slot = find_slot(map->slots, map->capacity, key, (uint32_t)len,
+	                                         hash_seeded(key, len, map->seed));
+	return slot->key ? (int64_t)slot->value : -1;
 }
 
 bool dtl_strmap_is_large(const struct dtl_strmap *map)

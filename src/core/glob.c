@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dtypelint/bytes.h"
 #include "dtypelint/glob.h"
 
 const char *dtl_glob_check(const char *pattern, size_t len)
@@ -65,8 +66,7 @@ static bool segment_match(const char *pat, size_t plen, const char *text, size_t
 
 /* segment_match() for a pattern whose only '*' is at star: the text is the bytes before it,
  * anything, then the bytes after it (short: compared in place, no call) */
-static bool one_star_match(const char *pat, size_t plen, size_t star, const char *text,
-                           size_t tlen)
+static bool one_star_match(const char *pat, size_t plen, size_t star, const char *text, size_t tlen)
 {
 	size_t after = plen - star - 1;
 

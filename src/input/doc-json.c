@@ -36,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "doc-private.h"
+#include "dtypelint/bytes.h"
 
 /* cJSON's nesting limit; beyond it a container is a syntax error (see above) */
 #define CONTAINER_LIMIT 1000
@@ -285,9 +286,6 @@ static int check_escapes(const char *body, size_t len, size_t *ret_bad)
 	return 0;
 }
 
-#define ONES  UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
 /* The string at p->pos (a '"'): where its closing quote is (*ret_end) and whether it has an
  * escape; reports the problems in it (raw control characters, \u0000) and checks its escapes. */
 static int scan_string(struct parser *p, size_t *ret_end, bool *ret_escaped)
@@ -301,11 +299,7 @@ static int scan_string(struct parser *p, size_t *ret_end, bool *ret_escaped)
 		while (n - i >= 8) {
 			uint64_t x;
 			memcpy(&x, s + i, 8);
-			uint64_t quote = x ^ UINT64_C(0x2222222222222222);
-			uint64_t slash = x ^ UINT64_C(0x5C5C5C5C5C5C5C5C);
-			uint64_t special = ((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) |
-			                   (x - ONES * 0x20) | x;
-			if (special & HIGHS)
+			if (dtl_bytes_string_special(x))
 				break;
 			i += 8;
 		}
@@ -502,8 +496,11 @@ static int stream_element(struct parser *p, unsigned depth)
 	/* offered as text first (dtl_doc_text): the element's values are at depth + 1, a
 	 * shape's numbers at depth + 2 */
 	if (p->stream->text && !p->problem && p->line_ascii && depth + 2 <= p->limits->max_depth) {
-		struct dtl_doc_text text = {
-		    .s = p->s, .n = p->n, .pos = p->pos, .line = p->line, .line_start = p->line_start};
+		struct dtl_doc_text text = {.s = p->s,
+		                            .n = p->n,
+		                            .pos = p->pos,
+		                            .line = p->line,
+		                            .line_start = p->line_start};
 		r = p->stream->text(p->stream->ctx, &text);
 		if (r < 0)
 			return r;

@@ -316,8 +316,9 @@ static int index_name(const struct dtl_schema *s, struct dtl_strmap *names,
 		return -ENOMEM;
 	if ((size_t)first == i)
 		return 0;
-	return dtl_error_set(s->error, name_loc, -EINVAL, "duplicate tensor '%s' (first at line %u)",
-	                     decls[i].name, decls[first].loc.line);
+	return dtl_error_set(s->error, name_loc, -EINVAL,
+	                     "duplicate tensor '%s' (first at line %u)", decls[i].name,
+	                     decls[first].loc.line);
 }
 
 /* The steps after the conversion of tensor i, the element that ended at offset end: the

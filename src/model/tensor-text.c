@@ -22,8 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dtypelint/bytes.h"
 #include "dtypelint/doc.h"
-#include "dtypelint/glob.h"
 #include "load.h"
 
 /* shapes of more dimensions are left to parse_shape() */
@@ -47,9 +47,7 @@ struct cursor {
 	const char *file;
 };
 
-#define ONES   UINT64_C(0x0101010101010101)
-#define HIGHS  UINT64_C(0x8080808080808080)
-#define SPACES UINT64_C(0x2020202020202020)
+#define SPACES (DTL_BYTES_ONES * ' ')
 
 /* Skips spaces, tabs and line feeds; false at a carriage return or a control byte (the
  * reader's to judge) or at the end of the text. Eight bytes are looked at a time: the
@@ -113,9 +111,7 @@ static struct dtl_loc here(const struct cursor *c)
 }
 
 /* A string of ASCII bytes other than control characters, without escapes, at c->pos: its
- * bytes. Eight at a time, as the reader's scan_string(): the lowest byte the test flags in a
- * word is a '"', a '\\', a control or a non-ASCII byte (its false positives, from borrows,
- * are above a true one). */
+ * bytes. Eight at a time (dtl_bytes_string_special(), as the reader's scan_string()). */
 static bool plain_string(struct cursor *c, const char **ret_text, size_t *ret_len)
 {
 	const char *s = c->s;
@@ -127,11 +123,7 @@ static bool plain_string(struct cursor *c, const char **ret_text, size_t *ret_le
 		if (n - i >= 8) {
 			uint64_t x;
 			memcpy(&x, s + i, 8);
-			uint64_t quote = x ^ UINT64_C(0x2222222222222222);
-			uint64_t slash = x ^ UINT64_C(0x5C5C5C5C5C5C5C5C);
-			uint64_t special = (((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) |
-			                    (x - ONES * 0x20) | x) &
-			                   HIGHS;
+			uint64_t special = dtl_bytes_string_special(x);
 			if (!special) {
 				i += 8;
 				continue;
@@ -158,53 +150,38 @@ static bool is(const char *text, size_t len, const char *word)
 	return len == strlen(word) && memcmp(text, word, len) == 0;
 }
 
-/* The key at c->pos, quotes included, when it is one of a tensor's: constant-size compares
- * (no scan, no loop over the names); anything else is KEY_OTHER, left to the nodes. */
+/* The key at c->pos, quotes included, when it is one of a tensor's: their first letters
+ * differ, so one compare of the whole quoted key decides (no scan); anything else is
+ * KEY_OTHER, left to the nodes. */
 static enum key read_key(struct cursor *c)
 {
+	static const struct {
+		const char *text;
+		size_t len;
+	} quoted[] = {[KEY_NAME] = {"\"name\"", 6},
+	              [KEY_SHAPE] = {"\"shape\"", 7},
+	              [KEY_DTYPE] = {"\"dtype\"", 7},
+	              [KEY_KIND] = {"\"kind\"", 6},
+	              [KEY_TRAINABLE] = {"\"trainable\"", 11},
+	              [KEY_PERSISTENT] = {"\"persistent\"", 12}};
 	const char *s = c->s + c->pos;
 	size_t room = c->n - c->pos;
-	enum key k = KEY_OTHER;
-	size_t len = 0;
 
-	if (room < 6 || s[0] != '"')
+	if (room < 2 || s[0] != '"')
 		return KEY_OTHER;
-	switch (s[1]) {
-	case 'n':
-		k = KEY_NAME, len = 6;
-		if (memcmp(s, "\"name\"", 6) != 0)
+	for (enum key k = KEY_NAME; k < KEY_OTHER; k++) {
+		if (quoted[k].text[1] != s[1])
+			continue;
+		if (room < quoted[k].len)
 			return KEY_OTHER;
-		break;
-	case 's':
-		k = KEY_SHAPE, len = 7;
-		if (room < 7 || memcmp(s, "\"shape\"", 7) != 0)
-			return KEY_OTHER;
-		break;
-	case 'd':
-		k = KEY_DTYPE, len = 7;
-		if (room < 7 || memcmp(s, "\"dtype\"", 7) != 0)
-			return KEY_OTHER;
-		break;
-	case 'k':
-		k = KEY_KIND, len = 6;
-		if (memcmp(s, "\"kind\"", 6) != 0)
-			return KEY_OTHER;
-		break;
-	case 't':
-		k = KEY_TRAINABLE, len = 11;
-		if (room < 11 || memcmp(s, "\"trainable\"", 11) != 0)
-			return KEY_OTHER;
-		break;
-	case 'p':
-		k = KEY_PERSISTENT, len = 12;
-		if (room < 12 || memcmp(s, "\"persistent\"", 12) != 0)
-			return KEY_OTHER;
-		break;
-	default:
-		return KEY_OTHER;
+		/* twelve bytes at most: compared in place, no call */
+		for (size_t i = 2; i < quoted[k].len; i++)
+			if (s[i] != quoted[k].text[i])
+				return KEY_OTHER;
+		c->pos += quoted[k].len;
+		return k;
 	}
-	c->pos += len;
-	return k;
+	return KEY_OTHER;
 }
 
 /* true, false or (when null_too) null at c->pos: -1, 0 or 1 for null, false, true; -2: none */

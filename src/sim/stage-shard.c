@@ -64,8 +64,8 @@ wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, uint32_t mod)
 		size_t slot = ((uintptr_t)m->class_name >> 3) % 16;
 		if (sp->by_class[slot].class_name != m->class_name) {
 			sp->by_class[slot].class_name = m->class_name;
-			sp->by_class[slot].first = dtl_strmap_get(&sp->wrap_classes, m->class_name,
-			                                          strlen(m->class_name));
+			sp->by_class[slot].first =
+			    dtl_strmap_get(&sp->wrap_classes, m->class_name, strlen(m->class_name));
 		}
 		int64_t by_class = sp->by_class[slot].first;
 		if (by_class >= 0 && (first < 0 || by_class < first))

@@ -380,7 +380,8 @@ static int64_t submodule_named(const struct dtl_sim *sim, uint32_t i)
 		const struct dtl_module *child = &sim->modules[c];
 		if (++scanned > CHILDREN_SCANNED)
 			return dtl_strmap_get(&sim->module_paths, name, len);
-		if (child->path_len == len && memcmp(child->path + skip, name + skip, len - skip) == 0)
+		if (child->path_len == len &&
+		    memcmp(child->path + skip, name + skip, len - skip) == 0)
 			return c;
 	}
 	return -1;

@@ -127,7 +127,7 @@ START_TEST(entries_left_to_the_nodes)
 	/* each is not plain (or refused): the text reader gives it back, the second entry
 	 * is still taken, and both ways agree on the result or the error */
 	static const char *const entries[] = {
-	    "{\"name\": \"a\\\"b\"}",                          /* escape */
+	    "{\"name\": \"a\\\"b\"}",                           /* escape */
 	    "{\"name\": \"caf\xc3\xa9.weight\"}",               /* non-ASCII */
 	    "{\"name\": \"a.weight\",\r\n \"shape\": [1]}",     /* carriage return */
 	    "{\"name\": \"a.weight\", \"x-note\": 1}",          /* x- key */
@@ -255,7 +255,8 @@ START_TEST(mutations_agree)
 	    "\"kind\": \"param\"\n  }\n ]\n}",
 	};
 	/* bytes that matter to either reader */
-	static const char alphabet[] = "\"\\{}[],: \t\r\n0123456789.-+eE*axnulltrfs\x7f\xc3\xa9\x01";
+	static const char alphabet[] =
+	    "\"\\{}[],: \t\r\n0123456789.-+eE*axnulltrfs\x7f\xc3\xa9\x01";
 	uint64_t state = UINT64_C(0x9E3779B97F4A7C15);
 	size_t ok = 0, refused = 0;
 	char text[512];

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Eight bytes at a time: masks over a word loaded with memcpy (little- or big-endian alike;
+ * callers that turn a mask into an offset with __builtin_ctzll assume little-endian, as the
+ * build does). The JSON readers (src/input/doc-json.c, src/model/tensor-text.c) and the glob
+ * paths (src/core/glob.c) scan with them.
+ */
+#ifndef DTYPELINT_BYTES_H
+#define DTYPELINT_BYTES_H
+
+#include <stdint.h>
+
+#define DTL_BYTES_ONES  UINT64_C(0x0101010101010101)
+#define DTL_BYTES_HIGHS UINT64_C(0x8080808080808080)
+
+/* The high bit of every byte of word that is byte, and of no other. */
+static inline uint64_t dtl_bytes_equal(uint64_t word, unsigned char byte)
+{
+	const uint64_t lows = UINT64_C(0x7F7F7F7F7F7F7F7F);
+	uint64_t x = word ^ (DTL_BYTES_ONES * byte);
+	return ~(((x & lows) + lows) | x | lows);
+}
+
+/* The high bits of the bytes a JSON string scan must stop at: '"', '\\', a control byte or a
+ * non-ASCII byte. Zero when the word has none; else its lowest set bit is the first such byte
+ * (the bits above it may be false positives, from borrows). */
+static inline uint64_t dtl_bytes_string_special(uint64_t word)
+{
+	uint64_t quote = word ^ (DTL_BYTES_ONES * '"');
+	uint64_t slash = word ^ (DTL_BYTES_ONES * '\\');
+	return (((quote - DTL_BYTES_ONES) & ~quote) | ((slash - DTL_BYTES_ONES) & ~slash) |
+	        (word - DTL_BYTES_ONES * 0x20) | word) &
+	       DTL_BYTES_HIGHS;
+}
+
+#endif
