@@ -236,24 +236,6 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 	return r;
 }
 
-/* Does text[0..size) contain word? */
-static bool mentions(const char *text, size_t size, const char *word)
-{
-	size_t len = strlen(word);
-
-	if (len == 0)
-		return true;
-	for (const char *at = text; size - (size_t)(at - text) >= len;) {
-		at = memchr(at, word[0], size - (size_t)(at - text) - len + 1);
-		if (!at)
-			return false;
-		if (memcmp(at, word, len) == 0)
-			return true;
-		at++;
-	}
-	return false;
-}
-
 int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
 		      struct dtl_arena *arena, struct dtl_error *error)
 {
@@ -272,7 +254,7 @@ int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
 		/* a profile names its architecture and aliases verbatim (a unit test checks it):
 		 * one that does not mention the architecture is not parsed (all of them cost more
 		 * than linting 10,000 tensors) */
-		if (architecture && !mentions(f->data, f->size, architecture))
+		if (architecture && !memmem(f->data, f->size, architecture, strlen(architecture)))
 			continue;
 		const char *file = dtl_arena_sprintf(arena, "rules/architectures/%s", f->name);
 		struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
