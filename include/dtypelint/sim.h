@@ -158,7 +158,11 @@ struct dtl_sim {
 	struct dtl_strmap own_declared;
 	struct dtl_strmap tensor_names;
 	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
-	struct dtl_vec events;		 /* struct dtl_event */
+	/* struct dtl_event: every step but a declared tensor's first (the "manifest" step, read
+	 * from its entry when asked: dtl_sim_history) */
+	struct dtl_vec events;
+	/* the reasons of the manifest steps, per how the dtype was given and dtype (stage-load) */
+	const char *declared_reason[3][DTL_DTYPE_COUNT];
 	struct dtl_vec groups; /* struct dtl_group */
 	/* the manifest's frozen globs that matched one of its first frozen_scanned tensors (the
 	 * declared ones; dtl_sim_build_table): DT601 needs to look only at tensors added since */
@@ -185,8 +189,9 @@ int dtl_sim_note(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage, con
 const char *dtl_stage_name(enum dtl_stage stage);
 /* Is the behaviour in force for the resolved plan's versions? */
 bool dtl_sim_behavior(const struct dtl_sim *sim, enum dtl_behavior behavior);
-/* The events of one tensor, oldest first, into out (at most max); returns the count. */
-size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, const struct dtl_event **out,
+/* The events of one tensor, oldest first, copied into out (at most max: the oldest are left
+ * out); returns the count. */
+size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out,
                        size_t max);
 /* The location of a tensor's entry (its tied partner's for injected aliases). */
 struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor);

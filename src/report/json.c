@@ -72,7 +72,7 @@ static const char *group_kind(enum dtl_group_kind kind)
 
 static void trace(FILE *out, const struct dtl_sim *sim, uint32_t tensor)
 {
-	const struct dtl_event *history[64];
+	struct dtl_event history[64];
 	size_t n = dtl_sim_history(sim, tensor, history, 64);
 	struct dtl_loc loc = dtl_sim_tensor_loc(sim, tensor);
 
@@ -85,7 +85,7 @@ static void trace(FILE *out, const struct dtl_sim *sim, uint32_t tensor)
 	loc_object(out, &loc);
 	fputs(", \"steps\": [", out);
 	for (size_t i = 0; i < n; i++) {
-		const struct dtl_event *e = history[i];
+		const struct dtl_event *e = &history[i];
 		fputs(i ? ", {\"stage\": " : "{\"stage\": ", out);
 		dtl_json_string(out, dtl_stage_name(e->stage));
 		fputs(", \"from\": ", out);

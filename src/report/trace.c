@@ -27,7 +27,7 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 				                       sim->t.name_len[t]);
 			if (!match)
 				continue;
-			const struct dtl_event *history[64];
+			struct dtl_event history[64];
 			size_t h = dtl_sim_history(sim, t, history, 64);
 			struct dtl_loc loc = dtl_sim_tensor_loc(sim, t);
 			fprintf(out, "%s:%u:%u: trace: '%s' %s, stored %s, computes in %s\n",
@@ -38,7 +38,7 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			        dtl_dtype_name(sim->t.dtype[t]),
 			        dtl_dtype_name(sim->t.compute_dtype[t]));
 			for (size_t e = 0; e < h; e++) {
-				const struct dtl_event *ev = history[e];
+				const struct dtl_event *ev = &history[e];
 				fprintf(out, "  %-12s %s -> %s: %s", dtl_stage_name(ev->stage),
 				        dtl_dtype_name(ev->from), dtl_dtype_name(ev->to),
 				        ev->reason);

@@ -55,7 +55,7 @@ int dtl_check_add_tensor(struct dtl_check *c, struct dtl_finding *f, uint32_t te
                          const char *role)
 {
 	const struct dtl_sim *sim = c->sim;
-	const struct dtl_event *history[32];
+	struct dtl_event history[32];
 	size_t n = dtl_sim_history(sim, tensor, history, 32);
 	char text[2048];
 	size_t used = 0;
@@ -76,7 +76,7 @@ int dtl_check_add_tensor(struct dtl_check *c, struct dtl_finding *f, uint32_t te
 	                         role ? ", " : "", role ? role : "");
 	for (size_t i = 0; i < n && used < sizeof(text); i++)
 		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", i ? " -> " : "",
-		                         history[i]->reason);
+		                         history[i].reason);
 	struct dtl_note *note = &f->notes[f->note_count++];
 	note->loc = dtl_sim_tensor_loc(sim, tensor);
 	note->tensor = tensor;

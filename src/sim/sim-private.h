@@ -28,6 +28,9 @@ int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error);
 
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error);
+/* A declared tensor's first step (stage "manifest"), which is not stored: how its entry gave
+ * its dtype. false for a tensor with no entry of its own (its steps are all stored). */
+bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out);
 int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_kbit_prepare(struct dtl_sim *sim, struct dtl_error *error);

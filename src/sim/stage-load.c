@@ -20,11 +20,9 @@ static enum dtl_dtype first_floating(const struct dtl_sim *sim)
 	return DTL_DTYPE_F32;
 }
 
-/* The three reasons a declared dtype has, per dtype: formatted once per run, not per tensor. */
-enum declared_how { DECLARED, FROM_CHECKPOINT_DTYPE, DEFAULTED, DECLARED_HOW_COUNT };
-struct declared_reasons {
-	const char *text[DECLARED_HOW_COUNT][DTL_DTYPE_COUNT];
-};
+/* The three reasons a declared dtype has, per dtype: formatted once per run (into
+ * sim->declared_reason), not per tensor. */
+enum declared_how { DECLARED, FROM_CHECKPOINT_DTYPE, DEFAULTED };
 
 static const char *format_reason(struct dtl_sim *sim, enum declared_how how, enum dtl_dtype d)
 {
@@ -42,45 +40,77 @@ static const char *format_reason(struct dtl_sim *sim, enum declared_how how, enu
 	}
 }
 
-static const char *declared_reason(struct dtl_sim *sim, struct declared_reasons *cache,
-				   enum declared_how how, enum dtl_dtype d)
-{
-	if ((unsigned)d >= DTL_DTYPE_COUNT)
-		return format_reason(sim, how, d);
-	if (!cache->text[how][d])
-		cache->text[how][d] = format_reason(sim, how, d);
-	return cache->text[how][d];
-}
-
-static int declare(struct dtl_sim *sim, struct declared_reasons *cache, uint32_t i)
+/* How a declared tensor's entry gives its dtype, and where (the dtype it has before any stage
+ * runs: dtl_sim_build_table set it the same way). */
+static enum declared_how declared_how(const struct dtl_sim *sim, const struct dtl_tensor_decl *t,
+				      struct dtl_loc *loc)
 {
 	const struct dtl_manifest *m = sim->manifest;
+
+	if (t->dtype != DTL_DTYPE_NONE) {
+		*loc = t->dtype_loc;
+		return DECLARED;
+	}
+	if (m->model.checkpoint_dtype != DTL_DTYPE_NONE) {
+		*loc = m->model.checkpoint_dtype_loc;
+		return FROM_CHECKPOINT_DTYPE;
+	}
+	*loc = t->loc;
+	return DEFAULTED;
+}
+
+static enum dtl_dtype declared_dtype(const struct dtl_sim *sim, const struct dtl_tensor_decl *t)
+{
+	const struct dtl_manifest *m = sim->manifest;
+
+	return t->dtype != DTL_DTYPE_NONE                      ? t->dtype
+	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
+	                                                       : DTL_DTYPE_F32;
+}
+
+bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out)
+{
+	uint32_t decl = sim->t.decl[tensor];
+
+	if (decl == DTL_NONE_INDEX)
+		return false;
+	const struct dtl_tensor_decl *t = &sim->manifest->tensors[decl];
+	struct dtl_loc loc;
+	enum declared_how how = declared_how(sim, t, &loc);
+	enum dtl_dtype d = declared_dtype(sim, t);
+	*out = (struct dtl_event){.tensor = tensor,
+	                          .prev = DTL_NONE_INDEX,
+	                          .stage = DTL_STAGE_DECLARE,
+	                          .from = (uint8_t)d,
+	                          .to = (uint8_t)d,
+	                          .reason = sim->declared_reason[how][d],
+	                          .loc = loc};
+	return true;
+}
+
+/* The first step of every tensor: a declared tensor's is read from its entry when asked
+ * (dtl_sim_declared_step), only its reason is formatted here, once per kind and dtype; a tied
+ * alias the checkpoint leaves out has its step stored. */
+static int declare(struct dtl_sim *sim, uint32_t i)
+{
 	uint32_t decl = sim->t.decl[i];
 	enum dtl_dtype d = sim->t.dtype[i];
-	const char *reason;
-	struct dtl_loc loc;
 
 	if (decl == DTL_NONE_INDEX) {
 		uint32_t of = sim->t.alias_of[i];
-		reason = dtl_arena_sprintf(sim->arena, "%s: tied to '%s', the same Parameter",
-		                           dtl_dtype_name(d),
-		                           of == DTL_NONE_INDEX ? "?" : sim->t.name[of]);
-		loc = dtl_sim_tensor_loc(sim, i);
+		const char *reason = dtl_arena_sprintf(
+		    sim->arena, "%s: tied to '%s', the same Parameter", dtl_dtype_name(d),
+		    of == DTL_NONE_INDEX ? "?" : sim->t.name[of]);
 		return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason,
-		                    "facts/torch-and-transformers.md §4 (tied weights)", loc);
+		                    "facts/torch-and-transformers.md §4 (tied weights)",
+		                    dtl_sim_tensor_loc(sim, i));
 	}
-	const struct dtl_tensor_decl *t = &m->tensors[decl];
-	if (t->dtype != DTL_DTYPE_NONE) {
-		reason = declared_reason(sim, cache, DECLARED, d);
-		loc = t->dtype_loc;
-	} else if (m->model.checkpoint_dtype != DTL_DTYPE_NONE) {
-		reason = declared_reason(sim, cache, FROM_CHECKPOINT_DTYPE, d);
-		loc = m->model.checkpoint_dtype_loc;
-	} else {
-		reason = declared_reason(sim, cache, DEFAULTED, d);
-		loc = t->loc;
-	}
-	return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason, NULL, loc);
+	struct dtl_loc loc;
+	enum declared_how how = declared_how(sim, &sim->manifest->tensors[decl], &loc);
+	if (!sim->declared_reason[how][d] &&
+	    !(sim->declared_reason[how][d] = format_reason(sim, how, d)))
+		return -ENOMEM;
+	return 0;
 }
 
 enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim)
@@ -176,10 +206,9 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	const char *how;
 	int r;
 
-	struct declared_reasons reasons = {0};
 	(void)error;
 	for (size_t i = 0; i < sim->t.count; i++)
-		if ((r = declare(sim, &reasons, (uint32_t)i)) < 0)
+		if ((r = declare(sim, (uint32_t)i)) < 0)
 			return r;
 	switch (m->model.load_mode) {
 	case DTL_LOAD_AS_IS:

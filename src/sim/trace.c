@@ -62,18 +62,21 @@ int dtl_sim_note(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage, con
 	return append(sim, tensor, stage, d, d, reason, fact, loc);
 }
 
-size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, const struct dtl_event **out,
+size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out,
                        size_t max)
 {
 	const struct dtl_event *events = sim->events.items;
 	size_t n = 0;
 
-	/* newest first into out (at most max: the oldest are dropped), then reversed */
+	/* newest first into out (at most max: the oldest are dropped), the manifest step last,
+	 * then reversed */
 	for (uint32_t e = sim->t.last_event[tensor]; e != DTL_NONE_INDEX && n < max;
 	     e = events[e].prev)
-		out[n++] = &events[e];
+		out[n++] = events[e];
+	if (n < max && dtl_sim_declared_step(sim, tensor, &out[n]))
+		n++;
 	for (size_t a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
-		const struct dtl_event *tmp = out[a];
+		struct dtl_event tmp = out[a];
 		out[a] = out[b];
 		out[b] = tmp;
 	}
