@@ -58,6 +58,7 @@ struct dtl_keep_set {
 	uint8_t byte_class[256]; /* the bytes of the runs numbered from 1; 0: any other byte */
 	uint32_t class_count;
 	uint32_t *dfa;        /* [node * class_count + class]: the next state; NULL if too big */
+	bool dot_resets;      /* no key holds a '.' (dtl_keep_set_possible_start) */
 };
 
 int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
@@ -75,5 +76,30 @@ int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
 /* first[] of dtl_keep_set_count only, which stops as soon as every entry has matched. */
 int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
 		     const uint32_t *name_lens, size_t n, uint32_t *first);
+/*
+ * Which entries can match at all, from the segments of the names (the text between dots)
+ * rather than the names: when no key holds a '.' (dot_resets), a key that occurs in a name
+ * occurs in one of its segments, and an entry whose key occurs in none matches no name.
+ * dtl_keep_possible_init() marks possible the entries with no key, or all of them when a key
+ * may hold a '.'; dtl_keep_possible_add() marks those whose key occurs in one segment. Once
+ * every segment of every name was added (in any order, as often as wanted), the entries not
+ * marked match no name. A segment added before is passed over: names repeat their segments.
+ */
+struct dtl_keep_told;
+struct dtl_keep_possible {
+	bool *possible; /* per entry */
+	size_t left;    /* entries not marked: once 0, adding more changes nothing */
+	struct dtl_keep_told *told; /* segments added, in a small table by their bytes */
+};
+/* Storage from arena. 0 or -ENOMEM. */
+int dtl_keep_possible_init(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
+			   struct dtl_arena *arena);
+void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
+			   const char *segment, size_t len);
+/* dtl_keep_set_any for the entries possible[e] only (NULL: all); the others are left
+ * UINT32_MAX unscanned, so that the scan stops once the possible ones have matched. */
+int dtl_keep_set_any_possible(const struct dtl_keep_set *set, const char *const *names,
+			      const uint32_t *name_lens, size_t n, const bool *possible,
+			      uint32_t *first);
 
 #endif

@@ -294,6 +294,12 @@ int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
 			set->unkeyed[set->unkeyed_count++] = e;
 	}
 
+	/* no run holds a '.': no key does, whichever run dtl_keep_set_tune picks */
+	set->dot_resets = true;
+	for (uint32_t node = 1; node < set->node_count; node++)
+		if (set->byte[node] == '.')
+			set->dot_resets = false;
+
 	/* failure links, breadth first; order[] keeps the order for link_keys */
 	size_t head = 0, tail = 0;
 	for (unsigned c = 0; c < 256; c++)
@@ -639,12 +645,103 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
 		     const uint32_t *name_lens, size_t n, uint32_t *first)
 {
+	return dtl_keep_set_any_possible(set, names, name_lens, n, NULL, first);
+}
+
+/* Segments added already, in a small table by their length and first bytes (the last one
+ * to land in a slot stays): a model repeats its segments ("gate_proj" in every expert, the
+ * expert numbers in every layer), and adding one again changes nothing. */
+#define TOLD_BITS 10
+
+struct dtl_keep_told {
+	const char *text; /* NULL: an empty slot */
+	size_t len;
+	uint64_t head; /* its first eight bytes, or a short one's bytes */
+};
+
+int dtl_keep_possible_init(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
+			   struct dtl_arena *arena)
+{
+	p->possible = dtl_arena_calloc(arena, set->entry_count + 1, sizeof(bool));
+	p->told = dtl_arena_calloc(arena, (size_t)1 << TOLD_BITS, sizeof(*p->told));
+	if (!p->possible || !p->told)
+		return -ENOMEM;
+	p->left = 0;
+	for (uint32_t e = 0; e < set->entry_count; e++) {
+		p->possible[e] = !set->dot_resets || set->run_count[e] == 0;
+		p->left += !p->possible[e];
+	}
+	return 0;
+}
+
+/* Was the segment added before? Else it is now remembered. */
+static bool told_before(struct dtl_keep_told *told, const char *text, size_t len)
+{
+	uint64_t head = 0;
+	uint32_t a, b;
+
+	/* loads inside the segment only; up to eight bytes, the head with the length is the
+	 * bytes themselves (the two halves overlap in a segment of four to seven) */
+	if (len >= 8) {
+		memcpy(&head, text, 8);
+	} else if (len >= 4) {
+		memcpy(&a, text, 4);
+		memcpy(&b, text + len - 4, 4);
+		head = (uint64_t)b << 32 | a;
+	} else if (len > 0) {
+		head = (uint64_t)(uint8_t)text[0] << 16 | (uint64_t)(uint8_t)text[len / 2] << 8 |
+		       (uint8_t)text[len - 1];
+	}
+	struct dtl_keep_told *slot =
+	    &told[((head ^ len) * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - TOLD_BITS)];
+	if (slot->text && slot->len == len && slot->head == head &&
+	    (len <= 8 || memcmp(slot->text + 8, text + 8, len - 8) == 0))
+		return true;
+	*slot = (struct dtl_keep_told){.text = text, .len = len, .head = head};
+	return false;
+}
+
+void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
+			   const char *segment, size_t len)
+{
+	const uint8_t *text = (const uint8_t *)segment;
+	uint32_t state = 0; /* from the root: a '.' before the segment led there */
+
+	if (!p->left || told_before(p->told, segment, len))
+		return;
+	for (size_t i = 0; i < len; i++) {
+		if (set->dfa) {
+			/* the row of the table, as in scan_next(): one load a byte */
+			uint32_t cell = set->dfa[state + set->byte_class[text[i]]];
+			state = cell & ~DFA_KEYS;
+			if (!(cell & DFA_KEYS))
+				continue;
+		} else if (!set->report[state = step(set, state, text[i])]) {
+			continue;
+		}
+		uint32_t node = set->report[set->dfa ? state / set->class_count : state];
+		for (; node; node = set->dict[node])
+			for (uint32_t e = set->out[node]; e != NONE; e = set->entry_next[e]) {
+				p->left -= !p->possible[e];
+				p->possible[e] = true;
+			}
+	}
+}
+
+int dtl_keep_set_any_possible(const struct dtl_keep_set *set, const char *const *names,
+			      const uint32_t *name_lens, size_t n, const bool *possible,
+			      uint32_t *first)
+{
 	struct any_scan a = {.set = set, .first = first, .unmatched = set->entry_count};
 	int r;
 
 	for (uint32_t e = 0; e < set->entry_count; e++) {
 		size_t tail = set->entries[e].len - set->key_start[e] - set->key_len[e];
 		first[e] = NONE;
+		if (possible && !possible[e]) {
+			a.unmatched--; /* its key occurs in no name: no hit ever tries it */
+			continue;
+		}
 		if (!set->run_count[e])
 			continue; /* unkeyed: tried on every name */
 		if (set->verify[e] && !set->fixed[e])

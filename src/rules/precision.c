@@ -436,26 +436,57 @@ static int dt601_frozen(struct dtl_check *c)
 		return -ENOMEM;
 	for (size_t k = 0; k < frozen->count; k++)
 		unmatched += !(hit[k] = sim->frozen_hit[k]);
-	dtl_globset_init(&set, sim->arena);
-	for (size_t k = 0; k < frozen->count; k++)
-		if (dtl_globset_add(&set, frozen->items[k].text, frozen->items[k].len) < 0)
+	/* and the tensors the simulation added since (tied names, adapters) here */
+	if (unmatched && sim->frozen_scanned < sim->t.count) {
+		dtl_globset_init(&set, c->arena);
+		for (size_t k = 0; k < frozen->count; k++)
+			if (dtl_globset_add(&set, frozen->items[k].text, frozen->items[k].len) < 0)
+				return -ENOMEM;
+		struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, c->arena);
+		if (!cursor)
 			return -ENOMEM;
-	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, c->arena);
-	if (!cursor)
-		return -ENOMEM;
-	for (size_t t = sim->frozen_scanned; t < sim->t.count && unmatched > 0; t++) {
-		size_t n = dtl_globset_cursor_matches(cursor, sim->t.name[t], sim->t.name_len[t],
-		                                      matched, frozen->count);
-		for (size_t i = 0; i < n && i < frozen->count; i++)
-			if (!hit[matched[i]]) {
-				hit[matched[i]] = true;
-				unmatched--;
-			}
+		for (size_t t = sim->frozen_scanned; t < sim->t.count && unmatched > 0; t++) {
+			size_t n = dtl_globset_cursor_matches(cursor, sim->t.name[t],
+			                                      sim->t.name_len[t], matched,
+			                                      frozen->count);
+			for (size_t i = 0; i < n && i < frozen->count; i++)
+				if (!hit[matched[i]]) {
+					hit[matched[i]] = true;
+					unmatched--;
+				}
+		}
 	}
 	for (size_t k = 0; k < frozen->count; k++)
 		if (!hit[k] && (r = unused(c, &frozen->items[k], "frozen")) < 0)
 			return r;
 	return 0;
+}
+
+/* Tells the keep set every segment of every tensor name (dtl_keep_possible_add) until no entry
+ * is left, through the module tree: a name is its module's path, a '.', and its leaf, and a
+ * module's path its parent's, a '.', and its last segment, so each segment is read once per
+ * module where the names would be read whole. Modules come in the order of the tensors that
+ * made them, so that entries matching early names are settled early. */
+static void tell_segments(const struct dtl_sim *sim, const struct dtl_keep_set *set,
+			  struct dtl_keep_possible *p)
+{
+	size_t next = 1; /* the next module to tell (0 is the root: no segment) */
+
+	for (size_t t = 0; t <= sim->t.count && p->left; t++) {
+		size_t upto = t < sim->t.count ? sim->t.module[t] + (size_t)1 : sim->module_count;
+		for (; next < upto && p->left; next++) {
+			const struct dtl_module *md = &sim->modules[next];
+			uint32_t start =
+			    md->parent == 0 ? 0 : sim->modules[md->parent].path_len + 1;
+			dtl_keep_possible_add(p, set, md->path + start, md->path_len - start);
+		}
+		if (t < sim->t.count) {
+			uint32_t mod = sim->t.module[t];
+			size_t start = mod == 0 ? 0 : sim->modules[mod].path_len + 1;
+			dtl_keep_possible_add(p, set, sim->t.name[t] + start,
+					      sim->t.name_len[t] - start);
+		}
+	}
 }
 
 /* DT601 — a pattern the user wrote that matches nothing. */
@@ -474,11 +505,16 @@ static int dt601_check(struct dtl_check *c)
 		uint32_t *first;
 		if (!own[l] || sets[l]->entry_count == 0)
 			continue;
+		struct dtl_keep_possible possible;
 		first = dtl_arena_calloc(c->arena, sets[l]->entry_count, sizeof(uint32_t));
-		if (!first)
+		if (!first || dtl_keep_possible_init(&possible, sets[l], c->arena) < 0)
 			return -ENOMEM;
-		if ((r = dtl_keep_set_any(sets[l], (const char *const *)sim->t.name,
-					  sim->t.name_len, sim->t.count, first)) < 0)
+		/* an entry whose key is in no segment is settled without reading the names: the
+		 * scan below stops once the others have matched */
+		tell_segments(sim, sets[l], &possible);
+		if ((r = dtl_keep_set_any_possible(sets[l], (const char *const *)sim->t.name,
+						   sim->t.name_len, sim->t.count,
+						   possible.possible, first)) < 0)
 			return r;
 		for (size_t k = 0; k < sets[l]->entry_count; k++)
 			if (first[k] == DTL_NONE_INDEX &&

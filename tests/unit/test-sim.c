@@ -193,6 +193,31 @@ START_TEST(keep_set_agrees_with_matcher)
 					 0);
 			for (int e = 0; e < ENTRIES; e++)
 				ck_assert_uint_eq(any[e], first[e]);
+			/* told every segment of every name (some twice), the entries left
+			 * impossible match nothing, and the scan of the possible ones agrees */
+			struct dtl_keep_possible possible;
+			ck_assert_int_eq(dtl_keep_possible_init(&possible, &set, &arena), 0);
+			ck_assert(set.dot_resets || possible.left == 0);
+			for (int n = 0; n < NAMES; n++)
+				for (size_t start = 0, i = 0; i <= name_len[n]; i++) {
+					if (i < name_len[n] && names[n][i] != '.')
+						continue;
+					dtl_keep_possible_add(&possible, &set, names[n] + start,
+							      i - start);
+					start = i + 1;
+				}
+			size_t unset = 0;
+			for (int e = 0; e < ENTRIES; e++) {
+				unset += !possible.possible[e];
+				if (!possible.possible[e])
+					ck_assert_uint_eq(first[e], UINT32_MAX);
+			}
+			ck_assert_uint_eq(possible.left, unset);
+			ck_assert_int_eq(dtl_keep_set_any_possible(&set, name_ptr, name_len, NAMES,
+								   possible.possible, any),
+					 0);
+			for (int e = 0; e < ENTRIES; e++)
+				ck_assert_uint_eq(any[e], first[e]);
 			for (int n = 0; n < NAMES; n++) {
 				uint32_t want = UINT32_MAX;
 				for (int e = 0; e < ENTRIES && want == UINT32_MAX; e++)
@@ -204,6 +229,52 @@ START_TEST(keep_set_agrees_with_matcher)
 			}
 		}
 	}
+}
+END_TEST
+
+/* Segments told before are passed over, and only those: ones that share their first bytes
+ * or the bytes a short one is read by ("aa", "aaa"; a long one's first eight) are not taken
+ * for one another. */
+START_TEST(keep_possible_tells_segments_apart)
+{
+	static const struct {
+		const char *told, *then;
+	} pairs[] = {
+	    {"aa", "aaa"}, {"aaa", "aa"}, {"ab", "abb"}, {"abcd", "abcdd"}, {"abcdxyz", "abcdyz"},
+	    {"abcdefgh", "abcdefghi"}, {"abcdefghXY", "abcdefghZY"}, {"x_proj_9", "x_proj_99"},
+	    {"abc", "axc"}, {"abcde", "abxde"},
+	};
+	for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+		struct dtl_pattern entry = {.text = pairs[k].then,
+		                            .len = (uint32_t)strlen(pairs[k].then)};
+		struct dtl_keep_set set;
+		struct dtl_keep_possible possible;
+		ck_assert_int_eq(dtl_keep_set_build(&set, DTL_KEEP_DOT_REGEX, &entry, 1, &arena), 0);
+		ck_assert_int_eq(dtl_keep_possible_init(&possible, &set, &arena), 0);
+		ck_assert_uint_eq(possible.left, 1);
+		/* the first does not hold the entry's key; told again, still not */
+		for (int twice = 0; twice < 2; twice++)
+			dtl_keep_possible_add(&possible, &set, pairs[k].told, strlen(pairs[k].told));
+		ck_assert_msg(possible.left == (strstr(pairs[k].told, pairs[k].then) ? 0u : 1u),
+		              "'%s' told", pairs[k].told);
+		dtl_keep_possible_add(&possible, &set, pairs[k].then, strlen(pairs[k].then));
+		ck_assert_msg(possible.left == 0 && possible.possible[0], "'%s' after '%s'",
+		              pairs[k].then, pairs[k].told);
+	}
+	/* two lengths of one text that land in one slot (found by search): the first 166 bytes,
+	 * then all 516, which alone hold the entry */
+	static char text[517];
+	memcpy(text, "abcdefgh", 8);
+	memset(text + 8, 'y', 508);
+	struct dtl_pattern entry = {.text = text, .len = 516};
+	struct dtl_keep_set set;
+	struct dtl_keep_possible possible;
+	ck_assert_int_eq(dtl_keep_set_build(&set, DTL_KEEP_DOT_REGEX, &entry, 1, &arena), 0);
+	ck_assert_int_eq(dtl_keep_possible_init(&possible, &set, &arena), 0);
+	dtl_keep_possible_add(&possible, &set, text, 166);
+	ck_assert_uint_eq(possible.left, 1);
+	dtl_keep_possible_add(&possible, &set, text, 516);
+	ck_assert_uint_eq(possible.left, 0);
 }
 END_TEST
 
@@ -399,6 +470,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
 	tcase_add_test(tc, keep_in_fp32_matching_eras);
 	tcase_add_test(tc, keep_set_agrees_with_matcher);
+	tcase_add_test(tc, keep_possible_tells_segments_apart);
 	tcase_add_test(tc, profiles_found_by_what_they_name);
 	tcase_add_test(tc, table_grows_for_injected_tensors);
 	tcase_add_test(tc, streamed_names_index_the_simulation);
