@@ -93,6 +93,22 @@ struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
 int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path, size_t len);
 size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path, size_t len,
                                   uint32_t *out, size_t max);
+/*
+ * The same for a path whose segments the caller has found already (a tensor's name after its
+ * module path was looked up): its first `shared` segments are those of the previous path given
+ * to the cursor (fewer is fine, 0 reuses nothing), and segment j ends at ends[j] for j < count
+ * (the others are found). Saves finding the shared prefix and the dots again.
+ */
+struct dtl_path_known {
+	size_t shared;
+	const uint32_t *ends;
+	size_t count;
+};
+size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path,
+                                        size_t len, const struct dtl_path_known *known,
+                                        uint32_t *out, size_t max);
+int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char *path,
+                                       size_t len, const struct dtl_path_known *known);
 /* After a cursor call: true when no pattern of the set can match the last path followed by
  * more segments (its walk came to nothing, and the set has no invalid glob, which is matched
  * one by one). A module tree walked parent first can then skip the module's whole subtree. */

@@ -515,8 +515,11 @@ struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
 	return c;
 }
 
+/* shared: how many leading segments path has in common with the previous path, or
+ * UNKNOWN_SHARED; ends[j]: where segment j of path ends, for j < known. */
+#define UNKNOWN_SHARED SIZE_MAX
 static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t len,
-                         struct found *f)
+                         size_t shared, const uint32_t *ends, size_t known, struct found *f)
 {
 	const struct dtl_globset *set = c->set;
 	size_t k = 0;
@@ -529,16 +532,18 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 		return;
 	}
 	/* the previous path's walks stay valid for the segments both paths share */
-	if (c->path)
-		k = dtl_path_shared_segments(c->path, c->len, c->seg_end, c->depth, path, len);
-	else
+	if (!c->path)
 		walk_start(set, &c->walks[0]);
+	else if (shared != UNKNOWN_SHARED)
+		k = shared < c->depth ? shared : c->depth;
+	else
+		k = dtl_path_shared_segments(c->path, c->len, c->seg_end, c->depth, path, len);
 	c->path = path;
 	c->len = len;
 	const struct walk *cur = &c->walks[k];
 	size_t start = k ? c->seg_end[k - 1] + 1 : 0;
 	while (start <= len && cur->count) {
-		size_t end = segment_end(path, start, len);
+		size_t end = k < known ? ends[k] : segment_end(path, start, len);
 		struct walk *next = k < CURSOR_DEPTH ? &c->walks[k + 1] : &c->spare[k % 2];
 		if (!walk_step(set, cur, next, path + start, end - start)) {
 			c->path = NULL;
@@ -566,7 +571,7 @@ int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path,
 {
 	struct found f = {.first = -1};
 
-	cursor_match(c, path, len, &f);
+	cursor_match(c, path, len, UNKNOWN_SHARED, NULL, 0, &f);
 	return f.first;
 }
 
@@ -575,8 +580,27 @@ size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path
 {
 	struct found f = {.first = -1, .out = out, .max = max};
 
-	cursor_match(c, path, len, &f);
+	cursor_match(c, path, len, UNKNOWN_SHARED, NULL, 0, &f);
 	return f.count;
+}
+
+size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path,
+                                        size_t len, const struct dtl_path_known *known,
+                                        uint32_t *out, size_t max)
+{
+	struct found f = {.first = -1, .out = out, .max = max};
+
+	cursor_match(c, path, len, known->shared, known->ends, known->count, &f);
+	return f.count;
+}
+
+int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char *path,
+                                       size_t len, const struct dtl_path_known *known)
+{
+	struct found f = {.first = -1};
+
+	cursor_match(c, path, len, known->shared, known->ends, known->count, &f);
+	return f.first;
 }
 
 /* A fresh cursor: the walk from the root, nothing to reuse. */
@@ -584,7 +608,7 @@ static void match(const struct dtl_globset *set, const char *path, size_t len, s
 {
 	struct dtl_globset_cursor c = {.set = set};
 
-	cursor_match(&c, path, len, f);
+	cursor_match(&c, path, len, UNKNOWN_SHARED, NULL, 0, f);
 }
 
 int64_t dtl_globset_first(const struct dtl_globset *set, const char *path, size_t len)

@@ -64,6 +64,7 @@ struct module_lookup {
 	uint32_t depth;             /* its first depth segments are in end[] and id[] */
 	uint32_t end[LOOKUP_DEPTH]; /* where its k-th segment ends */
 	uint32_t id[LOOKUP_DEPTH];  /* the module of last[0..end[k]) */
+	uint32_t shared; /* the segments the last path shares with the one before (0: none) */
 };
 
 /* The module at path, created with its missing ancestors (parents first). */
@@ -72,8 +73,11 @@ static int64_t module_for(struct dtl_sim *sim, struct module_lookup *lookup, con
 {
 	uint32_t k = 0;
 
-	if (len == 0)
+	lookup->shared = 0;
+	if (len == 0) {
+		lookup->last = NULL; /* the path after it shares nothing with it */
 		return 0;
+	}
 	if (lookup->last)
 		k = (uint32_t)dtl_path_shared_segments(lookup->last, lookup->last_len, lookup->end,
 		                                       lookup->depth, path, len);
@@ -99,6 +103,7 @@ static int64_t module_for(struct dtl_sim *sim, struct module_lookup *lookup, con
 	lookup->last = path;
 	lookup->last_len = len;
 	lookup->depth = seg < LOOKUP_DEPTH ? seg : LOOKUP_DEPTH;
+	lookup->shared = k;
 	return id;
 }
 
@@ -212,6 +217,9 @@ struct frozen_match {
 	struct dtl_globset_cursor *cursor;
 	uint32_t *matched; /* scratch: the globs matching one name */
 	size_t count, unmatched;
+	/* the name's segments as its module's lookup found them: the cursor need not find
+	 * them again (names come in the order module_for saw their module paths) */
+	struct dtl_path_known known;
 };
 
 static bool frozen_by_glob(struct dtl_sim *sim, struct frozen_match *f, const char *name,
@@ -219,8 +227,9 @@ static bool frozen_by_glob(struct dtl_sim *sim, struct frozen_match *f, const ch
 {
 	/* once every glob has matched, the first one is all there is to know */
 	if (!f->unmatched)
-		return dtl_globset_cursor_first(f->cursor, name, len) >= 0;
-	size_t n = dtl_globset_cursor_matches(f->cursor, name, len, f->matched, f->count);
+		return dtl_globset_cursor_first_known(f->cursor, name, len, &f->known) >= 0;
+	size_t n = dtl_globset_cursor_matches_known(f->cursor, name, len, &f->known, f->matched,
+	                                            f->count);
 	for (size_t k = 0; k < n && k < f->count; k++)
 		if (!sim->frozen_hit[f->matched[k]]) {
 			sim->frozen_hit[f->matched[k]] = true;
@@ -457,6 +466,13 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		r = add_tensor(sim, paths, d->name, d->name_len, (uint32_t)i);
 		if (r < 0)
 			return r;
+		/* the module path's segments are the name's first ones (none for a name with no
+		 * dot: no lookup) */
+		if (frozen_match.count)
+			frozen_match.known = (struct dtl_path_known){
+			    .shared = lookup.shared,
+			    .ends = lookup.end,
+			    .count = sim->t.module[i] ? lookup.depth : 0};
 		if (own && dtl_strmap_put(&sim->own_declared, d->name, d->name_len, (int64_t)i) < 0)
 			return -ENOMEM;
 		init_from_decl(sim, &frozen_match, (uint32_t)i, d);

@@ -222,8 +222,14 @@ START_TEST(globset_cursor_tensor_order_agrees)
 			ck_assert_int_eq(dtl_globset_add(&set, patterns[i], len), 0);
 		}
 		struct dtl_globset_cursor *c = dtl_globset_cursor_new(&set, &arena);
+		/* told the segments (dtl_globset_cursor_*_known): some of their ends, and as
+		 * many shared segments as there are or fewer */
+		struct dtl_globset_cursor *kc = dtl_globset_cursor_new(&set, &arena);
 		ck_assert_ptr_nonnull(c);
+		ck_assert_ptr_nonnull(kc);
 		char paths[2][128];
+		uint32_t ends[2][16];
+		size_t segments[2] = {0, 0};
 		for (size_t q = 0; q < 4 * 8 * 5; q++) {
 			char *path = paths[q % 2]; /* the previous path stays valid */
 			const char *pre = prefixes[q / 40], *mid = middles[q / 5 % 8];
@@ -231,6 +237,31 @@ START_TEST(globset_cursor_tensor_order_agrees)
 			                   endings[q % 5]);
 			uint32_t want[30], got[30];
 			size_t nw = dtl_globset_matches(&set, path, (size_t)len, want, 30);
+			uint32_t *end = ends[q % 2], *prev_end = ends[(q + 1) % 2];
+			const char *prev = paths[(q + 1) % 2];
+			size_t count = 0, shared = 0;
+			for (int i = 0; i <= len; i++)
+				if (i == len || path[i] == '.')
+					end[count++] = (uint32_t)i;
+			while (q && shared < count && shared < segments[(q + 1) % 2] &&
+			       end[shared] == prev_end[shared] &&
+			       memcmp(path, prev, end[shared]) == 0)
+				shared++;
+			segments[q % 2] = count;
+			struct dtl_path_known known = {
+			    .shared = shared - (shared && q % 4 == 1), .ends = end,
+			    .count = count - (count && q % 3 == 2)};
+			if (q % 2) {
+				ck_assert_uint_eq(dtl_globset_cursor_matches_known(
+				                      kc, path, (size_t)len, &known, got, 30),
+				                  nw);
+				for (size_t k = 0; k < nw; k++)
+					ck_assert_uint_eq(got[k], want[k]);
+			} else {
+				ck_assert_int_eq(
+				    dtl_globset_cursor_first_known(kc, path, (size_t)len, &known),
+				    nw ? (int64_t)want[0] : -1);
+			}
 			struct dtl_globset_cursor *fresh = dtl_globset_cursor_new(&set, &arena);
 			ck_assert_ptr_nonnull(fresh);
 			dtl_globset_cursor_first(fresh, path, (size_t)len);
@@ -246,6 +277,8 @@ START_TEST(globset_cursor_tensor_order_agrees)
 			ck_assert_msg(dtl_globset_cursor_exhausted(c) ==
 			                  dtl_globset_cursor_exhausted(fresh),
 			              "round %d, path '%s'", round, path);
+			ck_assert(dtl_globset_cursor_exhausted(kc) ==
+			          dtl_globset_cursor_exhausted(fresh));
 		}
 		dtl_arena_fini(&arena);
 	}

@@ -109,6 +109,29 @@ START_TEST(zero3_persistence_skips_but_does_not_stop)
 }
 END_TEST
 
+/* The frozen globs' cursor is told each name's segments by the module lookup: a name with no
+ * dot between dotted ones shares nothing with either, and has no module segments. */
+START_TEST(frozen_globs_across_top_level_names)
+{
+	struct dtl_sim sim;
+	run("dtypelint: 1\ntensors:\n  - {name: a.b.w, shape: [4]}\n  - {name: top, shape: [4]}\n"
+	    "  - {name: a.b.x, shape: [4]}\n  - {name: topx, shape: [4]}\n"
+	    "  - {name: a.c.w, shape: [4]}\n  - {name: t.b.w, shape: [4]}\n"
+	    "frozen: ['a.b.*', 'top', 't.*.w']\n", &sim);
+	static const struct {
+		const char *name;
+		bool frozen;
+	} want[] = {{"a.b.w", true}, {"top", true},   {"a.b.x", true},
+	            {"topx", false}, {"a.c.w", false}, {"t.b.w", true}};
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		uint32_t t = dtl_sim_find(&sim, want[k].name, strlen(want[k].name));
+		ck_assert_uint_ne(t, DTL_NONE_INDEX);
+		ck_assert_msg(!(sim.t.flags[t] & DTL_TF_TRAINABLE) == want[k].frozen, "%s",
+		              want[k].name);
+	}
+}
+END_TEST
+
 START_TEST(keep_in_fp32_matching_eras)
 {
 	/* facts §3.5 */
@@ -468,6 +491,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, tied_name_missing_is_an_alias);
 	tcase_add_test(tc, fsdp1_units_post_order_root_last);
 	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
+	tcase_add_test(tc, frozen_globs_across_top_level_names);
 	tcase_add_test(tc, keep_in_fp32_matching_eras);
 	tcase_add_test(tc, keep_set_agrees_with_matcher);
 	tcase_add_test(tc, keep_possible_tells_segments_apart);
