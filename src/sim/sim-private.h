@@ -11,9 +11,15 @@
  * below one whose walk came to nothing is not matched at all (dtl_globset_cursor_exhausted),
  * so a pass over a 100k-module tree skips the subtrees no glob reaches. Lives in sim's arena.
  */
+#define DTL_MODULE_MATCH_DEPTH 32
 struct dtl_module_match {
 	struct dtl_globset_cursor *cursor;
 	uint8_t *dead; /* [module]: no glob matches it or a module below it */
+	/* the last module's ancestors and itself, by depth (chain[j]: its first j + 1 segments,
+	 * which end at end[j]): a module whose parent is among them shares that many segments
+	 * with it, and only its own is walked */
+	uint32_t chain[DTL_MODULE_MATCH_DEPTH], end[DTL_MODULE_MATCH_DEPTH];
+	size_t chain_len;
 };
 int dtl_module_match_init(struct dtl_module_match *mm, const struct dtl_sim *sim,
                           const struct dtl_globset *set);

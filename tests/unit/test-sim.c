@@ -132,6 +132,73 @@ START_TEST(frozen_globs_across_top_level_names)
 }
 END_TEST
 
+/* Every module gets the class of the first model.modules glob matching its path, whatever
+ * order the tensors create the modules in (a branch left and come back to, paths deeper
+ * than the module matcher's chain of ancestors): random trees against dtl_glob_match(). */
+START_TEST(module_classes_agree_with_globs)
+{
+	static const char *const segments[] = {"a", "b", "0", "1", "ab"};
+	static const char *const globs[] = {"a", "a.*", "*.b", "a.**.b", "**.0", "b.*.*",
+	                                    "*b.1", "**.ab.**", "a.b.0.*", "**"};
+	uint32_t seed = 99;
+	for (int round = 0; round < 300; round++) {
+		char yaml[16384], names[24][200];
+		size_t used = 0, n = 0;
+		used += (size_t)snprintf(yaml + used, sizeof(yaml) - used,
+		                         "dtypelint: 1\nmodel: {modules: {");
+		/* a few globs, in a random order (the first match wins) */
+		size_t g_count = 1 + round % 5, g_pick[5];
+		for (size_t g = 0; g < g_count; g++) {
+			bool taken = true;
+			while (taken) { /* a map: each glob once */
+				seed = seed * 1103515245u + 12345u;
+				g_pick[g] = (seed >> 16) % 10;
+				taken = false;
+				for (size_t k = 0; k < g; k++)
+					taken = taken || g_pick[k] == g_pick[g];
+			}
+			used += (size_t)snprintf(yaml + used, sizeof(yaml) - used, "%s\"%s\": C%zu",
+			                         g ? ", " : "", globs[g_pick[g]], g);
+		}
+		used += (size_t)snprintf(yaml + used, sizeof(yaml) - used, "}}\ntensors:\n");
+		while (n < 24) {
+			seed = seed * 1103515245u + 12345u;
+			/* mostly shallow, now and then past 32 segments */
+			size_t depth = (seed >> 16) % 7 == 0 ? 30 + (seed >> 20) % 10 : 1 + (seed >> 16) % 5;
+			size_t len = 0;
+			for (size_t d = 0; d < depth; d++) {
+				seed = seed * 1103515245u + 12345u;
+				len += (size_t)snprintf(names[n] + len, sizeof(names[n]) - len, "%s.",
+				                        segments[(seed >> 16) % 5]);
+			}
+			snprintf(names[n] + len, sizeof(names[n]) - len, "w");
+			bool again = false;
+			for (size_t k = 0; k < n; k++)
+				again = again || strcmp(names[k], names[n]) == 0;
+			if (again)
+				continue;
+			used += (size_t)snprintf(yaml + used, sizeof(yaml) - used,
+			                         "  - {name: %s, shape: [2]}\n", names[n]);
+			n++;
+		}
+		ck_assert_uint_lt(used, sizeof(yaml) - 1);
+		struct dtl_sim sim;
+		run(yaml, &sim);
+		for (size_t mod = 1; mod < sim.module_count; mod++) {
+			const struct dtl_module *md = &sim.modules[mod];
+			char want[8] = "";
+			for (size_t g = 0; g < g_count && !*want; g++)
+				if (dtl_glob_match(globs[g_pick[g]], strlen(globs[g_pick[g]]), md->path,
+				                   md->path_len))
+					snprintf(want, sizeof(want), "C%zu", g);
+			ck_assert_msg(strcmp(md->class_name ? md->class_name : "", want) == 0,
+			              "round %d, '%.*s': %s, want %s", round, (int)md->path_len,
+			              md->path, md->class_name ? md->class_name : "-", want);
+		}
+	}
+}
+END_TEST
+
 START_TEST(keep_in_fp32_matching_eras)
 {
 	/* facts §3.5 */
@@ -492,6 +559,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, fsdp1_units_post_order_root_last);
 	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
 	tcase_add_test(tc, frozen_globs_across_top_level_names);
+	tcase_add_test(tc, module_classes_agree_with_globs);
 	tcase_add_test(tc, keep_in_fp32_matching_eras);
 	tcase_add_test(tc, keep_set_agrees_with_matcher);
 	tcase_add_test(tc, keep_possible_tells_segments_apart);
