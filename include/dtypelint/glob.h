@@ -27,7 +27,9 @@ bool dtl_glob_is_literal(const char *pattern, size_t len);
  * How: the patterns are a trie of segments. Matching walks the path's segments once, keeping
  * the trie nodes it can be in: a literal segment is one lookup among a node's literal
  * children (a hash when there are many: 1,000 "model.layers.N.**" cost one lookup), a segment
- * with '*' is tried against the path's segment, and a '**' node stays in the walk. Invalid
+ * with '*' is tried against the path's segment, and a '**' node stays in the walk. A glob that
+ * is '**' and literal segments ("**.lora_A.weight") is looked up by the path's last segments
+ * instead, so that it keeps no '**' node alive in every walk. Invalid
  * globs (which dtl_glob_match() still gives an answer for) are tried one by one.
  *
  * Usage, for a list of patterns where the first match wins (model.modules, fsdp.wrap):
@@ -59,6 +61,11 @@ struct dtl_globset {
 	struct dtl_globset_edge *edges;
 	size_t edge_count, edge_capacity;
 	uint32_t fallback; /* invalid globs, tried one by one: a chain of patterns */
+	/* "**.<literal segments>" globs, which match a path whose last segments are those: by
+	 * that text (a chain of patterns each), looked up once per length in segments (bit
+	 * m - 1 of suffix_lengths) rather than kept in every walk as a '**' node */
+	struct dtl_strmap *suffixes;
+	uint32_t suffix_lengths;
 };
 
 void dtl_globset_init(struct dtl_globset *set, struct dtl_arena *arena);

@@ -293,6 +293,38 @@ static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *se
 	return child;
 }
 
+/* A valid "**.<literal segments>" glob (at most 32 of them) goes to the suffix table: 1 when
+ * it did, 0 when it is for the trie, -ENOMEM. Patterns with the same segments are chained. */
+static int add_suffix(struct dtl_globset *set, uint32_t index)
+{
+	struct dtl_globset_pattern *p = &set->patterns[index];
+	const char *rest = p->text + 3;
+	size_t rest_len = p->len - 3, segments = 1;
+
+	if (p->len < 4 || memcmp(p->text, "**.", 3) != 0 || memchr(rest, '*', rest_len))
+		return 0;
+	for (size_t i = 0; i < rest_len; i++)
+		segments += rest[i] == '.';
+	if (segments > 32)
+		return 0;
+	if (!set->suffixes) {
+		set->suffixes = dtl_arena_alloc(set->arena, sizeof(*set->suffixes));
+		if (!set->suffixes)
+			return -ENOMEM;
+		dtl_strmap_init(set->suffixes, set->arena);
+	}
+	int64_t first = dtl_strmap_put(set->suffixes, rest, rest_len, index);
+	if (first < 0)
+		return (int)first;
+	p->next = NONE;
+	if (first != index) { /* the same segments as an earlier glob: after it */
+		p->next = set->patterns[first].next;
+		set->patterns[first].next = index;
+	}
+	set->suffix_lengths |= UINT32_C(1) << (segments - 1);
+	return 1;
+}
+
 int dtl_globset_add(struct dtl_globset *set, const char *pattern, size_t len)
 {
 	if (set->count >= NONE - 1 || len > UINT32_MAX)
@@ -316,6 +348,9 @@ int dtl_globset_add(struct dtl_globset *set, const char *pattern, size_t len)
 		set->fallback = index;
 		return 0;
 	}
+	int r = add_suffix(set, index);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	uint32_t node = 0;
 	for (size_t start = 0; start <= len;) {
 		size_t end = segment_end(pattern, start, len);
@@ -432,10 +467,49 @@ static bool walk_step(const struct dtl_globset *set, const struct walk *cur, str
 	return !next->overflow;
 }
 
+/* The suffix globs matching path: for each length in segments some glob has, its last that
+ * many segments are looked up. Segment j of path ends at ends[j] for j < known: when those
+ * are every dot (the last one is the end, or the last dot), the segments are not searched
+ * for again. */
+static void suffix_matches(const struct dtl_globset *set, const char *path, size_t len,
+                           const uint32_t *ends, size_t known, struct found *f)
+{
+	size_t segments = 0; /* the path's, when all their ends are known */
+
+	if (known && ends[known - 1] == len)
+		segments = known;
+	else if (known && ends[known - 1] < len &&
+	         !memchr(path + ends[known - 1] + 1, '.', len - ends[known - 1] - 1))
+		segments = known + 1;
+	size_t before = len; /* without known ends: the dots searched for are before this */
+	for (uint32_t m = 1, lengths = set->suffix_lengths; lengths; m++, lengths >>= 1) {
+		size_t from;
+		const char *dot = NULL;
+		if (segments) {
+			if (m > segments)
+				return; /* the path has fewer segments */
+			from = m < segments ? ends[segments - m - 1] + 1 : 0;
+		} else {
+			dot = before ? memrchr(path, '.', before) : NULL;
+			from = dot ? (size_t)(dot - path) + 1 : 0;
+		}
+		if (lengths & 1) {
+			int64_t i = dtl_strmap_get(set->suffixes, path + from, len - from);
+			for (; i >= 0 && (uint32_t)i != NONE; i = set->patterns[i].next)
+				found_add(f, (uint32_t)i);
+		}
+		if (!segments) {
+			if (!dot)
+				return; /* the path has m segments: no longer suffix */
+			before = (size_t)(dot - path);
+		}
+	}
+}
+
 /* What a walk that consumed the whole path reports: its nodes' patterns, then the invalid
  * globs. */
 static void accept(const struct dtl_globset *set, const struct walk *cur, const char *path,
-                   size_t len, struct found *f)
+                   size_t len, const uint32_t *ends, size_t known, struct found *f)
 {
 	for (size_t k = 0; k < cur->count; k++)
 		for (uint32_t i = set->nodes[cur->node[k]].accept; i != NONE;
@@ -443,6 +517,8 @@ static void accept(const struct dtl_globset *set, const struct walk *cur, const 
 			found_add(f, i);
 	if (set->fallback != NONE)
 		match_one_by_one(set, set->fallback, false, path, len, f);
+	if (set->suffix_lengths)
+		suffix_matches(set, path, len, ends, known, f);
 }
 
 size_t dtl_common_prefix(const char *a, const char *b, size_t n)
@@ -557,9 +633,9 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 		start = end + 1;
 	}
 	c->depth = k < CURSOR_DEPTH ? k : CURSOR_DEPTH;
-	/* an empty walk stays empty, whatever segments follow */
-	c->exhausted = cur->count == 0 && set->fallback == NONE;
-	accept(set, cur, path, len, f);
+	/* an empty walk stays empty, whatever segments follow (and no suffix glob is left) */
+	c->exhausted = cur->count == 0 && set->fallback == NONE && !set->suffix_lengths;
+	accept(set, cur, path, len, ends, known, f);
 }
 
 bool dtl_globset_cursor_exhausted(const struct dtl_globset_cursor *c)
