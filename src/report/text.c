@@ -4,24 +4,61 @@
  * Colours (when asked for) follow gcc's: bold locations, red errors, magenta warnings, cyan
  * notes and info. */
 #include <errno.h>
+#include <stdio.h>
 
 #include "dtypelint/report.h"
 
 #define BOLD  "\033[1m"
 #define RESET "\033[0m"
 
+/* Findings come by the thousand (a pattern list gone stale): the lines are put piece by
+ * piece, with no format string to parse. */
+static void put_uint(FILE *out, unsigned v)
+{
+	char digits[12];
+	size_t n = sizeof(digits);
+
+	do
+		digits[--n] = (char)('0' + v % 10);
+	while (v /= 10);
+	fwrite(digits + n, 1, sizeof(digits) - n, out);
+}
+
 static void location(FILE *out, const struct dtl_loc *loc, bool color)
 {
-	fprintf(out, "%s%s:%u:%u:%s ", color ? BOLD : "", loc->file ? loc->file : "-",
-	        loc->line ? loc->line : 1, loc->column ? loc->column : 1, color ? RESET : "");
+	if (color)
+		fputs(BOLD, out);
+	fputs(loc->file ? loc->file : "-", out);
+	putc(':', out);
+	put_uint(out, loc->line ? loc->line : 1);
+	putc(':', out);
+	put_uint(out, loc->column ? loc->column : 1);
+	putc(':', out);
+	if (color)
+		fputs(RESET, out);
+	putc(' ', out);
 }
 
 static void severity(FILE *out, const char *word, const char *colour, bool color)
 {
+	if (color) {
+		fputs("\033[1;", out);
+		fputs(colour, out);
+		putc('m', out);
+	}
+	fputs(word, out);
+	putc(':', out);
 	if (color)
-		fprintf(out, "\033[1;%sm%s:" RESET " ", colour, word);
-	else
-		fprintf(out, "%s: ", word);
+		fputs(RESET, out);
+	putc(' ', out);
+}
+
+/* "<lead><text>\n" */
+static void line(FILE *out, const char *lead, const char *text)
+{
+	fputs(lead, out);
+	fputs(text, out);
+	putc('\n', out);
 }
 
 static const char *severity_colour(enum dtl_severity s)
@@ -58,21 +95,26 @@ int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, siz
 			location(out, &f->loc, color);
 			severity(out, dtl_severity_name(f->severity), severity_colour(f->severity),
 			         color);
-			fprintf(out, "%s [%s %s]\n", f->message, f->rule->id, f->rule->name);
+			fputs(f->message, out);
+			fputs(" [", out);
+			fputs(f->rule->id, out);
+			putc(' ', out);
+			fputs(f->rule->name, out);
+			fputs("]\n", out);
 			if (f->error_text)
 				fprintf(out, "  %s raises %s: %s\n", f->error_versions,
 				        f->error_when, f->error_text);
 			if (f->effect && f->error_versions)
 				fprintf(out, "  effect (%s): %s\n", f->error_versions, f->effect);
 			else if (f->effect)
-				fprintf(out, "  effect: %s\n", f->effect);
+				line(out, "  effect: ", f->effect);
 			for (size_t j = 0; j < f->note_count; j++) {
 				location(out, &f->notes[j].loc, color);
 				severity(out, "note", "36", color);
-				fprintf(out, "%s\n", f->notes[j].text);
+				line(out, "", f->notes[j].text);
 			}
 			if (f->fix)
-				fprintf(out, "  fix: %s\n", f->fix);
+				line(out, "  fix: ", f->fix);
 		}
 	}
 	return ferror(out) ? -EIO : 0;
