@@ -186,7 +186,7 @@ START_TEST(module_classes_agree_with_globs)
 		run(yaml, &sim);
 		for (size_t mod = 1; mod < sim.module_count; mod++) {
 			const struct dtl_module *md = &sim.modules[mod];
-			char want[8] = "";
+			char want[24] = "";
 			for (size_t g = 0; g < g_count && !*want; g++)
 				if (dtl_glob_match(globs[g_pick[g]], strlen(globs[g_pick[g]]), md->path,
 				                   md->path_len))
