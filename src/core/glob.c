@@ -467,6 +467,16 @@ static bool walk_step(const struct dtl_globset *set, const struct walk *cur, str
 	return !next->overflow;
 }
 
+/* The suffix globs whose segments are these last ones of a path. */
+static void suffix_lookup(const struct dtl_globset *set, const char *suffix, size_t len,
+                          struct found *f)
+{
+	int64_t i = dtl_strmap_get(set->suffixes, suffix, len);
+
+	for (; i >= 0 && (uint32_t)i != NONE; i = set->patterns[i].next)
+		found_add(f, (uint32_t)i);
+}
+
 /* The suffix globs matching path: for each length in segments some glob has, its last that
  * many segments are looked up. Segment j of path ends at ends[j] for j < known: when those
  * are every dot (the last one is the end, or the last dot), the segments are not searched
@@ -481,28 +491,26 @@ static void suffix_matches(const struct dtl_globset *set, const char *path, size
 	else if (known && ends[known - 1] < len &&
 	         !memchr(path + ends[known - 1] + 1, '.', len - ends[known - 1] - 1))
 		segments = known + 1;
-	size_t before = len; /* without known ends: the dots searched for are before this */
-	for (uint32_t m = 1, lengths = set->suffix_lengths; lengths; m++, lengths >>= 1) {
-		size_t from;
-		const char *dot = NULL;
-		if (segments) {
+	if (segments) {
+		/* straight to each length some glob has */
+		for (uint32_t lengths = set->suffix_lengths; lengths; lengths &= lengths - 1) {
+			size_t m = (size_t)__builtin_ctz(lengths) + 1;
 			if (m > segments)
 				return; /* the path has fewer segments */
-			from = m < segments ? ends[segments - m - 1] + 1 : 0;
-		} else {
-			dot = before ? memrchr(path, '.', before) : NULL;
-			from = dot ? (size_t)(dot - path) + 1 : 0;
+			size_t from = m < segments ? ends[segments - m - 1] + 1 : 0;
+			suffix_lookup(set, path + from, len - from, f);
 		}
-		if (lengths & 1) {
-			int64_t i = dtl_strmap_get(set->suffixes, path + from, len - from);
-			for (; i >= 0 && (uint32_t)i != NONE; i = set->patterns[i].next)
-				found_add(f, (uint32_t)i);
-		}
-		if (!segments) {
-			if (!dot)
-				return; /* the path has m segments: no longer suffix */
-			before = (size_t)(dot - path);
-		}
+		return;
+	}
+	size_t before = len; /* the dots searched for are before this */
+	for (uint32_t lengths = set->suffix_lengths; lengths; lengths >>= 1) {
+		const char *dot = before ? memrchr(path, '.', before) : NULL;
+		size_t from = dot ? (size_t)(dot - path) + 1 : 0;
+		if (lengths & 1)
+			suffix_lookup(set, path + from, len - from, f);
+		if (!dot)
+			return; /* the path has no more segments */
+		before = (size_t)(dot - path);
 	}
 }
 
