@@ -94,7 +94,10 @@ int dtl_rule_selection_validate(const struct dtl_rule_selection *selection, stru
 static int compare_findings(const void *pa, const void *pb)
 {
 	const struct dtl_finding *a = pa, *b = pb;
-	int c = strcmp(a->loc.file ? a->loc.file : "", b->loc.file ? b->loc.file : "");
+	/* the findings of one file share its name: no compare */
+	int c = a->loc.file == b->loc.file
+	            ? 0
+	            : strcmp(a->loc.file ? a->loc.file : "", b->loc.file ? b->loc.file : "");
 
 	if (c)
 		return c;
