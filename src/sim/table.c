@@ -467,12 +467,15 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 		if (r < 0)
 			return r;
 		/* the module path's segments are the name's first ones (none for a name with no
-		 * dot: no lookup) */
-		if (frozen_match.count)
+		 * dot: no lookup), and the leaf, which has no dot, ends the name: its end goes in
+		 * the slot after them, which the lookup writes before it reads again */
+		if (frozen_match.count) {
+			size_t count = sim->t.module[i] ? lookup.depth : 0;
+			if (count && count < LOOKUP_DEPTH)
+				lookup.end[count++] = d->name_len;
 			frozen_match.known = (struct dtl_path_known){
-			    .shared = lookup.shared,
-			    .ends = lookup.end,
-			    .count = sim->t.module[i] ? lookup.depth : 0};
+			    .shared = lookup.shared, .ends = lookup.end, .count = count};
+		}
 		if (own && dtl_strmap_put(&sim->own_declared, d->name, d->name_len, (int64_t)i) < 0)
 			return -ENOMEM;
 		init_from_decl(sim, &frozen_match, (uint32_t)i, d);
