@@ -293,6 +293,38 @@ static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *se
 	return child;
 }
 
+/* The suffix filter: one bit of 4,096 per glob's segments, by a hash cheaper than the table's
+ * (loads inside the text only). A path's last segments whose bit is clear are no glob's. */
+#define SUFFIX_FILTER_WORDS 64
+
+static uint32_t suffix_bit(const char *text, size_t len)
+{
+	uint64_t h = len * UINT64_C(0x9e3779b97f4a7c15), w = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, text + i, 8);
+		h = (h ^ w) * UINT64_C(0xbf58476d1ce4e5b9);
+	}
+	if (i < len) {
+		if (len >= 8) {
+			memcpy(&w, text + len - 8, 8); /* the last eight, overlapping */
+		} else {
+			uint32_t a, b;
+			if (len >= 4) {
+				memcpy(&a, text, 4);
+				memcpy(&b, text + len - 4, 4);
+			} else {
+				a = (uint8_t)text[0] | (uint32_t)(uint8_t)text[len / 2] << 8;
+				b = (uint8_t)text[len - 1];
+			}
+			w = (uint64_t)b << 32 | a;
+		}
+		h = (h ^ w) * UINT64_C(0x94d049bb133111eb);
+	}
+	return (uint32_t)(h >> 52); /* 12 bits */
+}
+
 /* A valid "**.<literal segments>" glob (at most 32 of them) goes to the suffix table: 1 when
  * it did, 0 when it is for the trie, -ENOMEM. Patterns with the same segments are chained. */
 static int add_suffix(struct dtl_globset *set, uint32_t index)
@@ -309,7 +341,9 @@ static int add_suffix(struct dtl_globset *set, uint32_t index)
 		return 0;
 	if (!set->suffixes) {
 		set->suffixes = dtl_arena_alloc(set->arena, sizeof(*set->suffixes));
-		if (!set->suffixes)
+		set->suffix_filter =
+		    dtl_arena_calloc(set->arena, SUFFIX_FILTER_WORDS, sizeof(*set->suffix_filter));
+		if (!set->suffixes || !set->suffix_filter)
 			return -ENOMEM;
 		dtl_strmap_init(set->suffixes, set->arena);
 	}
@@ -322,6 +356,8 @@ static int add_suffix(struct dtl_globset *set, uint32_t index)
 		set->patterns[first].next = index;
 	}
 	set->suffix_lengths |= UINT32_C(1) << (segments - 1);
+	uint32_t bit = suffix_bit(rest, rest_len);
+	set->suffix_filter[bit / 64] |= UINT64_C(1) << (bit % 64);
 	return 1;
 }
 
@@ -471,6 +507,9 @@ static bool walk_step(const struct dtl_globset *set, const struct walk *cur, str
 static void suffix_lookup(const struct dtl_globset *set, const char *suffix, size_t len,
                           struct found *f)
 {
+	uint32_t bit = suffix_bit(suffix, len);
+	if (!(set->suffix_filter[bit / 64] >> (bit % 64) & 1))
+		return;
 	int64_t i = dtl_strmap_get(set->suffixes, suffix, len);
 
 	for (; i >= 0 && (uint32_t)i != NONE; i = set->patterns[i].next)

@@ -471,6 +471,8 @@ static void tell_segments(const struct dtl_sim *sim, const struct dtl_keep_set *
 			  struct dtl_keep_possible *p)
 {
 	size_t next = 1; /* the next module to tell (0 is the root: no segment) */
+	const char *leaf = NULL; /* the last leaf told: most are the one before ("weight") */
+	size_t leaf_len = 0;
 
 	for (size_t t = 0; t <= sim->t.count && p->left; t++) {
 		size_t upto = t < sim->t.count ? sim->t.module[t] + (size_t)1 : sim->module_count;
@@ -483,8 +485,13 @@ static void tell_segments(const struct dtl_sim *sim, const struct dtl_keep_set *
 		if (t < sim->t.count) {
 			uint32_t mod = sim->t.module[t];
 			size_t start = mod == 0 ? 0 : sim->modules[mod].path_len + 1;
-			dtl_keep_possible_add(p, set, sim->t.name[t] + start,
-					      sim->t.name_len[t] - start);
+			const char *text = sim->t.name[t] + start;
+			size_t len = sim->t.name_len[t] - start;
+			if (leaf && len == leaf_len && memcmp(text, leaf, len) == 0)
+				continue;
+			dtl_keep_possible_add(p, set, text, len);
+			leaf = text;
+			leaf_len = len;
 		}
 	}
 }
