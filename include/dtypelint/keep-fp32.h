@@ -73,9 +73,6 @@ uint32_t dtl_keep_set_first(const struct dtl_keep_set *set, const char *name, si
  * UINT32_MAX when none). Both arrays have entry_count elements. -ENOMEM or 0. */
 int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
 		       const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first);
-/* first[] of dtl_keep_set_count only, which stops as soon as every entry has matched. */
-int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
-		     const uint32_t *name_lens, size_t n, uint32_t *first);
 /*
  * Which entries can match at all, from the segments of the names (the text between dots)
  * rather than the names: when no key holds a '.' (dot_resets), a key that occurs in a name
@@ -96,10 +93,9 @@ int dtl_keep_possible_init(struct dtl_keep_possible *p, const struct dtl_keep_se
 			   struct dtl_arena *arena);
 void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
 			   const char *segment, size_t len);
-/* dtl_keep_set_any for the entries possible[e] only (NULL: all); the others are left
- * UINT32_MAX unscanned, so that the scan stops once the possible ones have matched. */
-int dtl_keep_set_any_possible(const struct dtl_keep_set *set, const char *const *names,
-			      const uint32_t *name_lens, size_t n, const bool *possible,
-			      uint32_t *first);
+/* first[] of dtl_keep_set_count only, for the entries possible[e] (NULL: all), which stops as
+ * soon as every one of them has matched; the others are left UINT32_MAX unscanned. */
+int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
+		     const uint32_t *name_lens, size_t n, const bool *possible, uint32_t *first);
 
 #endif

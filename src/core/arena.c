@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dtypelint/arena.h"
+#include "dtypelint/bytes.h"
 
 #define CHUNK_MIN (64 * 1024)
 #define CHUNK_MAX (2 * 1024 * 1024)
@@ -313,13 +314,6 @@ static uint64_t load64(const unsigned char *p)
 	return v;
 }
 
-static uint64_t load32(const unsigned char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* 64x64 -> 128-bit multiply, folded (the wyhash mixer) */
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -346,14 +340,10 @@ static uint64_t hash_seeded(const void *data, size_t len, uint64_t seed)
 	if (n > 8) {
 		a = load64(p);
 		b = load64(p + n - 8);
-	} else if (n >= 4) {
-		a = load32(p);
-		b = load32(p + n - 4);
-	} else if (n > 0) {
-		a = ((uint64_t)p[0] << 16) | ((uint64_t)p[n >> 1] << 8) | p[n - 1];
-		b = 0;
 	} else {
-		a = b = 0;
+		uint64_t w = dtl_bytes_short((const char *)p, n);
+		a = (uint32_t)w;
+		b = w >> 32;
 	}
 	return mix(K1 ^ (uint64_t)len, mix(a ^ K1, b ^ h ^ K2));
 }

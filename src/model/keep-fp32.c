@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtypelint/bytes.h"
 #include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 
@@ -643,21 +644,15 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 	return 0;
 }
 
-int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
-		     const uint32_t *name_lens, size_t n, uint32_t *first)
-{
-	return dtl_keep_set_any_possible(set, names, name_lens, n, NULL, first);
-}
-
-/* Segments added already, in a small table by their length and first bytes (the last one
- * to land in a slot stays): a model repeats its segments ("gate_proj" in every expert, the
- * expert numbers in every layer), and adding one again changes nothing. */
+/* Segments added already, in a small table by their first bytes and length (the last one to
+ * land in a slot stays): a model repeats its segments ("gate_proj" in every expert, the expert
+ * numbers in every layer), and adding one again changes nothing. */
 #define TOLD_BITS 10
 
 struct dtl_keep_told {
 	const char *text; /* NULL: an empty slot */
 	size_t len;
-	uint64_t head; /* its first eight bytes, or a short one's bytes */
+	uint64_t head; /* dtl_bytes_short() of its first eight bytes at most */
 };
 
 int dtl_keep_possible_init(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
@@ -675,26 +670,14 @@ int dtl_keep_possible_init(struct dtl_keep_possible *p, const struct dtl_keep_se
 	return 0;
 }
 
-/* Was the segment added before? Else it is now remembered. */
+/* Was the segment added before? Else it is now remembered. Most segments are short: their
+ * head is their bytes, and no call compares them. */
 static bool told_before(struct dtl_keep_told *told, const char *text, size_t len)
 {
-	uint64_t head = 0;
-	uint32_t a, b;
-
-	/* loads inside the segment only; up to eight bytes, the head with the length is the
-	 * bytes themselves (the two halves overlap in a segment of four to seven) */
-	if (len >= 8) {
-		memcpy(&head, text, 8);
-	} else if (len >= 4) {
-		memcpy(&a, text, 4);
-		memcpy(&b, text + len - 4, 4);
-		head = (uint64_t)b << 32 | a;
-	} else if (len > 0) {
-		head = (uint64_t)(uint8_t)text[0] << 16 | (uint64_t)(uint8_t)text[len / 2] << 8 |
-		       (uint8_t)text[len - 1];
-	}
+	uint64_t head = dtl_bytes_short(text, len < 8 ? len : 8);
 	struct dtl_keep_told *slot =
 	    &told[((head ^ len) * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - TOLD_BITS)];
+
 	if (slot->text && slot->len == len && slot->head == head &&
 	    (len <= 8 || memcmp(slot->text + 8, text + 8, len - 8) == 0))
 		return true;
@@ -729,9 +712,8 @@ void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_se
 	}
 }
 
-int dtl_keep_set_any_possible(const struct dtl_keep_set *set, const char *const *names,
-			      const uint32_t *name_lens, size_t n, const bool *possible,
-			      uint32_t *first)
+int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
+		     const uint32_t *name_lens, size_t n, const bool *possible, uint32_t *first)
 {
 	struct any_scan a = {.set = set, .first = first, .unmatched = set->entry_count};
 	int r;

@@ -466,7 +466,8 @@ static int dt601_frozen(struct dtl_check *c)
  * is left, through the module tree: a name is its module's path, a '.', and its leaf, and a
  * module's path its parent's, a '.', and its last segment, so each segment is read once per
  * module where the names would be read whole. Modules come in the order of the tensors that
- * made them, so that entries matching early names are settled early. */
+ * made them, so that entries matching early names are settled early; every module is a
+ * tensor's or an ancestor of one (and numbered before it), so none is left out. */
 static void tell_segments(const struct dtl_sim *sim, const struct dtl_keep_set *set,
 			  struct dtl_keep_possible *p)
 {
@@ -474,25 +475,22 @@ static void tell_segments(const struct dtl_sim *sim, const struct dtl_keep_set *
 	const char *leaf = NULL; /* the last leaf told: most are the one before ("weight") */
 	size_t leaf_len = 0;
 
-	for (size_t t = 0; t <= sim->t.count && p->left; t++) {
-		size_t upto = t < sim->t.count ? sim->t.module[t] + (size_t)1 : sim->module_count;
-		for (; next < upto && p->left; next++) {
+	for (size_t t = 0; t < sim->t.count && p->left; t++) {
+		uint32_t mod = sim->t.module[t];
+		for (; next <= mod && p->left; next++) {
 			const struct dtl_module *md = &sim->modules[next];
 			uint32_t start =
 			    md->parent == 0 ? 0 : sim->modules[md->parent].path_len + 1;
 			dtl_keep_possible_add(p, set, md->path + start, md->path_len - start);
 		}
-		if (t < sim->t.count) {
-			uint32_t mod = sim->t.module[t];
-			size_t start = mod == 0 ? 0 : sim->modules[mod].path_len + 1;
-			const char *text = sim->t.name[t] + start;
-			size_t len = sim->t.name_len[t] - start;
-			if (leaf && len == leaf_len && memcmp(text, leaf, len) == 0)
-				continue;
-			dtl_keep_possible_add(p, set, text, len);
-			leaf = text;
-			leaf_len = len;
-		}
+		size_t start = mod == 0 ? 0 : sim->modules[mod].path_len + 1;
+		const char *text = sim->t.name[t] + start;
+		size_t len = sim->t.name_len[t] - start;
+		if (leaf && len == leaf_len && memcmp(text, leaf, len) == 0)
+			continue;
+		dtl_keep_possible_add(p, set, text, len);
+		leaf = text;
+		leaf_len = len;
 	}
 }
 
@@ -519,9 +517,9 @@ static int dt601_check(struct dtl_check *c)
 		/* an entry whose key is in no segment is settled without reading the names: the
 		 * scan below stops once the others have matched */
 		tell_segments(sim, sets[l], &possible);
-		if ((r = dtl_keep_set_any_possible(sets[l], (const char *const *)sim->t.name,
-						   sim->t.name_len, sim->t.count,
-						   possible.possible, first)) < 0)
+		if ((r = dtl_keep_set_any(sets[l], (const char *const *)sim->t.name,
+					  sim->t.name_len, sim->t.count, possible.possible,
+					  first)) < 0)
 			return r;
 		for (size_t k = 0; k < sets[l]->entry_count; k++)
 			if (first[k] == DTL_NONE_INDEX &&

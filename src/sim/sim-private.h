@@ -34,6 +34,15 @@ int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error);
 
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error);
+/* The dtype a declared tensor has before any stage: its own, else model.checkpoint_dtype, else
+ * torch's default, float32 (DESIGN §3). */
+static inline enum dtl_dtype dtl_sim_declared_dtype(const struct dtl_manifest *m,
+                                                    const struct dtl_tensor_decl *t)
+{
+	return t->dtype != DTL_DTYPE_NONE                      ? t->dtype
+	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
+	                                                       : DTL_DTYPE_F32;
+}
 /* A declared tensor's first step (stage "manifest"), which is not stored: how its entry gave
  * its dtype. false for a tensor with no entry of its own (its steps are all stored). */
 bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out);

@@ -40,8 +40,7 @@ static const char *format_reason(struct dtl_sim *sim, enum declared_how how, enu
 	}
 }
 
-/* How a declared tensor's entry gives its dtype, and where (the dtype it has before any stage
- * runs: dtl_sim_build_table set it the same way). */
+/* How a declared tensor's entry gives its dtype (dtl_sim_declared_dtype), and where. */
 static enum declared_how declared_how(const struct dtl_sim *sim, const struct dtl_tensor_decl *t,
 				      struct dtl_loc *loc)
 {
@@ -59,15 +58,6 @@ static enum declared_how declared_how(const struct dtl_sim *sim, const struct dt
 	return DEFAULTED;
 }
 
-static enum dtl_dtype declared_dtype(const struct dtl_sim *sim, const struct dtl_tensor_decl *t)
-{
-	const struct dtl_manifest *m = sim->manifest;
-
-	return t->dtype != DTL_DTYPE_NONE                      ? t->dtype
-	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
-	                                                       : DTL_DTYPE_F32;
-}
-
 bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out)
 {
 	uint32_t decl = sim->t.decl[tensor];
@@ -77,7 +67,7 @@ bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dt
 	const struct dtl_tensor_decl *t = &sim->manifest->tensors[decl];
 	struct dtl_loc loc;
 	enum declared_how how = declared_how(sim, t, &loc);
-	enum dtl_dtype d = declared_dtype(sim, t);
+	enum dtl_dtype d = dtl_sim_declared_dtype(sim->manifest, t);
 	*out = (struct dtl_event){.tensor = tensor,
 	                          .prev = DTL_NONE_INDEX,
 	                          .stage = DTL_STAGE_DECLARE,
@@ -94,19 +84,21 @@ bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dt
 static int declare(struct dtl_sim *sim, uint32_t i)
 {
 	uint32_t decl = sim->t.decl[i];
-	enum dtl_dtype d = sim->t.dtype[i];
 
 	if (decl == DTL_NONE_INDEX) {
 		uint32_t of = sim->t.alias_of[i];
 		const char *reason = dtl_arena_sprintf(
-		    sim->arena, "%s: tied to '%s', the same Parameter", dtl_dtype_name(d),
+		    sim->arena, "%s: tied to '%s', the same Parameter",
+		    dtl_dtype_name(sim->t.dtype[i]),
 		    of == DTL_NONE_INDEX ? "?" : sim->t.name[of]);
 		return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason,
 		                    "facts/torch-and-transformers.md §4 (tied weights)",
 		                    dtl_sim_tensor_loc(sim, i));
 	}
+	const struct dtl_tensor_decl *t = &sim->manifest->tensors[decl];
 	struct dtl_loc loc;
-	enum declared_how how = declared_how(sim, &sim->manifest->tensors[decl], &loc);
+	enum declared_how how = declared_how(sim, t, &loc);
+	enum dtl_dtype d = dtl_sim_declared_dtype(sim->manifest, t);
 	if (!sim->declared_reason[how][d] &&
 	    !(sim->declared_reason[how][d] = format_reason(sim, how, d)))
 		return -ENOMEM;

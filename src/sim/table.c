@@ -243,10 +243,7 @@ static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uin
 {
 	const struct dtl_manifest *m = sim->manifest;
 	struct dtl_table *t = &sim->t;
-	enum dtl_dtype dtype = d->dtype != DTL_DTYPE_NONE ? d->dtype
-	                       : m->model.checkpoint_dtype != DTL_DTYPE_NONE
-	                           ? m->model.checkpoint_dtype
-	                           : DTL_DTYPE_F32;
+	enum dtl_dtype dtype = dtl_sim_declared_dtype(m, d);
 	t->kind[i] = (uint8_t)d->kind;
 	t->dtype[i] = (uint8_t)dtype;
 	t->compute_dtype[i] = (uint8_t)dtype;
