@@ -510,20 +510,19 @@ static void suffix_lookup(const struct dtl_globset *set, const char *suffix, siz
 }
 
 /* The suffix globs matching path: for each length in segments some glob has, its last that
- * many segments are looked up. When the caller told every dot (the last end it knows is the
- * path's end, or its last dot), the segments are not searched for again. */
+ * many segments are looked up. Segment j of path ends at ends[j] for j < known: when those
+ * are every dot (the last one is the end, or the last dot), the segments are not searched
+ * for again. */
 static void suffix_matches(const struct dtl_globset *set, const char *path, size_t len,
-                           const struct dtl_path_known *known, struct found *f)
+                           const uint32_t *ends, size_t known, struct found *f)
 {
-	const uint32_t *ends = known ? known->ends : NULL;
-	size_t count = known ? known->count : 0;
 	size_t segments = 0; /* the path's, when all their ends are known */
 
-	if (count && ends[count - 1] == len)
-		segments = count;
-	else if (count && ends[count - 1] < len &&
-	         !memchr(path + ends[count - 1] + 1, '.', len - ends[count - 1] - 1))
-		segments = count + 1;
+	if (known && ends[known - 1] == len)
+		segments = known;
+	else if (known && ends[known - 1] < len &&
+	         !memchr(path + ends[known - 1] + 1, '.', len - ends[known - 1] - 1))
+		segments = known + 1;
 	if (segments) {
 		/* straight to each length some glob has */
 		for (uint32_t lengths = set->suffix_lengths; lengths; lengths &= lengths - 1) {
@@ -550,7 +549,7 @@ static void suffix_matches(const struct dtl_globset *set, const char *path, size
 /* What a walk that consumed the whole path reports: its nodes' patterns, then the invalid
  * globs. */
 static void accept(const struct dtl_globset *set, const struct walk *cur, const char *path,
-                   size_t len, const struct dtl_path_known *known, struct found *f)
+                   size_t len, const uint32_t *ends, size_t known, struct found *f)
 {
 	for (size_t k = 0; k < cur->count; k++)
 		for (uint32_t i = set->nodes[cur->node[k]].accept; i != NONE;
@@ -559,7 +558,7 @@ static void accept(const struct dtl_globset *set, const struct walk *cur, const 
 	if (set->fallback != NONE)
 		match_one_by_one(set, set->fallback, false, path, len, f);
 	if (set->suffix_lengths)
-		suffix_matches(set, path, len, known, f);
+		suffix_matches(set, path, len, ends, known, f);
 }
 
 size_t dtl_common_prefix(const char *a, const char *b, size_t n)
@@ -632,11 +631,12 @@ struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
 	return c;
 }
 
-/* known: what the caller found of path already (dtl_globset_cursor_*_known), or NULL. */
+/* shared: how many leading segments path has in common with the previous path, or
+ * UNKNOWN_SHARED; ends[j]: where segment j of path ends, for j < known. */
+#define UNKNOWN_SHARED SIZE_MAX
 static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t len,
-                         const struct dtl_path_known *known, struct found *f)
+                         size_t shared, const uint32_t *ends, size_t known, struct found *f)
 {
-	size_t told = known ? known->count : 0;
 	const struct dtl_globset *set = c->set;
 	size_t k = 0;
 
@@ -650,8 +650,8 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 	/* the previous path's walks stay valid for the segments both paths share */
 	if (!c->path)
 		walk_start(set, &c->walks[0]);
-	else if (known)
-		k = known->shared < c->depth ? known->shared : c->depth;
+	else if (shared != UNKNOWN_SHARED)
+		k = shared < c->depth ? shared : c->depth;
 	else
 		k = dtl_path_shared_segments(c->path, c->len, c->seg_end, c->depth, path, len);
 	c->path = path;
@@ -659,7 +659,7 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 	const struct walk *cur = &c->walks[k];
 	size_t start = k ? c->seg_end[k - 1] + 1 : 0;
 	while (start <= len && cur->count) {
-		size_t end = k < told ? known->ends[k] : segment_end(path, start, len);
+		size_t end = k < known ? ends[k] : segment_end(path, start, len);
 		struct walk *next = k < CURSOR_DEPTH ? &c->walks[k + 1] : &c->spare[k % 2];
 		if (!walk_step(set, cur, next, path + start, end - start)) {
 			c->path = NULL;
@@ -675,7 +675,7 @@ static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t 
 	c->depth = k < CURSOR_DEPTH ? k : CURSOR_DEPTH;
 	/* an empty walk stays empty, whatever segments follow (and no suffix glob is left) */
 	c->exhausted = cur->count == 0 && set->fallback == NONE && !set->suffix_lengths;
-	accept(set, cur, path, len, known, f);
+	accept(set, cur, path, len, ends, known, f);
 }
 
 bool dtl_globset_cursor_exhausted(const struct dtl_globset_cursor *c)
@@ -687,7 +687,7 @@ int64_t dtl_globset_cursor_first(struct dtl_globset_cursor *c, const char *path,
 {
 	struct found f = {.first = -1};
 
-	cursor_match(c, path, len, NULL, &f);
+	cursor_match(c, path, len, UNKNOWN_SHARED, NULL, 0, &f);
 	return f.first;
 }
 
@@ -696,7 +696,7 @@ size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path
 {
 	struct found f = {.first = -1, .out = out, .max = max};
 
-	cursor_match(c, path, len, NULL, &f);
+	cursor_match(c, path, len, UNKNOWN_SHARED, NULL, 0, &f);
 	return f.count;
 }
 
@@ -706,7 +706,7 @@ size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char
 {
 	struct found f = {.first = -1, .out = out, .max = max};
 
-	cursor_match(c, path, len, known, &f);
+	cursor_match(c, path, len, known->shared, known->ends, known->count, &f);
 	return f.count;
 }
 
@@ -715,7 +715,7 @@ int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char 
 {
 	struct found f = {.first = -1};
 
-	cursor_match(c, path, len, known, &f);
+	cursor_match(c, path, len, known->shared, known->ends, known->count, &f);
 	return f.first;
 }
 
@@ -724,7 +724,7 @@ static void match(const struct dtl_globset *set, const char *path, size_t len, s
 {
 	struct dtl_globset_cursor c = {.set = set};
 
-	cursor_match(&c, path, len, NULL, f);
+	cursor_match(&c, path, len, UNKNOWN_SHARED, NULL, 0, f);
 }
 
 int64_t dtl_globset_first(const struct dtl_globset *set, const char *path, size_t len)
