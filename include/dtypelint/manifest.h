@@ -19,6 +19,10 @@
 enum dtl_tensor_kind {
 	DTL_KIND_PARAM,
 	DTL_KIND_BUFFER,
+	/* set by the simulation only, never parsed: a pre-quantized checkpoint's absmax,
+	 * quant_map, quant_state.*, SCB or weight_format entry. It lives in its weight's
+	 * quant_state (or Int8Params.SCB), not in named_parameters() or named_buffers(). */
+	DTL_KIND_QUANT_STATE,
 };
 
 struct dtl_tensor_decl {
@@ -33,6 +37,9 @@ struct dtl_tensor_decl {
 	bool persistent;          /* buffers only; default true */
 	struct dtl_loc loc;       /* the tensor's entry */
 	struct dtl_loc dtype_loc; /* its dtype key, or loc */
+	/* why an importer gave this dtype (e.g. "pre-quantized checkpoint: bitsandbytes 4-bit,
+	 * uint8 storage"); NULL: the entry declares it */
+	const char *dtype_reason;
 };
 
 /* a path glob mapped to a name: modules (class), kernels (op) */
@@ -91,6 +98,13 @@ struct dtl_quantization {
 	const char *quant_type;       /* "nf4" | "fp4"; NULL: unset */
 	struct dtl_patterns skip_modules;
 	struct dtl_loc loc, method_loc, compute_dtype_loc, quant_storage_loc;
+	/* the checkpoint is already quantized (config.json's quantization_config): its weights
+	 * keep the dtype they are stored in, and a recipe's own request does not replace it */
+	bool prequantized;
+	/* a recipe (trainer arguments) asked for this method on a pre-quantized checkpoint;
+	 * DTL_QUANT_NONE: it did not. transformers keeps the checkpoint's config. */
+	enum dtl_quant_method requested;
+	struct dtl_loc requested_loc;
 };
 
 struct dtl_adapter {

@@ -45,6 +45,9 @@ enum dtl_tensor_flag {
 	DTL_TF_ROUTER = 1u << 9,
 	DTL_TF_QUANT_STATE = 1u << 10, /* a pre-quantized checkpoint's absmax/quant_map/SCB/... */
 	DTL_TF_INT8 = 1u << 11,	       /* an LLM.int8 weight (Int8Params) */
+	/* a weight stored quantized in the checkpoint (its quant state is beside it): loaded
+	 * with the dtype it is stored in (Params4bit.from_prequantized keeps data.dtype) */
+	DTL_TF_PREQUANTIZED = 1u << 12,
 };
 
 struct dtl_table {

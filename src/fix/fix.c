@@ -94,6 +94,19 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 		ADD(DTL_FIX_QUANT_STORAGE, NULL, want, 1,
 		    "set quantization.quant_storage: %s (bnb_4bit_quant_storage)", dtl_dtype_name(want));
 	}
+	if (!strcmp(id, "DT401") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 && t != DTL_NONE_INDEX &&
+	    !dtl_dtype_is_floating(sim->t.dtype[t]) &&
+	    (sim->rp.version_assumed[DTL_FW_ACCELERATE] ||
+	     !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT))) {
+		/* accelerate >= 1.14 keeps frozen non-floating Params4bit out of FSDP2 sharding
+		 * (PR #3987); the only cure for a checkpoint stored quantized in uint8 */
+		ADD(DTL_FIX_VERSION, "1.14.0", 0, 2,
+		    "launch with accelerate >= 1.14: training.versions.accelerate: \"1.14.0\" "
+		    "(keeps non-floating Params4bit out of FSDP2 sharding, PR #3987; needs torch "
+		    ">= 2.7)");
+		if (fix)
+			fix->framework = DTL_FW_ACCELERATE;
+	}
 	if (!strcmp(id, "DT404"))
 		ADD(DTL_FIX_QUANT_STORAGE, NULL, sim->rp.mode_dtype, 1,
 		    "set quantization.quant_storage: %s", dtl_dtype_name(sim->rp.mode_dtype));

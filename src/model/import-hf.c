@@ -29,6 +29,8 @@ struct entry {
 	uint32_t rank;
 	int64_t numel;
 	struct dtl_loc loc;
+	const char *dtype_reason; /* NULL: the header's, or the config's dtype */
+	struct dtl_loc dtype_loc;
 };
 
 struct folder {
@@ -40,6 +42,7 @@ struct folder {
 	const struct dtl_node *text_config;
 	struct dtl_vec entries; /* struct entry */
 	struct dtl_strmap names;
+	bool double_quant; /* bnb_4bit_use_double_quant: absmax is itself quantized (uint8) */
 };
 
 static const struct dtl_node *config_value(const struct folder *f, const char *key)
@@ -314,10 +317,125 @@ static int read_quantization(struct folder *f, const struct dtl_schema *s, struc
 			return r;
 		out->quant_storage_loc = dtl_schema_loc(s, v);
 	}
+	if ((v = dtl_node_get(q, "bnb_4bit_use_double_quant")) && v->type == DTL_NODE_BOOL)
+		f->double_quant = v->boolean;
+	/* transformers writes quantization_config into config.json only when it saves a
+	 * quantized model: the weights are stored quantized */
+	out->prequantized = true;
 	if ((v = dtl_node_get(q, "llm_int8_skip_modules")) && v->type == DTL_NODE_SEQ &&
 	    (r = dtl_schema_patterns(s, v, "llm_int8_skip_modules", DTL_PATTERN_PLAIN,
 				     &out->skip_modules)) < 0)
 		return r;
+	return 0;
+}
+
+/*
+ * A pre-quantized bitsandbytes checkpoint read from its index alone (no shard headers): the
+ * dtypes its entries are stored in, which the config's dtype does not give.
+ * bitsandbytes QuantState.as_dict(packed=True) stores absmax (uint8 with double quant, else
+ * float32), quant_map, nested_absmax and nested_quant_map (float32) and
+ * quant_state.bitsandbytes__<type> (packed uint8); LLM.int8 stores SCB (float32 row scales)
+ * and weight_format (one uint8). The weight beside them is stored in bnb_4bit_quant_storage
+ * (uint8 by default), packed two 4-bit codes a byte; an LLM.int8 weight is int8.
+ */
+static const struct {
+	const char *suffix;
+	bool eight_bit;
+	enum dtl_dtype dtype;
+	const char *reason;
+} quant_state_entries[] = {
+	{".absmax", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: absmax, float32"},
+	{".quant_map", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: quant_map, float32"},
+	{".nested_absmax", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: nested_absmax, float32"},
+	{".nested_quant_map", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: nested_quant_map, float32"},
+	{".SCB", true, DTL_DTYPE_F32, "LLM.int8 quantization state: SCB row scales, float32"},
+	{".weight_format", true, DTL_DTYPE_U8, "LLM.int8 quantization state: weight_format, one uint8"},
+};
+
+/* The length of the weight name a quant-state entry belongs to, or 0 when it is none. */
+static size_t quant_state_weight(const char *name, size_t len, size_t *ret_kind)
+{
+	static const char packed[] = ".weight.quant_state.";
+	for (size_t k = 0; k < sizeof(quant_state_entries) / sizeof(quant_state_entries[0]); k++) {
+		size_t n = strlen(quant_state_entries[k].suffix);
+		if (len <= n || memcmp(name + len - n, quant_state_entries[k].suffix, n) != 0)
+			continue;
+		*ret_kind = k;
+		if (quant_state_entries[k].eight_bit)
+			return len - n; /* "<m>.SCB": the weight is "<m>.weight" (caller adds it) */
+		return len - n >= 7 && memcmp(name + len - n - 7, ".weight", 7) == 0 ? len - n : 0;
+	}
+	const char *hit = NULL;
+	for (size_t i = 0; i + sizeof(packed) - 1 <= len; i++)
+		if (memcmp(name + i, packed, sizeof(packed) - 1) == 0)
+			hit = name + i;
+	*ret_kind = SIZE_MAX;
+	return hit ? (size_t)(hit - name) + 7 : 0;
+}
+
+static struct entry *entry_named(struct folder *f, const char *name, size_t len)
+{
+	int64_t i = dtl_strmap_get(&f->names, name, len);
+	return i > 0 ? &((struct entry *)f->entries.items)[i - 1] : NULL;
+}
+
+static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *q)
+{
+	bool eight_bit = q->method == DTL_QUANT_BNB_8BIT;
+	enum dtl_dtype storage = eight_bit                             ? DTL_DTYPE_I8
+				 : q->quant_storage != DTL_DTYPE_NONE ? q->quant_storage
+								      : DTL_DTYPE_U8;
+	struct dtl_loc storage_loc = q->quant_storage_loc.line ? q->quant_storage_loc : q->method_loc;
+	const char *weight_reason = dtl_arena_sprintf(
+		f->arena, "pre-quantized checkpoint: bitsandbytes %s, %s storage%s",
+		eight_bit ? "8-bit (LLM.int8)" : "4-bit", dtl_dtype_name(storage),
+		eight_bit || q->quant_storage_loc.line ? "" : " (bitsandbytes' default)");
+	if (!weight_reason)
+		return -ENOMEM;
+	size_t count = f->entries.count;
+	for (size_t i = 0; i < count; i++) {
+		struct entry *e = &((struct entry *)f->entries.items)[i];
+		size_t kind, wlen = quant_state_weight(e->name, e->len, &kind);
+		if (!wlen)
+			continue;
+		e->dtype = DTL_DTYPE_U8; /* quant_state.bitsandbytes__<type>: packed bytes */
+		e->dtype_reason = "bitsandbytes 4-bit quantization state: packed quant_state, uint8";
+		if (kind != SIZE_MAX) {
+			e->dtype = quant_state_entries[kind].dtype;
+			e->dtype_reason = quant_state_entries[kind].reason;
+			if (kind == 0 && f->double_quant) {
+				e->dtype = DTL_DTYPE_U8;
+				e->dtype_reason = "bitsandbytes 4-bit quantization state: absmax "
+						  "quantized again (double quant), uint8";
+			}
+		}
+		e->dtype_loc = q->method_loc;
+		struct entry *w;
+		if (kind != SIZE_MAX && quant_state_entries[kind].eight_bit) {
+			char *name = dtl_arena_sprintf(f->arena, "%.*s.weight", (int)wlen, e->name);
+			if (!name)
+				return -ENOMEM;
+			w = entry_named(f, name, wlen + 7);
+		} else {
+			w = entry_named(f, e->name, wlen);
+		}
+		if (!w || w->dtype_reason)
+			continue;
+		w->dtype = storage;
+		w->dtype_reason = weight_reason;
+		w->dtype_loc = storage_loc;
+		if (!eight_bit && w->numel >= 0) {
+			/* Params4bit: n codes packed into (n + 1) / (2 * itemsize) elements, [.., 1] */
+			int64_t *shape = dtl_arena_calloc(f->arena, 3, sizeof(int64_t));
+			if (!shape)
+				return -ENOMEM;
+			shape[0] = (w->numel + 1) / (int64_t)(2 * dtl_dtype_itemsize(storage));
+			shape[1] = 1;
+			w->shape = shape;
+			w->rank = 2;
+			w->numel = shape[0];
+		}
+	}
 	return 0;
 }
 
@@ -476,6 +594,9 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	}
 	if (r < 0)
 		goto out;
+	if (have_index && !shards && m.quantization.prequantized &&
+	    (r = prequantized_dtypes(&f, &m.quantization)) < 0)
+		goto out;
 
 	qsort(f.entries.items, f.entries.count, sizeof(struct entry), natural_cmp);
 	m.tensor_count = f.entries.count;
@@ -497,6 +618,10 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		t->trainable = DTL_UNSET;
 		t->persistent = true;
 		t->loc = t->dtype_loc = e->loc;
+		if (e->dtype_reason) {
+			t->dtype_reason = e->dtype_reason;
+			t->dtype_loc = e->dtype_loc;
+		}
 	}
 	/* tied weights: config's tie_word_embeddings, else the profile's default */
 	const struct dtl_node *tie = config_value(&f, "tie_word_embeddings");

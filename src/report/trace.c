@@ -33,6 +33,7 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			fprintf(out, "%s:%u:%u: trace: '%s' %s, stored %s, computes in %s\n",
 			        loc.file, loc.line, loc.column, sim->t.name[t],
 			        sim->t.kind[t] == DTL_KIND_BUFFER      ? "(buffer)"
+			        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "(quantization state)"
 			        : (sim->t.flags[t] & DTL_TF_TRAINABLE) ? "(trainable)"
 			                                               : "(frozen)",
 			        dtl_dtype_name(sim->t.dtype[t]),

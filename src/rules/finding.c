@@ -70,6 +70,8 @@ int dtl_check_add_tensor(struct dtl_check *c, struct dtl_finding *f, uint32_t te
 	                         "'%s' is %s%s%s%s: ", sim->t.name[tensor],
 	                         dtl_dtype_name(sim->t.dtype[tensor]),
 	                         sim->t.kind[tensor] == DTL_KIND_BUFFER      ? " (buffer)"
+	                         : sim->t.kind[tensor] == DTL_KIND_QUANT_STATE
+	                             ? " (quantization state)"
 	                         : (sim->t.flags[tensor] & DTL_TF_ALIAS)     ? " (tied)"
 	                         : (sim->t.flags[tensor] & DTL_TF_TRAINABLE) ? " (trainable)"
 	                                                                     : " (frozen)",

@@ -10,6 +10,11 @@ static const char *group_label(const struct dtl_group *g)
 	return g->kind == DTL_GROUP_FSDP1_UNIT ? "FSDP1 unit" : "FSDP2 group";
 }
 
+static bool quantized(const struct dtl_sim *sim, uint32_t t)
+{
+	return sim->t.flags[t] & DTL_TF_QUANTIZED;
+}
+
 static bool trainable(const struct dtl_sim *sim, uint32_t t)
 {
 	return sim->t.flags[t] & DTL_TF_TRAINABLE;
@@ -41,6 +46,10 @@ static int dt101_check(struct dtl_check *c)
 			enum dtl_dtype d = sim->t.dtype[t];
 			if (d == d0)
 				continue;
+			/* torch stops here; a quantized weight's storage is the cause, which
+			 * DT401 (4-bit) and DT402 (LLM.int8) report with the same error */
+			if (quantized(sim, t) || quantized(sim, first))
+				break;
 			struct dtl_finding *f = dtl_check_report(
 			    c, c->rule->severity, g->loc,
 			    "FSDP1 unit '%s' mixes %s and %s parameters: one FlatParameter needs "
@@ -96,6 +105,10 @@ static int dt102_check(struct dtl_check *c)
 			continue;
 		for (size_t k = 1; k < g->count; k++) {
 			uint32_t t = g->members[k];
+			/* torch checks each tensor's dtype before its requires_grad: a dtype
+			 * mismatch (DT101, DT401, DT402) stops it first */
+			if (sim->t.dtype[t] != sim->t.dtype[first])
+				break;
 			if (trainable(sim, t) == trainable(sim, first))
 				continue;
 			struct dtl_finding *f = dtl_check_report(
@@ -151,8 +164,8 @@ static int dt103_check(struct dtl_check *c)
 		if (g->kind == DTL_GROUP_FSDP1_UNIT) {
 			uint32_t first = g->members[0];
 			enum dtl_dtype d = sim->t.dtype[first];
-			if (dtl_dtype_is_floating(d))
-				continue;
+			if (dtl_dtype_is_floating(d) || quantized(sim, first))
+				continue; /* a quantized weight first: DT401 / DT402 */
 			struct dtl_finding *f = dtl_check_report(
 			    c, c->rule->severity, g->loc,
 			    "FSDP1 unit '%s' starts with the %s parameter '%s': FSDP1 cannot "
@@ -233,7 +246,8 @@ static int dt111_check(struct dtl_check *c)
 		for (size_t k = 1; k < n && offender == DTL_NONE_INDEX; k++)
 			if (sim->t.dtype[checked[k]] != sim->t.dtype[first])
 				offender = checked[k];
-		if (offender == DTL_NONE_INDEX)
+		/* a quantized weight's storage is the cause: DT401 / DT402 report it */
+		if (offender == DTL_NONE_INDEX || quantized(sim, offender) || quantized(sim, first))
 			continue;
 		for (size_t k = 0; k < g->count; k++)
 			if (g->members[k] == offender)

@@ -48,6 +48,117 @@ static enum dtl_dtype neighbour_dtype(const struct dtl_sim *sim, uint32_t weight
 	return DTL_DTYPE_NONE;
 }
 
+/* What cures a storage mismatch. A pre-quantized checkpoint keeps the dtype its weights are
+ * stored in (Params4bit.from_prequantized: quant_storage = data.dtype), so setting
+ * bnb_4bit_quant_storage does not change it: the weights must be quantized at load from the
+ * unquantized model, or (FSDP2) kept out of sharding. */
+static const char *storage_fix(struct dtl_check *c, uint32_t t, enum dtl_dtype want)
+{
+	const struct dtl_sim *sim = c->sim;
+	const char *name = dtl_dtype_name(want);
+
+	if (!(sim->t.flags[t] & DTL_TF_PREQUANTIZED))
+		return dtl_arena_sprintf(c->arena,
+					 "set bnb_4bit_quant_storage=%s (quantization.quant_storage: "
+					 "%s), the dtype the model is loaded and sharded in",
+					 name, name);
+	return dtl_arena_sprintf(
+		c->arena,
+		"this checkpoint is stored quantized in %s and loads as stored, whatever "
+		"bnb_4bit_quant_storage says: quantize the unquantized model at load instead "
+		"(BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_storage=%s) with dtype=%s)%s",
+		dtl_dtype_name(sim->t.dtype[t]), name, name,
+		sim->rp.plan.strategy == DTL_STRATEGY_FSDP2
+			? ", or launch with accelerate >= 1.14 on torch >= 2.7, which keeps "
+			  "non-floating Params4bit out of FSDP2 sharding"
+			: "");
+}
+
+/* The error FSDP1 raises at the first unit a 4-bit weight makes fail (units in construction
+ * order; torch validates each unit's parameters in order, facts/torch-and-transformers.md
+ * §1.2): the cause is the storage, the symptom this ValueError. */
+static int fsdp1_error(struct dtl_check *c, struct dtl_finding *f)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_group *groups = sim->groups.items;
+	bool v2 = dtl_sim_behavior(sim, DTL_B_FSDP1_VALIDATE_V2);
+
+	for (size_t gi = 0; gi < sim->groups.count; gi++) {
+		const struct dtl_group *g = &groups[gi];
+		if (g->kind != DTL_GROUP_FSDP1_UNIT || g->count == 0)
+			continue;
+		uint32_t first = g->members[0];
+		enum dtl_dtype d0 = sim->t.dtype[first];
+		const char *text = NULL;
+		if (!dtl_dtype_is_floating(d0)) {
+			if (!(sim->t.flags[first] & DTL_TF_QUANTIZED))
+				continue;
+			text = v2 ? "ValueError: Cannot flatten integer dtype tensors"
+				  : "ValueError: Integer parameters are unsupported";
+		} else {
+			for (size_t k = 1; k < g->count && !text; k++) {
+				uint32_t t = g->members[k];
+				if (sim->t.dtype[t] == d0)
+					continue;
+				if (!(sim->t.flags[t] & DTL_TF_QUANTIZED))
+					break;
+				text = dtl_arena_sprintf(
+					c->arena,
+					v2 ? "ValueError: Must flatten tensors with uniform dtype but "
+					     "got %s and %s"
+					   : "ValueError: `FlatParameter` requires uniform dtype but "
+					     "got %s and %s",
+					dtl_dtype_torch_name(d0), dtl_dtype_torch_name(sim->t.dtype[t]));
+				if (!text)
+					return -ENOMEM;
+			}
+		}
+		if (!text)
+			continue;
+		f->effect = NULL;
+		f->error_text = text;
+		f->error_when = dtl_arena_sprintf(
+			c->arena, "at wrap time, in the FullyShardedDataParallel constructor (unit '%s')",
+			g->name);
+		f->error_versions = dtl_check_version(c, DTL_FW_TORCH);
+		return f->error_when ? 0 : -ENOMEM;
+	}
+	return 0;
+}
+
+/* FSDP2 before ~2.8 asserts one original dtype over every parameter of a group at lazy init
+ * (facts/torch-and-transformers.md §2.3): the first group a 4-bit weight makes fail. */
+static int fsdp2_error(struct dtl_check *c, struct dtl_finding *f)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_group *groups = sim->groups.items;
+
+	if (dtl_sim_behavior(sim, DTL_B_FSDP2_TRAINABLE_ONLY_CHECK))
+		return 0; /* frozen 4-bit weights are not checked */
+	for (size_t gi = 0; gi < sim->groups.count; gi++) {
+		const struct dtl_group *g = &groups[gi];
+		bool quant = false, mixed = false;
+		if (g->kind != DTL_GROUP_FSDP2_GROUP || g->count < 2)
+			continue;
+		for (size_t k = 0; k < g->count; k++) {
+			quant |= (sim->t.flags[g->members[k]] & DTL_TF_QUANTIZED) != 0;
+			mixed |= sim->t.dtype[g->members[k]] != sim->t.dtype[g->members[0]];
+		}
+		if (!quant || !mixed)
+			continue;
+		f->effect = NULL;
+		f->error_text = dtl_arena_sprintf(c->arena,
+						  "AssertionError: FSDP expects uniform original "
+						  "parameter dtype but got {%s}",
+						  dtl_check_dtype_set(c, g->members, g->count, true));
+		f->error_when = dtl_arena_sprintf(c->arena, "at the first forward (lazy init of group '%s')",
+						  g->name);
+		f->error_versions = dtl_check_version(c, DTL_FW_TORCH);
+		return f->error_text && f->error_when ? 0 : -ENOMEM;
+	}
+	return 0;
+}
+
 /* DT401 — 4-bit storage differs from the dtype it is sharded with. Non-floating storage is an
  * error (FSDP shards only floating dtypes); a floating storage that differs from its unit's
  * other parameters is an error for FSDP1 and ZeRO-3, a warning for FSDP2 when torch checks
@@ -100,12 +211,12 @@ static int dt401_check(struct dtl_check *c)
 					  "sharding float data types ... quant_storage [must match] the data "
 					  "types used throughout the model', bitsandbytes docs); the unit "
 					  "fails to wrap (DT101/DT103) or the codes are cast";
-			(*slot)->fix = dtl_arena_sprintf(c->arena,
-							 "set bnb_4bit_quant_storage=%s "
-							 "(quantization.quant_storage: %s), the dtype the "
-							 "model is loaded and sharded in",
-							 dtl_dtype_name(want), dtl_dtype_name(want));
+			(*slot)->fix = storage_fix(c, t, want);
 			(*slot)->error_versions = dtl_check_version(c, DTL_FW_BITSANDBYTES);
+			if (sev == DTL_SEVERITY_ERROR &&
+			    ((sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 && fsdp1_error(c, *slot) < 0) ||
+			     (sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 && fsdp2_error(c, *slot) < 0)))
+				return -ENOMEM;
 		}
 		if (++n[sev] <= 3 && dtl_check_add_tensor(c, *slot, t, NULL) < 0)
 			return -ENOMEM;
@@ -147,6 +258,8 @@ static int dt402_check(struct dtl_check *c)
 				    "their scales";
 			f->fix = "use 4-bit QLoRA with bnb_4bit_quant_storage equal to the model "
 				 "dtype, or train the 8-bit model without sharding it (DDP)";
+			if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 && fsdp1_error(c, f) < 0)
+				return -ENOMEM;
 		}
 		if (++n <= 3 && dtl_check_add_tensor(c, f, t, NULL) < 0)
 			return -ENOMEM;

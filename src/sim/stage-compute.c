@@ -28,7 +28,7 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 		enum dtl_dtype d = sim->t.dtype[i], to = d;
 		const char *reason = NULL;
 		struct dtl_loc loc = {0};
-		if (!dtl_dtype_is_floating(d))
+		if (!dtl_dtype_is_floating(d) || sim->t.kind[i] == DTL_KIND_QUANT_STATE)
 			continue;
 		if (sim->t.kind[i] == DTL_KIND_PARAM) {
 			/* §1.4, §2.5: every parameter of a unit or group computes in param_dtype;

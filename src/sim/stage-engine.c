@@ -24,7 +24,8 @@ static int deepspeed_cast(struct dtl_sim *sim)
 		struct dtl_loc loc =
 		    dtl_sim_plan_loc(sim, rp->plan.precision_loc, rp->plan.strategy_loc);
 		const char *reason = NULL;
-		if (!dtl_dtype_is_floating(d) || (sim->t.flags[i] & DTL_TF_ALIAS))
+		if (!dtl_dtype_is_floating(d) || (sim->t.flags[i] & DTL_TF_ALIAS) ||
+		    sim->t.kind[i] == DTL_KIND_QUANT_STATE)
 			continue;
 		if (blanket) {
 			if (rp->mode_dtype == DTL_DTYPE_NONE)

@@ -73,7 +73,8 @@ bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dt
 	                          .stage = DTL_STAGE_DECLARE,
 	                          .from = (uint8_t)d,
 	                          .to = (uint8_t)d,
-	                          .reason = sim->declared_reason[how][d],
+	                          .reason = t->dtype_reason ? t->dtype_reason
+	                                                    : sim->declared_reason[how][d],
 	                          .loc = loc};
 	return true;
 }
@@ -235,9 +236,11 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		enum dtl_dtype d = sim->t.dtype[i];
 		const struct dtl_pattern *e = NULL;
 		const char *list = NULL;
-		/* non-floating and float8_e4m3fn tensors are not cast (§3.3) */
+		/* non-floating and float8_e4m3fn tensors are not cast (§3.3); a pre-quantized
+		 * weight and its quant state keep the dtype they are stored in (bitsandbytes
+		 * Params4bit.from_prequantized: quant_storage = data.dtype) */
 		if (!dtl_dtype_is_floating(d) || d == DTL_DTYPE_F8_E4M3FN ||
-		    (sim->t.flags[i] & DTL_TF_ALIAS))
+		    (sim->t.flags[i] & (DTL_TF_ALIAS | DTL_TF_PREQUANTIZED | DTL_TF_QUANT_STATE)))
 			continue;
 		bool in_checkpoint = sim->t.kind[i] == DTL_KIND_PARAM ||
 				     (sim->t.flags[i] & DTL_TF_PERSISTENT);

@@ -13,6 +13,7 @@
 
 static const char *fact_bnb = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1";
 static const char *fact_skip = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.4";
+static const char *fact_merge = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.5";
 
 bool dtl_sim_is_quant_state_name(const char *name, uint32_t len)
 {
@@ -61,15 +62,34 @@ static const struct dtl_pattern *skipped(const struct dtl_sim *sim, const struct
 	return NULL;
 }
 
+static const char *method_name(enum dtl_quant_method m)
+{
+	return m == DTL_QUANT_BNB_8BIT ? "8-bit (LLM.int8)" : "4-bit";
+}
+
 static int mark_prequantized(struct dtl_sim *sim, uint32_t weight, bool eight_bit,
 			     struct dtl_loc loc)
 {
+	const struct dtl_quantization *q = &sim->manifest->quantization;
 	sim->t.flags[weight] |= DTL_TF_QUANTIZED | (eight_bit ? DTL_TF_INT8 : 0);
 	sim->t.flags[weight] &= ~DTL_TF_TRAINABLE;
 	const char *reason = dtl_arena_sprintf(
-		sim->arena, "already quantized by bitsandbytes %s (%s storage), frozen",
-		eight_bit ? "8-bit" : "4-bit", dtl_dtype_name(sim->t.dtype[weight]));
-	return dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_bnb, loc);
+		sim->arena,
+		"bitsandbytes %s loads it as stored, in %s (from_prequantized keeps the "
+		"stored dtype), frozen",
+		method_name(eight_bit ? DTL_QUANT_BNB_8BIT : DTL_QUANT_BNB_4BIT),
+		dtl_dtype_name(sim->t.dtype[weight]));
+	int r = dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_bnb, loc);
+	if (r < 0 || q->requested == DTL_QUANT_NONE)
+		return r;
+	/* facts/deepspeed-peft-bnb-trl-accelerate.md §3.5: from_pretrained keeps the
+	 * checkpoint's quantization_config over the one passed in */
+	reason = dtl_arena_sprintf(sim->arena,
+				   "the recipe asks for bitsandbytes %s, but transformers uses the "
+				   "checkpoint's own quantization_config (%s)",
+				   method_name(q->requested),
+				   method_name(eight_bit ? DTL_QUANT_BNB_8BIT : DTL_QUANT_BNB_4BIT));
+	return dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_merge, q->requested_loc);
 }
 
 int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error)
@@ -78,41 +98,37 @@ int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error)
 	bool eight_bit = q->method == DTL_QUANT_BNB_8BIT;
 	struct dtl_loc loc = q->quant_storage_loc.line ? q->quant_storage_loc : q->method_loc;
 	enum dtl_dtype storage = q->quant_storage != DTL_DTYPE_NONE ? q->quant_storage : DTL_DTYPE_U8;
+	bool prequantized = q->prequantized;
 	int r;
 
 	(void)error;
 	if (q->method == DTL_QUANT_NONE)
 		return 0;
-	for (uint32_t t = 0; t < sim->t.count; t++)
-		if (dtl_sim_is_quant_state_name(sim->t.name[t], sim->t.name_len[t])) {
-			/* not a parameter in memory: it lives in the weight's quant_state */
-			sim->t.flags[t] |= DTL_TF_QUANT_STATE;
-			sim->t.flags[t] &= ~(DTL_TF_TRAINABLE | DTL_TF_PERSISTENT);
-			sim->t.kind[t] = DTL_KIND_BUFFER;
-		}
+	for (uint32_t t = 0; t < sim->t.count && !prequantized; t++)
+		prequantized = (sim->t.flags[t] & DTL_TF_PREQUANTIZED) != 0;
 	for (uint32_t mod = 1; mod < sim->module_count; mod++) {
 		const struct dtl_module *md = &sim->modules[mod];
 		uint32_t weight;
-		bool has_state = false;
-		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
-			has_state |= (sim->t.flags[t] & DTL_TF_QUANT_STATE) != 0;
-		/* the weight's own quant state lives below it: "<module>.weight.absmax" */
 		uint32_t w = DTL_NONE_INDEX;
 		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
 			if (strcmp(sim->t.name[t] + md->path_len + 1, "weight") == 0)
 				w = t;
-		if (w != DTL_NONE_INDEX && !has_state) {
-			int64_t ws = dtl_strmap_get(&sim->module_paths, sim->t.name[w],
-						    sim->t.name_len[w]);
-			if (ws >= 0)
-				for (uint32_t t = sim->modules[ws].first_tensor; t != DTL_NONE_INDEX;
-				     t = sim->t.next_in_module[t])
-					has_state |= (sim->t.flags[t] & DTL_TF_QUANT_STATE) != 0;
-		}
-		if (w != DTL_NONE_INDEX && (has_state || !dtl_dtype_is_floating(sim->t.dtype[w]))) {
+		if (w != DTL_NONE_INDEX && sim->t.kind[w] == DTL_KIND_PARAM &&
+		    ((sim->t.flags[w] & DTL_TF_PREQUANTIZED) ||
+		     !dtl_dtype_is_floating(sim->t.dtype[w]))) {
 			/* a pre-quantized checkpoint, or a live model exported after quantization */
-			if (sim->t.kind[w] == DTL_KIND_PARAM && (r = mark_prequantized(sim, w, eight_bit,
-										       q->method_loc)) < 0)
+			if ((r = mark_prequantized(sim, w, eight_bit, q->method_loc)) < 0)
+				return r;
+			continue;
+		}
+		if (prequantized) {
+			/* the checkpoint's unquantized weights were skipped when it was quantized
+			 * (llm_int8_skip_modules, keep-in-fp32): they load as stored */
+			if (dtl_sim_linear(sim, mod, &weight, NULL, NULL) &&
+			    (r = dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE,
+					      "not quantized: the pre-quantized checkpoint stores it "
+					      "unquantized",
+					      fact_skip, q->method_loc)) < 0)
 				return r;
 			continue;
 		}

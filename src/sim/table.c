@@ -245,6 +245,13 @@ static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uin
 	struct dtl_table *t = &sim->t;
 	enum dtl_dtype dtype = dtl_sim_declared_dtype(m, d);
 	t->kind[i] = (uint8_t)d->kind;
+	if (m->quantization.method != DTL_QUANT_NONE &&
+	    dtl_sim_is_quant_state_name(d->name, d->name_len)) {
+		/* facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §3.3: part of its weight's
+		 * quant state, neither a parameter nor a buffer of the module */
+		t->kind[i] = DTL_KIND_QUANT_STATE;
+		t->flags[i] |= DTL_TF_QUANT_STATE;
+	}
 	t->dtype[i] = (uint8_t)dtype;
 	t->compute_dtype[i] = (uint8_t)dtype;
 	t->numel[i] = d->numel;
@@ -255,7 +262,7 @@ static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uin
 		trainable = d->trainable == DTL_TRUE;
 	else
 		trainable = d->kind == DTL_KIND_PARAM && dtl_dtype_is_floating(dtype) && !by_glob;
-	if (trainable)
+	if (trainable && t->kind[i] == DTL_KIND_PARAM)
 		t->flags[i] |= DTL_TF_TRAINABLE;
 	if (d->kind == DTL_KIND_BUFFER && d->persistent)
 		t->flags[i] |= DTL_TF_PERSISTENT;
@@ -357,6 +364,40 @@ static int add_tied_aliases(struct dtl_sim *sim, struct module_lookup *paths,
 
 /* Are all tensors in the module's subtree bitsandbytes quant state? (The subtree, not a scan
  * of the table: a checkpoint can hold a quant state for every one of 100k weights.) */
+/* The weight a quant-state entry belongs to: "<m>.weight.absmax" (and quant_map,
+ * quant_state.*, nested_*) -> "<m>.weight"; "<m>.SCB", "<m>.weight_format" -> "<m>.weight". */
+static uint32_t quant_state_owner(const struct dtl_sim *sim, uint32_t t)
+{
+	const char *name = sim->t.name[t];
+	uint32_t len = sim->t.name_len[t];
+	const char *hit = NULL;
+
+	for (uint32_t i = 0; i + 8 <= len; i++)
+		if (memcmp(name + i, ".weight.", 8) == 0)
+			hit = name + i;
+	if (hit)
+		return dtl_sim_find(sim, name, (size_t)(hit - name) + 7);
+	/* SCB, weight_format: a sibling of the weight, in the same module */
+	const struct dtl_module *m = &sim->modules[sim->t.module[t]];
+	size_t skip = sim->t.module[t] ? m->path_len + 1 : 0;
+	for (uint32_t w = m->first_tensor; w != DTL_NONE_INDEX; w = sim->t.next_in_module[w])
+		if (sim->t.name_len[w] == skip + 6 && memcmp(sim->t.name[w] + skip, "weight", 6) == 0)
+			return w;
+	return DTL_NONE_INDEX;
+}
+
+/* Weights whose quant state the checkpoint stores beside them are pre-quantized. */
+static void mark_prequantized(struct dtl_sim *sim)
+{
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		if (!(sim->t.flags[t] & DTL_TF_QUANT_STATE))
+			continue;
+		uint32_t w = quant_state_owner(sim, t);
+		if (w != DTL_NONE_INDEX && sim->t.kind[w] == DTL_KIND_PARAM)
+			sim->t.flags[w] |= DTL_TF_PREQUANTIZED;
+	}
+}
+
 static bool only_quant_state_below(const struct dtl_sim *sim, uint32_t mod)
 {
 	const struct dtl_module *m = &sim->modules[mod];
@@ -486,6 +527,8 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	r = add_tied_aliases(sim, paths, error);
 	if (r < 0)
 		return r;
+	if (m->quantization.method != DTL_QUANT_NONE)
+		mark_prequantized(sim);
 	/* torch refuses an attribute that is both a tensor and a submodule */
 	for (size_t i = 0; i < sim->t.count; i++) {
 		int64_t mod = submodule_named(sim, (uint32_t)i);
