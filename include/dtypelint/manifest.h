@@ -105,6 +105,30 @@ struct dtl_quantization {
 	 * DTL_QUANT_NONE: it did not. transformers keeps the checkpoint's config. */
 	enum dtl_quant_method requested;
 	struct dtl_loc requested_loc;
+	/* TRL's get_quantization_config up to 0.25 packs 4-bit weights in the model dtype
+	 * (ModelConfig.dtype / torch_dtype), from 0.26 in bnb_4bit_quant_storage: the model
+	 * dtype a TRL recipe named, used when the plan's TRL version says so (NONE: none) */
+	enum dtl_dtype storage_if_trl_follows_dtype;
+	struct dtl_loc storage_if_trl_follows_dtype_loc;
+};
+
+/* What a training recipe (--trainer-args: LLaMA-Factory, TRL / alignment-handbook, axolotl)
+ * does to dtypes beyond the plan and the quantization config it sets. */
+struct dtl_recipe {
+	const char *kind; /* "LLaMA-Factory", "TRL ModelConfig", "axolotl"; NULL: no recipe */
+	/* LLaMA-Factory casts every trainable parameter to float32 after get_peft_model
+	 * (adapter.py cast_trainable_params_to_fp32): F32, or NONE */
+	enum dtl_dtype cast_trainable;
+	struct dtl_loc cast_trainable_loc;
+	bool upcast_layernorm; /* LLaMA-Factory upcast_layernorm: 1-D norm weights to float32 */
+	struct dtl_loc upcast_layernorm_loc;
+};
+
+/* A warning about an input that does not stop the lint (a near-miss key): printed by the
+ * command line on standard error as file:line:col: warning: message. */
+struct dtl_input_warning {
+	struct dtl_loc loc;
+	const char *message;
 };
 
 struct dtl_adapter {
@@ -141,6 +165,8 @@ struct dtl_manifest {
 	struct dtl_patterns frozen;
 	struct dtl_quantization quantization;
 	struct dtl_adapter adapter;
+	struct dtl_recipe recipe;
+	struct dtl_vec warnings; /* struct dtl_input_warning */
 	bool has_training;
 	struct dtl_plan plan;
 	struct dtl_suppression *suppress;

@@ -255,6 +255,11 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
+	/* the importers' warnings (near-miss keys): their text is ASCII they built */
+	const struct dtl_input_warning *w = manifest->warnings.items;
+	for (size_t i = 0; i < manifest->warnings.count; i++)
+		fprintf(stderr, "%s:%u:%u: warning: %s\n", w[i].loc.file, w[i].loc.line,
+		        w[i].loc.column, w[i].message);
 	*plan = manifest->plan;
 	if (s->config && s->config->has_plan)
 		plan_defaults(plan, &s->config->plan);

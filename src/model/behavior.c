@@ -33,6 +33,9 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_TRL_ZERO3_NO_AUTOCAST_MORE] = "trl-zero3-no-autocast-more-trainers",
     [DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT] = "accelerate-fsdp2-ignore-params4bit",
     [DTL_B_FSDP2_IGNORED_PARAMS] = "fsdp2-ignored-params",
+    [DTL_B_HF_TRAINER_PEFT_FSDP_WRAP] = "hf-trainer-peft-fsdp-wrap",
+    [DTL_B_HF_TRAINER_QLORA_MIXED_PRECISION] = "hf-trainer-qlora-mixed-precision",
+    [DTL_B_TRL_STORAGE_FOLLOWS_DTYPE] = "trl-quant-storage-follows-dtype",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -61,6 +61,10 @@ bool dtl_sim_is_output_layer(const struct dtl_sim *sim, uint32_t mod);
 bool dtl_sim_is_quant_state_name(const char *name, uint32_t len);
 /* The trainer is one of TRL's core trainers (sft dpo grpo rloo reward kto) */
 bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim);
+/* The HF Trainer (and TRL's trainers, which inherit it) prepares a PEFT model under FSDP1
+ * with transformers' _fsdp_qlora_plugin_updates: PEFT's fsdp_auto_wrap_policy, and the
+ * 4-bit storage as FSDP's mixed precision (rules/versions.yaml hf-trainer-*). */
+bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim);
 int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error);
 

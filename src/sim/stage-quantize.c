@@ -13,7 +13,12 @@
 
 static const char *fact_bnb = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1";
 static const char *fact_skip = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.4";
-static const char *fact_merge = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.5";
+/* AutoHfQuantizer.merge_quantization_configs: "The `quantization_config` from the model will
+ * be used." */
+static const char *fact_merge = "https://github.com/huggingface/transformers/blob/00e3e798432b8e5e7f89bbbc7fd1e8df064f7f65/src/transformers/quantizers/auto.py";
+/* Params4bit.from_prequantized: self.quant_storage = data.dtype (bitsandbytes >= 0.43.2) */
+static const char *fact_prequantized =
+	"https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/nn/modules.py#L356-L379";
 
 bool dtl_sim_is_quant_state_name(const char *name, uint32_t len)
 {
@@ -79,7 +84,7 @@ static int mark_prequantized(struct dtl_sim *sim, uint32_t weight, bool eight_bi
 		"stored dtype), frozen",
 		method_name(eight_bit ? DTL_QUANT_BNB_8BIT : DTL_QUANT_BNB_4BIT),
 		dtl_dtype_name(sim->t.dtype[weight]));
-	int r = dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_bnb, loc);
+	int r = dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_prequantized, loc);
 	if (r < 0 || q->requested == DTL_QUANT_NONE)
 		return r;
 	/* facts/deepspeed-peft-bnb-trl-accelerate.md §3.5: from_pretrained keeps the
@@ -99,11 +104,23 @@ int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error)
 	struct dtl_loc loc = q->quant_storage_loc.line ? q->quant_storage_loc : q->method_loc;
 	enum dtl_dtype storage = q->quant_storage != DTL_DTYPE_NONE ? q->quant_storage : DTL_DTYPE_U8;
 	bool prequantized = q->prequantized;
+	const char *storage_from = NULL;
 	int r;
 
 	(void)error;
 	if (q->method == DTL_QUANT_NONE)
 		return 0;
+	if (q->quant_storage == DTL_DTYPE_NONE && q->storage_if_trl_follows_dtype != DTL_DTYPE_NONE &&
+	    dtl_sim_behavior(sim, DTL_B_TRL_STORAGE_FOLLOWS_DTYPE)) {
+		/* TRL <= 0.25's get_quantization_config: bnb_4bit_quant_storage = the model dtype */
+		char v[32];
+		storage = q->storage_if_trl_follows_dtype;
+		loc = q->storage_if_trl_follows_dtype_loc;
+		dtl_version_format(&sim->rp.plan.versions[DTL_FW_TRL], v, sizeof(v));
+		storage_from = dtl_arena_sprintf(sim->arena, "trl %s's get_quantization_config packs in "
+							     "the model dtype, ",
+						 v);
+	}
 	for (uint32_t t = 0; t < sim->t.count && !prequantized; t++)
 		prequantized = (sim->t.flags[t] & DTL_TF_PREQUANTIZED) != 0;
 	for (uint32_t mod = 1; mod < sim->module_count; mod++) {
@@ -158,9 +175,10 @@ int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error)
 		} else {
 			int64_t packed = n >= 0 ? (n + 1) / (int64_t)(2 * dtl_dtype_itemsize(storage)) : -1;
 			reason = dtl_arena_sprintf(sim->arena,
-						   "bitsandbytes 4-bit: Params4bit packed into %s "
+						   "bitsandbytes 4-bit: %sParams4bit packed into %s "
 						   "storage (numel %lld -> %lld), frozen",
-						   dtl_dtype_name(storage), (long long)n, (long long)packed);
+						   storage_from ? storage_from : "", dtl_dtype_name(storage),
+						   (long long)n, (long long)packed);
 			sim->t.numel[weight] = packed;
 			r = dtl_sim_set_dtype(sim, weight, DTL_STAGE_QUANTIZE, storage, reason, fact_bnb,
 					      loc);

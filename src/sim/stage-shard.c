@@ -142,6 +142,33 @@ static int fill_members(struct dtl_sim *sim, size_t first_group)
 	return 0;
 }
 
+/* PEFT's fsdp_auto_wrap_policy, lambda part: a leaf module whose weight requires grad (the
+ * LoRA A / B layers, DoRA magnitudes, modules_to_save copies) is a unit of its own. */
+static bool trainable_leaf(const struct dtl_sim *sim, uint32_t mod)
+{
+	const struct dtl_module *m = &sim->modules[mod];
+
+	if (m->first_child != DTL_NONE_INDEX)
+		return false;
+	for (uint32_t t = m->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+		if (sim->t.name_len[t] == m->path_len + 7 &&
+		    memcmp(sim->t.name[t] + m->path_len + 1, "weight", 6) == 0)
+			return sim->t.kind[t] == DTL_KIND_PARAM &&
+			       (sim->t.flags[t] & DTL_TF_TRAINABLE);
+	return false;
+}
+
+static const struct dtl_pattern *peft_wrap_pattern(struct dtl_sim *sim)
+{
+	struct dtl_pattern *p = dtl_arena_calloc(sim->arena, 1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->text = "PEFT fsdp_auto_wrap_policy (a leaf module whose weight requires grad)";
+	p->len = (uint32_t)strlen(p->text);
+	p->loc = dtl_sim_plan_loc(sim, sim->rp.plan.trainer_loc, sim->manifest->adapter.loc);
+	return p;
+}
+
 /*
  * facts/torch-and-transformers.md §1.1 (FSDP1) and §2.2 (FSDP2): wrapping runs post-order,
  * children first; a unit/group owns the parameters of its subtree that no nested unit took,
@@ -163,10 +190,17 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		return -ENOMEM;
 	if ((r = compile_patterns(sim, &sp)) < 0 || (r = ignored_modules(sim, &sp, &ignored)) < 0)
 		return r;
+	const struct dtl_pattern *peft_policy = kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim)
+						    ? peft_wrap_pattern(sim)
+						    : NULL;
+	if (kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim) && !peft_policy)
+		return -ENOMEM;
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];
 		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, (uint32_t)i) : NULL;
+		if (!p && i && peft_policy && trainable_leaf(sim, (uint32_t)i))
+			p = peft_policy;
 		m->wrapped = i == 0 || p;
 		m->wrap = p;
 		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];
@@ -290,11 +324,34 @@ static int zero3_sets(struct dtl_sim *sim)
 	return 0;
 }
 
+/* transformers' _fsdp_qlora_plugin_updates: with a floating bnb_4bit_quant_storage,
+ * fsdp_plugin.set_mixed_precision(storage, override=True): FSDP1 param, reduce and buffer
+ * dtype become the storage dtype (accelerate >= 0.28). */
+static void qlora_mixed_precision(struct dtl_sim *sim)
+{
+	struct dtl_plan_fsdp *fsdp = &sim->rp.plan.fsdp;
+	enum dtl_dtype storage = DTL_DTYPE_NONE;
+
+	if (sim->manifest->quantization.method != DTL_QUANT_BNB_4BIT || !dtl_sim_hf_peft_fsdp(sim) ||
+	    !dtl_sim_behavior(sim, DTL_B_HF_TRAINER_QLORA_MIXED_PRECISION))
+		return;
+	for (uint32_t t = 0; t < sim->t.count && storage == DTL_DTYPE_NONE; t++)
+		if ((sim->t.flags[t] & DTL_TF_QUANTIZED) && !(sim->t.flags[t] & DTL_TF_INT8) &&
+		    sim->t.kind[t] == DTL_KIND_PARAM)
+			storage = sim->t.dtype[t];
+	if (!dtl_dtype_is_floating(storage))
+		return;
+	struct dtl_loc loc = dtl_sim_plan_loc(sim, sim->rp.plan.trainer_loc, sim->rp.plan.loc);
+	fsdp->param_dtype = fsdp->reduce_dtype = fsdp->buffer_dtype = storage;
+	fsdp->param_dtype_loc = fsdp->reduce_dtype_loc = fsdp->buffer_dtype_loc = loc;
+}
+
 int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error)
 {
 	(void)error;
 	switch (sim->rp.plan.strategy) {
 	case DTL_STRATEGY_FSDP1:
+		qlora_mixed_precision(sim);
 		return fsdp_groups(sim, DTL_GROUP_FSDP1_UNIT);
 	case DTL_STRATEGY_FSDP2:
 		return fsdp_groups(sim, DTL_GROUP_FSDP2_GROUP);

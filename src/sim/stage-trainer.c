@@ -4,6 +4,7 @@
  * (facts/deepspeed-peft-bnb-trl-accelerate.md §4). TRL >= 0.26's core trainers cast every
  * trainable parameter of a quantized model to bfloat16, unconditionally. (TRL >= 1.7's
  * autocast_adapter_dtype=False under ZeRO-3 is applied in the peft stage, where it acts.)
+ * A recipe's own casts (LLaMA-Factory) come first: they run inside its model loader.
  */
 #include <string.h>
 
@@ -21,6 +22,58 @@ bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim)
 	return false;
 }
 
+/* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
+ * (1-D weights named like a norm, LAYERNORM_NAMES = {"norm", "ln"}) and, after
+ * get_peft_model, every trainable parameter to float32 (adapter.py). */
+static int recipe_casts(struct dtl_sim *sim)
+{
+	static const char *fact =
+		"https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30/src/llamafactory/model/adapter.py#L337-L349";
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	int r;
+
+	for (uint32_t t = 0; rc->upcast_layernorm && t < sim->t.count; t++) {
+		uint32_t decl = sim->t.decl[t];
+		if (sim->t.kind[t] != DTL_KIND_PARAM || decl == DTL_NONE_INDEX ||
+		    sim->manifest->tensors[decl].rank != 1 ||
+		    !dtl_dtype_is_floating(sim->t.dtype[t]) || sim->t.dtype[t] == DTL_DTYPE_F32 ||
+		    (!strstr(sim->t.name[t], "norm") && !strstr(sim->t.name[t], "ln")))
+			continue;
+		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_F32,
+				      "LLaMA-Factory upcast_layernorm casts 1-D norm weights to "
+				      "float32",
+				      fact, rc->upcast_layernorm_loc);
+		if (r < 0)
+			return r;
+	}
+	for (uint32_t t = 0; rc->cast_trainable != DTL_DTYPE_NONE && t < sim->t.count; t++) {
+		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
+		    sim->t.dtype[t] == rc->cast_trainable)
+			continue;
+		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, rc->cast_trainable,
+				      "LLaMA-Factory casts every trainable param to float32 after "
+				      "get_peft_model (not with pure_bf16)",
+				      fact, rc->cast_trainable_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim)
+{
+	const char *trainer = sim->rp.plan.trainer;
+	bool peft = sim->manifest->adapter.present;
+
+	if (sim->rp.plan.strategy != DTL_STRATEGY_FSDP1 || !trainer ||
+	    (strcmp(trainer, "hf-trainer") != 0 && strncmp(trainer, "trl-", 4) != 0) ||
+	    !dtl_sim_behavior(sim, DTL_B_HF_TRAINER_PEFT_FSDP_WRAP))
+		return false;
+	for (uint32_t t = 0; t < sim->t.count && !peft; t++)
+		peft = (sim->t.flags[t] & DTL_TF_ADAPTER) != 0;
+	return peft;
+}
+
 int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
@@ -28,6 +81,8 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	(void)error;
+	if ((r = recipe_casts(sim)) < 0)
+		return r;
 	if (!dtl_sim_trl_core_trainer(sim) || sim->manifest->quantization.method == DTL_QUANT_NONE ||
 	    !dtl_sim_behavior(sim, DTL_B_TRL_QLORA_BF16_CAST))
 		return 0;

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --trainer-args: a training recipe's arguments (YAML or JSON), read the way its framework
+ * turns them into a model, a quantization config, adapters and a plan. Three families:
+ *
+ * - LLaMA-Factory (quantization_bit, finetuning_type, lora_target, pure_bf16, ...):
+ *   model_utils/quantization.py packs 4-bit weights in compute_dtype ("crucial for
+ *   fsdp+qlora"), compute_dtype is bf16 / fp16 from the flags; adapter.py casts every
+ *   trainable parameter to float32 after get_peft_model unless pure_bf16 (or, without
+ *   quantization, under ZeRO-3). It trains with the HF Trainer.
+ * - TRL ModelConfig and the alignment-handbook recipes (load_in_4bit, use_peft, lora_r,
+ *   torch_dtype / dtype, bnb_4bit_quant_storage, ...): get_quantization_config packs 4-bit
+ *   weights in the model dtype up to TRL 0.25 and in bnb_4bit_quant_storage (default uint8)
+ *   from 0.26 (PR #4496); the simulation picks by the plan's TRL version.
+ * - axolotl (base_model, adapter: qlora, load_in_4bit, lora_target_linear, ...):
+ *   loaders/model.py packs QLoRA weights in bfloat16 whatever the model dtype.
+ *
+ * Keys of the HF TrainingArguments (bf16, fp16, deepspeed, fsdp) are read in all three.
+ * Sources: rules/versions.yaml `recipes:`. A key that is one or two edits from a
+ * dtype-relevant key gets a warning with "did you mean".
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dtypelint/import.h"
+#include "import-util.h"
+
+struct recipe {
+	const struct dtl_schema *s;
+	const struct dtl_node *root;
+	const char *path;
+	struct dtl_arena *arena;
+	const struct dtl_limits *limits;
+	struct dtl_manifest *m;
+	struct dtl_error *error;
+};
+
+static const struct dtl_node *key(const struct recipe *r, const char *name)
+{
+	return dtl_node_get(r->root, name);
+}
+
+static bool yes(const struct dtl_node *v)
+{
+	return v && v->type == DTL_NODE_BOOL && v->boolean;
+}
+
+/* dtype-relevant keys of the three families, for "did you mean" */
+static const char *const known_keys[] = {
+	"bf16", "fp16", "pure_bf16", "deepspeed", "fsdp", "fsdp_config", "quantization_bit",
+	"quantization_method", "finetuning_type", "lora_target", "lora_rank", "upcast_layernorm",
+	"upcast_lmhead_output", "double_quantization", "load_in_4bit", "load_in_8bit", "use_peft",
+	"lora_r", "lora_alpha", "lora_target_modules", "lora_modules_to_save", "torch_dtype",
+	"dtype", "bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage",
+	"use_dora", "adapter", "lora_target_linear", "base_model", "model_name_or_path",
+	"use_4bit_quantization", "use_peft_lora", "bnb_4bit_compute_dtype",
+	"bnb_4bit_quant_storage_dtype", "use_nested_quant", NULL};
+
+/* Edit distance of short ASCII keys (both at most 40 bytes), capped at 3. */
+static unsigned distance(const char *a, size_t n, const char *b)
+{
+	size_t m = strlen(b);
+	unsigned prev[41], cur[41];
+
+	if (n > 40 || m > 40)
+		return 3;
+	for (size_t j = 0; j <= m; j++)
+		prev[j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++) {
+		cur[0] = (unsigned)i;
+		for (size_t j = 1; j <= m; j++) {
+			unsigned sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (m + 1) * sizeof(unsigned));
+	}
+	return prev[m] < 3 ? prev[m] : 3;
+}
+
+static int near_misses(struct recipe *r)
+{
+	for (size_t i = 0; i < r->root->map.count; i++) {
+		const struct dtl_node *k = &r->root->map.pairs[i].key;
+		const char *text = k->string.text;
+		size_t n = k->string.len, best_d = 3;
+		const char *best = NULL;
+		bool plain = n >= 4 && n <= 40;
+		for (size_t c = 0; plain && c < n; c++)
+			plain = (text[c] >= 'a' && text[c] <= 'z') || (text[c] >= 'A' && text[c] <= 'Z') ||
+				(text[c] >= '0' && text[c] <= '9') || text[c] == '_' || text[c] == '-';
+		for (const char *const *kk = known_keys; plain && *kk; kk++) {
+			if (strlen(*kk) == n && memcmp(*kk, text, n) == 0) {
+				best = NULL;
+				break;
+			}
+			unsigned d = distance(text, n, *kk);
+			if (d < best_d && d <= (strlen(*kk) >= 8 ? 2u : 1u)) {
+				best_d = d;
+				best = *kk;
+			}
+		}
+		if (!best)
+			continue;
+		struct dtl_input_warning *w = dtl_vec_push(&r->m->warnings, r->arena, sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		w->loc = dtl_schema_loc(r->s, k);
+		w->message = dtl_arena_sprintf(r->arena,
+					       "'%.*s' is not a key dtypelint reads: did you mean "
+					       "'%s'?",
+					       (int)n, text, best);
+		if (!w->message)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void adapter_init(struct dtl_adapter *a, struct dtl_loc loc)
+{
+	if (a->present)
+		return;
+	memset(a, 0, sizeof(*a));
+	a->present = true;
+	a->type = "lora";
+	a->name = "default";
+	a->r = 8;
+	a->autocast_adapter_dtype = DTL_UNSET;
+	a->prepare_kbit_training = DTL_UNSET;
+	a->use_dora = DTL_UNSET;
+	a->loc = loc;
+}
+
+/* "q_proj,v_proj" or "all" (LLaMA-Factory), "all-linear", or a list */
+static int target_modules(struct recipe *r, const struct dtl_node *v, const char *what)
+{
+	struct dtl_adapter *a = &r->m->adapter;
+	const char *text;
+	int rc;
+
+	if (!v || v->type == DTL_NODE_NULL)
+		return 0;
+	a->target_modules.present = true;
+	a->target_modules.loc = dtl_schema_loc(r->s, v);
+	if (v->type == DTL_NODE_SEQ)
+		return dtl_schema_patterns(r->s, v, what, DTL_PATTERN_PLAIN, &a->target_modules);
+	if ((rc = dtl_schema_string(r->s, v, what, &text)) < 0)
+		return rc;
+	if (strcmp(text, "all") == 0 || strcmp(text, "all-linear") == 0) {
+		a->target_modules_string = "all-linear";
+		return 0;
+	}
+	size_t n = 1;
+	for (const char *p = text; *p; p++)
+		n += *p == ',';
+	a->target_modules.items = dtl_arena_calloc(r->arena, n, sizeof(struct dtl_pattern));
+	if (!a->target_modules.items)
+		return -ENOMEM;
+	a->target_modules.count = 0;
+	for (const char *p = text; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		while (len && *p == ' ') {
+			p++;
+			len--;
+		}
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len) {
+			struct dtl_pattern *item = &a->target_modules.items[a->target_modules.count++];
+			if (!(item->text = dtl_arena_strndup(r->arena, p, len)))
+				return -ENOMEM;
+			item->len = (uint32_t)len;
+			item->loc = a->target_modules.loc;
+		}
+		p = comma ? comma + 1 : p + strlen(p);
+	}
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* TrainingArguments.deepspeed: a path the launcher opens from its working directory; a path
+ * that is not there is taken relative to the recipe file */
+static int deepspeed_key(struct recipe *r)
+{
+	const struct dtl_node *v = key(r, "deepspeed");
+	if (!v || v->type != DTL_NODE_STRING || !v->string.len)
+		return 0;
+	const char *path = exists(v->string.text)
+				   ? v->string.text
+				   : dtl_path_relative_to(r->arena, r->path, v->string.text);
+	if (!path)
+		return -ENOMEM;
+	return dtl_import_deepspeed(path, r->arena, r->limits, &r->m->plan, r->error);
+}
+
+/* TrainingArguments.fsdp: "full_shard auto_wrap", or a list of those words (axolotl) */
+static void fsdp_key(struct recipe *r)
+{
+	const struct dtl_node *v = key(r, "fsdp");
+	bool on = false;
+
+	if (v && v->type == DTL_NODE_STRING)
+		on = strstr(v->string.text, "shard") != NULL;
+	for (size_t i = 0; v && v->type == DTL_NODE_SEQ && i < v->seq.count; i++)
+		on |= v->seq.items[i].type == DTL_NODE_STRING &&
+		      strstr(v->seq.items[i].string.text, "shard") != NULL;
+	const struct dtl_node *cfg = key(r, "fsdp_config");
+	if (!on && (!cfg || cfg->type != DTL_NODE_MAP))
+		return;
+	struct dtl_plan *plan = &r->m->plan;
+	plan->strategy = DTL_STRATEGY_FSDP1;
+	plan->strategy_loc = dtl_schema_loc(r->s, v ? v : cfg);
+	if (!cfg || cfg->type != DTL_NODE_MAP)
+		return;
+	const struct dtl_node *version = dtl_node_get(cfg, "fsdp_version");
+	if (!version)
+		version = dtl_node_get(cfg, "version");
+	if (version && version->type == DTL_NODE_INT && version->integer == 2) {
+		plan->strategy = DTL_STRATEGY_FSDP2;
+		plan->strategy_loc = dtl_schema_loc(r->s, version);
+	}
+}
+
+static void precision_keys(struct recipe *r)
+{
+	struct dtl_plan *plan = &r->m->plan;
+	const struct dtl_node *v;
+
+	if (yes(v = key(r, "bf16")) || yes(v = key(r, "pure_bf16")) ||
+	    ((v = key(r, "bf16")) && v->type == DTL_NODE_STRING &&
+	     strcmp(v->string.text, "auto") == 0)) {
+		/* axolotl's bf16: auto is bfloat16 on any GPU that has it */
+		plan->precision = DTL_PRECISION_BF16;
+		plan->precision_loc = dtl_schema_loc(r->s, v);
+	} else if (yes(v = key(r, "fp16"))) {
+		plan->precision = DTL_PRECISION_FP16;
+		plan->precision_loc = dtl_schema_loc(r->s, v);
+	}
+}
+
+static void set_trainer(struct recipe *r, const char *trainer, const struct dtl_node *at)
+{
+	struct dtl_plan *plan = &r->m->plan;
+	if (plan->trainer)
+		return;
+	plan->trainer = trainer;
+	plan->trainer_loc = dtl_schema_loc(r->s, at ? at : r->root);
+}
+
+/* The quantization a recipe asks for. On a checkpoint that is already quantized,
+ * transformers keeps the checkpoint's own config (AutoHfQuantizer.merge_quantization_configs,
+ * with a warning); the request is recorded for the trace. */
+static void request_quantization(struct recipe *r, enum dtl_quant_method method,
+				 const struct dtl_node *at)
+{
+	struct dtl_quantization *q = &r->m->quantization;
+	if (q->prequantized) {
+		q->requested = method;
+		q->requested_loc = dtl_schema_loc(r->s, at);
+		return;
+	}
+	q->method = method;
+	q->method_loc = q->loc = dtl_schema_loc(r->s, at);
+}
+
+static int set_storage(struct recipe *r, enum dtl_dtype d, struct dtl_loc loc)
+{
+	struct dtl_quantization *q = &r->m->quantization;
+	if (q->prequantized || q->method != DTL_QUANT_BNB_4BIT || d == DTL_DTYPE_NONE)
+		return 0;
+	q->quant_storage = d;
+	q->quant_storage_loc = loc;
+	return 0;
+}
+
+static int llama_factory(struct recipe *r)
+{
+	struct dtl_manifest *m = r->m;
+	const struct dtl_node *v, *bits = key(r, "quantization_bit");
+	const char *text;
+	int rc;
+
+	set_trainer(r, "hf-trainer", NULL);
+	if ((v = key(r, "quantization_method")) && v->type == DTL_NODE_STRING &&
+	    strcmp(v->string.text, "bnb") != 0 && strcmp(v->string.text, "bitsandbytes") != 0)
+		return dtl_schema_fail(r->s, v,
+				       "quantization_method %s is not simulated (dtypelint models "
+				       "bitsandbytes)",
+				       dtl_schema_describe(r->s, v));
+	enum dtl_dtype compute = r->m->plan.precision == DTL_PRECISION_BF16   ? DTL_DTYPE_BF16
+				 : r->m->plan.precision == DTL_PRECISION_FP16 ? DTL_DTYPE_F16
+									      : DTL_DTYPE_NONE;
+	if (bits) {
+		int64_t n;
+		if ((rc = dtl_schema_int(r->s, bits, "quantization_bit", 2, 8, &n)) < 0)
+			return rc;
+		if (n != 4 && n != 8)
+			return dtl_schema_fail(r->s, bits,
+					       "quantization_bit %lld is not bitsandbytes 4 or 8",
+					       (long long)n);
+		request_quantization(r, n == 4 ? DTL_QUANT_BNB_4BIT : DTL_QUANT_BNB_8BIT, bits);
+		/* quantization.py: bnb_4bit_compute_dtype = bnb_4bit_quant_storage =
+		 * compute_dtype, from bf16 / pure_bf16 / fp16 (parser.py) */
+		if (compute != DTL_DTYPE_NONE && !m->quantization.prequantized) {
+			m->quantization.compute_dtype = compute;
+			m->quantization.compute_dtype_loc = r->m->plan.precision_loc;
+		}
+		if ((rc = set_storage(r, compute, r->m->plan.precision_loc)) < 0)
+			return rc;
+	}
+	const struct dtl_node *ft = key(r, "finetuning_type");
+	bool lora = ft ? ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "lora") == 0
+		       : key(r, "lora_target") != NULL;
+	if (ft && (rc = dtl_schema_string(r->s, ft, "finetuning_type", &text)) < 0)
+		return rc;
+	if (lora) {
+		adapter_init(&m->adapter, dtl_schema_loc(r->s, ft ? ft : r->root));
+		if ((v = key(r, "lora_rank")) &&
+		    (rc = dtl_schema_int(r->s, v, "lora_rank", 1, 1 << 20, &m->adapter.r)) < 0)
+			return rc;
+		if ((rc = target_modules(r, key(r, "lora_target"), "lora_target")) < 0)
+			return rc;
+	}
+	/* adapter.py: trainable params to float32 unless pure_bf16 (or badam), or ZeRO-3
+	 * without quantization ("zero3 already in fp32") */
+	bool pure = yes(key(r, "pure_bf16")) || yes(key(r, "use_badam"));
+	bool zero3_plain = !bits && m->plan.strategy == DTL_STRATEGY_ZERO3;
+	if (!pure && !zero3_plain) {
+		m->recipe.cast_trainable = DTL_DTYPE_F32;
+		m->recipe.cast_trainable_loc = dtl_schema_loc(r->s, ft ? ft : bits ? bits : r->root);
+	}
+	if (yes(v = key(r, "upcast_layernorm"))) {
+		m->recipe.upcast_layernorm = true;
+		m->recipe.upcast_layernorm_loc = dtl_schema_loc(r->s, v);
+	}
+	return 0;
+}
+
+static int trl_model_config(struct recipe *r)
+{
+	struct dtl_manifest *m = r->m;
+	const struct dtl_node *v, *dt;
+	enum dtl_dtype model_dtype = DTL_DTYPE_NONE;
+	int rc;
+
+	set_trainer(r, "trl-sft", NULL);
+	if (!(dt = key(r, "dtype")))
+		dt = key(r, "torch_dtype");
+	if (dt && dt->type == DTL_NODE_STRING && strcmp(dt->string.text, "auto") != 0) {
+		if ((rc = dtl_schema_dtype(r->s, dt, "dtype", true, &model_dtype)) < 0)
+			return rc;
+		/* from_pretrained(dtype=...) */
+		m->model.load_mode = DTL_LOAD_DTYPE;
+		m->model.load_dtype = model_dtype;
+		m->model.load_dtype_loc = dtl_schema_loc(r->s, dt);
+	} else if (dt && dt->type == DTL_NODE_STRING) {
+		m->model.load_mode = DTL_LOAD_AUTO;
+		m->model.load_dtype_loc = dtl_schema_loc(r->s, dt);
+	}
+	/* PEFT's examples/sft/train.py: its own names for the same settings; the model loads
+	 * in the storage dtype when that is floating, else in float32 (utils.py) */
+	const struct dtl_node *peft_storage = key(r, "bnb_4bit_quant_storage_dtype");
+	bool peft_example = yes(v = key(r, "use_4bit_quantization"));
+	if (peft_example) {
+		enum dtl_dtype d = DTL_DTYPE_U8;
+		if (peft_storage && (rc = dtl_schema_dtype(r->s, peft_storage,
+							   "bnb_4bit_quant_storage_dtype", true, &d)) < 0)
+			return rc;
+		m->model.load_mode = DTL_LOAD_DTYPE;
+		m->model.load_dtype = dtl_dtype_is_floating(d) ? d : DTL_DTYPE_F32;
+		m->model.load_dtype_loc = dtl_schema_loc(r->s, peft_storage ? peft_storage : v);
+		request_quantization(r, DTL_QUANT_BNB_4BIT, v);
+		if ((rc = set_storage(r, d, dtl_schema_loc(r->s, peft_storage ? peft_storage : v))) < 0)
+			return rc;
+	}
+	if ((v = key(r, "bnb_4bit_compute_dtype")) && m->quantization.method == DTL_QUANT_BNB_4BIT &&
+	    !m->quantization.prequantized) {
+		if ((rc = dtl_schema_dtype(r->s, v, "bnb_4bit_compute_dtype", true,
+					   &m->quantization.compute_dtype)) < 0)
+			return rc;
+		m->quantization.compute_dtype_loc = dtl_schema_loc(r->s, v);
+	}
+	if (!peft_example && yes(v = key(r, "load_in_4bit")))
+		request_quantization(r, DTL_QUANT_BNB_4BIT, v);
+	else if (!peft_example && yes(v = key(r, "load_in_8bit")))
+		request_quantization(r, DTL_QUANT_BNB_8BIT, v);
+	struct dtl_quantization *q = &m->quantization;
+	if (q->method == DTL_QUANT_BNB_4BIT && !q->prequantized) {
+		/* get_quantization_config: compute = the model dtype */
+		if (model_dtype != DTL_DTYPE_NONE) {
+			q->compute_dtype = model_dtype;
+			q->compute_dtype_loc = dtl_schema_loc(r->s, dt);
+			q->storage_if_trl_follows_dtype = model_dtype;
+			q->storage_if_trl_follows_dtype_loc = dtl_schema_loc(r->s, dt);
+		}
+		if ((v = key(r, "bnb_4bit_quant_storage")) && v->type != DTL_NODE_NULL) {
+			enum dtl_dtype d;
+			if ((rc = dtl_schema_dtype(r->s, v, "bnb_4bit_quant_storage", true, &d)) < 0 ||
+			    (rc = set_storage(r, d, dtl_schema_loc(r->s, v))) < 0)
+				return rc;
+		}
+	}
+	if (yes(v = key(r, "use_peft")) || yes(v = key(r, "use_peft_lora"))) {
+		adapter_init(&m->adapter, dtl_schema_loc(r->s, v));
+		if ((v = key(r, "lora_r")) &&
+		    (rc = dtl_schema_int(r->s, v, "lora_r", 1, 1 << 20, &m->adapter.r)) < 0)
+			return rc;
+		if ((rc = target_modules(r, key(r, "lora_target_modules"), "lora_target_modules")) < 0)
+			return rc;
+		if ((v = key(r, "lora_modules_to_save")) && v->type != DTL_NODE_NULL &&
+		    (rc = dtl_schema_patterns(r->s, v, "lora_modules_to_save", DTL_PATTERN_PLAIN,
+					      &m->adapter.modules_to_save)) < 0)
+			return rc;
+		if ((v = key(r, "use_dora")) &&
+		    (rc = dtl_schema_tristate(r->s, v, "use_dora", &m->adapter.use_dora)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int axolotl(struct recipe *r)
+{
+	struct dtl_manifest *m = r->m;
+	const struct dtl_node *v, *adapter = key(r, "adapter");
+	const char *kind = NULL;
+	int rc;
+
+	set_trainer(r, "hf-trainer", NULL);
+	if (adapter && adapter->type != DTL_NODE_NULL &&
+	    (rc = dtl_schema_string(r->s, adapter, "adapter", &kind)) < 0)
+		return rc;
+	/* utils/config: torch_dtype is bf16 with bf16, fp16 with fp16 or load_in_8bit, else
+	 * float32; the model loads in it */
+	enum dtl_dtype model_dtype = m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16
+				     : m->plan.precision == DTL_PRECISION_FP16 || yes(key(r, "load_in_8bit"))
+					 ? DTL_DTYPE_F16
+					 : DTL_DTYPE_F32;
+	m->model.load_mode = DTL_LOAD_DTYPE;
+	m->model.load_dtype = model_dtype;
+	m->model.load_dtype_loc = m->plan.precision_loc.line ? m->plan.precision_loc
+							     : dtl_schema_loc(r->s, r->root);
+	if (kind && strcmp(kind, "qlora") == 0 && yes(v = key(r, "load_in_4bit"))) {
+		request_quantization(r, DTL_QUANT_BNB_4BIT, v);
+		if (!m->quantization.prequantized) {
+			/* loaders/model.py: storage bfloat16 for every QLoRA (#1428) */
+			m->quantization.compute_dtype = model_dtype;
+			m->quantization.compute_dtype_loc = m->model.load_dtype_loc;
+			if ((rc = set_storage(r, DTL_DTYPE_BF16, dtl_schema_loc(r->s, adapter))) < 0)
+				return rc;
+		}
+	} else if (yes(v = key(r, "load_in_8bit"))) {
+		request_quantization(r, DTL_QUANT_BNB_8BIT, v);
+	}
+	if (kind && (strcmp(kind, "lora") == 0 || strcmp(kind, "qlora") == 0)) {
+		adapter_init(&m->adapter, dtl_schema_loc(r->s, adapter));
+		if ((v = key(r, "lora_r")) &&
+		    (rc = dtl_schema_int(r->s, v, "lora_r", 1, 1 << 20, &m->adapter.r)) < 0)
+			return rc;
+		if (yes(v = key(r, "lora_target_linear"))) {
+			m->adapter.target_modules.present = true;
+			m->adapter.target_modules.loc = dtl_schema_loc(r->s, v);
+			m->adapter.target_modules_string = "all-linear";
+		} else if ((rc = target_modules(r, key(r, "lora_target_modules"),
+						"lora_target_modules")) < 0) {
+			return rc;
+		}
+		if ((v = key(r, "peft_autocast_adapter_dtype")) &&
+		    (rc = dtl_schema_tristate(r->s, v, "peft_autocast_adapter_dtype",
+					      &m->adapter.autocast_adapter_dtype)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
+			    const struct dtl_limits *limits, struct dtl_manifest *m,
+			    struct dtl_error *error)
+{
+	struct dtl_loaded l;
+	int rc;
+
+	if ((rc = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
+		return rc;
+	struct recipe r = {.s = &l.s, .root = l.root, .path = path, .arena = arena,
+			   .limits = limits, .m = m, .error = error};
+	struct dtl_plan *plan = &m->plan;
+	if ((rc = dtl_schema_map(&l.s, l.root, "trainer arguments")) < 0)
+		goto out;
+	if (!plan->file) {
+		plan->file = l.s.file;
+		plan->loc = dtl_schema_loc(&l.s, l.root);
+	}
+	precision_keys(&r);
+	if ((rc = deepspeed_key(&r)) < 0)
+		goto out;
+	fsdp_key(&r);
+	if (key(&r, "quantization_bit") || key(&r, "finetuning_type") || key(&r, "lora_target") ||
+	    key(&r, "pure_bf16")) {
+		m->recipe.kind = "LLaMA-Factory";
+		rc = llama_factory(&r);
+	} else if (key(&r, "base_model") || key(&r, "adapter") || key(&r, "lora_target_linear")) {
+		m->recipe.kind = "axolotl";
+		rc = axolotl(&r);
+	} else {
+		m->recipe.kind = "TRL ModelConfig";
+		rc = trl_model_config(&r);
+	}
+	if (rc >= 0)
+		rc = near_misses(&r);
+out:
+	dtl_loaded_close(&l);
+	return rc < 0 ? rc : 0;
+}
