@@ -490,12 +490,22 @@ const struct dtl_rule dtl_rule_dt401 = {
 		"in (torch_dtype) for FSDP and ZeRO-3 QLoRA. With uint8 storage beside bfloat16 "
 		"layers FSDP1 fails to wrap ('Cannot flatten integer dtype tensors' or 'Must flatten "
 		"tensors with uniform dtype'). accelerate >= 1.14 on torch >= 2.7 instead leaves "
-		"frozen uint8 Params4bit out of FSDP2 sharding (info: no memory saving).",
+		"frozen uint8 Params4bit out of FSDP2 sharding (info: no memory saving). This rule "
+		"names the cause: the unit or group error torch raises (DT101, DT103, DT111) is "
+		"reported here, not as those rules. A pre-quantized checkpoint (quantization_config "
+		"in config.json) keeps the dtype its weights are stored in "
+		"(Params4bit.from_prequantized), so bnb_4bit_quant_storage cannot change it: "
+		"quantize the unquantized model at load, or under FSDP2 use accelerate >= 1.14. "
+		"Recipes set the storage themselves: LLaMA-Factory uses the compute dtype, axolotl "
+		"bfloat16, TRL the model dtype up to 0.25 and bnb_4bit_quant_storage (uint8 by "
+		"default) from 0.26.",
 	.example = "quantization: {method: bnb-4bit, compute_dtype: bfloat16}\n"
 		   "training: {strategy: fsdp1, precision: bf16}",
 	.fix = "Set bnb_4bit_quant_storage to the model dtype (quantization.quant_storage: "
-	       "bfloat16).",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §3.2, §5.2",
+	       "bfloat16; in a TRL recipe --bnb_4bit_quant_storage bfloat16). For a "
+	       "pre-quantized checkpoint, quantize at load from the unquantized model.",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §3.2, §5.2; "
+		 "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/nn/modules.py#L356-L379",
 	.check = dt401_check,
 };
 
