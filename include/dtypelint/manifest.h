@@ -143,6 +143,8 @@ struct dtl_adapter {
 	struct dtl_patterns modules_to_save;
 	enum dtl_tristate prepare_kbit_training;
 	enum dtl_tristate use_dora;
+	/* LoRA on nn.Parameters (PEFT >= 0.17, ParamWrapper: MoE experts); the names as given */
+	struct dtl_patterns target_parameters;
 	struct dtl_loc loc;
 };
 

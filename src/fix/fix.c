@@ -88,7 +88,12 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 			ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
 			    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
 	}
-	if ((!strcmp(id, "DT103") || !strcmp(id, "DT401")) && sim->manifest->quantization.method) {
+	if (!strcmp(id, "DT103") && !strncmp(f->message, "QDoRA", 5)) {
+		ADD(DTL_FIX_VERSION, "0.12.0", 0, 2,
+		    "upgrade peft: training.versions.peft: \"0.12.0\" (PR #1806)");
+		if (fix)
+			fix->framework = DTL_FW_PEFT;
+	} else if ((!strcmp(id, "DT103") || !strcmp(id, "DT401")) && sim->manifest->quantization.method) {
 		enum dtl_dtype want = sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype
 									    : DTL_DTYPE_BF16;
 		ADD(DTL_FIX_QUANT_STORAGE, NULL, want, 1,

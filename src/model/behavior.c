@@ -36,6 +36,8 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_HF_TRAINER_PEFT_FSDP_WRAP] = "hf-trainer-peft-fsdp-wrap",
     [DTL_B_HF_TRAINER_QLORA_MIXED_PRECISION] = "hf-trainer-qlora-mixed-precision",
     [DTL_B_TRL_STORAGE_FOLLOWS_DTYPE] = "trl-quant-storage-follows-dtype",
+    [DTL_B_PEFT_QDORA_FSDP_COPY] = "peft-qdora-fsdp-copy",
+    [DTL_B_PEFT_TARGET_PARAMETERS_ZERO3_SHAPE] = "peft-target-parameters-zero3-shape",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

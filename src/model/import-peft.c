@@ -56,6 +56,10 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 	    (r = dtl_schema_patterns(s, v, "modules_to_save", DTL_PATTERN_PLAIN,
 				     &a->modules_to_save)) < 0)
 		goto out;
+	if ((v = dtl_node_get(root, "target_parameters")) && v->type != DTL_NODE_NULL &&
+	    (r = dtl_schema_patterns(s, v, "target_parameters", DTL_PATTERN_PLAIN,
+				     &a->target_parameters)) < 0)
+		goto out;
 	if ((v = dtl_node_get(root, "use_dora")) &&
 	    (r = dtl_schema_tristate(s, v, "use_dora", &a->use_dora)) < 0)
 		goto out;

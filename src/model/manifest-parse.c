@@ -510,6 +510,7 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "modules_to_save",
 	                                   "prepare_kbit_training",
 	                                   "use_dora",
+	                                   "target_parameters",
 	                                   NULL};
 	int r = dtl_schema_map(s, map, "adapter");
 	int64_t unused;
@@ -565,6 +566,9 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 			                        &a->prepare_kbit_training);
 		} else if (strcmp(k, "use_dora") == 0) {
 			r = dtl_schema_tristate(s, v, "adapter.use_dora", &a->use_dora);
+		} else if (strcmp(k, "target_parameters") == 0) {
+			r = dtl_schema_patterns(s, v, "adapter.target_parameters", DTL_PATTERN_PLAIN,
+			                        &a->target_parameters);
 		}
 	}
 	return r;

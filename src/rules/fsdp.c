@@ -150,12 +150,39 @@ static int dt102_check(struct dtl_check *c)
 	return 0;
 }
 
+/* QDoRA before peft 0.12 dequantized the live Linear4bit for DoRA's weight norm, and FSDP
+ * then failed to flatten (rules/versions.yaml peft-qdora-fsdp-copy). */
+static int qdora_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+
+	if (sim->rp.plan.strategy != DTL_STRATEGY_FSDP1 || !a->present || a->use_dora != DTL_TRUE ||
+	    sim->manifest->quantization.method != DTL_QUANT_BNB_4BIT ||
+	    dtl_sim_behavior(sim, DTL_B_PEFT_QDORA_FSDP_COPY))
+		return 0;
+	struct dtl_finding *f = dtl_check_report(
+		c, c->rule->severity, a->loc,
+		"QDoRA (use_dora on 4-bit weights) with this peft dequantizes the live Linear4bit "
+		"for DoRA's weight norm, which FSDP1 then fails to flatten");
+	if (!f)
+		return -ENOMEM;
+	f->error_text = "ValueError: Cannot flatten integer dtype tensors";
+	f->error_when = "at wrap time, in the FullyShardedDataParallel constructor";
+	f->error_versions = dtl_check_version(c, DTL_FW_PEFT);
+	f->fix = "upgrade peft to >= 0.12.0 (PR #1806 copies the layer before dequantizing)";
+	return 0;
+}
+
 static int dt103_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_group *groups = sim->groups.items;
 	bool v2 = dtl_sim_behavior(sim, DTL_B_FSDP1_VALIDATE_V2);
 	bool fsdp2_crash = dtl_sim_behavior(sim, DTL_B_FSDP2_NONFLOAT_PARAM_CRASH);
+
+	if (qdora_check(c) < 0)
+		return -ENOMEM;
 
 	for (size_t gi = 0; gi < sim->groups.count; gi++) {
 		const struct dtl_group *g = &groups[gi];
@@ -397,7 +424,10 @@ const struct dtl_rule dtl_rule_dt103 = {
         "'Integer parameters are unsupported' before). A later integer parameter fails the "
         "uniform-dtype check instead (DT101). FSDP2 in torch <= 2.5.1 crashes in "
         "fully_shard on non-floating parameters ('only Tensors of floating point dtype can "
-        "require gradients'; the exact boundary is unverified).",
+        "require gradients'; the exact boundary is unverified). When the integer tensor is "
+        "a bitsandbytes weight, DT401 / DT402 report it with its cause. QDoRA (use_dora on "
+        "4-bit weights) with peft < 0.12.0 dequantizes the live Linear4bit and FSDP1 then "
+        "fails with the same error (PR #1806).",
     .example = "tensors:\n"
                "  - {name: layers.0.q.weight, shape: [32, 1], dtype: uint8, trainable: false}\n"
                "training: {strategy: fsdp1, fsdp: {wrap: [\"layers.*\"]}}",

@@ -429,14 +429,47 @@ static int dt406_check(struct dtl_check *c)
 	return merge_check(c, false);
 }
 
+/* PEFT's ParamWrapper (LoRA target_parameters) reads the shape of the parameter it wraps in
+ * get_peft_model: under zero.Init that is a partitioned parameter of shape torch.Size([])
+ * (rules/versions.yaml peft-target-parameters-zero3-shape). Quantized models are not built
+ * under zero.Init. */
+static int target_parameters_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+
+	if (!a->present || !a->target_parameters.count || !sim->rp.zero_init ||
+	    sim->manifest->quantization.method != DTL_QUANT_NONE ||
+	    !dtl_sim_behavior(sim, DTL_B_PEFT_TARGET_PARAMETERS_ZERO3_SHAPE))
+		return 0;
+	const struct dtl_pattern *p = &a->target_parameters.items[0];
+	struct dtl_finding *f = dtl_check_report(
+		c, c->rule->severity, p->loc.line ? p->loc : a->loc,
+		"LoRA target_parameters ('%s'%s) are read by get_peft_model after zero.Init "
+		"partitioned them: each is a 0-element shard of shape torch.Size([])",
+		p->text, a->target_parameters.count > 1 ? ", ..." : "");
+	if (!f)
+		return -ENOMEM;
+	f->error_text = "IndexError: tuple index out of range";
+	f->error_when = "in get_peft_model, where ParamWrapper reads param.shape[1]";
+	f->error_versions = dtl_check_version(c, DTL_FW_PEFT);
+	f->fix = "use a peft release with PR #3576 (it reads ds_shape), or build the model "
+		 "without zero.Init (zero3_init_flag: false), or target the expert modules by "
+		 "name instead";
+	return 0;
+}
+
 /* DT501 — a ZeRO-3 partitioned tensor read outside its module's forward. */
 static int dt501_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_patterns *direct = &sim->rp.plan.direct_access;
+	int r;
 
 	if (sim->rp.plan.strategy != DTL_STRATEGY_ZERO3)
 		return 0;
+	if ((r = target_parameters_check(c)) < 0)
+		return r;
 	for (size_t i = 0; i < direct->count; i++) {
 		const struct dtl_pattern *p = &direct->items[i];
 		for (size_t k = 0; k < sim->t.count; k++) {
@@ -592,9 +625,13 @@ const struct dtl_rule dtl_rule_dt501 = {
 		"elsewhere each rank holds a 0-element tensor (param.shape == (0,)). Code that reads "
 		"lm_head.weight in a custom loss, or an embedding outside its module, fails with a "
 		"size or shape error. Persistent parameters (numel <= threshold) stay gathered; a "
-		"tied parameter is gathered by the module that owns it.",
+		"tied parameter is gathered by the module that owns it. PEFT's LoRA "
+		"target_parameters (0.17.0 up to PR #3576) read the shape of the parameters they "
+		"wrap in get_peft_model, after zero.Init partitioned them: 'IndexError: tuple index "
+		"out of range'.",
 	.example = "training: {strategy: zero3, direct_access: [lm_head.weight]}",
 	.fix = "GatheredParameters([param]) around the read, or register_external_parameter.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.6, §4.3",
+	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.6, §4.3; "
+		 "https://github.com/huggingface/peft/pull/3576",
 	.check = dt501_check,
 };
