@@ -101,6 +101,10 @@ struct dtl_quantization {
 	/* the checkpoint is already quantized (config.json's quantization_config): its weights
 	 * keep the dtype they are stored in, and a recipe's own request does not replace it */
 	bool prequantized;
+	/* config.json's quantization_config.quant_method, any method ("bitsandbytes", "gptq",
+	 * "fp8", ...); NULL: the checkpoint is not quantized */
+	const char *checkpoint_method;
+	struct dtl_loc checkpoint_method_loc;
 	/* a recipe (trainer arguments) asked for this method on a pre-quantized checkpoint;
 	 * DTL_QUANT_NONE: it did not. transformers keeps the checkpoint's config. */
 	enum dtl_quant_method requested;

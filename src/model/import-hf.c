@@ -289,6 +289,10 @@ static int read_quantization(struct folder *f, const struct dtl_schema *s, struc
 	if (!q || q->type != DTL_NODE_MAP)
 		return 0;
 	v = dtl_node_get(q, "quant_method");
+	if (v && v->type == DTL_NODE_STRING) {
+		m->quantization.checkpoint_method = v->string.text;
+		m->quantization.checkpoint_method_loc = dtl_schema_loc(s, v);
+	}
 	/* only bitsandbytes is simulated; other methods (fp8, mxfp4, gptq, ...) leave the
 	 * checkpoint's dtypes as they are */
 	if (!v || v->type != DTL_NODE_STRING || strcmp(v->string.text, "bitsandbytes") != 0)

@@ -117,6 +117,16 @@ static int near_misses(struct recipe *r)
 	return 0;
 }
 
+/* A warning for the command line to print (an out-of-memory one is dropped: it stops nothing) */
+static void warn(struct recipe *r, const struct dtl_node *at, const char *message)
+{
+	struct dtl_input_warning *w = dtl_vec_push(&r->m->warnings, r->arena, sizeof(*w));
+	if (!w)
+		return;
+	w->loc = dtl_schema_loc(r->s, at);
+	w->message = message;
+}
+
 static void adapter_init(struct dtl_adapter *a, struct dtl_loc loc)
 {
 	if (a->present)
@@ -264,6 +274,14 @@ static void request_quantization(struct recipe *r, enum dtl_quant_method method,
 	if (q->prequantized) {
 		q->requested = method;
 		q->requested_loc = dtl_schema_loc(r->s, at);
+		if (method != q->method)
+			warn(r, at, method == DTL_QUANT_BNB_8BIT
+					    ? "the recipe asks for bitsandbytes 8-bit, but the checkpoint is "
+					      "stored 4-bit: transformers keeps the checkpoint's own "
+					      "quantization_config"
+					    : "the recipe asks for bitsandbytes 4-bit, but the checkpoint is "
+					      "stored 8-bit: transformers keeps the checkpoint's own "
+					      "quantization_config");
 		return;
 	}
 	q->method = method;

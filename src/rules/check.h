@@ -31,7 +31,7 @@ extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl
     dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt131, dtl_rule_dt602;
 /* quant.c */
 extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl_rule_dt404,
-    dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt501;
+    dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt407, dtl_rule_dt501;
 /* kernels.c */
 extern const struct dtl_rule dtl_rule_dt701;
 /* suppress.c */
