@@ -48,7 +48,7 @@ check dt401-storage fixtures/qlora/fsdp1-uint8-storage.yaml DT401 \
 check dt302-buffer fixtures/rules/dt302-fires.yaml DT302 \
 	'+  fsdp: {param_dtype: bfloat16, reduce_dtype: float32, buffer_dtype: null}'
 check dt202-pin fixtures/rules/dt202-load.yaml DT202 \
-	'+model: {architecture: MixtralForCausalLM, checkpoint_dtype: bfloat16, load_dtype: auto, keep_in_fp32_strict: ["gate"]}'
+	'+model: {architecture: MixtralForCausalLM, checkpoint_dtype: bfloat16, load_dtype: bfloat16, keep_in_fp32_strict: ["gate"]}'
 
 # a JSON manifest: the key is inserted into the object
 cp "$root/fixtures/rules/dt101-torch113.json" "$tmp/j.json"

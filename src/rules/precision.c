@@ -148,9 +148,51 @@ static int dt201_check(struct dtl_check *c)
 }
 
 /* DT202 — router logits computed in 16-bit by a router that does not upcast, with no pin. */
+/* The dtype a tensor's manifest entry gives it (DESIGN §3: its own, else
+ * model.checkpoint_dtype, else float32); NONE for a tensor with no entry. */
+static enum dtl_dtype declared(const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_manifest *m = sim->manifest;
+	uint32_t decl = sim->t.decl[t];
+
+	if (decl == DTL_NONE_INDEX)
+		return DTL_DTYPE_NONE;
+	return m->tensors[decl].dtype != DTL_DTYPE_NONE ? m->tensors[decl].dtype
+	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
+							      : DTL_DTYPE_F32;
+}
+
+/* The model's dtype: model.checkpoint_dtype, else the dtype most of its parameters are declared
+ * in. */
+static enum dtl_dtype model_dtype(const struct dtl_sim *sim)
+{
+	size_t count[DTL_DTYPE_COUNT] = {0}, best = 0;
+	enum dtl_dtype d = DTL_DTYPE_NONE;
+
+	if (sim->manifest->model.checkpoint_dtype != DTL_DTYPE_NONE)
+		return sim->manifest->model.checkpoint_dtype;
+	for (uint32_t t = 0; t < sim->t.count; t++)
+		if (sim->t.kind[t] == DTL_KIND_PARAM && declared(sim, t) != DTL_DTYPE_NONE)
+			count[declared(sim, t)]++;
+	for (int i = 0; i < DTL_DTYPE_COUNT; i++)
+		if (count[i] > best && dtl_dtype_is_floating((enum dtl_dtype)i)) {
+			best = count[i];
+			d = (enum dtl_dtype)i;
+		}
+	return d;
+}
+
+/*
+ * DT202 — a router the model keeps in float32 (its checkpoint or live model holds it in float32
+ * beside 16-bit weights) that the plan makes compute in 16-bit, with no pin that would say so
+ * (DT201 reports pinned ones). Stock MoE checkpoints store their routers in the model dtype and
+ * their code computes the logits in it (Mixtral, Qwen-MoE, OLMoE, gpt-oss): nothing to report.
+ */
 static int dt202_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;
+	enum dtl_dtype model = DTL_DTYPE_NONE;
+	bool model_known = false;
 	struct grouper g;
 
 	grouper_init(&g, c);
@@ -159,6 +201,14 @@ static int dt202_check(struct dtl_check *c)
 		if (!(sim->t.flags[t] & DTL_TF_ROUTER) || (sim->t.flags[t] & DTL_TF_PINNED) ||
 		    !dtl_dtype_is_half(sim->t.compute_dtype[t]) || strcmp(leaf(sim, t), "weight") != 0)
 			continue;
+		if (declared(sim, t) != DTL_DTYPE_F32)
+			continue;
+		if (!model_known) {
+			model = model_dtype(sim);
+			model_known = true;
+		}
+		if (!dtl_dtype_is_half(model))
+			continue; /* a float32 model: the router is cast with everything else */
 		const struct dtl_module *md = &sim->modules[sim->t.module[t]];
 		const struct dtl_router_rule *rr = dtl_sim_router_rule(sim, md->path, md->path_len);
 		if (rr && rr->upcasts)
@@ -171,9 +221,9 @@ static int dt202_check(struct dtl_check *c)
 			continue;
 		}
 		f = dtl_check_report(c, c->rule->severity, dtl_sim_tensor_loc(sim, t),
-				     "router '%.*s' computes its logits in %s: no keep-in-fp32 entry "
-				     "or pin covers it",
-				     (int)md->path_len, md->path,
+				     "router '%.*s' is kept in float32 beside %s weights but computes "
+				     "its logits in %s: no keep-in-fp32 entry or pin covers it",
+				     (int)md->path_len, md->path, dtl_dtype_name(model),
 				     dtl_dtype_name(sim->t.compute_dtype[t]));
 		if (!f)
 			return -ENOMEM;
@@ -588,14 +638,18 @@ const struct dtl_rule dtl_rule_dt202 = {
 	.id = "DT202",
 	.name = "unpinned-router",
 	.severity = DTL_SEVERITY_WARNING,
-	.summary = "an MoE router computes its logits in 16-bit and nothing pins it",
+	.summary = "an MoE router kept in float32 computes its logits in 16-bit and nothing pins it",
 	.explanation =
-		"Routers decide which experts see each token. Routers whose forward runs the matmul "
-		"in the hidden dtype (Mixtral, Qwen-MoE, OLMoE, GraniteMoE, gpt-oss, Llama 4: the "
-		"softmax or sigmoid may be fp32, the logits are not) compute 16-bit logits when "
-		"their weight computes in bf16/fp16, and no keep-in-fp32 entry covers them. "
-		"Routers that upcast both operands (DeepSeek-V2/V3, GLM4-MoE) are exempt. Nothing "
-		"raises; load balancing and expert choice degrade.",
+		"Routers decide which experts see each token. A router whose checkpoint (or live "
+		"model) keeps it in float32 beside 16-bit weights was meant to compute in float32; "
+		"when the plan casts it (from_pretrained's dtype, zero.Init, a blanket cast, FSDP "
+		"param_dtype) and its forward runs the matmul in the weight's dtype (Mixtral, "
+		"Qwen-MoE, OLMoE, GraniteMoE, gpt-oss, Llama 4: the softmax or sigmoid may be fp32, "
+		"the logits are not), expert choice is made from 16-bit logits. Stock checkpoints "
+		"that store their routers in the model dtype are not reported: their code computes "
+		"the logits in it by design. Routers that upcast both operands (DeepSeek-V2/V3, "
+		"GLM4-MoE) are exempt; pinned routers are DT201's. Nothing raises; load balancing "
+		"and expert choice degrade.",
 	.example = "model: {architecture: MixtralForCausalLM}\n"
 		   "training: {strategy: fsdp2, fsdp: {param_dtype: bfloat16}}",
 	.fix = "Add the router to keep_in_fp32_strict and shard it in a float32 FSDP group; under "
