@@ -121,6 +121,9 @@ struct dtl_resolved_plan {
 	int64_t model_persistence_threshold;
 	bool zero_init;
 	enum dtl_dtype mode_dtype; /* precision as a dtype; NONE for fp32/unset */
+	/* the dtype zero.Init builds in: the mode dtype, float32 when neither 16-bit mode is on
+	 * (precision fp32); NONE when the plan does not say */
+	enum dtl_dtype zero_init_dtype;
 };
 
 /* A router module and whether its forward upcasts (from the manifest, a profile or the

@@ -14,7 +14,8 @@ static bool is_auto(const struct dtl_node *v)
 	return v && v->type == DTL_NODE_STRING && strcmp(v->string.text, "auto") == 0;
 }
 
-/* {"enabled": true|false|"auto"}: 1, 0, or -1 for auto/absent */
+/* {"enabled": true|false|"auto"}: 1, 0 (also a section without "enabled": DeepSpeed's default
+ * is false), or -1 for "auto" or no section */
 static int enabled(const struct dtl_schema *s, const struct dtl_node *section, const char *what,
 		   int *ret, const struct dtl_node **ret_node)
 {
@@ -29,8 +30,12 @@ static int enabled(const struct dtl_schema *s, const struct dtl_node *section, c
 	if ((r = dtl_schema_map(s, section, what)) < 0)
 		return r;
 	e = dtl_node_get(section, "enabled");
-	*ret_node = e;
-	if (!e || is_auto(e))
+	*ret_node = e ? e : section;
+	if (!e) {
+		*ret = 0;
+		return 0;
+	}
+	if (is_auto(e))
 		return 0;
 	if ((r = dtl_schema_bool(s, e, what, &b)) < 0)
 		return r;
@@ -151,7 +156,9 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 	if (bf16 == 1 || fp16 == 1) {
 		plan->precision = bf16 == 1 ? DTL_PRECISION_BF16 : DTL_PRECISION_FP16;
 		plan->precision_loc = dtl_schema_loc(s, bf16 == 1 ? bf16_node : fp16_node);
-	} else if (bf16 == 0 && fp16 == 0) {
+	} else if ((bf16 == 0 && fp16 == 0) || (bf16 == 0 && !fp16_node) || (fp16 == 0 && !bf16_node)) {
+		/* both disabled (an absent section is disabled too, once the other is explicit):
+		 * zero.Init builds in torch.float (facts §1.1) */
 		plan->precision = DTL_PRECISION_FP32;
 		plan->precision_loc = dtl_schema_loc(s, bf16_node ? bf16_node : fp16_node);
 	}

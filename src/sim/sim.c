@@ -82,6 +82,10 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	rp->mode_dtype = rp->plan.precision == DTL_PRECISION_BF16   ? DTL_DTYPE_BF16
 	                 : rp->plan.precision == DTL_PRECISION_FP16 ? DTL_DTYPE_F16
 	                                                            : DTL_DTYPE_NONE;
+	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.1: bf16, else fp16, else torch.float */
+	rp->zero_init_dtype = rp->mode_dtype != DTL_DTYPE_NONE            ? rp->mode_dtype
+	                      : rp->plan.precision == DTL_PRECISION_FP32 ? DTL_DTYPE_F32
+	                                                                  : DTL_DTYPE_NONE;
 }
 
 /* The keep-in-fp32 lists compiled for the era's matcher (facts/torch-and-transformers.md §3.5,

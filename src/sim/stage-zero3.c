@@ -25,8 +25,8 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			continue;
 		if (sim->t.kind[i] == DTL_KIND_PARAM)
 			sim->t.flags[i] |= DTL_TF_ZERO_PARAM;
-		if (!dtl_dtype_is_floating(d) || rp->mode_dtype == DTL_DTYPE_NONE ||
-		    d == rp->mode_dtype)
+		if (!dtl_dtype_is_floating(d) || rp->zero_init_dtype == DTL_DTYPE_NONE ||
+		    d == rp->zero_init_dtype)
 			continue;
 		const char *reason;
 		if (sim->t.kind[i] == DTL_KIND_BUFFER) {
@@ -38,15 +38,18 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			reason = dtl_arena_sprintf(sim->arena,
 			                           "zero.Init's tensor-creation wrappers cast the "
 			                           "persistent buffer to %s",
-			                           dtl_dtype_name(rp->mode_dtype));
+			                           dtl_dtype_name(rp->zero_init_dtype));
 		} else {
 			reason =
 			    dtl_arena_sprintf(sim->arena,
 			                      "zero.Init casts every floating parameter created "
-			                      "under it to %s, explicit float32 included",
-			                      dtl_dtype_name(rp->mode_dtype));
+			                      "under it to %s%s",
+			                      dtl_dtype_name(rp->zero_init_dtype),
+			                      rp->zero_init_dtype == DTL_DTYPE_F32
+			                          ? " (neither bf16 nor fp16 is enabled)"
+			                          : ", explicit float32 included");
 		}
-		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, rp->mode_dtype, reason,
+		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, rp->zero_init_dtype, reason,
 		                      fact_init, loc);
 		if (r < 0)
 			return r;
