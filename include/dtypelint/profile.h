@@ -32,6 +32,15 @@ struct dtl_shape_rule {
 	size_t rank;
 };
 
+/* A float32 buffer the modelling code creates at construction and no checkpoint stores (rotary
+ * inv_freq): an HF folder gets it, with its shape from expressions over config.json keys. */
+struct dtl_created_buffer {
+	struct dtl_pattern name; /* the exact tensor name */
+	const char **dims;       /* expressions over config.json keys */
+	size_t rank;
+	bool verified;
+};
+
 struct dtl_profile {
 	const char *file; /* "rules/architectures/llama.yaml" */
 	const char *architecture;
@@ -53,6 +62,8 @@ struct dtl_profile {
 	struct dtl_patterns linear_modules;
 	struct dtl_shape_rule *shapes;
 	size_t shape_count;
+	struct dtl_created_buffer *created_buffers;
+	size_t created_buffer_count;
 };
 
 struct dtl_profiles {

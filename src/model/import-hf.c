@@ -31,6 +31,7 @@ struct entry {
 	struct dtl_loc loc;
 	const char *dtype_reason; /* NULL: the header's, or the config's dtype */
 	struct dtl_loc dtype_loc;
+	bool created; /* a non-persistent buffer the model code creates (profile) */
 };
 
 struct folder {
@@ -51,6 +52,26 @@ static const struct dtl_node *config_value(const struct folder *f, const char *k
 	if (!v && f->text_config)
 		v = dtl_node_get(f->text_config, key);
 	return v;
+}
+
+/* A config key's integer value for a shape expression. head_dim that the config leaves out (or
+ * null) is what the modelling code uses then: hidden_size / num_attention_heads
+ * (getattr(config, "head_dim", None) or hidden_size // num_attention_heads). */
+static bool config_int(const struct folder *f, const char *key, int64_t *ret)
+{
+	const struct dtl_node *v = config_value(f, key);
+	if (v && v->type == DTL_NODE_INT && v->integer >= 0) {
+		*ret = v->integer;
+		return true;
+	}
+	if (strcmp(key, "head_dim") != 0)
+		return false;
+	int64_t hidden, heads;
+	if (!config_int(f, "hidden_size", &hidden) || !config_int(f, "num_attention_heads", &heads) ||
+	    heads <= 0)
+		return false;
+	*ret = hidden / heads;
+	return true;
 }
 
 /* ---- shape expressions: identifiers (config keys), integers, + - * / ( ) ---- */
@@ -106,12 +127,12 @@ static int64_t expr_atom(struct expr *e)
 	}
 	memcpy(key, start, n);
 	key[n] = '\0';
-	const struct dtl_node *v = config_value(e->f, key);
-	if (!v || v->type != DTL_NODE_INT || v->integer < 0) {
+	int64_t value;
+	if (!config_int(e->f, key, &value)) {
 		e->ok = false;
 		return 0;
 	}
-	return v->integer;
+	return value;
 }
 
 static int64_t expr_product(struct expr *e)
@@ -151,6 +172,30 @@ static int64_t expr_sum(struct expr *e)
 	}
 }
 
+/* Evaluates a shape's expressions into out (false: a key is missing, or it overflows). */
+static bool eval_shape(const struct folder *f, const char *const *dims, size_t rank,
+		       struct entry *out)
+{
+	int64_t *shape = dtl_arena_calloc(f->arena, rank + 1, sizeof(int64_t));
+	int64_t numel = 1;
+	if (!shape)
+		return false;
+	for (size_t d = 0; d < rank; d++) {
+		struct expr e = {.p = dims[d], .f = f, .ok = true};
+		shape[d] = expr_sum(&e);
+		skip_space(&e);
+		if (!e.ok || *e.p || shape[d] < 0)
+			return false;
+		if (shape[d] && numel > INT64_MAX / shape[d])
+			return false;
+		numel *= shape[d];
+	}
+	out->shape = shape;
+	out->rank = (uint32_t)rank;
+	out->numel = numel;
+	return true;
+}
+
 static bool shape_from_profile(const struct folder *f, const struct dtl_profile *p, const char *name,
 			       uint32_t len, struct entry *out)
 {
@@ -158,26 +203,8 @@ static bool shape_from_profile(const struct folder *f, const struct dtl_profile 
 		return false;
 	for (size_t i = 0; i < p->shape_count; i++) {
 		const struct dtl_shape_rule *rule = &p->shapes[i];
-		if (!dtl_glob_match(rule->glob.text, rule->glob.len, name, len))
-			continue;
-		int64_t *shape = dtl_arena_calloc(f->arena, rule->rank + 1, sizeof(int64_t));
-		int64_t numel = 1;
-		if (!shape)
-			return false;
-		for (size_t d = 0; d < rule->rank; d++) {
-			struct expr e = {.p = rule->dims[d], .f = f, .ok = true};
-			shape[d] = expr_sum(&e);
-			skip_space(&e);
-			if (!e.ok || *e.p || shape[d] < 0)
-				return false;
-			if (shape[d] && numel > INT64_MAX / shape[d])
-				return false;
-			numel *= shape[d];
-		}
-		out->shape = shape;
-		out->rank = (uint32_t)rule->rank;
-		out->numel = numel;
-		return true;
+		if (dtl_glob_match(rule->glob.text, rule->glob.len, name, len))
+			return eval_shape(f, rule->dims, rule->rank, out);
 	}
 	return false;
 }
@@ -229,6 +256,32 @@ static int add_entry(struct folder *f, const char *name, size_t len, struct entr
 	if (dtl_strmap_put(&f->names, name, len, (int64_t)f->entries.count) < 0)
 		return -ENOMEM;
 	*ret = e;
+	return 0;
+}
+
+/* The buffers the model code creates and no checkpoint stores (rotary inv_freq), from the
+ * profile: float32, non-persistent, unless the checkpoint has an entry of that name. */
+static int created_buffers(struct folder *f, const struct dtl_profile *p, struct dtl_loc loc)
+{
+	for (size_t i = 0; p && i < p->created_buffer_count; i++) {
+		const struct dtl_created_buffer *cb = &p->created_buffers[i];
+		struct entry *e;
+		int r = add_entry(f, cb->name.text, cb->name.len, &e);
+		if (r == -EEXIST)
+			continue;
+		if (r < 0)
+			return r;
+		e->dtype = DTL_DTYPE_F32;
+		e->created = true;
+		e->loc = e->dtype_loc = loc;
+		e->dtype_reason = "float32, created by the model code, not in the checkpoint "
+				  "(a non-persistent buffer)";
+		if (!eval_shape(f, cb->dims, cb->rank, e)) {
+			e->shape = NULL;
+			e->rank = 0;
+			e->numel = -1;
+		}
+	}
 	return 0;
 }
 
@@ -596,7 +649,9 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		for (size_t i = 0; i < files.count && r >= 0; i++)
 			r = read_shard(&f, ((const char **)files.items)[i]);
 	}
-	if (r < 0)
+	if (r < 0 || (r = created_buffers(&f, profile, m.model.architecture_loc.line
+							       ? m.model.architecture_loc
+							       : m.model.loc)) < 0)
 		goto out;
 	if (have_index && !shards && m.quantization.prequantized &&
 	    (r = prequantized_dtypes(&f, &m.quantization)) < 0)
@@ -614,13 +669,13 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		struct dtl_tensor_decl *t = &m.tensors[i];
 		t->name = e->name;
 		t->name_len = e->len;
-		t->kind = DTL_KIND_PARAM;
+		t->kind = e->created ? DTL_KIND_BUFFER : DTL_KIND_PARAM;
 		t->dtype = e->dtype;
 		t->rank = e->rank;
 		t->shape = e->shape;
 		t->numel = e->numel;
 		t->trainable = DTL_UNSET;
-		t->persistent = true;
+		t->persistent = !e->created;
 		t->loc = t->dtype_loc = e->loc;
 		if (e->dtype_reason) {
 			t->dtype_reason = e->dtype_reason;

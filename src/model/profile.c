@@ -190,6 +190,59 @@ static int parse_shapes(const struct dtl_schema *s, const struct dtl_node *map,
 	return 0;
 }
 
+/* A list of expressions (strings, or bare integers) into *ret_dims. */
+static int parse_dims(const struct dtl_schema *s, const struct dtl_node *dims, const char *what,
+		      const char ***ret_dims, size_t *ret_rank)
+{
+	if (dims->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, dims, what, "a list of expressions");
+	const char **out = dtl_arena_calloc(s->arena, dims->seq.count + 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t d = 0; d < dims->seq.count; d++) {
+		const struct dtl_node *e = &dims->seq.items[d];
+		if (e->type == DTL_NODE_STRING)
+			out[d] = e->string.text;
+		else if (e->type == DTL_NODE_INT && e->raw)
+			out[d] = dtl_arena_strndup(s->arena, e->raw, e->raw_len);
+		else
+			return dtl_schema_type_error(s, e, what, "an expression");
+		if (!out[d])
+			return -ENOMEM;
+	}
+	*ret_dims = out;
+	*ret_rank = dims->seq.count;
+	return 0;
+}
+
+static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
+				 struct dtl_profile *p)
+{
+	static const char *const keys[] = {"name", "shape", "status", NULL};
+	if (seq->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, seq, "created_buffers", "a list");
+	p->created_buffers =
+		dtl_arena_calloc(s->arena, seq->seq.count + 1, sizeof(*p->created_buffers));
+	if (!p->created_buffers)
+		return -ENOMEM;
+	for (size_t i = 0; i < seq->seq.count; i++) {
+		const struct dtl_node *m = &seq->seq.items[i], *name, *shape;
+		struct dtl_created_buffer *cb = &p->created_buffers[i];
+		int r = dtl_schema_map(s, m, "created_buffers[]");
+		if (r < 0 || (r = dtl_schema_check_keys(s, m, "created_buffers[]", keys)) < 0)
+			return r;
+		if (!(name = dtl_node_get(m, "name")) || !(shape = dtl_node_get(m, "shape")))
+			return dtl_schema_fail(s, m, "a created buffer needs a 'name' and a 'shape'");
+		if ((r = dtl_schema_pattern(s, name, "created_buffers.name", DTL_PATTERN_PLAIN,
+					    &cb->name)) < 0 ||
+		    (r = parse_dims(s, shape, "created_buffers.shape", &cb->dims, &cb->rank)) < 0 ||
+		    (r = parse_status(s, m, &cb->verified)) < 0)
+			return r;
+	}
+	p->created_buffer_count = seq->seq.count;
+	return 0;
+}
+
 static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root,
 			 struct dtl_profile *p)
 {
@@ -197,7 +250,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 		"architecture", "aliases",   "model_type", "keep_in_fp32",
 		"keep_in_fp32_strict", "no_split_modules", "modules", "routers",
 		"fp32_buffers", "tied", "tie_word_embeddings_default", "linear_modules",
-		"shapes", NULL};
+		"shapes", "created_buffers", NULL};
 	int r = dtl_schema_map(s, root, "profile");
 	if (r < 0 || (r = dtl_schema_check_keys(s, root, "profile", keys)) < 0)
 		return r;
@@ -232,6 +285,8 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_GLOB, &p->linear_modules);
 		else if (strcmp(k, "shapes") == 0)
 			r = parse_shapes(s, v, p);
+		else if (strcmp(k, "created_buffers") == 0)
+			r = parse_created_buffers(s, v, p);
 	}
 	return r;
 }
