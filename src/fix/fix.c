@@ -158,6 +158,13 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 			ADD(DTL_FIX_ZERO3_BUFFER_DTYPE, NULL, want, 1,
 			    "set training.zero3.data_types.buffer_dtype: %s", dtl_dtype_name(want));
 	}
+	if (!strcmp(id, "DT302") && t != DTL_NONE_INDEX && sim->rp.zero_init &&
+	    dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE)) {
+		ADD(DTL_FIX_VERSION, "4.38.0", 0, 2,
+		    "upgrade transformers: training.versions.transformers: \"4.38.0\" (PR #28760)");
+		if (fix)
+			fix->framework = DTL_FW_TRANSFORMERS;
+	}
 	if (!strcmp(id, "DT302") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP1)
 		ADD(DTL_FIX_FSDP_BUFFER_DTYPE, NULL, DTL_DTYPE_NONE, 1,
 		    "set training.fsdp.buffer_dtype: null (FSDP1 leaves buffers uncast)");

@@ -38,6 +38,7 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_TRL_STORAGE_FOLLOWS_DTYPE] = "trl-quant-storage-follows-dtype",
     [DTL_B_PEFT_QDORA_FSDP_COPY] = "peft-qdora-fsdp-copy",
     [DTL_B_PEFT_TARGET_PARAMETERS_ZERO3_SHAPE] = "peft-target-parameters-zero3-shape",
+    [DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE] = "transformers-rope-cache-float-arange",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -446,9 +446,12 @@ static int dt302_check(struct dtl_check *c)
 			c->arena, "%s; precision is lost silently (RoPE inv_freq rounded to 16-bit "
 				  "shifts every position's angle)",
 			why->reason);
-		f->fix = "leave buffers uncast: FSDP1 buffer_dtype=None (or float32), DeepSpeed >= "
-			 "0.19.2 without data_types.buffer_dtype; or recompute the buffer in float32 "
-			 "after wrapping";
+		f->fix = why->stage == DTL_STAGE_ZERO_INIT && !stored
+				 ? "upgrade transformers to >= 4.38 (the RoPE cache from an int64 "
+				   "arange, PR #28760), or build the rotary embedding outside zero.Init"
+				 : "leave buffers uncast: FSDP1 buffer_dtype=None (or float32), DeepSpeed "
+				   ">= 0.19.2 without data_types.buffer_dtype; or recompute the buffer in "
+				   "float32 after wrapping";
 		if (grouper_add(&g, key, f, t, NULL) < 0)
 			return -ENOMEM;
 	}

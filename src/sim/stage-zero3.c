@@ -1,8 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /* DeepSpeed zero.Init: every floating tensor created under it takes the mode dtype. */
+#include <string.h>
+
 #include "sim-private.h"
 
 static const char *fact_init = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1";
+
+/* transformers <= 4.37 builds the RoPE cos/sin cache from a float torch.arange, which the
+ * wrappers cast to the 16-bit dtype (rules/versions.yaml transformers-rope-cache-float-arange):
+ * inv_freq stays float32 but the positions it multiplies are rounded, so the rotary buffer
+ * computes in 16-bit. */
+static int rope_cache(struct dtl_sim *sim, uint32_t t, struct dtl_loc loc)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	const char *name = sim->t.name[t];
+	uint32_t len = sim->t.name_len[t];
+
+	if (!dtl_dtype_is_half(rp->zero_init_dtype) || sim->t.dtype[t] != DTL_DTYPE_F32 ||
+	    len < 8 || memcmp(name + len - 8, "inv_freq", 8) != 0 ||
+	    !dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE))
+		return 0;
+	const char *reason = dtl_arena_sprintf(
+		sim->arena,
+		"transformers <= 4.37 builds the RoPE cache from torch.arange(..., dtype=float32), "
+		"which zero.Init casts to %s: positions past %s are rounded (transformers#28685)",
+		dtl_dtype_name(rp->zero_init_dtype),
+		rp->zero_init_dtype == DTL_DTYPE_BF16 ? "256" : "2048");
+	return dtl_sim_set_compute_dtype(sim, t, rp->zero_init_dtype, reason,
+					 "https://github.com/huggingface/transformers/issues/28685", loc);
+}
 
 int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 {
@@ -33,8 +59,11 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			/* buffers are never partitioned; a wrapped constructor (torch.zeros, ...)
 			 * casts a persistent buffer, while one computed through unwrapped ops
 			 * (inv_freq: arange(...).float()) keeps float32 — inferred, facts §1.1 */
-			if (!(flags & DTL_TF_PERSISTENT))
+			if (!(flags & DTL_TF_PERSISTENT)) {
+				if ((r = rope_cache(sim, (uint32_t)i, loc)) < 0)
+					return r;
 				continue;
+			}
 			reason = dtl_arena_sprintf(sim->arena,
 			                           "zero.Init's tensor-creation wrappers cast the "
 			                           "persistent buffer to %s",
