@@ -26,6 +26,11 @@ const char *dtl_check_version(struct dtl_check *c, enum dtl_framework framework)
 const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, size_t count,
                                 bool torch_style);
 bool dtl_check_is_param(const struct dtl_sim *sim, uint32_t tensor);
+/* One finding per cause: the findings of the running check from index first on that name a
+ * group and share a cause (the same message and predicted error once the group's name is left
+ * out) are folded into the first of them, which counts them ("and 31 more units like it") and
+ * gets a note per folded group at that group's location. what: "unit" or "group". */
+int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what);
 
 extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl_rule_dt111,
     dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt131, dtl_rule_dt602;

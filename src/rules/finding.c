@@ -124,3 +124,88 @@ const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, si
 	}
 	return dtl_arena_strndup(c->arena, text, strnlen(text, sizeof(text)));
 }
+
+/* text without the first occurrence of name, into the arena */
+static const char *without(struct dtl_arena *arena, const char *text, const char *name)
+{
+	const char *at = text && name && name[0] ? strstr(text, name) : NULL;
+	if (!text)
+		return "";
+	if (!at)
+		return text;
+	return dtl_arena_sprintf(arena, "%.*s%s", (int)(at - text), text, at + strlen(name));
+}
+
+int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
+{
+	struct dtl_finding *f = c->findings->items.items;
+	size_t n = c->findings->items.count;
+	struct dtl_strmap keys;
+
+	if (n <= first + 1)
+		return 0;
+	size_t *into = dtl_arena_calloc(c->arena, n - first, sizeof(*into));
+	size_t *folded = dtl_arena_calloc(c->arena, n - first, sizeof(*folded));
+	if (!into || !folded)
+		return -ENOMEM;
+	dtl_strmap_init(&keys, c->arena);
+	/* pass 1: which finding each one folds into, and how many each keeps */
+	for (size_t i = first; i < n; i++) {
+		into[i - first] = i;
+		if (!f[i].group)
+			continue;
+		const char *key = dtl_arena_sprintf(c->arena, "%s|%s", without(c->arena, f[i].message, f[i].group->name),
+						    without(c->arena, f[i].error_text, f[i].group->name));
+		if (!key)
+			return -ENOMEM;
+		int64_t prev = dtl_strmap_put(&keys, key, strlen(key), (int64_t)i);
+		if (prev < 0)
+			return -ENOMEM;
+		if ((size_t)prev != i) {
+			into[i - first] = (size_t)prev;
+			folded[prev - (int64_t)first]++;
+		}
+	}
+	/* the kept ones get their notes in one allocation each */
+	for (size_t i = first; i < n; i++) {
+		size_t extra = folded[i - first];
+		if (!extra)
+			continue;
+		struct dtl_note *notes = dtl_arena_calloc(c->arena, f[i].note_count + extra, sizeof(*notes));
+		if (!notes)
+			return -ENOMEM;
+		if (f[i].note_count)
+			memcpy(notes, f[i].notes, f[i].note_count * sizeof(*notes));
+		f[i].notes = notes;
+		f[i].message = dtl_arena_sprintf(c->arena, "%s (and %zu more %s%s like it; notes name %s)",
+						 f[i].message, extra, what, extra == 1 ? "" : "s",
+						 extra == 1 ? "it" : "them");
+		if (!f[i].message)
+			return -ENOMEM;
+	}
+	/* pass 2: notes for the folded, then keep only the kept, in order */
+	size_t kept = first;
+	for (size_t i = first; i < n; i++) {
+		size_t to = into[i - first];
+		if (to == i) {
+			if (kept != i)
+				f[kept] = f[i];
+			/* later folded findings point at the kept one's old index: it moves down
+			 * only past folded ones, which come after it, so remap by the old index */
+			into[i - first] = kept;
+			kept++;
+			continue;
+		}
+		struct dtl_finding *k = &f[into[to - first]];
+		struct dtl_note *note = &k->notes[k->note_count++];
+		note->loc = f[i].group->loc;
+		note->tensor = DTL_NONE_INDEX;
+		note->text = dtl_arena_sprintf(c->arena, "%s '%s' fails the same way",
+					       f[i].group->kind == DTL_GROUP_FSDP1_UNIT ? "unit" : "group",
+					       f[i].group->name);
+		if (!note->text)
+			return -ENOMEM;
+	}
+	c->findings->items.count = kept;
+	return 0;
+}

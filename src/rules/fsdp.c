@@ -29,6 +29,7 @@ static bool trainable(const struct dtl_sim *sim, uint32_t t)
  */
 static int dt101_check(struct dtl_check *c)
 {
+	size_t first_finding = c->findings->items.count;
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_group *groups = sim->groups.items;
 	bool v2 = dtl_sim_behavior(sim, DTL_B_FSDP1_VALIDATE_V2);
@@ -83,11 +84,12 @@ static int dt101_check(struct dtl_check *c)
 			break;
 		}
 	}
-	return 0;
+	return dtl_check_merge_groups(c, first_finding, "unit");
 }
 
 static int dt102_check(struct dtl_check *c)
 {
+	size_t first_finding = c->findings->items.count;
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_group *groups = sim->groups.items;
 	const struct dtl_plan *plan = &sim->rp.plan;
@@ -147,7 +149,7 @@ static int dt102_check(struct dtl_check *c)
 			break;
 		}
 	}
-	return 0;
+	return dtl_check_merge_groups(c, first_finding, "unit");
 }
 
 /* QDoRA before peft 0.12 dequantized the live Linear4bit for DoRA's weight norm, and FSDP
@@ -250,6 +252,7 @@ static int dt103_check(struct dtl_check *c)
  */
 static int dt111_check(struct dtl_check *c)
 {
+	size_t first_finding = c->findings->items.count;
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_group *groups = sim->groups.items;
 	bool trainable_only = dtl_sim_behavior(sim, DTL_B_FSDP2_TRAINABLE_ONLY_CHECK);
@@ -298,7 +301,7 @@ static int dt111_check(struct dtl_check *c)
 		    dtl_check_add_tensor(c, f, first, "the group's first checked parameter") < 0)
 			return -ENOMEM;
 	}
-	return 0;
+	return dtl_check_merge_groups(c, first_finding, "group");
 }
 
 /* facts/torch-and-transformers.md §4 "Tied weights", §2.7: HF ties by sharing one Parameter;
