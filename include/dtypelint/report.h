@@ -60,6 +60,14 @@ int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n
 /* --statistics: the number of findings per rule, most frequent first; as
  * "count<TAB>ID<TAB>name" lines or as one JSON object. */
 int dtl_report_statistics(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);
+/* Where a framework version came from: "newest known" (assumed), "--with", or file:line:col of
+ * the plan key; buf holds the text when it is built. */
+const char *dtl_report_version_source(const struct dtl_sim *sim, enum dtl_framework fw, char *buf,
+                                      size_t size);
+/* "Versions: torch 2.9 (newest known), ..." per input, for standard error beside the summary. */
+int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n);
+/* --show-plan: the resolved plan of each input (text, or one JSON object with "plans"). */
+int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);
 /* --explain: a rule's documentation as Markdown. */
 int dtl_report_explain(FILE *out, const struct dtl_rule *rule);
 

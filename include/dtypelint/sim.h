@@ -124,6 +124,9 @@ struct dtl_resolved_plan {
 	/* the dtype zero.Init builds in: the mode dtype, float32 when neither 16-bit mode is on
 	 * (precision fp32); NONE when the plan does not say */
 	enum dtl_dtype zero_init_dtype;
+	/* the HF Trainer's _fsdp_qlora_plugin_updates is in force: PEFT's fsdp_auto_wrap_policy
+	 * (set by the shard stage) */
+	bool peft_wrap_policy;
 };
 
 /* A router module and whether its forward upcasts (from the manifest, a profile or the

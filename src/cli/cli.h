@@ -63,6 +63,7 @@ struct dtl_options {
 	bool fail_on_given;
 	bool exit_zero;
 	bool statistics;
+	bool show_plan; /* --show-plan: the resolved plan instead of the report */
 	bool quiet;
 	enum dtl_color color;
 	const char *config_file; /* --config */

@@ -389,6 +389,8 @@ static int write_report(FILE *out, const struct dtl_options *o,
 	    .color = use_color(o, out), .line_end = line_end, .line_end_data = &le};
 	size_t n = o->input_count;
 
+	if (o->show_plan)
+		return dtl_report_plan(out, inputs, n, o->format == DTL_FORMAT_JSON);
 	if (o->statistics)
 		return dtl_report_statistics(out, inputs, n, o->format == DTL_FORMAT_JSON);
 	switch (o->format) {
@@ -638,8 +640,14 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		return EXIT_INTERNAL;
 	}
 	dtl_report_count(inputs, o->input_count, &counts);
-	if (!o->quiet)
+	if (o->show_plan)
+		return EXIT_CLEAN;
+	if (!o->quiet) {
+		/* what the verdict assumed, beside the summary: problem matchers and piped
+		 * output see neither */
+		dtl_report_versions_line(stderr, inputs, o->input_count);
 		print_summary(o, &counts, suppressed, baselined);
+	}
 	if (o->exit_zero)
 		return EXIT_CLEAN;
 	for (size_t i = 0; i < o->input_count; i++) {

@@ -51,10 +51,13 @@ static const char usage_head[] =
     "                        NO_COLOR is unset) | always | never; text format only\n"
     "  --statistics          print the number of findings per rule instead of the findings\n"
     "                        (text or json)\n"
+    "  --show-plan           print the resolved plan instead of the findings: versions and\n"
+    "                        where each came from, defaults and \"auto\" resolved, the\n"
+    "                        stages that apply (text or json)\n"
     "  --trace GLOB          also print the dtype history of the tensors matching GLOB,\n"
     "                        stage by stage (repeatable; after a text report, else on\n"
     "                        standard error)\n"
-    "  -q, --quiet           no summary line on standard error\n"
+    "  -q, --quiet           no versions and summary lines on standard error\n"
     "Rules:\n"
     "  --select RULES        run only these rules (ids, names, id prefixes such as DT1, or\n"
     "                        ALL; comma-separated, repeatable)\n"
@@ -108,6 +111,7 @@ enum {
 	OPT_FAIL_ON,
 	OPT_EXIT_ZERO,
 	OPT_STATISTICS,
+	OPT_SHOW_PLAN,
 	OPT_COLOR,
 	OPT_CONFIG,
 	OPT_NO_CONFIG,
@@ -252,6 +256,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"color", required_argument, NULL, OPT_COLOR},
 	    {"statistics", no_argument, NULL, OPT_STATISTICS},
+	    {"show-plan", no_argument, NULL, OPT_SHOW_PLAN},
 	    {"trace", required_argument, NULL, OPT_TRACE},
 	    {"select", required_argument, NULL, OPT_SELECT},
 	    {"extend-select", required_argument, NULL, OPT_EXTEND_SELECT},
@@ -327,6 +332,9 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			else
 				return usage_error(
 				    "--color: '%s' is not one of auto, always, never", optarg);
+			break;
+		case OPT_SHOW_PLAN:
+			o->show_plan = true;
 			break;
 		case OPT_STATISTICS:
 			o->statistics = true;
@@ -459,6 +467,9 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		return usage_error("--config and --no-config exclude each other");
 	if (o->statistics && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
 		return usage_error("--statistics prints text or json, not the %s format",
+		                   formats[o->format].name);
+	if (o->show_plan && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
+		return usage_error("--show-plan prints text or json, not the %s format",
 		                   formats[o->format].name);
 	if (o->fix_write && !o->fix_plan)
 		return usage_error("--write goes with --fix-plan");

@@ -188,7 +188,10 @@ static void plan_object(FILE *out, const struct dtl_sim *sim)
 		dtl_json_string(out, dtl_framework_name(fw));
 		fputs(": {\"version\": ", out);
 		dtl_json_string(out, dtl_version_format(&rp->plan.versions[fw], v, sizeof(v)));
-		fprintf(out, ", \"assumed\": %s}", rp->version_assumed[fw] ? "true" : "false");
+		char from[600];
+		fprintf(out, ", \"assumed\": %s, \"from\": ", rp->version_assumed[fw] ? "true" : "false");
+		dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+		fputc('}', out);
 	}
 	fputs("}}", out);
 }

@@ -257,9 +257,29 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 		goto done;
 	fputs(rule_count ? "\n      ]}},\n" : "]}},\n", out);
 	fputs("      \"columnKind\": \"unicodeCodePoints\",\n"
-	      "      \"invocations\": [{\"executionSuccessful\": true}],\n"
-	      "      \"results\": [",
+	      "      \"invocations\": [{\"executionSuccessful\": true}],\n",
 	      out);
+	/* the framework versions each input's verdict assumed, and where each came from */
+	fputs("      \"properties\": {\"versions\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_sim *sim = inputs[i].sim;
+		if (!sim)
+			continue;
+		fputs(i ? ", {\"file\": " : "{\"file\": ", out);
+		dtl_json_string(out, sim->manifest->file ? sim->manifest->file : "-");
+		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+			char v[32], from[600];
+			fputs(", ", out);
+			dtl_json_string(out, dtl_framework_name(fw));
+			fputs(": {\"version\": ", out);
+			dtl_json_string(out, dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
+			fputs(", \"from\": ", out);
+			dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+			fputc('}', out);
+		}
+		fputc('}', out);
+	}
+	fputs("]},\n      \"results\": [", out);
 	for (size_t i = 0; i < count; i++) {
 		fputs(i ? ",\n" : "\n", out);
 		result(out, &items[i], rules, rule_count, options);

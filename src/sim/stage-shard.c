@@ -195,6 +195,7 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 						    : NULL;
 	if (kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim) && !peft_policy)
 		return -ENOMEM;
+	sim->rp.peft_wrap_policy = peft_policy != NULL;
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a verdict assumed: the framework versions and where each came from (a plan file's line,
+ * --with, or the newest release the version table knows), on standard error beside the
+ * summary and in the JSON and SARIF reports; and --show-plan, the resolved plan: every default
+ * and "auto" resolved, the stages that apply and the dtype rules in force at each.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dtypelint/report.h"
+#include "report-private.h"
+
+const char *dtl_report_version_source(const struct dtl_sim *sim, enum dtl_framework fw, char *buf,
+				      size_t size)
+{
+	struct dtl_loc loc = sim->rp.plan.version_locs[fw];
+
+	if (sim->rp.version_assumed[fw])
+		return "newest known";
+	if (!loc.file)
+		snprintf(buf, size, "the plan");
+	else if (!loc.line)
+		snprintf(buf, size, "%s", loc.file); /* an option: "--with" */
+	else
+		snprintf(buf, size, "%s:%u:%u", loc.file, loc.line, loc.column);
+	return buf;
+}
+
+int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_sim *sim = inputs[i].sim;
+		if (!sim)
+			continue;
+		fputs("Versions", out);
+		if (n > 1) {
+			fputs(" for ", out);
+			dtl_report_put_escaped(out, sim->manifest->file ? sim->manifest->file : "-");
+		}
+		fputc(':', out);
+		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+			char v[32], from[600];
+			fprintf(out, "%s %s %s (", fw ? "," : "", dtl_framework_name(fw),
+				dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
+			dtl_report_put_escaped(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+			fputc(')', out);
+		}
+		fputc('\n', out);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+static const char *dtype_or(enum dtl_dtype d, const char *none)
+{
+	return d == DTL_DTYPE_NONE ? none : dtl_dtype_name(d);
+}
+
+struct stage_row {
+	const char *stage;
+	bool applies;
+	const char *rule;
+};
+
+static void put_row(FILE *out, const struct stage_row *row, bool json, bool first)
+{
+	if (json) {
+		fputs(first ? "" : ", ", out);
+		fputs("{\"stage\": ", out);
+		dtl_json_string(out, row->stage);
+		fprintf(out, ", \"applies\": %s, \"rule\": ", row->applies ? "true" : "false");
+		dtl_json_string(out, row->rule);
+		fputc('}', out);
+	} else {
+		fprintf(out, "    %-13s %s", row->stage, row->applies ? "" : "(does not apply) ");
+		dtl_report_put_escaped(out, row->rule);
+		fputc('\n', out);
+	}
+}
+
+/* The stages of DESIGN §4 that this plan runs, with the rule each applies. */
+static void stages(FILE *out, const struct dtl_sim *sim, bool json)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	const struct dtl_manifest *m = sim->manifest;
+	const struct dtl_plan *p = &rp->plan;
+	char load[128], zero_init[160];
+
+	switch (m->model.load_mode) {
+	case DTL_LOAD_AS_IS:
+		snprintf(load, sizeof(load), "as-is: the declared dtypes are the dtypes in memory");
+		break;
+	case DTL_LOAD_AUTO:
+		snprintf(load, sizeof(load), "from_pretrained(dtype=\"auto\")");
+		break;
+	case DTL_LOAD_NONE:
+		snprintf(load, sizeof(load), "from_pretrained(dtype=None): float32");
+		break;
+	default:
+		snprintf(load, sizeof(load), "from_pretrained(dtype=%s)",
+			 dtl_dtype_name(m->model.load_dtype));
+	}
+	snprintf(zero_init, sizeof(zero_init), "every floating tensor created under it becomes %s",
+		 dtype_or(rp->zero_init_dtype, "(precision unset: no cast)"));
+	const struct stage_row rows[] = {
+		{"load", true, load},
+		{"zero-init", rp->zero_init && m->quantization.method == DTL_QUANT_NONE, zero_init},
+		{"quantize", m->quantization.method != DTL_QUANT_NONE,
+		 m->quantization.method == DTL_QUANT_BNB_8BIT ? "bitsandbytes LLM.int8: int8 weights"
+		 : m->quantization.prequantized ? "pre-quantized checkpoint: weights as stored"
+						: "bitsandbytes 4-bit: packed into bnb_4bit_quant_storage"},
+		{"kbit-prepare", m->adapter.prepare_kbit_training == DTL_TRUE,
+		 "freeze all, fp16/bf16 non-Params4bit to float32"},
+		{"peft", m->adapter.present,
+		 m->adapter.autocast_adapter_dtype == DTL_FALSE
+			 ? "adapters in the base dtype (autocast_adapter_dtype=False)"
+			 : "adapters upcast to float32 (autocast_adapter_dtype, by version)"},
+		{"trainer", p->trainer != NULL || m->recipe.kind != NULL,
+		 m->recipe.kind ? m->recipe.kind : p->trainer ? p->trainer : "none"},
+		{"engine", p->strategy == DTL_STRATEGY_ZERO3 || p->strategy == DTL_STRATEGY_FSDP2,
+		 p->strategy == DTL_STRATEGY_ZERO3 ? "deepspeed.initialize's module cast (by version)"
+						   : "accelerate's fp32 upcast (by version)"},
+		{"shard",
+		 p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2 ||
+			 p->strategy == DTL_STRATEGY_ZERO3,
+		 p->strategy == DTL_STRATEGY_ZERO3 ? "ZeRO-3 persistent and trainable sets"
+						   : "FSDP units or groups from the wrap list"},
+		{"compute", true, "param_dtype, buffer_dtype or the gathered dtype"},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		put_row(out, &rows[i], json, i == 0);
+}
+
+static void plan_text(FILE *out, const struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	const struct dtl_plan *p = &rp->plan;
+
+	fputs("plan for ", out);
+	dtl_report_put_escaped(out, sim->manifest->file ? sim->manifest->file : "-");
+	fputs(":\n", out);
+	fprintf(out, "  strategy      %s\n", dtl_strategy_name(p->strategy));
+	fprintf(out, "  precision     %s (mode dtype %s)\n", dtl_precision_name(p->precision),
+		dtype_or(rp->mode_dtype, "none"));
+	fprintf(out, "  world size    %lld%s\n", (long long)p->world_size,
+		rp->world_size_assumed ? " (assumed)" : "");
+	fputs("  trainer       ", out);
+	dtl_report_put_escaped(out, p->trainer ? p->trainer : "none");
+	fputc('\n', out);
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		char v[32], from[600];
+		fprintf(out, "  %-13s %s (", dtl_framework_name(fw),
+			dtl_version_format(&p->versions[fw], v, sizeof(v)));
+		dtl_report_put_escaped(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+		fputs(")\n", out);
+	}
+	if (p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2) {
+		fputs("  fsdp.wrap     ", out);
+		for (size_t i = 0; i < rp->wrap.count; i++) {
+			fputs(i ? ", " : "", out);
+			dtl_report_put_escaped(out, rp->wrap.items[i].text);
+		}
+		fprintf(out, "%s\n", rp->wrap_from_model ? " (the model's _no_split_modules)" : "");
+		if (rp->peft_wrap_policy)
+			fputs("  wrap policy   PEFT's fsdp_auto_wrap_policy (the HF Trainer's "
+			      "_fsdp_qlora_plugin_updates): these classes, and every leaf module whose "
+			      "weight requires grad\n",
+			      out);
+		fprintf(out, "  fsdp dtypes   param %s, reduce %s, buffer %s\n",
+			dtype_or(p->fsdp.param_dtype, "None"), dtype_or(p->fsdp.reduce_dtype, "None"),
+			dtype_or(p->fsdp.buffer_dtype, "None"));
+	}
+	if (p->strategy == DTL_STRATEGY_ZERO3)
+		fprintf(out, "  zero3         init %s, persistence threshold %lld%s, buffer_dtype %s\n",
+			rp->zero_init ? "true" : "false", (long long)rp->persistence_threshold,
+			p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
+			dtype_or(p->zero3.buffer_dtype, "None"));
+	fputs("  stages:\n", out);
+	stages(out, sim, false);
+}
+
+static void plan_json(FILE *out, const struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	const struct dtl_plan *p = &rp->plan;
+
+	fputs("{\"file\": ", out);
+	dtl_json_string(out, sim->manifest->file ? sim->manifest->file : "-");
+	fputs(", \"strategy\": ", out);
+	dtl_json_string(out, dtl_strategy_name(p->strategy));
+	fputs(", \"precision\": ", out);
+	dtl_json_string(out, dtl_precision_name(p->precision));
+	fputs(", \"mode_dtype\": ", out);
+	dtl_json_string(out, dtype_or(rp->mode_dtype, "none"));
+	fprintf(out, ", \"world_size\": %lld, \"world_size_assumed\": %s, \"trainer\": ",
+		(long long)p->world_size, rp->world_size_assumed ? "true" : "false");
+	dtl_json_string(out, p->trainer ? p->trainer : "none");
+	fputs(", \"versions\": {", out);
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		char v[32], from[600];
+		fputs(fw ? ", " : "", out);
+		dtl_json_string(out, dtl_framework_name(fw));
+		fputs(": {\"version\": ", out);
+		dtl_json_string(out, dtl_version_format(&p->versions[fw], v, sizeof(v)));
+		fputs(", \"from\": ", out);
+		dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+		fputc('}', out);
+	}
+	fputs("}, \"fsdp\": {\"wrap\": [", out);
+	for (size_t i = 0; i < rp->wrap.count; i++) {
+		fputs(i ? ", " : "", out);
+		dtl_json_string(out, rp->wrap.items[i].text);
+	}
+	fprintf(out, "], \"wrap_from_model\": %s, \"peft_wrap_policy\": %s, \"param_dtype\": ",
+		rp->wrap_from_model ? "true" : "false", rp->peft_wrap_policy ? "true" : "false");
+	dtl_json_string(out, dtype_or(p->fsdp.param_dtype, "none"));
+	fputs(", \"reduce_dtype\": ", out);
+	dtl_json_string(out, dtype_or(p->fsdp.reduce_dtype, "none"));
+	fputs(", \"buffer_dtype\": ", out);
+	dtl_json_string(out, dtype_or(p->fsdp.buffer_dtype, "none"));
+	fprintf(out, "}, \"zero3\": {\"init\": %s, \"init_dtype\": ", rp->zero_init ? "true" : "false");
+	dtl_json_string(out, dtype_or(rp->zero_init_dtype, "none"));
+	fprintf(out, ", \"persistence_threshold\": %lld, \"persistence_auto\": %s}, \"stages\": [",
+		(long long)rp->persistence_threshold, p->zero3.persistence_auto ? "true" : "false");
+	stages(out, sim, true);
+	fputs("]}", out);
+}
+
+int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json)
+{
+	if (json)
+		fputs("{\"plans\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		if (!inputs[i].sim)
+			continue;
+		if (json) {
+			fputs(i ? ",\n  " : "\n  ", out);
+			plan_json(out, inputs[i].sim);
+		} else {
+			plan_text(out, inputs[i].sim);
+		}
+	}
+	if (json)
+		fputs("\n]}\n", out);
+	return ferror(out) ? -EIO : 0;
+}
