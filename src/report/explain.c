@@ -12,6 +12,6 @@ int dtl_report_explain(FILE *out, const struct dtl_rule *rule)
 	fprintf(out, "## What happens\n\n%s\n\n", rule->explanation);
 	fprintf(out, "## Example\n\n%s\n\n", rule->example);
 	fprintf(out, "## Fix\n\n%s\n\n", rule->fix);
-	fprintf(out, "## Facts\n\n%s (in dtypelint's shared/facts/)\n", rule->facts);
+	fprintf(out, "## Sources\n\n%s\n", rule->facts);
 	return ferror(out) ? -EIO : 0;
 }

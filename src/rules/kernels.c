@@ -137,6 +137,6 @@ const struct dtl_rule dtl_rule_dt701 = {
 		   "dtypelint --kernels csrc/ manifest.yaml",
 	.fix = "Cast around the op, keep the module in a dtype the op dispatches, or extend the "
 	       "op's dispatch.",
-	.facts = "facts/libclang-for-kernel-contracts.md §4.4, §6",
+	.facts = "https://github.com/pytorch/pytorch/blob/v1.13.1/aten/src/ATen/Dispatch.h#L236-L253 https://github.com/pytorch/pytorch/blob/v1.13.1/aten/src/ATen/Dispatch.h#L236-L536",
 	.check = dt701_check,
 };

@@ -339,13 +339,13 @@ static const char *buffer_cast_note(const struct dtl_sim *sim)
 	switch (sim->rp.plan.strategy) {
 	case DTL_STRATEGY_FSDP2:
 		return "FSDP2's MixedPrecisionPolicy has no buffer_dtype: buffers keep their dtype "
-		       "(facts/torch-and-transformers.md §2.6)";
+		       "(https://github.com/pytorch/pytorch/blob/05f814fecfca7d2a17f28cbe7e1cb2d8d4c13230/torch/distributed/fsdp/_fully_shard/_fsdp_api.py)";
 	case DTL_STRATEGY_FSDP1:
 		return "FSDP1 buffer_dtype is None: buffers keep their dtype "
-		       "(facts/torch-and-transformers.md §1.4)";
+		       "(https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/distributed/fsdp/api.py)";
 	case DTL_STRATEGY_ZERO3:
 		return "DeepSpeed keeps buffers in their loaded dtype unless data_types.buffer_dtype "
-		       "is set (facts/deepspeed-peft-bnb-trl-accelerate.md §1.2)";
+		       "is set (https://github.com/deepspeedai/DeepSpeed/pull/8066)";
 	default:
 		return "nothing casts buffers under this strategy";
 	}
@@ -632,8 +632,8 @@ const struct dtl_rule dtl_rule_dt201 = {
 		   "training: {strategy: zero3, precision: bf16}",
 	.fix = "Under FSDP, shard the pinned module on its own with a float32 policy; under "
 	       "ZeRO-3 there is no per-parameter escape from zero.Init (DeepSpeed #7747).",
-	.facts = "facts/torch-and-transformers.md §1.4, §2.5, §3.4; "
-		 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1, §1.2, §1.7",
+	.facts = "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/distributed/fsdp/api.py https://github.com/pytorch/pytorch/blob/8fc2039decebd92b15b38296df8bf9aa13275be0/torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py https://github.com/huggingface/transformers/pull/39058; "
+		 "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/partition_parameters.py#L391-L404 https://github.com/deepspeedai/DeepSpeed/pull/8066 https://github.com/deepspeedai/DeepSpeed/issues/7747",
 	.check = dt201_check,
 };
 
@@ -657,7 +657,7 @@ const struct dtl_rule dtl_rule_dt202 = {
 		   "training: {strategy: fsdp2, fsdp: {param_dtype: bfloat16}}",
 	.fix = "Add the router to keep_in_fp32_strict and shard it in a float32 FSDP group; under "
 	       "ZeRO-3, zero.Init casts it anyway.",
-	.facts = "facts/torch-and-transformers.md §3.6, §4; rules/architectures/README.md",
+	.facts = "https://github.com/huggingface/transformers/blob/f5a9ec512fa9fe69e51ea0c6388c68d50de567b3/src/transformers/models/deepseek_v3/modeling_deepseek_v3.py https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py; rules/architectures/README.md",
 	.check = dt202_check,
 };
 
@@ -675,7 +675,7 @@ const struct dtl_rule dtl_rule_dt203 = {
 		"dtypelint to replay loading (load_dtype auto or a dtype).",
 	.example = "model: {load_dtype: bfloat16, keep_in_fp32: [wo]}",
 	.fix = "Use keep_in_fp32_strict for what must stay float32 under bfloat16.",
-	.facts = "facts/torch-and-transformers.md §3.4, §3.5",
+	.facts = "https://github.com/huggingface/transformers/pull/39058 https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
 	.check = dt203_check,
 };
 
@@ -698,8 +698,8 @@ const struct dtl_rule dtl_rule_dt301 = {
 		   "training: {strategy: fsdp2, fsdp: {param_dtype: bfloat16}}",
 	.fix = "Cast the buffer to the compute dtype after loading, or set a buffer dtype (FSDP1 "
 	       "buffer_dtype, DeepSpeed data_types.buffer_dtype).",
-	.facts = "facts/torch-and-transformers.md §1.4, §2.6, §3.7, §4; "
-		 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.2",
+	.facts = "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/distributed/fsdp/api.py https://github.com/pytorch/pytorch/blob/05f814fecfca7d2a17f28cbe7e1cb2d8d4c13230/torch/distributed/fsdp/_fully_shard/_fsdp_api.py https://github.com/huggingface/transformers/blob/ef46806472a64b0013ed413781e3afed82bfa047/src/transformers/modeling_rope_utils.py https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py; "
+		 "https://github.com/deepspeedai/DeepSpeed/pull/8066",
 	.check = dt301_check,
 };
 
@@ -720,8 +720,8 @@ const struct dtl_rule dtl_rule_dt302 = {
 		   "training: {strategy: fsdp1, fsdp: {buffer_dtype: bfloat16}}",
 	.fix = "Leave buffers uncast (FSDP1 buffer_dtype None or float32; DeepSpeed >= 0.19.2 "
 	       "without data_types.buffer_dtype).",
-	.facts = "facts/torch-and-transformers.md §1.4, §3.7; "
-		 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1, §1.2",
+	.facts = "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/distributed/fsdp/api.py https://github.com/huggingface/transformers/blob/ef46806472a64b0013ed413781e3afed82bfa047/src/transformers/modeling_rope_utils.py; "
+		 "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/partition_parameters.py#L391-L404 https://github.com/deepspeedai/DeepSpeed/pull/8066",
 	.check = dt302_check,
 };
 
@@ -738,7 +738,7 @@ const struct dtl_rule dtl_rule_dt601 = {
 		"router patterns as globs over module paths. Profile defaults are not reported.",
 	.example = "model: {keep_in_fp32_strict: [e_score_corection_bias]}",
 	.fix = "Correct or remove the pattern.",
-	.facts = "facts/torch-and-transformers.md §3.5",
+	.facts = "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
 	.check = dt601_check,
 };
 

@@ -565,7 +565,7 @@ const struct dtl_rule dtl_rule_dt401 = {
 	.fix = "Set bnb_4bit_quant_storage to the model dtype (quantization.quant_storage: "
 	       "bfloat16; in a TRL recipe --bnb_4bit_quant_storage bfloat16). For a "
 	       "pre-quantized checkpoint, quantize at load from the unquantized model.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §3.2, §5.2; "
+	.facts = "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/bitsandbytes/nn/modules.py#L213-L484 https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/docs/source/fsdp_qlora.md?plain=1#L12-L17 https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/fsdp_utils.py#L773-L817; "
 		 "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/nn/modules.py#L356-L379",
 	.check = dt401_check,
 };
@@ -580,8 +580,8 @@ const struct dtl_rule dtl_rule_dt402 = {
 		       "with the shards.",
 	.example = "quantization: {method: bnb-8bit}\ntraining: {strategy: fsdp2}",
 	.fix = "Use 4-bit QLoRA with a floating quant_storage, or DDP.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.3; "
-		 "facts/torch-and-transformers.md §1.2",
+	.facts = "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/bitsandbytes/nn/modules.py#L719-L809; "
+		 "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/torch/distributed/fsdp/_flat_param.py",
 	.check = dt402_check,
 };
 
@@ -596,7 +596,7 @@ const struct dtl_rule dtl_rule_dt403 = {
 	.example = "adapter: {type: lora, target_modules: [q_proj, v_proj]}\n"
 		   "model: {checkpoint_dtype: bfloat16}",
 	.fix = "autocast_adapter_dtype=False, or adapters in their own FSDP groups.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.1",
+	.facts = "https://github.com/huggingface/peft/pull/1706",
 	.check = dt403_check,
 };
 
@@ -613,7 +613,7 @@ const struct dtl_rule dtl_rule_dt404 = {
 	.example = "quantization: {method: bnb-4bit, quant_storage: bfloat16}\n"
 		   "training: {strategy: zero3, precision: fp16}",
 	.fix = "Make quant_storage the training precision, or keep uint8 storage.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §1.2",
+	.facts = "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/bitsandbytes/nn/modules.py#L213-L484 https://github.com/deepspeedai/DeepSpeed/pull/8066",
 	.check = dt404_check,
 };
 
@@ -626,7 +626,7 @@ const struct dtl_rule dtl_rule_dt405 = {
 		       "quantizes again; peft warns that generations may differ.",
 	.example = "quantization: {method: bnb-4bit}\ntraining: {merge: true}",
 	.fix = "Merge into a 16-bit copy of the base model.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.4",
+	.facts = "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/tuners/lora/layer.py#L915-L980",
 	.check = dt405_check,
 };
 
@@ -639,7 +639,7 @@ const struct dtl_rule dtl_rule_dt406 = {
 		       "base's 16-bit dtype, so a float32 (or float16) adapter's update is rounded.",
 	.example = "training: {merge: true}",
 	.fix = "Keep the adapter separate, or merge into a float32 copy.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.4",
+	.facts = "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/tuners/lora/layer.py#L915-L980",
 	.check = dt406_check,
 };
 
@@ -680,7 +680,7 @@ const struct dtl_rule dtl_rule_dt501 = {
 		"out of range'.",
 	.example = "training: {strategy: zero3, direct_access: [lm_head.weight]}",
 	.fix = "GatheredParameters([param]) around the read, or register_external_parameter.",
-	.facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.6, §4.3; "
+	.facts = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/partition_parameters.py#L2307-L2539 https://github.com/huggingface/trl/blob/f2cd57710ae345ea6428ae95363267fcf38a3dc8/trl/trainer/sft_trainer.py#L1078-L1131; "
 		 "https://github.com/huggingface/peft/pull/3576",
 	.check = dt501_check,
 };

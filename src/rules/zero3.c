@@ -145,7 +145,7 @@ const struct dtl_rule dtl_rule_dt121 = {
     .fix = "DeepSpeed >= 0.19.3, or stage3_allgather_sequential: true, or "
            "stage3_param_persistence_threshold: 0, or adapters in the base dtype "
            "(autocast_adapter_dtype=False).",
-    .facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.2, §1.3, §1.4",
+    .facts = "https://github.com/deepspeedai/DeepSpeed/pull/8066 https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/parameter_offload.py#L311-L329 https://github.com/deepspeedai/DeepSpeed/pull/8073",
     .check = dt121_check,
 };
 
@@ -166,6 +166,6 @@ const struct dtl_rule dtl_rule_dt122 = {
                "training: {strategy: zero3, precision: bf16}",
     .fix = "Give all trainable parameters one dtype (autocast_adapter_dtype=False, or cast "
            "the odd ones).",
-    .facts = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.5",
+    .facts = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/utils.py#L207-L235",
     .check = dt122_check,
 };

@@ -2,8 +2,8 @@
 /* The compute stage: the dtype each tensor is used in during forward. */
 #include "sim-private.h"
 
-static const char *fact_fsdp1 = "facts/torch-and-transformers.md §1.4";
-static const char *fact_fsdp2 = "facts/torch-and-transformers.md §2.5";
+static const char *fact_fsdp1 = "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/distributed/fsdp/api.py";
+static const char *fact_fsdp2 = "https://github.com/pytorch/pytorch/blob/8fc2039decebd92b15b38296df8bf9aa13275be0/torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py";
 
 int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 {

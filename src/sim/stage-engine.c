@@ -5,8 +5,8 @@
  */
 #include "sim-private.h"
 
-static const char *fact_ds = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.2";
-static const char *fact_accel = "facts/deepspeed-peft-bnb-trl-accelerate.md §5.2";
+static const char *fact_ds = "https://github.com/deepspeedai/DeepSpeed/pull/8066";
+static const char *fact_accel = "https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/fsdp_utils.py#L773-L817";
 
 static int deepspeed_cast(struct dtl_sim *sim)
 {

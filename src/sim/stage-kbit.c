@@ -6,7 +6,7 @@
  */
 #include "sim-private.h"
 
-static const char *fact_kbit = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.2";
+static const char *fact_kbit = "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/utils/other.py#L158-L259";
 
 int dtl_stage_kbit_prepare(struct dtl_sim *sim, struct dtl_error *error)
 {

@@ -9,8 +9,8 @@
 #include "dtypelint/glob.h"
 #include "sim-private.h"
 
-static const char *fact_resolve = "facts/torch-and-transformers.md §3.2";
-static const char *fact_final = "facts/torch-and-transformers.md §3.3";
+static const char *fact_resolve = "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py";
+static const char *fact_final = "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py";
 
 static enum dtl_dtype first_floating(const struct dtl_sim *sim)
 {
@@ -93,7 +93,7 @@ static int declare(struct dtl_sim *sim, uint32_t i)
 		    dtl_dtype_name(sim->t.dtype[i]),
 		    of == DTL_NONE_INDEX ? "?" : sim->t.name[of]);
 		return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason,
-		                    "facts/torch-and-transformers.md §4 (tied weights)",
+		                    "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py (tied weights)",
 		                    dtl_sim_tensor_loc(sim, i));
 	}
 	const struct dtl_tensor_decl *t = &sim->manifest->tensors[decl];
@@ -164,7 +164,7 @@ static const char *keep_reason(struct dtl_sim *sim, const char *list, const stru
 static int pin(struct dtl_sim *sim, uint32_t i, const char *reason, struct dtl_loc loc)
 {
 	sim->t.flags[i] |= DTL_TF_PINNED;
-	return dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, "facts/torch-and-transformers.md §3.4",
+	return dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, "https://github.com/huggingface/transformers/pull/39058",
 			    loc);
 }
 

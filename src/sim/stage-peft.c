@@ -13,9 +13,9 @@
 
 #include "sim-private.h"
 
-static const char *fact_autocast = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.1";
-static const char *fact_quant = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.3";
-static const char *fact_save = "facts/deepspeed-peft-bnb-trl-accelerate.md §2.4";
+static const char *fact_autocast = "https://github.com/huggingface/peft/pull/1706";
+static const char *fact_quant = "https://github.com/huggingface/peft/pull/2893";
+static const char *fact_save = "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/tuners/lora/layer.py#L915-L980";
 
 struct target_matcher {
 	const struct dtl_adapter *adapter;

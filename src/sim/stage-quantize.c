@@ -11,8 +11,8 @@
 
 #include "sim-private.h"
 
-static const char *fact_bnb = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.1";
-static const char *fact_skip = "facts/deepspeed-peft-bnb-trl-accelerate.md §3.4";
+static const char *fact_bnb = "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/bitsandbytes/nn/modules.py#L213-L484";
+static const char *fact_skip = "https://github.com/huggingface/transformers/blob/d91fa5a784e416ca685d5ba76d7bc490eb008b33/src/transformers/quantizers/quantizer_bnb_4bit.py";
 /* AutoHfQuantizer.merge_quantization_configs: "The `quantization_config` from the model will
  * be used." */
 static const char *fact_merge = "https://github.com/huggingface/transformers/blob/00e3e798432b8e5e7f89bbbc7fd1e8df064f7f65/src/transformers/quantizers/auto.py";
@@ -171,7 +171,7 @@ int dtl_stage_quantize(struct dtl_sim *sim, struct dtl_error *error)
 						   "scales (from %s), frozen",
 						   dtl_dtype_name(d));
 			r = dtl_sim_set_dtype(sim, weight, DTL_STAGE_QUANTIZE, DTL_DTYPE_I8, reason,
-					      "facts/deepspeed-peft-bnb-trl-accelerate.md §3.3", q->method_loc);
+					      "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/bitsandbytes/nn/modules.py#L719-L809", q->method_loc);
 		} else {
 			int64_t packed = n >= 0 ? (n + 1) / (int64_t)(2 * dtl_dtype_itemsize(storage)) : -1;
 			reason = dtl_arena_sprintf(sim->arena,

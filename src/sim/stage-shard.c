@@ -294,7 +294,7 @@ static int zero3_sets(struct dtl_sim *sim)
 		    dtl_arena_sprintf(sim->arena, "persistent in ZeRO-3 (numel %lld <= %lld)",
 		                      (long long)numel, (long long)rp->persistence_threshold);
 		r = dtl_sim_note(sim, t, DTL_STAGE_SHARD, reason,
-		                 "facts/deepspeed-peft-bnb-trl-accelerate.md §1.3", loc);
+		                 "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/parameter_offload.py#L311-L329", loc);
 		if (r < 0)
 			return r;
 	}

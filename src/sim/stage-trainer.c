@@ -96,7 +96,7 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 		    sim->t.dtype[t] == DTL_DTYPE_BF16)
 			continue;
 		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_BF16, reason,
-				      "facts/deepspeed-peft-bnb-trl-accelerate.md §4.1", plan->trainer_loc);
+				      "https://github.com/huggingface/trl/pull/4577", plan->trainer_loc);
 		if (r < 0)
 			return r;
 	}

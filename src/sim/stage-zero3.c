@@ -4,7 +4,7 @@
 
 #include "sim-private.h"
 
-static const char *fact_init = "facts/deepspeed-peft-bnb-trl-accelerate.md §1.1";
+static const char *fact_init = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/partition_parameters.py#L391-L404";
 
 /* transformers <= 4.37 builds the RoPE cos/sin cache from a float torch.arange, which the
  * wrappers cast to the 16-bit dtype (rules/versions.yaml transformers-rope-cache-float-arange):
