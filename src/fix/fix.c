@@ -126,6 +126,17 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 		    "set training.zero3.persistence_threshold: 0 "
 		    "(stage3_param_persistence_threshold)");
 	}
+	if (!strcmp(id, "DT131") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 &&
+	    !sim->rp.version_assumed[DTL_FW_ACCELERATE] &&
+	    dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL) &&
+	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_TIED_TAIL)) {
+		/* accelerate 1.15 keeps tied embeddings in one tail group (PR #4171) */
+		ADD(DTL_FIX_VERSION, "1.15.0", 0, 2,
+		    "upgrade accelerate: training.versions.accelerate: \"1.15.0\" (PR #4171 shards "
+		    "tied embeddings in one group)");
+		if (fix)
+			fix->framework = DTL_FW_ACCELERATE;
+	}
 	if (!strcmp(id, "DT131") && f->group && f->group->module != DTL_NONE_INDEX) {
 		const struct dtl_module *gm = &sim->modules[f->group->module];
 		for (size_t i = 0; i < sim->rp.wrap.count; i++) {

@@ -39,6 +39,10 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_PEFT_QDORA_FSDP_COPY] = "peft-qdora-fsdp-copy",
     [DTL_B_PEFT_TARGET_PARAMETERS_ZERO3_SHAPE] = "peft-target-parameters-zero3-shape",
     [DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE] = "transformers-rope-cache-float-arange",
+    [DTL_B_ACCELERATE_FSDP2_MODEL_FP32_CAST] = "accelerate-fsdp2-model-fp32-cast",
+    [DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL] = "accelerate-fsdp2-carve-embed-tail",
+    [DTL_B_ACCELERATE_FSDP2_TIED_TAIL] = "accelerate-fsdp2-tied-tail",
+    [DTL_B_FSDP2_SHARED_PARAM_CHECK] = "fsdp2-shared-param-check",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -332,14 +332,20 @@ static int dt131_check(struct dtl_check *c)
 			continue;
 		const struct dtl_group *ga = &groups[sim->t.home_group[a]];
 		const struct dtl_group *gb = &groups[sim->t.home_group[b]];
+		bool checked = ga->kind != DTL_GROUP_FSDP2_GROUP ||
+		               dtl_sim_behavior(sim, DTL_B_FSDP2_SHARED_PARAM_CHECK);
 		struct dtl_finding *f = dtl_check_report(
-		    c, c->rule->severity, tg->loc,
+		    c, checked ? c->rule->severity : DTL_SEVERITY_INFO,
+		    gb->loc.line ? gb->loc : tg->loc,
 		    "tied tensors '%s' and '%s' fall into different %ss ('%s' and '%s')",
 		    sim->t.name[a], sim->t.name[b], group_label(ga), ga->name, gb->name);
 		if (!f)
 			return -ENOMEM;
 		f->group = gb;
-		if (ga->kind == DTL_GROUP_FSDP2_GROUP) {
+		if (ga->kind == DTL_GROUP_FSDP2_GROUP && !checked) {
+			f->effect = "torch before 2.12 does not check: two groups manage the one "
+			            "shared Parameter (what each then holds is unverified)";
+		} else if (ga->kind == DTL_GROUP_FSDP2_GROUP) {
 			f->error_text = dtl_arena_sprintf(
 			    c->arena,
 			    "ValueError: Parameter '%s' is shared with a parameter already managed "
@@ -347,8 +353,7 @@ static int dt131_check(struct dtl_check *c)
 			    "fully_shard([module_a, module_b]) to place them in the same FSDP "
 			    "group.",
 			    sim->t.name[b]);
-			f->error_when = "in fully_shard (newest torch; older releases break the "
-			                "tie silently — which release is unverified)";
+			f->error_when = "at the first forward (FSDPState._lazy_init)";
 		} else {
 			f->effect = "the shared Parameter is flattened into the first unit only; "
 			            "the other module reads it outside its unit (behaviour "
@@ -474,13 +479,16 @@ const struct dtl_rule dtl_rule_dt131 = {
     .summary = "tied tensors fall into different FSDP units or groups",
     .explanation =
         "Hugging Face ties weights by sharing one Parameter. When the tied modules land in "
-        "different FSDP2 groups, the newest torch raises 'ValueError: Parameter ... is "
-        "shared with a parameter already managed by another FSDP group'; older releases "
-        "and FSDP1 do not check, and the tie may silently break (unverified).",
+        "different FSDP2 groups, torch >= 2.12 raises at the first forward 'ValueError: "
+        "Parameter ... is shared with a parameter already managed by another FSDP group' "
+        "(PR #176225; accelerate's notes say >= 2.13); older releases do not check (info: "
+        "what each group then holds is unverified), nor does FSDP1. accelerate 1.14 splits "
+        "tied embeddings itself: fully_shard([final_norm, embed_tokens]) leaves lm_head in "
+        "the root group (PR #4015); 1.15 keeps them together (PR #4171).",
     .example = "model: {tied: [[lm_head.weight, model.embed_tokens.weight]]}\n"
                "training: {strategy: fsdp2, fsdp: {wrap: [model.embed_tokens]}}",
     .fix = "Shard tied modules together: fully_shard([embed_tokens, lm_head]), or leave both "
            "in the root.",
-    .facts = "https://github.com/pytorch/pytorch/blob/01c9f4f/torch/distributed/fsdp/_fully_shard/_fsdp_state.py https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/fsdp_utils.py#L906-L954 https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
+    .facts = "https://github.com/pytorch/pytorch/pull/176225 https://github.com/huggingface/accelerate/pull/4015 https://github.com/huggingface/accelerate/pull/4171 https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
     .check = dt131_check,
 };

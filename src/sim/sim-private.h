@@ -66,6 +66,12 @@ bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim);
  * 4-bit storage as FSDP's mixed precision (rules/versions.yaml hf-trainer-*). */
 bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim);
 int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error);
+/* accelerate's FSDP2 plan (accelerate-fsdp2.c): the whole-model float32 cast of 1.6-1.12 (an
+ * engine step), and the modules 1.14+ shards on their own (carve[mod] = 1) or in the tail
+ * group (carve[mod] = 2), why filled with the reason; both only when the plan names
+ * accelerate. */
+int dtl_sim_accelerate_fsdp2_cast(struct dtl_sim *sim);
+int dtl_sim_accelerate_fsdp2_carve(struct dtl_sim *sim, uint8_t *carve, struct dtl_pattern *why);
 int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error);
 
 /* The first location that is set, else the plan's own location. */

@@ -130,7 +130,9 @@ int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error)
 		return deepspeed_cast(sim);
 	case DTL_STRATEGY_FSDP2:
 		r = accelerate_fsdp2_ignore_params4bit(sim);
-		return r < 0 ? r : accelerate_fsdp2_upcast(sim);
+		if (r >= 0)
+			r = accelerate_fsdp2_upcast(sim);
+		return r < 0 ? r : dtl_sim_accelerate_fsdp2_cast(sim);
 	default:
 		return 0;
 	}

@@ -186,8 +186,15 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	struct shard_patterns sp = {0};
 	int r;
 
-	if (!unit_module || !group_of || !stack || !expanded)
+	uint8_t *carve = kind == DTL_GROUP_FSDP2_GROUP ? dtl_arena_calloc(sim->arena, nmod, 1) : NULL;
+	struct dtl_pattern *carve_why = dtl_arena_calloc(sim->arena, 1, sizeof(*carve_why));
+	uint32_t tail_group = DTL_NONE_INDEX;
+
+	if (!unit_module || !group_of || !stack || !expanded || !carve_why ||
+	    (kind == DTL_GROUP_FSDP2_GROUP && !carve))
 		return -ENOMEM;
+	if (carve && (r = dtl_sim_accelerate_fsdp2_carve(sim, carve, carve_why)) < 0)
+		return r;
 	if ((r = compile_patterns(sim, &sp)) < 0 || (r = ignored_modules(sim, &sp, &ignored)) < 0)
 		return r;
 	const struct dtl_pattern *peft_policy = kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim)
@@ -202,6 +209,8 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, (uint32_t)i) : NULL;
 		if (!p && i && peft_policy && trainable_leaf(sim, (uint32_t)i))
 			p = peft_policy;
+		if (!p && i && carve && carve[i])
+			p = carve_why;
 		m->wrapped = i == 0 || p;
 		m->wrap = p;
 		unit_module[i] = m->wrapped ? (uint32_t)i : unit_module[m->parent];
@@ -229,6 +238,16 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		top--;
 		if (!m->wrapped)
 			continue;
+		if (carve && carve[mod] == 2 && tail_group != DTL_NONE_INDEX) {
+			/* fully_shard([final_norm, ...]): one group for the tail's modules */
+			struct dtl_group *tail = &((struct dtl_group *)sim->groups.items)[tail_group];
+			tail->name = dtl_arena_sprintf(sim->arena, "%s+%.*s", tail->name,
+						       (int)m->path_len, m->path);
+			if (!tail->name)
+				return -ENOMEM;
+			group_of[mod] = tail_group;
+			continue;
+		}
 		const char *name =
 		    mod ? dtl_arena_strndup(sim->arena, m->path, m->path_len) : "<root>";
 		struct dtl_loc loc =
@@ -238,6 +257,8 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		if (!name || !g)
 			return -ENOMEM;
 		group_of[mod] = g->index;
+		if (carve && carve[mod] == 2)
+			tail_group = g->index;
 	}
 	/* parameters to groups; a tied parameter goes to the first unit built that holds any of
 	 * its names (FSDP skips parameters already flattened / managed) */
