@@ -126,6 +126,8 @@ struct dtl_recipe {
 	struct dtl_loc cast_trainable_loc;
 	bool upcast_layernorm; /* LLaMA-Factory upcast_layernorm: 1-D norm weights to float32 */
 	struct dtl_loc upcast_layernorm_loc;
+	bool cast_lm_head_fp32; /* TRL GRPOConfig.cast_lm_head_to_fp32 */
+	struct dtl_loc cast_lm_head_fp32_loc;
 };
 
 /* A warning about an input that does not stop the lint (a near-miss key): printed by the

@@ -88,6 +88,12 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 			ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
 			    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
 	}
+	if (!strcmp(id, "DT501") && !strncmp(f->message, "the DPO reference model", 23)) {
+		ADD(DTL_FIX_VERSION, "0.7.2", 0, 2,
+		    "upgrade trl: training.versions.trl: \"0.7.2\" (PR #687)");
+		if (fix)
+			fix->framework = DTL_FW_TRL;
+	}
 	if (!strcmp(id, "DT103") && !strncmp(f->message, "QDoRA", 5)) {
 		ADD(DTL_FIX_VERSION, "0.12.0", 0, 2,
 		    "upgrade peft: training.versions.peft: \"0.12.0\" (PR #1806)");

@@ -43,6 +43,8 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL] = "accelerate-fsdp2-carve-embed-tail",
     [DTL_B_ACCELERATE_FSDP2_TIED_TAIL] = "accelerate-fsdp2-tied-tail",
     [DTL_B_FSDP2_SHARED_PARAM_CHECK] = "fsdp2-shared-param-check",
+    [DTL_B_TRL_REF_MODEL_NOT_WRAPPED] = "trl-dpo-ref-model-not-wrapped",
+    [DTL_B_TRL_CAST_LM_HEAD_FP32] = "trl-grpo-cast-lm-head-fp32",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -55,7 +55,7 @@ static const char *const known_keys[] = {
 	"dtype", "bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage",
 	"use_dora", "adapter", "lora_target_linear", "base_model", "model_name_or_path",
 	"use_4bit_quantization", "use_peft_lora", "bnb_4bit_compute_dtype",
-	"bnb_4bit_quant_storage_dtype", "use_nested_quant", NULL};
+	"bnb_4bit_quant_storage_dtype", "use_nested_quant", "cast_lm_head_to_fp32", NULL};
 
 /* Edit distance of short ASCII keys (both at most 40 bytes), capped at 3. */
 static unsigned distance(const char *a, size_t n, const char *b)
@@ -368,7 +368,9 @@ static int trl_model_config(struct recipe *r)
 	enum dtl_dtype model_dtype = DTL_DTYPE_NONE;
 	int rc;
 
-	set_trainer(r, "trl-sft", NULL);
+	/* cast_lm_head_to_fp32 is a GRPOConfig key: a GRPO recipe */
+	v = key(r, "cast_lm_head_to_fp32");
+	set_trainer(r, yes(v) ? "trl-grpo" : "trl-sft", v);
 	if (!(dt = key(r, "dtype")))
 		dt = key(r, "torch_dtype");
 	if (dt && dt->type == DTL_NODE_STRING && strcmp(dt->string.text, "auto") != 0) {
@@ -424,6 +426,11 @@ static int trl_model_config(struct recipe *r)
 			    (rc = set_storage(r, d, dtl_schema_loc(r->s, v))) < 0)
 				return rc;
 		}
+	}
+	if (yes(v = key(r, "cast_lm_head_to_fp32"))) {
+		/* GRPOConfig: the GRPO trainer's */
+		m->recipe.cast_lm_head_fp32 = true;
+		m->recipe.cast_lm_head_fp32_loc = dtl_schema_loc(r->s, v);
 	}
 	if (yes(v = key(r, "use_peft")) || yes(v = key(r, "use_peft_lora"))) {
 		adapter_init(&m->adapter, dtl_schema_loc(r->s, v));

@@ -487,6 +487,33 @@ static int target_parameters_check(struct dtl_check *c)
 	return 0;
 }
 
+/* TRL <= 0.7.1's DPOTrainer prepared its reference model without deepspeed.initialize: built
+ * under zero.Init, partitioned, and read with no gather hooks (rules/versions.yaml
+ * trl-dpo-ref-model-not-wrapped). */
+static int ref_model_check(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const char *trainer = sim->rp.plan.trainer;
+
+	if (!trainer || strcmp(trainer, "trl-dpo") != 0 || !sim->rp.zero_init ||
+	    sim->manifest->quantization.method != DTL_QUANT_NONE ||
+	    !dtl_sim_behavior(sim, DTL_B_TRL_REF_MODEL_NOT_WRAPPED))
+		return 0;
+	struct dtl_finding *f = dtl_check_report(
+		c, c->rule->severity,
+		sim->rp.plan.trainer_loc.line ? sim->rp.plan.trainer_loc : sim->rp.plan.strategy_loc,
+		"the DPO reference model is built under zero.Init but never wrapped by "
+		"deepspeed.initialize: its forward reads 0-element shards");
+	if (!f)
+		return -ENOMEM;
+	f->error_text = "RuntimeError: 'weight' must be 2-D";
+	f->error_when = "in the reference model's first forward (its embedding)";
+	f->error_versions = dtl_check_version(c, DTL_FW_TRL);
+	f->fix = "upgrade trl to >= 0.7.2 (PR #687: the reference model gets its own DeepSpeed "
+		 "engine)";
+	return 0;
+}
+
 /* DT501 — a ZeRO-3 partitioned tensor read outside its module's forward. */
 static int dt501_check(struct dtl_check *c)
 {
@@ -496,7 +523,7 @@ static int dt501_check(struct dtl_check *c)
 
 	if (sim->rp.plan.strategy != DTL_STRATEGY_ZERO3)
 		return 0;
-	if ((r = target_parameters_check(c)) < 0)
+	if ((r = target_parameters_check(c)) < 0 || (r = ref_model_check(c)) < 0)
 		return r;
 	for (size_t i = 0; i < direct->count; i++) {
 		const struct dtl_pattern *p = &direct->items[i];
@@ -677,7 +704,9 @@ const struct dtl_rule dtl_rule_dt501 = {
 		"tied parameter is gathered by the module that owns it. PEFT's LoRA "
 		"target_parameters (0.17.0 up to PR #3576) read the shape of the parameters they "
 		"wrap in get_peft_model, after zero.Init partitioned them: 'IndexError: tuple index "
-		"out of range'.",
+		"out of range'. TRL <= 0.7.1's DPO trainer never wrapped its reference model in "
+		"deepspeed.initialize, so its forward read 0-element shards: \"RuntimeError: 'weight' "
+		"must be 2-D\" (PR #687).",
 	.example = "training: {strategy: zero3, direct_access: [lm_head.weight]}",
 	.fix = "GatheredParameters([param]) around the read, or register_external_parameter.",
 	.facts = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/partition_parameters.py#L2307-L2539 https://github.com/huggingface/trl/blob/f2cd57710ae345ea6428ae95363267fcf38a3dc8/trl/trainer/sft_trainer.py#L1078-L1131; "

@@ -74,6 +74,30 @@ bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim)
 	return peft;
 }
 
+/* TRL's GRPO cast_lm_head_to_fp32 (0.25.0 on): lm_head.float() before accelerator.prepare;
+ * a tied embedding shares the weight, so it becomes float32 too (rules/versions.yaml
+ * trl-grpo-cast-lm-head-fp32). */
+static int grpo_lm_head(struct dtl_sim *sim)
+{
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	const char *trainer = sim->rp.plan.trainer;
+
+	if (!rc->cast_lm_head_fp32 || !trainer || strcmp(trainer, "trl-grpo") != 0 ||
+	    !dtl_sim_behavior(sim, DTL_B_TRL_CAST_LM_HEAD_FP32))
+		return 0;
+	uint32_t head = dtl_sim_find(sim, "lm_head.weight", 14);
+	if (head == DTL_NONE_INDEX)
+		return 0;
+	if (sim->t.flags[head] & DTL_TF_ALIAS)
+		head = sim->t.alias_of[head];
+	if (sim->t.dtype[head] == DTL_DTYPE_F32 || !dtl_dtype_is_floating(sim->t.dtype[head]))
+		return 0;
+	return dtl_sim_set_dtype(sim, head, DTL_STAGE_TRAINER, DTL_DTYPE_F32,
+				 "TRL GRPO cast_lm_head_to_fp32: lm_head.float() (a tied embedding "
+				 "shares the weight)",
+				 "https://github.com/huggingface/trl/pull/4303", rc->cast_lm_head_fp32_loc);
+}
+
 int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
@@ -81,7 +105,7 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	(void)error;
-	if ((r = recipe_casts(sim)) < 0)
+	if ((r = recipe_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
 		return r;
 	if (!dtl_sim_trl_core_trainer(sim) || sim->manifest->quantization.method == DTL_QUANT_NONE ||
 	    !dtl_sim_behavior(sim, DTL_B_TRL_QLORA_BF16_CAST))
