@@ -93,6 +93,11 @@ struct dtl_plan_zero3 {
 	struct dtl_loc offload_param_loc;
 	enum dtl_dtype buffer_dtype, param_dtype; /* data_types.*; NONE: unset */
 	struct dtl_loc buffer_dtype_loc, param_dtype_loc;
+	/* DeepSpeed's torch_autocast section: Linear/Conv params communicate in autocast_dtype
+	 * (comm_dtype), their storage stays (unset: off) */
+	enum dtl_tristate autocast;
+	enum dtl_dtype autocast_dtype; /* NONE: not given (DeepSpeed's code then has None) */
+	struct dtl_loc autocast_loc;
 	struct dtl_loc loc;
 };
 

@@ -48,6 +48,9 @@ enum dtl_tensor_flag {
 	/* a weight stored quantized in the checkpoint (its quant state is beside it): loaded
 	 * with the dtype it is stored in (Params4bit.from_prequantized keeps data.dtype) */
 	DTL_TF_PREQUANTIZED = 1u << 12,
+	/* DeepSpeed torch_autocast tagged it (a Linear/Conv param): communicated in the plan's
+	 * zero3.autocast_dtype, stored in its own dtype */
+	DTL_TF_AUTOCAST_COMM = 1u << 13,
 };
 
 struct dtl_table {

@@ -45,6 +45,10 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_FSDP2_SHARED_PARAM_CHECK] = "fsdp2-shared-param-check",
     [DTL_B_TRL_REF_MODEL_NOT_WRAPPED] = "trl-dpo-ref-model-not-wrapped",
     [DTL_B_TRL_CAST_LM_HEAD_FP32] = "trl-grpo-cast-lm-head-fp32",
+    [DTL_B_DS_AUTOCAST] = "deepspeed-torch-autocast",
+    [DTL_B_DS_AUTOCAST_FP32_ONLY] = "deepspeed-autocast-fp32-only",
+    [DTL_B_DS_AUTOCAST_NO_16BIT_MODE] = "deepspeed-autocast-no-16bit-mode",
+    [DTL_B_DS_AUTOCAST_GATHER_DTYPE_ASSERT] = "deepspeed-autocast-gather-dtype-assert",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -230,6 +230,15 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 			cstr(w, p->zero3.offload_param == DTL_OFFLOAD_CPU    ? "cpu"
 				: p->zero3.offload_param == DTL_OFFLOAD_NVME ? "nvme"
 									     : "none");
+	if (p->zero3.autocast != DTL_UNSET) {
+		key(w, 4, "torch_autocast", &sub);
+		fprintf(w->out, w->yaml ? "{enabled: %s" : "{\"enabled\": %s",
+			p->zero3.autocast == DTL_TRUE ? "true" : "false");
+		if (p->zero3.autocast_dtype)
+			fprintf(w->out, w->yaml ? ", dtype: \"%s\"" : ", \"dtype\": \"%s\"",
+				dtl_dtype_name(p->zero3.autocast_dtype));
+		fputc('}', w->out);
+	}
 	if (p->zero3.buffer_dtype || p->zero3.param_dtype) {
 		bool dt = true;
 		key(w, 4, "data_types", &sub);

@@ -164,6 +164,22 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 	}
 	if ((v = dtl_node_get(root, "zero_optimization")) && (r = read_zero(s, v, plan)) < 0)
 		goto out;
+	if ((v = dtl_node_get(root, "torch_autocast"))) {
+		/* DeepSpeed >= 0.17.2: {"enabled": false, "dtype": <None in the code>,
+		 * "lower_precision_safe_modules": [Linear, Conv1d/2d/3d]} */
+		const struct dtl_node *e, *d;
+		if ((r = dtl_schema_map(s, v, "torch_autocast")) < 0)
+			goto out;
+		plan->zero3.autocast = DTL_FALSE;
+		plan->zero3.autocast_loc = dtl_schema_loc(s, v);
+		if ((e = dtl_node_get(v, "enabled")) &&
+		    (r = dtl_schema_tristate(s, e, "torch_autocast.enabled", &plan->zero3.autocast)) < 0)
+			goto out;
+		if ((d = dtl_node_get(v, "dtype")) && d->type != DTL_NODE_NULL &&
+		    (r = dtl_schema_dtype(s, d, "torch_autocast.dtype", true,
+					  &plan->zero3.autocast_dtype)) < 0)
+			goto out;
+	}
 	if ((v = dtl_node_get(root, "data_types"))) {
 		const struct dtl_node *d;
 		if ((r = dtl_schema_map(s, v, "data_types")) < 0)

@@ -112,8 +112,10 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "allgather_sequential",
 	                                   "offload_param",
 	                                   "data_types",
+	                                   "torch_autocast",
 	                                   NULL};
 	static const char *const data_type_keys[] = {"buffer_dtype", "param_dtype", NULL};
+	static const char *const autocast_keys[] = {"enabled", "dtype", NULL};
 	bool unused_auto = false;
 	int r = dtl_schema_map(s, map, "zero3");
 	if (r < 0 || (r = dtl_schema_check_keys(s, map, "zero3", keys)) < 0)
@@ -155,6 +157,20 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 				    "got %s",
 				    dtl_schema_describe(s, v));
 			z->offload_param_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "torch_autocast") == 0) {
+			r = dtl_schema_map(s, v, "zero3.torch_autocast");
+			if (r < 0 || (r = dtl_schema_check_keys(s, v, "zero3.torch_autocast",
+			                                        autocast_keys)) < 0)
+				break;
+			const struct dtl_node *e = dtl_node_get(v, "enabled");
+			const struct dtl_node *d = dtl_node_get(v, "dtype");
+			z->autocast = DTL_FALSE;
+			z->autocast_loc = dtl_schema_loc(s, v);
+			if (e)
+				r = dtl_schema_tristate(s, e, "zero3.torch_autocast.enabled", &z->autocast);
+			if (d && r >= 0)
+				r = dtl_schema_dtype(s, d, "zero3.torch_autocast.dtype", true,
+				                     &z->autocast_dtype);
 		} else if (strcmp(k, "data_types") == 0) {
 			r = dtl_schema_map(s, v, "zero3.data_types");
 			if (r < 0 || (r = dtl_schema_check_keys(s, v, "zero3.data_types",

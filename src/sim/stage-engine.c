@@ -3,6 +3,9 @@
  * The engine stage: deepspeed.initialize's module cast (blanket up to 0.19.1, per policy
  * after) and accelerate's fp32 upcast of trainable parameters before fully_shard (FSDP2).
  */
+#include <errno.h>
+#include <string.h>
+
 #include "sim-private.h"
 
 static const char *fact_ds = "https://github.com/deepspeedai/DeepSpeed/pull/8066";
@@ -120,6 +123,45 @@ static int accelerate_fsdp2_ignore_params4bit(struct dtl_sim *sim)
 	return 0;
 }
 
+/* DeepSpeed's torch_autocast: Linear (and Conv) params are tagged with comm_dtype, the
+ * dtype they are gathered and reduced in; their storage stays (rules/versions.yaml
+ * deepspeed-torch-autocast). */
+static int deepspeed_autocast(struct dtl_sim *sim)
+{
+	const struct dtl_plan_zero3 *z = &sim->rp.plan.zero3;
+	int r;
+
+	if (z->autocast != DTL_TRUE || !dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST))
+		return 0;
+	const char *reason = dtl_arena_sprintf(sim->arena,
+					       "torch_autocast tags it: gathered and reduced in %s, "
+					       "stored as it is",
+					       z->autocast_dtype ? dtl_dtype_name(z->autocast_dtype)
+								 : "the autocast dtype");
+	if (!reason)
+		return -ENOMEM;
+	for (uint32_t mod = 1; mod < sim->module_count; mod++) {
+		uint32_t weight;
+		const struct dtl_module *md = &sim->modules[mod];
+		/* PEFT's lora_A / lora_B are plain nn.Linear modules too */
+		bool lora = memmem(md->path, md->path_len, ".lora_A.", 8) ||
+			    memmem(md->path, md->path_len, ".lora_B.", 8);
+		if (!lora && !dtl_sim_linear(sim, mod, &weight, NULL, NULL))
+			continue;
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t]) {
+			if (sim->t.kind[t] != DTL_KIND_PARAM || !dtl_dtype_is_floating(sim->t.dtype[t]))
+				continue;
+			sim->t.flags[t] |= DTL_TF_AUTOCAST_COMM;
+			r = dtl_sim_note(sim, t, DTL_STAGE_ENGINE, reason,
+					 "https://github.com/deepspeedai/DeepSpeed/pull/6993",
+					 z->autocast_loc);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error)
 {
 	int r;
@@ -127,7 +169,8 @@ int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error)
 	(void)error;
 	switch (sim->rp.plan.strategy) {
 	case DTL_STRATEGY_ZERO3:
-		return deepspeed_cast(sim);
+		r = deepspeed_cast(sim);
+		return r < 0 ? r : deepspeed_autocast(sim);
 	case DTL_STRATEGY_FSDP2:
 		r = accelerate_fsdp2_ignore_params4bit(sim);
 		if (r >= 0)

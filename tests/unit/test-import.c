@@ -318,7 +318,8 @@ START_TEST(export_round_trip)
 		"  - {name: l.0.buf, kind: buffer, shape: [2], dtype: float32, persistent: false}\n"
 		"adapter: {target_modules: [w], r: 4, autocast_adapter_dtype: false}\n"
 		"training: {strategy: zero3, precision: bf16, versions: {torch: \"2.7.1\"}, "
-		"zero3: {persistence_threshold: auto, data_types: {buffer_dtype: bf16}}}\n")};
+		"zero3: {persistence_threshold: auto, data_types: {buffer_dtype: bf16}, "
+		"torch_autocast: {enabled: true, dtype: bf16}}}\n")};
 	const char *formats[] = {"out.json", "out.yaml"};
 
 	ck_assert_int_eq(dtl_compose(&in, &arena, &limits, &m, &error), 0);
@@ -333,6 +334,8 @@ START_TEST(export_round_trip)
 		ck_assert_int_eq(again.plan.strategy, DTL_STRATEGY_ZERO3);
 		ck_assert(again.plan.zero3.persistence_auto);
 		ck_assert_int_eq(again.plan.zero3.buffer_dtype, DTL_DTYPE_BF16);
+		ck_assert_int_eq(again.plan.zero3.autocast, DTL_TRUE);
+		ck_assert_int_eq(again.plan.zero3.autocast_dtype, DTL_DTYPE_BF16);
 		ck_assert_int_eq(again.adapter.autocast_adapter_dtype, DTL_FALSE);
 		ck_assert_uint_eq(again.model.tied_count, 1);
 		ck_assert_str_eq(again.frozen.items[0].text, "l.*.norm.**");
