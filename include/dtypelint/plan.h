@@ -119,6 +119,10 @@ struct dtl_plan {
 	struct dtl_patterns direct_access;
 	enum dtl_tristate merge;
 	struct dtl_loc merge_loc;
+	/* the user's own model.to(dtype) / .half() / .bfloat16() / cast_model_to_dtype before the
+	 * trainer wraps the model (NONE: none) */
+	enum dtl_dtype model_cast;
+	struct dtl_loc model_cast_loc;
 };
 
 void dtl_plan_init(struct dtl_plan *plan);

@@ -258,6 +258,8 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 	if (p->direct_access.present)
 		key(w, 2, "direct_access", &first), patterns(w, &p->direct_access);
 	tri(w, 2, "merge", p->merge, &first);
+	if (p->model_cast != DTL_DTYPE_NONE)
+		key(w, 2, "model_cast", &first), cstr(w, dtl_dtype_name(p->model_cast));
 	close_map(w, 0);
 }
 

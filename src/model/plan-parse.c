@@ -198,7 +198,7 @@ int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_aren
 {
 	static const char *const keys[] = {"strategy", "precision", "world_size", "versions",
 	                                   "trainer",  "fsdp",      "zero3",      "direct_access",
-	                                   "merge",    NULL};
+	                                   "merge",    "model_cast", NULL};
 	struct dtl_limits limits;
 	dtl_limits_default(&limits);
 	struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
@@ -257,6 +257,13 @@ int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_aren
 		} else if (strcmp(k, "merge") == 0) {
 			r = dtl_schema_tristate(&s, v, "merge", &plan->merge);
 			plan->merge_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "model_cast") == 0) {
+			r = dtl_schema_dtype(&s, v, "model_cast", true, &plan->model_cast);
+			plan->model_cast_loc = dtl_schema_loc(&s, v);
+			if (r >= 0 && plan->model_cast != DTL_DTYPE_NONE &&
+			    !dtl_dtype_is_floating(plan->model_cast))
+				r = dtl_schema_fail(&s, v, "'model_cast' must be a floating dtype, got %s",
+				                    dtl_schema_describe(&s, v));
 		}
 	}
 	return r;

@@ -145,6 +145,9 @@ static void plan_text(FILE *out, const struct dtl_sim *sim)
 		dtype_or(rp->mode_dtype, "none"));
 	fprintf(out, "  world size    %lld%s\n", (long long)p->world_size,
 		rp->world_size_assumed ? " (assumed)" : "");
+	if (p->model_cast != DTL_DTYPE_NONE)
+		fprintf(out, "  model cast    model.to(torch.%s) before the trainer (model_cast)\n",
+			dtl_dtype_name(p->model_cast));
 	fputs("  trainer       ", out);
 	dtl_report_put_escaped(out, p->trainer ? p->trainer : "none");
 	fputc('\n', out);
@@ -196,6 +199,8 @@ static void plan_json(FILE *out, const struct dtl_sim *sim)
 	fprintf(out, ", \"world_size\": %lld, \"world_size_assumed\": %s, \"trainer\": ",
 		(long long)p->world_size, rp->world_size_assumed ? "true" : "false");
 	dtl_json_string(out, p->trainer ? p->trainer : "none");
+	fputs(", \"model_cast\": ", out);
+	dtl_json_string(out, dtype_or(p->model_cast, "none"));
 	fputs(", \"versions\": {", out);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];

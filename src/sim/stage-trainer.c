@@ -6,6 +6,7 @@
  * autocast_adapter_dtype=False under ZeRO-3 is applied in the peft stage, where it acts.)
  * A recipe's own casts (LLaMA-Factory) come first: they run inside its model loader.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "sim-private.h"
@@ -98,6 +99,36 @@ static int grpo_lm_head(struct dtl_sim *sim)
 				 "https://github.com/huggingface/trl/pull/4303", rc->cast_lm_head_fp32_loc);
 }
 
+/* The plan's model_cast: the user's model.to(dtype) (or .half(), .bfloat16(),
+ * cast_model_to_dtype) before the trainer wraps the model: nn.Module.to casts every floating
+ * parameter and buffer, frozen or not; non-floating ones (uint8 Params4bit) stay. */
+static int model_cast(struct dtl_sim *sim)
+{
+	const struct dtl_plan *plan = &sim->rp.plan;
+	int r;
+
+	if (plan->model_cast == DTL_DTYPE_NONE)
+		return 0;
+	const char *reason = dtl_arena_sprintf(sim->arena,
+					       "the plan's model_cast: model.to(torch.%s) casts every "
+					       "floating param and buffer",
+					       dtl_dtype_name(plan->model_cast));
+	if (!reason)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		enum dtl_dtype d = sim->t.dtype[t];
+		if (!dtl_dtype_is_floating(d) || d == plan->model_cast ||
+		    (sim->t.flags[t] & DTL_TF_ALIAS) || sim->t.kind[t] == DTL_KIND_QUANT_STATE)
+			continue;
+		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, plan->model_cast, reason,
+				      "https://github.com/pytorch/pytorch/blob/v2.9.0/torch/nn/modules/module.py",
+				      plan->model_cast_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
@@ -105,7 +136,7 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	(void)error;
-	if ((r = recipe_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
+	if ((r = model_cast(sim)) < 0 || (r = recipe_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
 		return r;
 	if (!dtl_sim_trl_core_trainer(sim) || sim->manifest->quantization.method == DTL_QUANT_NONE ||
 	    !dtl_sim_behavior(sim, DTL_B_TRL_QLORA_BF16_CAST))
