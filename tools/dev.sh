@@ -59,7 +59,7 @@ test)
 	build build-vg -Dkernels=disabled
 	meson test -C build-vg --setup valgrindunit --print-errorlogs --num-processes 2 --suite unit
 	meson test -C build-vg --setup valgrind --print-errorlogs --num-processes 2 \
-		--suite golden --suite malformed
+		--suite golden --suite malformed --no-suite corpus
 	echo "== fuzz smoke run (libFuzzer, under a minute)"
 	sh tests/fuzz/smoke.sh build-fuzz
 	;;
