@@ -20,15 +20,7 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 	const struct dtl_schema *s = &l.s;
 	if ((r = dtl_schema_map(s, root, "adapter_config.json")) < 0)
 		goto out;
-	memset(a, 0, sizeof(*a));
-	a->present = true;
-	a->type = "lora";
-	a->name = "default";
-	a->r = 8;
-	a->autocast_adapter_dtype = DTL_UNSET;
-	a->prepare_kbit_training = DTL_UNSET;
-	a->use_dora = DTL_UNSET;
-	a->loc = dtl_schema_loc(s, root);
+	dtl_adapter_init(a, dtl_schema_loc(s, root));
 	if ((v = dtl_node_get(root, "peft_type"))) {
 		if ((r = dtl_schema_string(s, v, "peft_type", &text)) < 0)
 			goto out;

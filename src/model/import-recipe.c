@@ -127,19 +127,11 @@ static void warn(struct recipe *r, const struct dtl_node *at, const char *messag
 	w->message = message;
 }
 
+/* an adapter another file already described is kept */
 static void adapter_init(struct dtl_adapter *a, struct dtl_loc loc)
 {
-	if (a->present)
-		return;
-	memset(a, 0, sizeof(*a));
-	a->present = true;
-	a->type = "lora";
-	a->name = "default";
-	a->r = 8;
-	a->autocast_adapter_dtype = DTL_UNSET;
-	a->prepare_kbit_training = DTL_UNSET;
-	a->use_dora = DTL_UNSET;
-	a->loc = loc;
+	if (!a->present)
+		dtl_adapter_init(a, loc);
 }
 
 /* "q_proj,v_proj" or "all" (LLaMA-Factory), "all-linear", or a list */

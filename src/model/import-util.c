@@ -40,3 +40,16 @@ const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, cons
 		return dtl_arena_strndup(arena, rel, strlen(rel));
 	return dtl_arena_sprintf(arena, "%.*s/%s", (int)(slash - base), base, rel);
 }
+
+void dtl_adapter_init(struct dtl_adapter *a, struct dtl_loc loc)
+{
+	memset(a, 0, sizeof(*a));
+	a->present = true;
+	a->type = "lora";
+	a->name = "default";
+	a->r = 8;
+	a->autocast_adapter_dtype = DTL_UNSET;
+	a->prepare_kbit_training = DTL_UNSET;
+	a->use_dora = DTL_UNSET;
+	a->loc = loc;
+}

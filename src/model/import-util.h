@@ -4,6 +4,7 @@
 #define DTL_IMPORT_UTIL_H
 
 #include "dtypelint/doc.h"
+#include "dtypelint/manifest.h"
 #include "schema.h"
 
 struct dtl_loaded {
@@ -17,5 +18,9 @@ int dtl_loaded_open(struct dtl_loaded *l, const char *path, struct dtl_arena *ar
 void dtl_loaded_close(struct dtl_loaded *l);
 /* "<dir of base>/<rel>" unless rel is absolute */
 const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, const char *rel);
+
+/* A LoRA adapter with PEFT's defaults (r 8, adapter "default", the rest the framework's own),
+ * present, at loc. */
+void dtl_adapter_init(struct dtl_adapter *a, struct dtl_loc loc);
 
 #endif

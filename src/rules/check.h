@@ -20,6 +20,10 @@ struct dtl_finding *dtl_check_report(struct dtl_check *c, enum dtl_severity seve
  * appended, e.g. "the unit's first parameter". */
 int dtl_check_add_tensor(struct dtl_check *c, struct dtl_finding *f, uint32_t tensor,
                          const char *role);
+/* What a finding predicts: the framework error, when it is raised, the framework whose
+ * version raises it (its version is quoted), and the fix. */
+void dtl_check_predict(struct dtl_check *c, struct dtl_finding *f, const char *error_text,
+                       const char *when, enum dtl_framework framework, const char *fix);
 /* "torch 2.7.1" or "torch 2.9.0 (assumed: the plan names no torch version)" */
 const char *dtl_check_version(struct dtl_check *c, enum dtl_framework framework);
 /* "a, b and c" of dtype names in first-appearance order; torch-style with torch_style */

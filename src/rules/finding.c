@@ -209,3 +209,12 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 	c->findings->items.count = kept;
 	return 0;
 }
+
+void dtl_check_predict(struct dtl_check *c, struct dtl_finding *f, const char *error_text,
+                       const char *when, enum dtl_framework framework, const char *fix)
+{
+	f->error_text = error_text;
+	f->error_when = when;
+	f->error_versions = dtl_check_version(c, framework);
+	f->fix = fix;
+}

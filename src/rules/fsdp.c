@@ -169,10 +169,10 @@ static int qdora_check(struct dtl_check *c)
 		"for DoRA's weight norm, which FSDP1 then fails to flatten");
 	if (!f)
 		return -ENOMEM;
-	f->error_text = "ValueError: Cannot flatten integer dtype tensors";
-	f->error_when = "at wrap time, in the FullyShardedDataParallel constructor";
-	f->error_versions = dtl_check_version(c, DTL_FW_PEFT);
-	f->fix = "upgrade peft to >= 0.12.0 (PR #1806 copies the layer before dequantizing)";
+	dtl_check_predict(
+	    c, f, "ValueError: Cannot flatten integer dtype tensors",
+	    "at wrap time, in the FullyShardedDataParallel constructor", DTL_FW_PEFT,
+	    "upgrade peft to >= 0.12.0 (PR #1806 copies the layer before dequantizing)");
 	return 0;
 }
 
@@ -289,14 +289,15 @@ static int dt111_check(struct dtl_check *c)
 			return -ENOMEM;
 		f->group = g;
 		f->group_offset = (uint32_t)offset;
-		f->error_text = dtl_arena_sprintf(c->arena,
-		                                  "AssertionError: FSDP expects uniform original "
-		                                  "parameter dtype but got {%s}",
-		                                  dtl_check_dtype_set(c, checked, n, true));
-		f->error_when = "at the first forward (lazy init)";
-		f->error_versions = dtl_check_version(c, DTL_FW_TORCH);
-		f->fix = "give each fully_shard group one dtype: cast the odd parameters, or "
-		         "fully_shard them separately (one group per dtype)";
+		dtl_check_predict(
+		    c, f,
+		    dtl_arena_sprintf(c->arena,
+		                      "AssertionError: FSDP expects uniform original "
+		                      "parameter dtype but got {%s}",
+		                      dtl_check_dtype_set(c, checked, n, true)),
+		    "at the first forward (lazy init)", DTL_FW_TORCH,
+		    "give each fully_shard group one dtype: cast the odd parameters, or "
+		    "fully_shard them separately (one group per dtype)");
 		if (dtl_check_add_tensor(c, f, offender, NULL) < 0 ||
 		    dtl_check_add_tensor(c, f, first, "the group's first checked parameter") < 0)
 			return -ENOMEM;

@@ -478,12 +478,12 @@ static int target_parameters_check(struct dtl_check *c)
 		p->text, a->target_parameters.count > 1 ? ", ..." : "");
 	if (!f)
 		return -ENOMEM;
-	f->error_text = "IndexError: tuple index out of range";
-	f->error_when = "in get_peft_model, where ParamWrapper reads param.shape[1]";
-	f->error_versions = dtl_check_version(c, DTL_FW_PEFT);
-	f->fix = "use a peft release with PR #3576 (it reads ds_shape), or build the model "
-		 "without zero.Init (zero3_init_flag: false), or target the expert modules by "
-		 "name instead";
+	dtl_check_predict(
+	    c, f, "IndexError: tuple index out of range",
+	    "in get_peft_model, where ParamWrapper reads param.shape[1]", DTL_FW_PEFT,
+	    "use a peft release with PR #3576 (it reads ds_shape), or build the model "
+	    "without zero.Init (zero3_init_flag: false), or target the expert modules by "
+	    "name instead");
 	return 0;
 }
 
@@ -506,11 +506,11 @@ static int ref_model_check(struct dtl_check *c)
 		"deepspeed.initialize: its forward reads 0-element shards");
 	if (!f)
 		return -ENOMEM;
-	f->error_text = "RuntimeError: 'weight' must be 2-D";
-	f->error_when = "in the reference model's first forward (its embedding)";
-	f->error_versions = dtl_check_version(c, DTL_FW_TRL);
-	f->fix = "upgrade trl to >= 0.7.2 (PR #687: the reference model gets its own DeepSpeed "
-		 "engine)";
+	dtl_check_predict(
+	    c, f, "RuntimeError: 'weight' must be 2-D",
+	    "in the reference model's first forward (its embedding)", DTL_FW_TRL,
+	    "upgrade trl to >= 0.7.2 (PR #687: the reference model gets its own DeepSpeed "
+	    "engine)");
 	return 0;
 }
 
@@ -550,15 +550,17 @@ static int dt501_check(struct dtl_check *c)
 				(long long)sim->rp.persistence_threshold);
 			if (!f)
 				return -ENOMEM;
-			f->error_text = "RuntimeError on a 0-element tensor (e.g. \"size mismatch, got "
-					"input (2048), mat (2048x128), vec (0)\" or \"'weight' must be "
-					"2-D\")";
-			f->error_when = "where the code reads it: outside the pre-forward hooks each "
-					"rank holds a 0-element shard";
-			f->error_versions = dtl_check_version(c, DTL_FW_DEEPSPEED);
-			f->fix = "wrap the read in deepspeed.zero.GatheredParameters([param]), or "
-				 "register_external_parameter(module, param); TRL >= 1.6 gathers "
-				 "lm_head for chunked_nll itself";
+			dtl_check_predict(
+			    c, f,
+			    "RuntimeError on a 0-element tensor (e.g. \"size mismatch, got "
+			    "input (2048), mat (2048x128), vec (0)\" or \"'weight' must be "
+			    "2-D\")",
+			    "where the code reads it: outside the pre-forward hooks each "
+			    "rank holds a 0-element shard",
+			    DTL_FW_DEEPSPEED,
+			    "wrap the read in deepspeed.zero.GatheredParameters([param]), or "
+			    "register_external_parameter(module, param); TRL >= 1.6 gathers "
+			    "lm_head for chunked_nll itself");
 			if (dtl_check_add_tensor(c, f, t, NULL) < 0)
 				return -ENOMEM;
 		}

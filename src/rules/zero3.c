@@ -152,13 +152,14 @@ static int dt123_check(struct dtl_check *c)
 				     rp->mode_dtype == DTL_DTYPE_BF16 ? "bf16" : "fp16");
 		if (!f)
 			return -ENOMEM;
-		f->error_text = rp->mode_dtype == DTL_DTYPE_BF16
-					? "AssertionError: Cannot enable both torch autocast and bfloat16"
-					: "AssertionError: Cannot enable both torch autocast and fp16";
-		f->error_when = "in deepspeed.initialize";
-		f->error_versions = dtl_check_version(c, DTL_FW_DEEPSPEED);
-		f->fix = "turn bf16/fp16 off beside torch_autocast, or use DeepSpeed >= 0.18.3 (PR "
-			 "#7700)";
+		dtl_check_predict(
+		    c, f,
+		    rp->mode_dtype == DTL_DTYPE_BF16
+		        ? "AssertionError: Cannot enable both torch autocast and bfloat16"
+		        : "AssertionError: Cannot enable both torch autocast and fp16",
+		    "in deepspeed.initialize", DTL_FW_DEEPSPEED,
+		    "turn bf16/fp16 off beside torch_autocast, or use DeepSpeed >= 0.18.3 (PR "
+		    "#7700)");
 		return 0;
 	}
 	if (dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST_FP32_ONLY)) {
@@ -175,11 +176,11 @@ static int dt123_check(struct dtl_check *c)
 				     sim->t.name[a], dtl_dtype_name(sim->t.dtype[a]));
 		if (!f)
 			return -ENOMEM;
-		f->error_text = "AssertionError: All parameters must be float32 for torch autocast";
-		f->error_when = "in deepspeed.initialize";
-		f->error_versions = dtl_check_version(c, DTL_FW_DEEPSPEED);
-		f->fix = "keep the model in float32 under torch_autocast (bf16 and fp16 off), or "
-			 "use DeepSpeed >= 0.17.6 (PR #7543)";
+		dtl_check_predict(
+		    c, f, "AssertionError: All parameters must be float32 for torch autocast",
+		    "in deepspeed.initialize", DTL_FW_DEEPSPEED,
+		    "keep the model in float32 under torch_autocast (bf16 and fp16 off), or "
+		    "use DeepSpeed >= 0.17.6 (PR #7543)");
 		return dtl_check_add_tensor(c, f, a, NULL) < 0 ? -ENOMEM : 0;
 	}
 	if (!dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST_GATHER_DTYPE_ASSERT) || rp->plan.world_size < 2)
@@ -209,11 +210,11 @@ static int dt123_check(struct dtl_check *c)
 			     dtl_dtype_name(comm_dtype(sim, a)));
 	if (!f)
 		return -ENOMEM;
-	f->error_text = "AssertionError: all params must have the same dtype";
-	f->error_when = "in the first forward's parameter fetch (_all_gather_dtype)";
-	f->error_versions = dtl_check_version(c, DTL_FW_DEEPSPEED);
-	f->fix = "use DeepSpeed >= 0.19.3 (PR #8113 checks the communication dtype), or give the "
-		 "parameters one storage dtype (get_peft_model(..., autocast_adapter_dtype=False))";
+	dtl_check_predict(
+	    c, f, "AssertionError: all params must have the same dtype",
+	    "in the first forward's parameter fetch (_all_gather_dtype)", DTL_FW_DEEPSPEED,
+	    "use DeepSpeed >= 0.19.3 (PR #8113 checks the communication dtype), or give the "
+	    "parameters one storage dtype (get_peft_model(..., autocast_adapter_dtype=False))");
 	if (dtl_check_add_tensor(c, f, b, NULL) < 0 || dtl_check_add_tensor(c, f, a, NULL) < 0)
 		return -ENOMEM;
 	return 0;

@@ -192,33 +192,39 @@ def main():
         if wrap_mode:
             print(f"{skipped} generated models left out: integer parameters or modules whose own "
                   f"parameters mix, which no grouping can fix")
-        failures = 0
-        fails = oks = 0
-        for p, t in zip(paths, truth):
-            d = dtypelint_verdict(binary, p)
-            if wrap_mode and not t["ok"]:
-                failures += 1
-                if failures <= 5:
-                    print(f"WRAP PLAN FAILED on {os.path.basename(p)}: {t}")
-                continue
-            if t["ok"]:
-                oks += 1
-                expected = {"ok": True, "units": t["units"]}
-            else:
-                fails += 1
-                expected = {"ok": False, "error": f"{t['error_type']}: {t['error']}"}
-                d.pop("units", None)
-            if d != expected:
-                failures += 1
-                if failures <= 5:
-                    with open(p) as f:
-                        body = f.read()
-                    print(f"DISAGREE on {os.path.basename(p)}:\n  torch:     {expected}\n"
-                          f"  dtypelint: {d}\n  manifest: {body}\n")
-        print(f"{count} models (seed {seed}): torch wrapped {oks}, raised on {fails}; "
-              f"{count - failures} agree, {failures} disagree")
-        print(f"{count - failures} passed, {failures} failed")
-        return 1 if failures else 0
+        return compare(binary, paths, truth, f"{count} models (seed {seed})", wrap_mode)
+
+
+def compare(binary, paths, truth, label, wrap_mode=False):
+    """dtypelint against torch's verdicts, model by model; prints the tally, returns the exit
+    status (shared with peft_wrap_differential.py)."""
+    failures = fails = oks = 0
+    for p, t in zip(paths, truth):
+        d = dtypelint_verdict(binary, p)
+        if wrap_mode and not t["ok"]:
+            failures += 1
+            if failures <= 5:
+                print(f"WRAP PLAN FAILED on {os.path.basename(p)}: {t}")
+            continue
+        if t["ok"]:
+            oks += 1
+            expected = {"ok": True, "units": t["units"]}
+        else:
+            fails += 1
+            expected = {"ok": False, "error": f"{t['error_type']}: {t['error']}"}
+            d.pop("units", None)
+        if d != expected:
+            failures += 1
+            if failures <= 5:
+                with open(p) as f:
+                    body = f.read()
+                print(f"DISAGREE on {os.path.basename(p)}:\n  torch:     {expected}\n"
+                      f"  dtypelint: {d}\n  manifest: {body}\n")
+    count = len(paths)
+    print(f"{label}: torch wrapped {oks}, raised on {fails}; "
+          f"{count - failures} agree, {failures} disagree")
+    print(f"{count - failures} passed, {failures} failed")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -119,28 +119,7 @@ def main():
             print(f"oracle failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
             return 1
         truth = json.loads(run.stdout.strip().splitlines()[-1])
-        failures = fails = oks = 0
-        for p, t in zip(paths, truth):
-            d = base.dtypelint_verdict(binary, p)
-            if t["ok"]:
-                oks += 1
-                expected = {"ok": True, "units": t["units"]}
-            else:
-                fails += 1
-                expected = {"ok": False, "error": f"{t['error_type']}: {t['error']}"}
-                d.pop("units", None)
-            if d != expected:
-                failures += 1
-                if failures <= 5:
-                    with open(p) as f:
-                        body = f.read()
-                    print(f"DISAGREE on {os.path.basename(p)}:\n  torch:     {expected}\n"
-                          f"  dtypelint: {d}\n  manifest: {body}\n")
-        print(f"{count} PEFT models (seed {seed}): torch wrapped {oks}, raised on {fails}; "
-              f"{count - failures} agree, {failures} disagree")
-        print(f"{count - failures} passed, {failures} failed")
-        return 1 if failures else 0
-
+        return base.compare(binary, paths, truth, f"{count} PEFT models (seed {seed})")
 
 if __name__ == "__main__":
     sys.exit(main())
