@@ -19,6 +19,14 @@ struct dtl_report_counts {
 	size_t findings, errors, warnings, infos;
 };
 
+/* Writes s with its control characters escaped: C0 (ESC, CR and LF included) and DEL as \xNN,
+ * C1 as \u00NN, so that text from an input cannot drive a terminal or start a line of a CI
+ * log. Every reporter and the command line's messages put input-derived text through it. */
+void dtl_report_put_escaped(FILE *out, const char *s);
+/* A file name at the start of a line: escaped, and "./" before one that starts with ':' (a
+ * CI log reads a line that starts with "::" as a workflow command); NULL prints "-". */
+void dtl_report_put_path(FILE *out, const char *path);
+
 void dtl_report_count(const struct dtl_report_input *inputs, size_t n,
                       struct dtl_report_counts *ret_counts);
 /* gcc-style lines (DESIGN §6); returns 0 or -EIO */

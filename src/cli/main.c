@@ -25,11 +25,14 @@ static int print_error(const struct dtl_error *error, int code)
 		fprintf(stderr, "dtypelint: out of memory\n");
 		return EXIT_INTERNAL;
 	}
+	/* file names and the tokens an error quotes come from the inputs: escaped, and no line
+	 * starts with "::" (a workflow command in a CI log) */
+	dtl_report_put_path(stderr, error->loc.file);
 	if (error->loc.line)
-		fprintf(stderr, "%s:%u:%u: error: %s\n", error->loc.file, error->loc.line,
-		        error->loc.column, error->message);
-	else
-		fprintf(stderr, "%s: error: %s\n", error->loc.file, error->message);
+		fprintf(stderr, ":%u:%u", error->loc.line, error->loc.column);
+	fputs(": error: ", stderr);
+	dtl_report_put_escaped(stderr, error->message);
+	fputc('\n', stderr);
 	return EXIT_INPUT;
 }
 
@@ -255,11 +258,14 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
-	/* the importers' warnings (near-miss keys): their text is ASCII they built */
+	/* the importers' warnings (near-miss keys, requests a checkpoint overrides) */
 	const struct dtl_input_warning *w = manifest->warnings.items;
-	for (size_t i = 0; i < manifest->warnings.count; i++)
-		fprintf(stderr, "%s:%u:%u: warning: %s\n", w[i].loc.file, w[i].loc.line,
-		        w[i].loc.column, w[i].message);
+	for (size_t i = 0; i < manifest->warnings.count; i++) {
+		dtl_report_put_path(stderr, w[i].loc.file);
+		fprintf(stderr, ":%u:%u: warning: ", w[i].loc.line, w[i].loc.column);
+		dtl_report_put_escaped(stderr, w[i].message);
+		fputc('\n', stderr);
+	}
 	*plan = manifest->plan;
 	if (s->config && s->config->has_plan)
 		plan_defaults(plan, &s->config->plan);

@@ -35,7 +35,14 @@ void dtl_report_github_escape(FILE *out, const char *s, bool property)
 			fputs(property ? "%2C" : ",", out);
 			break;
 		default:
-			fputc(*p, out);
+			/* other controls from the inputs (ESC, C1) must not reach the log raw */
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\x%02x", (unsigned char)*p);
+			else if ((unsigned char)*p == 0xc2 && (unsigned char)p[1] >= 0x80 &&
+				 (unsigned char)p[1] <= 0x9f)
+				fprintf(out, "\\u%04x", (unsigned char)*++p);
+			else
+				fputc(*p, out);
 		}
 	}
 }
@@ -99,10 +106,13 @@ static void plain(FILE *out, const struct dtl_report_item *it)
 {
 	const struct dtl_finding *f = it->finding;
 
-	/* a line that is no workflow command: it must not start with "::" */
-	fprintf(out, "%s:%u:%u: %s: %s [%s %s]\n", it->path, f->loc.line ? f->loc.line : 1,
-	        f->loc.column ? f->loc.column : 1, dtl_severity_name(f->severity), f->message,
-	        f->rule->id, f->rule->name);
+	/* a line that is no workflow command: it must not start with "::" (a file may be named
+	 * "::warning ...::x.yaml"), and no control character may start another line */
+	dtl_report_put_path(out, it->path);
+	fprintf(out, ":%u:%u: %s: ", f->loc.line ? f->loc.line : 1,
+	        f->loc.column ? f->loc.column : 1, dtl_severity_name(f->severity));
+	dtl_report_put_escaped(out, f->message);
+	fprintf(out, " [%s %s]\n", f->rule->id, f->rule->name);
 }
 
 int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n)

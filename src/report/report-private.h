@@ -24,8 +24,4 @@ int dtl_report_items(struct dtl_arena *arena, const struct dtl_report_input *inp
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);
 
-/* Writes s with its control characters escaped: C0 (ESC included) and DEL as \xNN, C1 as
- * \u00NN, so that input-derived text cannot drive a terminal or a CI log. */
-void dtl_report_put_escaped(FILE *out, const char *s);
-
 #endif

@@ -28,7 +28,7 @@ static void location(FILE *out, const struct dtl_loc *loc, bool color)
 {
 	if (color)
 		fputs(BOLD, out);
-	fputs(loc->file ? loc->file : "-", out);
+	dtl_report_put_path(out, loc->file);
 	putc(':', out);
 	put_uint(out, loc->line ? loc->line : 1);
 	putc(':', out);
@@ -53,11 +53,11 @@ static void severity(FILE *out, const char *word, const char *colour, bool color
 	putc(' ', out);
 }
 
-/* "<lead><text>\n" */
+/* "<lead><text>\n", text escaped (names, paths and values in it come from the inputs) */
 static void line(FILE *out, const char *lead, const char *text)
 {
 	fputs(lead, out);
-	fputs(text, out);
+	dtl_report_put_escaped(out, text);
 	putc('\n', out);
 }
 
@@ -95,18 +95,20 @@ int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, siz
 			location(out, &f->loc, color);
 			severity(out, dtl_severity_name(f->severity), severity_colour(f->severity),
 			         color);
-			fputs(f->message, out);
+			dtl_report_put_escaped(out, f->message);
 			fputs(" [", out);
 			fputs(f->rule->id, out);
 			putc(' ', out);
 			fputs(f->rule->name, out);
 			fputs("]\n", out);
-			if (f->error_text)
-				fprintf(out, "  %s raises %s: %s\n", f->error_versions,
-				        f->error_when, f->error_text);
-			if (f->effect && f->error_versions)
-				fprintf(out, "  effect (%s): %s\n", f->error_versions, f->effect);
-			else if (f->effect)
+			if (f->error_text) {
+				fprintf(out, "  %s raises %s: ", f->error_versions, f->error_when);
+				line(out, "", f->error_text);
+			}
+			if (f->effect && f->error_versions) {
+				fprintf(out, "  effect (%s): ", f->error_versions);
+				line(out, "", f->effect);
+			} else if (f->effect)
 				line(out, "  effect: ", f->effect);
 			for (size_t j = 0; j < f->note_count; j++) {
 				location(out, &f->notes[j].loc, color);

@@ -8,10 +8,13 @@
 
 static void print_loc(FILE *out, const struct dtl_loc *loc)
 {
-	if (loc->file && loc->line)
-		fprintf(out, " (%s:%u:%u)", loc->file, loc->line, loc->column);
-	else if (loc->file)
-		fprintf(out, " (%s)", loc->file);
+	if (!loc->file)
+		return;
+	fputs(" (", out);
+	dtl_report_put_escaped(out, loc->file);
+	if (loc->line)
+		fprintf(out, ":%u:%u", loc->line, loc->column);
+	fputc(')', out);
 }
 
 int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
@@ -30,8 +33,10 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			struct dtl_event history[64];
 			size_t h = dtl_sim_history(sim, t, history, 64);
 			struct dtl_loc loc = dtl_sim_tensor_loc(sim, t);
-			fprintf(out, "%s:%u:%u: trace: '%s' %s, stored %s, computes in %s\n",
-			        loc.file, loc.line, loc.column, sim->t.name[t],
+			dtl_report_put_path(out, loc.file);
+			fprintf(out, ":%u:%u: trace: '", loc.line, loc.column);
+			dtl_report_put_escaped(out, sim->t.name[t]);
+			fprintf(out, "' %s, stored %s, computes in %s\n",
 			        sim->t.kind[t] == DTL_KIND_BUFFER      ? "(buffer)"
 			        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "(quantization state)"
 			        : (sim->t.flags[t] & DTL_TF_TRAINABLE) ? "(trainable)"
@@ -40,9 +45,9 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			        dtl_dtype_name(sim->t.compute_dtype[t]));
 			for (size_t e = 0; e < h; e++) {
 				const struct dtl_event *ev = &history[e];
-				fprintf(out, "  %-12s %s -> %s: %s", dtl_stage_name(ev->stage),
-				        dtl_dtype_name(ev->from), dtl_dtype_name(ev->to),
-				        ev->reason);
+				fprintf(out, "  %-12s %s -> %s: ", dtl_stage_name(ev->stage),
+				        dtl_dtype_name(ev->from), dtl_dtype_name(ev->to));
+				dtl_report_put_escaped(out, ev->reason);
 				print_loc(out, &ev->loc);
 				if (ev->fact)
 					fprintf(out, " [%s]", ev->fact);
