@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "dtypelint/atomic-file.h"
 #include "model/schema.h"
 
 /* the directory of path, lexically absolute ("-": the working directory) */
@@ -320,11 +321,14 @@ int dtl_baseline_write(const char *path, const struct dtl_report_input *inputs, 
 	}
 	if (rows.count > 1)
 		qsort(rows.items, rows.count, sizeof(struct row), compare_rows);
-	out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-	if (!out) {
-		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -EIO, "cannot write the baseline: %s",
-		                     strerror(errno));
+	struct dtl_atomic_file file = {0};
+	if (strcmp(path, "-") == 0) {
+		out = stdout;
+	} else {
+		int rc = dtl_atomic_open(&file, path, error);
+		if (rc < 0)
+			return rc;
+		out = file.out;
 	}
 	fputs("{\"version\": 1, \"tool\": \"dtypelint\", \"entries\": [", out);
 	const struct row *r = rows.items;
@@ -338,12 +342,11 @@ int dtl_baseline_write(const char *path, const struct dtl_report_input *inputs, 
 		fprintf(out, ", \"count\": %zu}", r[i].count);
 	}
 	fputs(rows.count ? "\n]}\n" : "]}\n", out);
-	bool failed = ferror(out) != 0;
-	if (out != stdout)
-		failed = fclose(out) != 0 || failed;
-	else
-		failed = fflush(out) != 0 || failed;
-	if (failed) {
+	if (out != stdout) {
+		int rc = dtl_atomic_commit(&file, error);
+		if (rc < 0)
+			return rc;
+	} else if (ferror(out) || fflush(out) != 0) {
 		struct dtl_loc loc = {.file = path};
 		return dtl_error_set(error, loc, -EIO, "cannot write the baseline");
 	}

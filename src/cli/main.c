@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli-kernels.h"
+#include "dtypelint/atomic-file.h"
 #include "dtypelint/compose.h"
 #include "dtypelint/fix.h"
 #include "dtypelint/import.h"
@@ -547,6 +549,31 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 	return EXIT_CLEAN;
 }
 
+/* Never overwrite an input: an output (-o, --export, --write-baseline) that is the same file
+ * (device and inode) as one of the files read is refused, before anything is read. */
+static int output_is_input(const struct dtl_options *o, const char *output)
+{
+	const char *named[] = {o->plan_file,   o->deepspeed_file, o->accelerate_file,
+	                       o->peft_file,   o->trainer_args_file, o->config_file,
+	                       o->baseline};
+	struct stat out, in;
+
+	if (!output || strcmp(output, "-") == 0 || stat(output, &out) != 0 || !S_ISREG(out.st_mode))
+		return 0;
+	for (size_t i = 0; i < o->input_count + sizeof(named) / sizeof(named[0]); i++) {
+		const char *path = i < o->input_count ? o->inputs[i] : named[i - o->input_count];
+		if (!path || stat(path, &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino)
+			continue;
+		fputs("dtypelint: refusing to write ", stderr);
+		dtl_report_put_escaped(stderr, output);
+		fputs(": it is one of the inputs (", stderr);
+		dtl_report_put_escaped(stderr, path);
+		fputs(")\n", stderr);
+		return -EEXIST;
+	}
+	return 0;
+}
+
 static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
                        const struct dtl_op_oracle *ops)
 {
@@ -564,6 +591,9 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 
 	if (!behaviors)
 		return print_error(&error, -ENOMEM);
+	if (output_is_input(o, o->output) < 0 || output_is_input(o, o->export_file) < 0 ||
+	    output_is_input(o, o->write_baseline) < 0)
+		return EXIT_INPUT;
 	r = dtl_behavior_table_load(behaviors, arena, &error);
 	if (r < 0) {
 		print_error(&error, r);
@@ -619,13 +649,12 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		baselined = dtl_baseline_filter(&baseline, inputs, findings, o->input_count, arena);
 		dtl_baseline_report_stale(&baseline, stderr);
 	}
+	struct dtl_atomic_file report_file = {0};
 	if (o->output) {
-		out = fopen(o->output, "w");
-		if (!out) {
-			fprintf(stderr, "dtypelint: cannot write %s: %s\n", o->output,
-			        strerror(errno));
-			return EXIT_INPUT;
-		}
+		r = dtl_atomic_open(&report_file, o->output, &error);
+		if (r < 0)
+			return r == -EPERM ? print_error(&error, r) : (print_error(&error, r), EXIT_INTERNAL);
+		out = report_file.out;
 	}
 	errno = 0;
 	r = write_report(out, o, inputs, arena);
@@ -638,8 +667,14 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 	/* the stream's errno says why (ENOSPC, EPIPE, ...) better than -EIO */
 	if (r == -EIO && errno)
 		r = -errno;
-	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && r >= 0)
-		r = errno ? -errno : -EIO;
+	if (out == stdout) {
+		if (fflush(out) != 0 && r >= 0)
+			r = errno ? -errno : -EIO;
+	} else if (r < 0) {
+		dtl_atomic_abort(&report_file); /* the old report stays as it was */
+	} else {
+		r = dtl_atomic_commit(&report_file, &error);
+	}
 	if (r < 0) {
 		fprintf(stderr, "dtypelint: cannot write the report to %s: %s\n",
 		        o->output ? o->output : "standard output", strerror(-r));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtypelint/atomic-file.h"
 #include "dtypelint/fix.h"
 #include "dtypelint/manifest.h"
 
@@ -361,13 +362,15 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 		dtl_source_fini(&out_src);
 	}
 	if (r >= 0) {
-		char *tmp = dtl_arena_sprintf(arena, "%s.dtypelint-tmp", path);
-		FILE *f = tmp ? fopen(tmp, "w") : NULL;
-		if (!f || fwrite(text, 1, new_size, f) != new_size || fclose(f) != 0 ||
-		    rename(tmp, path) != 0) {
+		/* a temporary file beside it, renamed over it (the link's target for a symlink;
+		 * a hard-linked file is refused): include/dtypelint/atomic-file.h */
+		struct dtl_atomic_file file;
+		r = dtl_atomic_open(&file, path, error);
+		if (r >= 0 && fwrite(text, 1, new_size, file.out) != new_size) {
+			dtl_atomic_abort(&file);
 			struct dtl_loc loc = {.file = path};
 			r = dtl_error_set(error, loc, -EIO, "cannot write the edited file");
-		} else {
+		} else if (r >= 0 && (r = dtl_atomic_commit(&file, error)) >= 0) {
 			diff(diff_out, path, src.data, src.size, text, new_size);
 		}
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtypelint/atomic-file.h"
 #include "dtypelint/import.h"
 
 struct writer {
@@ -304,11 +305,11 @@ int dtl_export_manifest(const char *path, const struct dtl_manifest *m, struct d
 	struct writer w = {.yaml = !(n >= 5 && strcmp(path + n - 5, ".json") == 0)};
 	bool first = true;
 
-	w.out = fopen(path, "w");
-	if (!w.out) {
-		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -errno, "cannot write: %s", strerror(errno));
-	}
+	struct dtl_atomic_file file;
+	int r = dtl_atomic_open(&file, path, error);
+	if (r < 0)
+		return r;
+	w.out = file.out;
 	if (w.yaml)
 		fputs("# written by dtypelint --export", w.out);
 	open_map(&w);
@@ -328,9 +329,5 @@ int dtl_export_manifest(const char *path, const struct dtl_manifest *m, struct d
 		tensor(&w, &m->tensors[i]);
 	}
 	fputs(w.yaml ? (m->tensor_count ? "\n" : "[]\n") : "\n]\n}\n", w.out);
-	if (ferror(w.out) | (fclose(w.out) != 0)) {
-		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -EIO, "cannot write the export");
-	}
-	return 0;
+	return dtl_atomic_commit(&file, error);
 }

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writing a file so that a failure leaves the old one as it was (the habit of git's lock
+ * files): the new text goes to a temporary file created exclusively (O_CREAT | O_EXCL |
+ * O_NOFOLLOW) in the same directory, with the mode of the file it replaces, and is fsync'ed
+ * and renamed over it only when all of it was written. A path that is a symlink has its
+ * target replaced (the link stays a link); a file with other hard links is refused, since a
+ * rename would split it from them. A path that is no regular file (a device such as
+ * /dev/stdout, a pipe) is written in place. Library code: errors are returned, never printed.
+ */
+#ifndef DTYPELINT_ATOMIC_FILE_H
+#define DTYPELINT_ATOMIC_FILE_H
+
+#include <stdio.h>
+
+#include "dtypelint/diag.h"
+
+struct dtl_atomic_file {
+	FILE *out;       /* write here */
+	char *tmp_path;  /* NULL when written in place */
+	char *target;    /* the file renamed over (the symlink's target for a link) */
+};
+
+/* Opens path for writing. Returns 0, or a negative errno with *error set (-EPERM for a
+ * hard-linked file). */
+int dtl_atomic_open(struct dtl_atomic_file *f, const char *path, struct dtl_error *error);
+/* Flushes, fsyncs and closes the file and renames it over its target. On any failure the
+ * temporary file is removed, the old file is untouched, and -EIO (or the errno) is returned. */
+int dtl_atomic_commit(struct dtl_atomic_file *f, struct dtl_error *error);
+/* Gives up: closes and removes the temporary file. */
+void dtl_atomic_abort(struct dtl_atomic_file *f);
+
+#endif
