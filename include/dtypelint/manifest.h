@@ -128,6 +128,8 @@ struct dtl_recipe {
 	struct dtl_loc upcast_layernorm_loc;
 	bool cast_lm_head_fp32; /* TRL GRPOConfig.cast_lm_head_to_fp32 */
 	struct dtl_loc cast_lm_head_fp32_loc;
+	bool trl_dtype_unset; /* a TRL ModelConfig recipe that names no dtype */
+	struct dtl_loc trl_dtype_unset_loc;
 };
 
 /* A warning about an input that does not stop the lint (a near-miss key): printed by the

@@ -106,6 +106,10 @@ struct dtl_plan {
 	struct dtl_loc loc; /* the `training:` key, or the plan file's top */
 	enum dtl_strategy strategy;
 	struct dtl_loc strategy_loc;
+	/* the strategy is the HF Trainer's own fsdp option with no FSDP version given: FSDP1, or
+	 * FSDP2 where transformers defaults to it (rules/versions.yaml
+	 * transformers-trainer-fsdp2-default) */
+	bool fsdp_version_from_trainer;
 	enum dtl_precision precision;
 	struct dtl_loc precision_loc;
 	int64_t world_size; /* 0: unset */

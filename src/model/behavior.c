@@ -49,6 +49,9 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_DS_AUTOCAST_FP32_ONLY] = "deepspeed-autocast-fp32-only",
     [DTL_B_DS_AUTOCAST_NO_16BIT_MODE] = "deepspeed-autocast-no-16bit-mode",
     [DTL_B_DS_AUTOCAST_GATHER_DTYPE_ASSERT] = "deepspeed-autocast-gather-dtype-assert",
+    [DTL_B_FSDP2_SPLIT_TRAINABLE_BY_DTYPE] = "fsdp2-split-trainable-by-dtype",
+    [DTL_B_HF_TRAINER_FSDP2_DEFAULT] = "transformers-trainer-fsdp2-default",
+    [DTL_B_TRL_DTYPE_FLOAT32_DEFAULT] = "trl-model-config-dtype-float32",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -48,9 +48,9 @@ static bool yes(const struct dtl_node *v)
 
 /* dtype-relevant keys of the three families, for "did you mean" */
 static const char *const known_keys[] = {
-	"bf16", "fp16", "pure_bf16", "deepspeed", "fsdp", "fsdp_config", "quantization_bit",
-	"quantization_method", "finetuning_type", "lora_target", "lora_rank", "upcast_layernorm",
-	"upcast_lmhead_output", "double_quantization", "load_in_4bit", "load_in_8bit", "use_peft",
+	"bf16", "fp16", "pure_bf16", "deepspeed", "fsdp", "fsdp_config", "fsdp_version",
+	"quantization_bit", "quantization_method", "finetuning_type", "lora_target", "lora_rank",
+	"upcast_layernorm", "upcast_lmhead_output", "double_quantization", "load_in_4bit", "load_in_8bit", "use_peft",
 	"lora_r", "lora_alpha", "lora_target_modules", "lora_modules_to_save", "torch_dtype",
 	"dtype", "bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage",
 	"use_dora", "adapter", "lora_target_linear", "base_model", "model_name_or_path",
@@ -219,11 +219,11 @@ static void fsdp_key(struct recipe *r)
 	struct dtl_plan *plan = &r->m->plan;
 	plan->strategy = DTL_STRATEGY_FSDP1;
 	plan->strategy_loc = dtl_schema_loc(r->s, v ? v : cfg);
-	if (!cfg || cfg->type != DTL_NODE_MAP)
-		return;
-	const struct dtl_node *version = dtl_node_get(cfg, "fsdp_version");
-	if (!version)
+	const struct dtl_node *version = NULL;
+	if (cfg && cfg->type == DTL_NODE_MAP && !(version = dtl_node_get(cfg, "fsdp_version")))
 		version = dtl_node_get(cfg, "version");
+	/* no version: the Trainer's default, which changed in transformers 5.10.1 */
+	plan->fsdp_version_from_trainer = !version;
 	if (version && version->type == DTL_NODE_INT && version->integer == 2) {
 		plan->strategy = DTL_STRATEGY_FSDP2;
 		plan->strategy_loc = dtl_schema_loc(r->s, version);
@@ -375,6 +375,11 @@ static int trl_model_config(struct recipe *r)
 	} else if (dt && dt->type == DTL_NODE_STRING) {
 		m->model.load_mode = DTL_LOAD_AUTO;
 		m->model.load_dtype_loc = dtl_schema_loc(r->s, dt);
+	} else if (!dt && !key(r, "use_4bit_quantization")) {
+		/* TRL >= 0.27 then loads in float32 (rules/versions.yaml
+		 * trl-model-config-dtype-float32); decided with the plan's TRL version */
+		m->recipe.trl_dtype_unset = true;
+		m->recipe.trl_dtype_unset_loc = dtl_schema_loc(r->s, r->root);
 	}
 	/* PEFT's examples/sft/train.py: its own names for the same settings; the model loads
 	 * in the storage dtype when that is floating, else in float32 (utils.py) */
@@ -450,6 +455,15 @@ static int axolotl(struct recipe *r)
 	int rc;
 
 	set_trainer(r, "hf-trainer", NULL);
+	/* axolotl sets up accelerate's FSDP itself from its own fsdp_version key; without it
+	 * dtypelint keeps FSDP1 rather than the Trainer's default (not read in axolotl's source) */
+	if (m->plan.strategy == DTL_STRATEGY_FSDP1 || m->plan.strategy == DTL_STRATEGY_FSDP2) {
+		m->plan.fsdp_version_from_trainer = false;
+		if ((v = key(r, "fsdp_version")) && v->type == DTL_NODE_INT && v->integer == 2) {
+			m->plan.strategy = DTL_STRATEGY_FSDP2;
+			m->plan.strategy_loc = dtl_schema_loc(r->s, v);
+		}
+	}
 	if (adapter && adapter->type != DTL_NODE_NULL &&
 	    (rc = dtl_schema_string(r->s, adapter, "adapter", &kind)) < 0)
 		return rc;

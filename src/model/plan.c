@@ -63,6 +63,8 @@ void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 	if (src->direct_access.present)
 		dst->direct_access = src->direct_access;
 	TAKE(merge, merge_loc, src->merge != DTL_UNSET);
+	if (src->strategy != DTL_STRATEGY_UNSET)
+		dst->fsdp_version_from_trainer = src->fsdp_version_from_trainer;
 	TAKE(model_cast, model_cast_loc, src->model_cast != DTL_DTYPE_NONE);
 	if (src->file && !dst->file) {
 		dst->file = src->file;

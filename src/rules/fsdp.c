@@ -257,6 +257,10 @@ static int dt111_check(struct dtl_check *c)
 	const struct dtl_group *groups = sim->groups.items;
 	bool trainable_only = dtl_sim_behavior(sim, DTL_B_FSDP2_TRAINABLE_ONLY_CHECK);
 
+	/* torch that splits a group's trainable params by dtype (rules/versions.yaml
+	 * fsdp2-split-trainable-by-dtype) raises nothing here */
+	if (trainable_only && dtl_sim_behavior(sim, DTL_B_FSDP2_SPLIT_TRAINABLE_BY_DTYPE))
+		return 0;
 	for (size_t gi = 0; gi < sim->groups.count; gi++) {
 		const struct dtl_group *g = &groups[gi];
 		if (g->kind != DTL_GROUP_FSDP2_GROUP)
@@ -461,11 +465,15 @@ const struct dtl_rule dtl_rule_dt111 = {
         "Up to torch ~2.7 every parameter is checked, frozen ones included; from ~2.8 only "
         "trainable ones (PR #154103; the release boundary is unverified). The "
         "MixedPrecisionPolicy's param_dtype does not help: the check is on the original "
-        "dtype. accelerate >= 1.14 upcasts trainable parameters to float32 first.",
+        "dtype. accelerate >= 1.14 upcasts trainable parameters to float32 first. torch "
+        "2.15 splits a group's trainable parameters by dtype and raises nothing (NVIDIA "
+        "Model-Optimizer#2152 reports it on PyTorch main; the release boundary is "
+        "unverified).",
     .example = "tensors:\n"
                "  - {name: layers.0.attn.weight, shape: [8, 8], dtype: bfloat16}\n"
                "  - {name: layers.0.router.weight, shape: [4, 8], dtype: float32}\n"
-               "training: {strategy: fsdp2, fsdp: {wrap: [\"layers.*\"]}}",
+               "training: {strategy: fsdp2, versions: {torch: \"2.8.0\"}, fsdp: {wrap: "
+               "[\"layers.*\"]}}",
     .fix = "Give each group one dtype, or fully_shard the odd modules separately (one group "
            "per dtype, e.g. an fp32 group for the router).",
     .facts = "https://github.com/pytorch/pytorch/blob/b795ad9c42aec11accd16c94bc0b4d8dc73af07a/torch/distributed/fsdp/_fully_shard/_fsdp_init.py https://github.com/pytorch/pytorch/blob/002a76fbfea0ac0f199e4b8e2a0691074796c908/torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py; "

@@ -82,6 +82,10 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	rp->mode_dtype = rp->plan.precision == DTL_PRECISION_BF16   ? DTL_DTYPE_BF16
 	                 : rp->plan.precision == DTL_PRECISION_FP16 ? DTL_DTYPE_F16
 	                                                            : DTL_DTYPE_NONE;
+	/* the HF Trainer's fsdp option with no version: FSDP2 from transformers 5.10.1 */
+	if (rp->plan.fsdp_version_from_trainer && rp->plan.strategy == DTL_STRATEGY_FSDP1 &&
+	    dtl_behavior_active(sim->behaviors, DTL_B_HF_TRAINER_FSDP2_DEFAULT, rp->plan.versions))
+		rp->plan.strategy = DTL_STRATEGY_FSDP2;
 	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.1: bf16, else fp16, else torch.float */
 	rp->zero_init_dtype = rp->mode_dtype != DTL_DTYPE_NONE            ? rp->mode_dtype
 	                      : rp->plan.precision == DTL_PRECISION_FP32 ? DTL_DTYPE_F32

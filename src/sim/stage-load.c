@@ -203,7 +203,16 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	for (size_t i = 0; i < sim->t.count; i++)
 		if ((r = declare(sim, (uint32_t)i)) < 0)
 			return r;
-	switch (m->model.load_mode) {
+	enum dtl_load_mode mode = m->model.load_mode;
+	struct dtl_loc mode_loc = m->model.load_dtype_loc;
+	bool trl_float32 = m->recipe.trl_dtype_unset &&
+			   dtl_sim_behavior(sim, DTL_B_TRL_DTYPE_FLOAT32_DEFAULT);
+	if (trl_float32) {
+		/* TRL >= 0.27 passes dtype=torch.float32 when the recipe names none */
+		mode = DTL_LOAD_DTYPE;
+		mode_loc = m->recipe.trl_dtype_unset_loc;
+	}
+	switch (mode) {
 	case DTL_LOAD_AS_IS:
 		return pin_as_is(sim);
 	case DTL_LOAD_NONE:
@@ -221,9 +230,11 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		break;
 	case DTL_LOAD_DTYPE:
 	default:
-		target = m->model.load_dtype;
-		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s)",
-					dtl_dtype_torch_name(target));
+		target = trl_float32 ? DTL_DTYPE_F32 : m->model.load_dtype;
+		how = trl_float32 ? "TRL >= 0.27 loads a recipe that names no dtype in float32 "
+				    "(from_pretrained(dtype=torch.float32))"
+				  : dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s)",
+						      dtl_dtype_torch_name(target));
 		break;
 	}
 	/* facts §3.4: the plain list applies only under float16 (and, in the v5 regression
@@ -270,8 +281,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		if (d == target)
 			continue;
 		r = dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, target, how,
-				      m->model.load_mode == DTL_LOAD_AUTO ? fact_resolve : fact_final,
-				      m->model.load_dtype_loc);
+				      mode == DTL_LOAD_AUTO ? fact_resolve : fact_final, mode_loc);
 		if (r < 0)
 			return r;
 	}
