@@ -455,8 +455,9 @@ static int axolotl(struct recipe *r)
 	int rc;
 
 	set_trainer(r, "hf-trainer", NULL);
-	/* axolotl sets up accelerate's FSDP itself from its own fsdp_version key; without it
-	 * dtypelint keeps FSDP1 rather than the Trainer's default (not read in axolotl's source) */
+	/* axolotl sets up accelerate's FSDP itself: FSDP2 only when fsdp_version (top level or
+	 * in fsdp_config) is 2, whatever the Trainer's default (versions.yaml
+	 * recipes.axolotl-fsdp-version) */
 	if (m->plan.strategy == DTL_STRATEGY_FSDP1 || m->plan.strategy == DTL_STRATEGY_FSDP2) {
 		m->plan.fsdp_version_from_trainer = false;
 		if ((v = key(r, "fsdp_version")) && v->type == DTL_NODE_INT && v->integer == 2) {
