@@ -98,6 +98,10 @@ struct dtl_plan_zero3 {
 	enum dtl_tristate autocast;
 	enum dtl_dtype autocast_dtype; /* NONE: not given (DeepSpeed's code then has None) */
 	struct dtl_loc autocast_loc;
+	/* ZeRO++ zero_quantized_weights / zero_quantized_nontrainable_weights (unset: off):
+	 * partitioned parameters are int8-quantized for the all-gather, or stored so */
+	enum dtl_tristate quantized_weights, quantized_nontrainable;
+	struct dtl_loc quantized_weights_loc, quantized_nontrainable_loc;
 	struct dtl_loc loc;
 };
 

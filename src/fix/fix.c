@@ -121,6 +121,14 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 	if (!strcmp(id, "DT404"))
 		ADD(DTL_FIX_QUANT_STORAGE, NULL, sim->rp.mode_dtype, 1,
 		    "set quantization.quant_storage: %s", dtl_dtype_name(sim->rp.mode_dtype));
+	if (!strcmp(id, "DT124")) {
+		/* PR #8215 is after 0.19.5; its first release is unread, so the newest known */
+		ADD(DTL_FIX_VERSION, "0.19.8", 0, 2,
+		    "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.8\" (PR #8215, merged "
+		    "2026-08-19; the first release with it is unverified)");
+		if (fix)
+			fix->framework = DTL_FW_DEEPSPEED;
+	}
 	if (!strcmp(id, "DT121")) {
 		ADD(DTL_FIX_VERSION, "0.19.3", 0, 2, "upgrade DeepSpeed: training.versions.deepspeed: "
 						       "\"0.19.3\" (PR #8073)");

@@ -52,6 +52,7 @@ static const char *const behavior_names[DTL_B_COUNT] = {
     [DTL_B_FSDP2_SPLIT_TRAINABLE_BY_DTYPE] = "fsdp2-split-trainable-by-dtype",
     [DTL_B_HF_TRAINER_FSDP2_DEFAULT] = "transformers-trainer-fsdp2-default",
     [DTL_B_TRL_DTYPE_FLOAT32_DEFAULT] = "trl-model-config-dtype-float32",
+    [DTL_B_DS_QUANTIZED_WEIGHTS_FP16] = "deepspeed-quantized-weights-fp16",
 };
 
 static int bad(struct dtl_error *error, const struct dtl_node *node, const char *what)

@@ -231,6 +231,8 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 			cstr(w, p->zero3.offload_param == DTL_OFFLOAD_CPU    ? "cpu"
 				: p->zero3.offload_param == DTL_OFFLOAD_NVME ? "nvme"
 									     : "none");
+	tri(w, 4, "quantized_weights", p->zero3.quantized_weights, &sub);
+	tri(w, 4, "quantized_nontrainable_weights", p->zero3.quantized_nontrainable, &sub);
 	if (p->zero3.autocast != DTL_UNSET) {
 		key(w, 4, "torch_autocast", &sub);
 		fprintf(w->out, w->yaml ? "{enabled: %s" : "{\"enabled\": %s",

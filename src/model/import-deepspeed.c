@@ -100,6 +100,20 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 		plan->zero3.allgather_sequential = b ? DTL_TRUE : DTL_FALSE;
 		plan->zero3.allgather_sequential_loc = dtl_schema_loc(s, v);
 	}
+	if ((v = dtl_node_get(z, "zero_quantized_weights"))) {
+		bool b;
+		if ((r = dtl_schema_bool(s, v, "zero_quantized_weights", &b)) < 0)
+			return r;
+		plan->zero3.quantized_weights = b ? DTL_TRUE : DTL_FALSE;
+		plan->zero3.quantized_weights_loc = dtl_schema_loc(s, v);
+	}
+	if ((v = dtl_node_get(z, "zero_quantized_nontrainable_weights"))) {
+		bool b;
+		if ((r = dtl_schema_bool(s, v, "zero_quantized_nontrainable_weights", &b)) < 0)
+			return r;
+		plan->zero3.quantized_nontrainable = b ? DTL_TRUE : DTL_FALSE;
+		plan->zero3.quantized_nontrainable_loc = dtl_schema_loc(s, v);
+	}
 	if ((v = dtl_node_get(z, "offload_param"))) {
 		const struct dtl_node *device;
 		const char *text;

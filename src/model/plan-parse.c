@@ -113,6 +113,8 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "offload_param",
 	                                   "data_types",
 	                                   "torch_autocast",
+	                                   "quantized_weights",
+	                                   "quantized_nontrainable_weights",
 	                                   NULL};
 	static const char *const data_type_keys[] = {"buffer_dtype", "param_dtype", NULL};
 	static const char *const autocast_keys[] = {"enabled", "dtype", NULL};
@@ -157,6 +159,13 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 				    "got %s",
 				    dtl_schema_describe(s, v));
 			z->offload_param_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "quantized_weights") == 0) {
+			r = dtl_schema_tristate(s, v, "zero3.quantized_weights", &z->quantized_weights);
+			z->quantized_weights_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "quantized_nontrainable_weights") == 0) {
+			r = dtl_schema_tristate(s, v, "zero3.quantized_nontrainable_weights",
+			                        &z->quantized_nontrainable);
+			z->quantized_nontrainable_loc = dtl_schema_loc(s, v);
 		} else if (strcmp(k, "torch_autocast") == 0) {
 			r = dtl_schema_map(s, v, "zero3.torch_autocast");
 			if (r < 0 || (r = dtl_schema_check_keys(s, v, "zero3.torch_autocast",

@@ -13,6 +13,8 @@ void dtl_plan_init(struct dtl_plan *plan)
 	plan->zero3.model_persistence_threshold = -1;
 	plan->zero3.allgather_sequential = DTL_UNSET;
 	plan->zero3.autocast = DTL_UNSET;
+	plan->zero3.quantized_weights = DTL_UNSET;
+	plan->zero3.quantized_nontrainable = DTL_UNSET;
 	plan->merge = DTL_UNSET;
 }
 
@@ -55,6 +57,10 @@ void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 	     src->zero3.offload_param != DTL_OFFLOAD_UNSET);
 	TAKE(zero3.buffer_dtype, zero3.buffer_dtype_loc, src->zero3.buffer_dtype_loc.line != 0);
 	TAKE(zero3.param_dtype, zero3.param_dtype_loc, src->zero3.param_dtype_loc.line != 0);
+	TAKE(zero3.quantized_weights, zero3.quantized_weights_loc,
+	     src->zero3.quantized_weights != DTL_UNSET);
+	TAKE(zero3.quantized_nontrainable, zero3.quantized_nontrainable_loc,
+	     src->zero3.quantized_nontrainable != DTL_UNSET);
 	if (src->zero3.autocast != DTL_UNSET) {
 		dst->zero3.autocast = src->zero3.autocast;
 		dst->zero3.autocast_dtype = src->zero3.autocast_dtype;

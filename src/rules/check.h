@@ -37,7 +37,7 @@ bool dtl_check_is_param(const struct dtl_sim *sim, uint32_t tensor);
 int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what);
 
 extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl_rule_dt111,
-    dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt123, dtl_rule_dt131, dtl_rule_dt602;
+    dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt123, dtl_rule_dt124, dtl_rule_dt131, dtl_rule_dt602;
 /* quant.c */
 extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl_rule_dt404,
     dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt407, dtl_rule_dt501;
