@@ -83,6 +83,8 @@ static int near_misses(struct recipe *r)
 {
 	for (size_t i = 0; i < r->root->map.count; i++) {
 		const struct dtl_node *k = &r->root->map.pairs[i].key;
+		if (k->type != DTL_NODE_STRING) /* a number or null key: no near miss */
+			continue;
 		const char *text = k->string.text;
 		size_t n = k->string.len, best_d = 3;
 		const char *best = NULL;
