@@ -62,6 +62,23 @@ static int ds_dtype(const struct dtl_schema *s, const struct dtl_node *v, const 
 	return 0;
 }
 
+/* A true/false key of a section, when present, into a tristate and its location. */
+static int bool_key(const struct dtl_schema *s, const struct dtl_node *section, const char *name,
+		    enum dtl_tristate *ret_value, struct dtl_loc *ret_loc)
+{
+	const struct dtl_node *v = dtl_node_get(section, name);
+	bool b;
+	int r;
+
+	if (!v)
+		return 0;
+	if ((r = dtl_schema_bool(s, v, name, &b)) < 0)
+		return r;
+	*ret_value = b ? DTL_TRUE : DTL_FALSE;
+	*ret_loc = dtl_schema_loc(s, v);
+	return 0;
+}
+
 static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struct dtl_plan *plan)
 {
 	const struct dtl_node *v;
@@ -93,27 +110,14 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 					&plan->zero3.model_persistence_threshold)) < 0)
 			return r;
 	}
-	if ((v = dtl_node_get(z, "stage3_allgather_sequential"))) {
-		bool b;
-		if ((r = dtl_schema_bool(s, v, "stage3_allgather_sequential", &b)) < 0)
-			return r;
-		plan->zero3.allgather_sequential = b ? DTL_TRUE : DTL_FALSE;
-		plan->zero3.allgather_sequential_loc = dtl_schema_loc(s, v);
-	}
-	if ((v = dtl_node_get(z, "zero_quantized_weights"))) {
-		bool b;
-		if ((r = dtl_schema_bool(s, v, "zero_quantized_weights", &b)) < 0)
-			return r;
-		plan->zero3.quantized_weights = b ? DTL_TRUE : DTL_FALSE;
-		plan->zero3.quantized_weights_loc = dtl_schema_loc(s, v);
-	}
-	if ((v = dtl_node_get(z, "zero_quantized_nontrainable_weights"))) {
-		bool b;
-		if ((r = dtl_schema_bool(s, v, "zero_quantized_nontrainable_weights", &b)) < 0)
-			return r;
-		plan->zero3.quantized_nontrainable = b ? DTL_TRUE : DTL_FALSE;
-		plan->zero3.quantized_nontrainable_loc = dtl_schema_loc(s, v);
-	}
+	if ((r = bool_key(s, z, "stage3_allgather_sequential", &plan->zero3.allgather_sequential,
+			  &plan->zero3.allgather_sequential_loc)) < 0 ||
+	    (r = bool_key(s, z, "zero_quantized_weights", &plan->zero3.quantized_weights,
+			  &plan->zero3.quantized_weights_loc)) < 0 ||
+	    (r = bool_key(s, z, "zero_quantized_nontrainable_weights",
+			  &plan->zero3.quantized_nontrainable,
+			  &plan->zero3.quantized_nontrainable_loc)) < 0)
+		return r;
 	if ((v = dtl_node_get(z, "offload_param"))) {
 		const struct dtl_node *device;
 		const char *text;
