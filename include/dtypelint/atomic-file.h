@@ -16,9 +16,9 @@
 #include "dtypelint/diag.h"
 
 struct dtl_atomic_file {
-	FILE *out;       /* write here */
-	char *tmp_path;  /* NULL when written in place */
-	char *target;    /* the file renamed over (the symlink's target for a link) */
+	FILE *out;      /* write here */
+	char *tmp_path; /* NULL when written in place */
+	char *target;   /* the file renamed over (the symlink's target for a link) */
 };
 
 /* Opens path for writing. Returns 0, or a negative errno with *error set (-EPERM for a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Architecture profiles (the YAML files in rules/architectures/, compiled in): what transformers' model
- * classes declare — keep-in-fp32 lists, no-split classes, module classes, routers, fp32
+ * Architecture profiles (the YAML files in rules/architectures/, compiled in): what transformers'
+ * model classes declare — keep-in-fp32 lists, no-split classes, module classes, routers, fp32
  * buffers, tied weights, Linear modules and shapes. A manifest's own model keys override them.
  * Schema: rules/architectures/README.md.
  */
@@ -74,9 +74,9 @@ struct dtl_profiles {
 /* Parses the embedded profiles that may be architecture's (every one when it is NULL): those
  * whose text mentions it. A schema error names the profile file, line and column. */
 int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
-		      struct dtl_arena *arena, struct dtl_error *error);
+                      struct dtl_arena *arena, struct dtl_error *error);
 /* By architecture class name or alias; NULL when none. */
 const struct dtl_profile *dtl_profiles_find(const struct dtl_profiles *profiles,
-					    const char *architecture);
+                                            const char *architecture);
 
 #endif

@@ -44,7 +44,7 @@ enum dtl_tensor_flag {
 	DTL_TF_ALIAS = 1u << 8,   /* a tied name of a parameter listed under another name */
 	DTL_TF_ROUTER = 1u << 9,
 	DTL_TF_QUANT_STATE = 1u << 10, /* a pre-quantized checkpoint's absmax/quant_map/SCB/... */
-	DTL_TF_INT8 = 1u << 11,	       /* an LLM.int8 weight (Int8Params) */
+	DTL_TF_INT8 = 1u << 11,        /* an LLM.int8 weight (Int8Params) */
 	/* a weight stored quantized in the checkpoint (its quant state is beside it): loaded
 	 * with the dtype it is stored in (Params4bit.from_prequantized keeps data.dtype) */
 	DTL_TF_PREQUANTIZED = 1u << 12,
@@ -81,8 +81,8 @@ struct dtl_module {
 	uint32_t parent; /* DTL_NONE_INDEX for the root */
 	uint32_t first_child, last_child, next_sibling;
 	uint32_t first_tensor, last_tensor;
-	bool wrapped;           /* a unit / fully_shard target */
-	const char *class_name; /* NULL: unknown */
+	bool wrapped;                   /* a unit / fully_shard target */
+	const char *class_name;         /* NULL: unknown */
 	const struct dtl_pattern *wrap; /* the pattern that made it one (NULL for the root) */
 };
 
@@ -194,7 +194,7 @@ int dtl_sim_set_dtype(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage
                       struct dtl_loc loc);
 /* Appends an event that changes the dtype the tensor computes in, not the stored one. */
 int dtl_sim_set_compute_dtype(struct dtl_sim *sim, uint32_t tensor, enum dtl_dtype compute,
-			      const char *reason, const char *fact, struct dtl_loc loc);
+                              const char *reason, const char *fact, struct dtl_loc loc);
 /* Appends an event that changes no dtype (e.g. "persistent in ZeRO-3"). */
 int dtl_sim_note(struct dtl_sim *sim, uint32_t tensor, enum dtl_stage stage, const char *reason,
                  const char *fact, struct dtl_loc loc);
@@ -212,20 +212,20 @@ enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim);
 /* The first entry of a compiled keep-in-fp32 list (sim->model.keep_set or strict_set)
  * matching the tensor's name, or NULL. */
 const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
-					     const struct dtl_keep_set *set, uint32_t tensor);
+                                             const struct dtl_keep_set *set, uint32_t tensor);
 /* A buffer that is float32 on purpose (the profile's list, else inv_freq and
  * e_score_correction_bias); NULL otherwise. */
 const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor);
 /* The router rule covering a module path, or NULL. */
 const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
-						  uint32_t len);
+                                                  uint32_t len);
 /* Appends a tensor a stage creates (PEFT adapters, modules_to_save copies), with the modules
  * its name implies; name must live in the sim's arena. -EEXIST when the name is already a
  * module or a tensor.
  * Call dtl_sim_rebuild_order() after a stage's additions. */
 int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
-		       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel, uint32_t flags,
-		       uint32_t *ret_index);
+                       enum dtl_tensor_kind kind, enum dtl_dtype dtype, int64_t numel,
+                       uint32_t flags, uint32_t *ret_index);
 int dtl_sim_rebuild_order(struct dtl_sim *sim);
 /* Index of a tensor by name, or DTL_NONE_INDEX. */
 uint32_t dtl_sim_find(const struct dtl_sim *sim, const char *name, size_t len);

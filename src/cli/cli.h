@@ -77,7 +77,7 @@ struct dtl_options {
 	const char *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
 	const char *export_file;
 	bool fix_plan, fix_write, wrap_plan;
-	int fix_pick; /* 0: the first */
+	int fix_pick;                         /* 0: the first */
 	struct dtl_vec scan_kernels, kernels; /* directories, const char * */
 };
 

@@ -462,8 +462,8 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	if (o->scan_kernels.count) {
 		struct dtl_op_oracle unused;
 		void *kernels = NULL;
-		r = dtl_cli_kernels_scan(o->scan_kernels.items, o->scan_kernels.count, arena, &unused,
-		                         &kernels, &error);
+		r = dtl_cli_kernels_scan(o->scan_kernels.items, o->scan_kernels.count, arena,
+		                         &unused, &kernels, &error);
 		if (r < 0)
 			return print_error(&error, r);
 		r = dtl_cli_kernels_print(stdout, kernels, o->format == DTL_FORMAT_JSON, &error);
@@ -488,16 +488,17 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 
 /* --fix-plan and --wrap-plan: printed instead of the report. */
 static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
-                         const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
-                         const struct dtl_report_input *inputs, struct dtl_findings **findings,
-                         const struct linted *linted)
+                         const struct dtl_behavior_table *behaviors,
+                         const struct dtl_op_oracle *ops, const struct dtl_report_input *inputs,
+                         struct dtl_findings **findings, const struct linted *linted)
 {
 	struct dtl_error error = {0};
 	int r = 0;
 
 	for (size_t i = 0; i < o->input_count && r >= 0; i++) {
 		if (o->wrap_plan) {
-			r = dtl_wrap_plan_write(stdout, inputs[i].sim, o->format == DTL_FORMAT_JSON);
+			r = dtl_wrap_plan_write(stdout, inputs[i].sim,
+			                        o->format == DTL_FORMAT_JSON);
 			continue;
 		}
 		struct dtl_fix_context ctx = {.manifest = linted[i].manifest,
@@ -511,8 +512,9 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		if (r < 0)
 			return print_error(&error, r);
 		if (!o->fix_write) {
-			r = o->format == DTL_FORMAT_JSON ? dtl_fix_plan_write_json(stdout, &plan, inputs[i].sim)
-			                                 : dtl_fix_plan_write_text(stdout, &plan);
+			r = o->format == DTL_FORMAT_JSON
+			        ? dtl_fix_plan_write_json(stdout, &plan, inputs[i].sim)
+			        : dtl_fix_plan_write_text(stdout, &plan);
 			continue;
 		}
 		/* --write: the first of the most severe findings with a proven fix, its top (or
@@ -526,8 +528,9 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 				best = k;
 		for (size_t k = best; k < plan.count; k = plan.count) {
 			if ((size_t)pick > plan.items[k].count) {
-				fprintf(stderr, "dtypelint: --pick %d: the finding has %zu fix%s\n", pick,
-				        plan.items[k].count, plan.items[k].count == 1 ? "" : "es");
+				fprintf(stderr, "dtypelint: --pick %d: the finding has %zu fix%s\n",
+				        pick, plan.items[k].count,
+				        plan.items[k].count == 1 ? "" : "es");
 				return EXIT_INPUT;
 			}
 			const struct dtl_fix *fix = &plan.items[k].fixes[pick - 1];
@@ -535,7 +538,8 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 			if (r < 0)
 				return print_error(&error, r);
 			if (!o->quiet)
-				fprintf(stderr, "dtypelint: applied to %s: %s\n", o->inputs[i], fix->title);
+				fprintf(stderr, "dtypelint: applied to %s: %s\n", o->inputs[i],
+				        fix->title);
 			return EXIT_CLEAN;
 		}
 		fprintf(stderr, "dtypelint: no finding of %s has a fix dtypelint can prove\n",
@@ -553,8 +557,8 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
  * (device and inode) as one of the files read is refused, before anything is read. */
 static int output_is_input(const struct dtl_options *o, const char *output)
 {
-	const char *named[] = {o->plan_file,   o->deepspeed_file, o->accelerate_file,
-	                       o->peft_file,   o->trainer_args_file, o->config_file,
+	const char *named[] = {o->plan_file, o->deepspeed_file,    o->accelerate_file,
+	                       o->peft_file, o->trainer_args_file, o->config_file,
 	                       o->baseline};
 	struct stat out, in;
 
@@ -562,7 +566,8 @@ static int output_is_input(const struct dtl_options *o, const char *output)
 		return 0;
 	for (size_t i = 0; i < o->input_count + sizeof(named) / sizeof(named[0]); i++) {
 		const char *path = i < o->input_count ? o->inputs[i] : named[i - o->input_count];
-		if (!path || stat(path, &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino)
+		if (!path || stat(path, &in) != 0 || in.st_dev != out.st_dev ||
+		    in.st_ino != out.st_ino)
 			continue;
 		fputs("dtypelint: refusing to write ", stderr);
 		dtl_report_put_escaped(stderr, output);
@@ -653,7 +658,8 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 	if (o->output) {
 		r = dtl_atomic_open(&report_file, o->output, &error);
 		if (r < 0)
-			return r == -EPERM ? print_error(&error, r) : (print_error(&error, r), EXIT_INTERNAL);
+			return r == -EPERM ? print_error(&error, r)
+			                   : (print_error(&error, r), EXIT_INTERNAL);
 		out = report_file.out;
 	}
 	errno = 0;

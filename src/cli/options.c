@@ -414,7 +414,8 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			char *end;
 			long n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 1000)
-				return usage_error("--pick: '%s' is not a number from 1 to 1000", optarg);
+				return usage_error("--pick: '%s' is not a number from 1 to 1000",
+				                   optarg);
 			o->fix_pick = (int)n;
 			break;
 		}
@@ -423,8 +424,9 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			break;
 		case OPT_SCAN_KERNELS:
 		case OPT_KERNELS: {
-			const char **slot = dtl_vec_push(c == OPT_KERNELS ? &o->kernels : &o->scan_kernels,
-							  arena, sizeof(*slot));
+			const char **slot =
+			    dtl_vec_push(c == OPT_KERNELS ? &o->kernels : &o->scan_kernels, arena,
+			                 sizeof(*slot));
 			if (!slot)
 				return -ENOMEM;
 			*slot = optarg;

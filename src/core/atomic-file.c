@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing a file through a temporary one in the same directory (include/dtypelint/atomic-file.h). */
+/* Writing a file through a temporary one in the same directory (include/dtypelint/atomic-file.h).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,10 +32,11 @@ int dtl_atomic_open(struct dtl_atomic_file *f, const char *path, struct dtl_erro
 	}
 	if (exists && st.st_nlink > 1) {
 		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -EPERM,
-				     "refusing to write: the file has %lu hard links, and replacing "
-				     "it would split it from them",
-				     (unsigned long)st.st_nlink);
+		return dtl_error_set(
+		    error, loc, -EPERM,
+		    "refusing to write: the file has %lu hard links, and replacing "
+		    "it would split it from them",
+		    (unsigned long)st.st_nlink);
 	}
 	if (exists) {
 		mode = st.st_mode & 07777;
@@ -59,7 +61,7 @@ int dtl_atomic_open(struct dtl_atomic_file *f, const char *path, struct dtl_erro
 	int fd = -1;
 	for (unsigned attempt = 0; attempt < 100 && fd < 0; attempt++) {
 		snprintf(f->tmp_path, n + 32, "%s.dtypelint-%ld-%u", f->target, (long)getpid(),
-			 attempt);
+		         attempt);
 		fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd < 0 && errno != EEXIST)
 			break;

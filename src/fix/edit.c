@@ -16,8 +16,8 @@
 struct edit {
 	const char *path[5];
 	size_t depth;
-	const char *scalar;	       /* new value text, or NULL for a list */
-	const char *const *list;       /* new list items (written quoted) */
+	const char *scalar;      /* new value text, or NULL for a list */
+	const char *const *list; /* new list items (written quoted) */
 	size_t list_count;
 };
 
@@ -113,23 +113,23 @@ static char *value_text(struct dtl_arena *a, const struct edit *e, bool json)
 
 /* key: {key2: value} for the keys missing below the deepest existing mapping */
 static char *nested(struct dtl_arena *a, const struct edit *e, size_t from, const char *value,
-		    bool json)
+                    bool json)
 {
 	char *text = (char *)value;
 	for (size_t k = e->depth; k-- > from;) {
-		text = json ? dtl_arena_sprintf(a, k + 1 == e->depth ? "\"%s\": %s" : "\"%s\": {%s}",
-						e->path[k], text)
-			    : dtl_arena_sprintf(a, k + 1 == e->depth ? "%s: %s" : "%s: {%s}",
-						e->path[k], text);
+		text = json
+		           ? dtl_arena_sprintf(a, k + 1 == e->depth ? "\"%s\": %s" : "\"%s\": {%s}",
+		                               e->path[k], text)
+		           : dtl_arena_sprintf(a, k + 1 == e->depth ? "%s: %s" : "%s: {%s}",
+		                               e->path[k], text);
 		if (!text)
 			return NULL;
 	}
 	return text;
 }
 
-static int plan_edit(const struct dtl_fix *fix, const struct dtl_node *root,
-		     struct dtl_arena *a, struct edit *e, struct dtl_error *error,
-		     const char *file)
+static int plan_edit(const struct dtl_fix *fix, const struct dtl_node *root, struct dtl_arena *a,
+                     struct edit *e, struct dtl_error *error, const char *file)
 {
 	struct dtl_loc loc = {.file = file};
 	memset(e, 0, sizeof(*e));
@@ -154,10 +154,11 @@ static int plan_edit(const struct dtl_fix *fix, const struct dtl_node *root,
 		break;
 	case DTL_FIX_AUTOCAST_OFF:
 		if (!child(root, "adapter"))
-			return dtl_error_set(error, loc, -ENOTSUP,
-					     "this manifest lists the adapters itself: pass "
-					     "autocast_adapter_dtype=False to get_peft_model and export "
-					     "the model again");
+			return dtl_error_set(
+			    error, loc, -ENOTSUP,
+			    "this manifest lists the adapters itself: pass "
+			    "autocast_adapter_dtype=False to get_peft_model and export "
+			    "the model again");
 		PATH("adapter", "autocast_adapter_dtype");
 		e->scalar = "false";
 		break;
@@ -203,8 +204,10 @@ static int plan_edit(const struct dtl_fix *fix, const struct dtl_node *root,
 		for (size_t i = 0; i < n; i++) {
 			const struct dtl_node *it = &old->seq.items[i];
 			if (it->type != DTL_NODE_STRING)
-				return dtl_error_set(error, loc, -EINVAL, "cannot edit a list of non-strings");
-			if (fix->kind == DTL_FIX_WRAP_REMOVE && strcmp(it->string.text, fix->text) == 0)
+				return dtl_error_set(error, loc, -EINVAL,
+				                     "cannot edit a list of non-strings");
+			if (fix->kind == DTL_FIX_WRAP_REMOVE &&
+			    strcmp(it->string.text, fix->text) == 0)
 				continue;
 			items[k++] = it->string.text;
 		}
@@ -248,7 +251,7 @@ static void diff(FILE *out, const char *path, const char *a, size_t an, const ch
 }
 
 int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
-		  struct dtl_arena *arena, struct dtl_error *error)
+                  struct dtl_arena *arena, struct dtl_error *error)
 {
 	struct dtl_limits limits;
 	struct dtl_source src, out_src;
@@ -281,7 +284,8 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 	if (found < e.depth && found && node && node->type != DTL_NODE_MAP) {
 		dtl_source_fini(&src);
 		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -EINVAL, "'%s' is not a mapping", e.path[found - 1]);
+		return dtl_error_set(error, loc, -EINVAL, "'%s' is not a mapping",
+		                     e.path[found - 1]);
 	}
 	size_t at, end;
 	const char *insert;
@@ -320,7 +324,8 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 			/* a flow mapping: a last entry before its '}' */
 			bool empty = target->map.count == 0;
 			end = flow_end(src.data, src.size, at) - 1;
-			while (end > at + 1 && (src.data[end - 1] == ' ' || src.data[end - 1] == '\n'))
+			while (end > at + 1 &&
+			       (src.data[end - 1] == ' ' || src.data[end - 1] == '\n'))
 				end--;
 			at = end;
 			insert = dtl_arena_sprintf(arena, "%s%s", empty ? "" : ", ", insert);
@@ -329,11 +334,13 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 			const struct dtl_node *k0 = &target->map.pairs[0].key;
 			at = offset_of(&src, k0->line, 1);
 			end = at;
-			insert = dtl_arena_sprintf(arena, "%*s%s\n", (int)k0->column - 1, "", insert);
+			insert =
+			    dtl_arena_sprintf(arena, "%*s%s\n", (int)k0->column - 1, "", insert);
 		} else {
 			dtl_source_fini(&src);
 			struct dtl_loc loc = {.file = path};
-			return dtl_error_set(error, loc, -ENOTSUP, "cannot place the key: empty mapping");
+			return dtl_error_set(error, loc, -ENOTSUP,
+			                     "cannot place the key: empty mapping");
 		}
 	}
 	size_t new_size = src.size - (end - at) + strlen(insert);
@@ -355,9 +362,10 @@ int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
 			r = dtl_manifest_parse(check, path, arena, &limits, &m, &parse_error);
 		if (r < 0) {
 			struct dtl_loc loc = {.file = path};
-			dtl_error_set(error, loc, -EINVAL,
-				      "refusing to write: the edited file would not parse (%u:%u: %s)",
-				      parse_error.loc.line, parse_error.loc.column, parse_error.message);
+			dtl_error_set(
+			    error, loc, -EINVAL,
+			    "refusing to write: the edited file would not parse (%u:%u: %s)",
+			    parse_error.loc.line, parse_error.loc.column, parse_error.message);
 		}
 		dtl_source_fini(&out_src);
 	}

@@ -13,16 +13,16 @@
 /* A finding's identity across re-simulations: its rule and group (a unit that still fails
  * with another offender is the same finding), else its first tensor, else its message. */
 static const char *key_of(struct dtl_arena *arena, const struct dtl_sim *sim,
-			  const struct dtl_finding *f)
+                          const struct dtl_finding *f)
 {
 	if (f->group)
 		return dtl_arena_sprintf(arena, "%s|%s", f->rule->id, f->group->name);
 	return dtl_arena_sprintf(arena, "%s||%s", f->rule->id,
-				 f->tensor_count ? sim->t.name[f->tensors[0]] : f->message);
+	                         f->tensor_count ? sim->t.name[f->tensors[0]] : f->message);
 }
 
 static struct dtl_fix *add(struct dtl_vec *fixes, struct dtl_arena *arena, enum dtl_fix_kind kind,
-			   const char *text, enum dtl_dtype dtype, int cost, const char *title)
+                           const char *text, enum dtl_dtype dtype, int cost, const char *title)
 {
 	struct dtl_fix *fix = dtl_vec_push(fixes, arena, sizeof(*fix));
 	if (!fix || !title)
@@ -54,8 +54,8 @@ static const char *module_of(struct dtl_arena *arena, const struct dtl_sim *sim,
 }
 
 /* The candidates the facts support for one finding. */
-static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
-		      struct dtl_arena *a, struct dtl_vec *out)
+static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, struct dtl_arena *a,
+                      struct dtl_vec *out)
 {
 	const char *id = f->rule->id;
 	uint32_t t = f->tensor_count ? f->tensors[0] : DTL_NONE_INDEX;
@@ -67,15 +67,16 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 	(fix = fix ? add(out, a, kind, text, dtype, cost, dtl_arena_sprintf(a, __VA_ARGS__)) : NULL)
 
 	if (adapter && (!strcmp(id, "DT101") || !strcmp(id, "DT111") || !strcmp(id, "DT121") ||
-			!strcmp(id, "DT122") || !strcmp(id, "DT403")))
+	                !strcmp(id, "DT122") || !strcmp(id, "DT403")))
 		/* with the adapters listed in the manifest (exported after get_peft_model), the fix
 		 * means exporting again: it costs more than a plan key */
 		ADD(DTL_FIX_AUTOCAST_OFF, NULL, 0, sim->manifest->adapter.present ? 1 : 3,
 		    sim->manifest->adapter.present
-			    ? "set adapter.autocast_adapter_dtype: false (get_peft_model(..., "
-			      "autocast_adapter_dtype=False))"
-			    : "create the adapters with get_peft_model(..., autocast_adapter_dtype=False) "
-			      "and export the model again");
+		        ? "set adapter.autocast_adapter_dtype: false (get_peft_model(..., "
+		          "autocast_adapter_dtype=False))"
+		        : "create the adapters with get_peft_model(..., "
+		          "autocast_adapter_dtype=False) "
+		          "and export the model again");
 	if ((!strcmp(id, "DT101") || !strcmp(id, "DT111")) && mod && mod[0])
 		ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
 		    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
@@ -99,14 +100,16 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 		    "upgrade peft: training.versions.peft: \"0.12.0\" (PR #1806)");
 		if (fix)
 			fix->framework = DTL_FW_PEFT;
-	} else if ((!strcmp(id, "DT103") || !strcmp(id, "DT401")) && sim->manifest->quantization.method) {
-		enum dtl_dtype want = sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype
-									    : DTL_DTYPE_BF16;
+	} else if ((!strcmp(id, "DT103") || !strcmp(id, "DT401")) &&
+	           sim->manifest->quantization.method) {
+		enum dtl_dtype want =
+		    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_BF16;
 		ADD(DTL_FIX_QUANT_STORAGE, NULL, want, 1,
-		    "set quantization.quant_storage: %s (bnb_4bit_quant_storage)", dtl_dtype_name(want));
+		    "set quantization.quant_storage: %s (bnb_4bit_quant_storage)",
+		    dtl_dtype_name(want));
 	}
-	if (!strcmp(id, "DT401") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 && t != DTL_NONE_INDEX &&
-	    !dtl_dtype_is_floating(sim->t.dtype[t]) &&
+	if (!strcmp(id, "DT401") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 &&
+	    t != DTL_NONE_INDEX && !dtl_dtype_is_floating(sim->t.dtype[t]) &&
 	    (sim->rp.version_assumed[DTL_FW_ACCELERATE] ||
 	     !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT))) {
 		/* accelerate >= 1.14 keeps frozen non-floating Params4bit out of FSDP2 sharding
@@ -130,8 +133,9 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 			fix->framework = DTL_FW_DEEPSPEED;
 	}
 	if (!strcmp(id, "DT121")) {
-		ADD(DTL_FIX_VERSION, "0.19.3", 0, 2, "upgrade DeepSpeed: training.versions.deepspeed: "
-						       "\"0.19.3\" (PR #8073)");
+		ADD(DTL_FIX_VERSION, "0.19.3", 0, 2,
+		    "upgrade DeepSpeed: training.versions.deepspeed: "
+		    "\"0.19.3\" (PR #8073)");
 		if (fix)
 			fix->framework = DTL_FW_DEEPSPEED;
 		ADD(DTL_FIX_ALLGATHER_SEQUENTIAL, NULL, 0, 1,
@@ -157,25 +161,28 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 			const struct dtl_pattern *p = &sim->rp.wrap.items[i];
 			if (gm->wrap && p->loc.line == gm->wrap->loc.line &&
 			    p->loc.column == gm->wrap->loc.column)
-				ADD(DTL_FIX_WRAP_REMOVE, dtl_arena_strndup(a, p->text, p->len), 0, 1,
+				ADD(DTL_FIX_WRAP_REMOVE, dtl_arena_strndup(a, p->text, p->len), 0,
+				    1,
 				    "remove '%.*s' from training.fsdp.wrap (keep the tied modules "
 				    "together)",
 				    (int)p->len, p->text);
 		}
 	}
 	if (!strcmp(id, "DT201") && mod && mod[0] &&
-	    (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 || sim->rp.plan.strategy == DTL_STRATEGY_FSDP2))
+	    (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 ||
+	     sim->rp.plan.strategy == DTL_STRATEGY_FSDP2))
 		ADD(DTL_FIX_IGNORE_ADD, dtl_arena_sprintf(a, "%s.**", mod), 0, 3,
 		    "keep '%s' out of FSDP's cast: add '%s.**' to training.fsdp.ignored", mod, mod);
 	if (!strcmp(id, "DT202") && mod) {
 		const char *leaf = strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod;
-		ADD(DTL_FIX_KEEP_STRICT_ADD, leaf, 0, 1, "pin the router: add '%s' to "
-							  "model.keep_in_fp32_strict",
+		ADD(DTL_FIX_KEEP_STRICT_ADD, leaf, 0, 1,
+		    "pin the router: add '%s' to "
+		    "model.keep_in_fp32_strict",
 		    leaf);
 	}
 	if (!strcmp(id, "DT301") && t != DTL_NONE_INDEX) {
-		enum dtl_dtype want = sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype
-									    : DTL_DTYPE_BF16;
+		enum dtl_dtype want =
+		    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_BF16;
 		if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1)
 			ADD(DTL_FIX_FSDP_BUFFER_DTYPE, NULL, want, 1,
 			    "set training.fsdp.buffer_dtype: %s", dtl_dtype_name(want));
@@ -198,7 +205,7 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f,
 }
 
 static struct dtl_patterns append(struct dtl_arena *arena, const struct dtl_patterns *base,
-				  const char *text, bool *ok)
+                                  const char *text, bool *ok)
 {
 	struct dtl_patterns p = *base;
 	p.items = dtl_arena_calloc(arena, base->count + 1, sizeof(*p.items));
@@ -215,14 +222,15 @@ static struct dtl_patterns append(struct dtl_arena *arena, const struct dtl_patt
 }
 
 int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_plan *plan,
-		  struct dtl_arena *arena)
+                  struct dtl_arena *arena)
 {
 	static const struct dtl_loc fixed = {.file = "--fix-plan", .line = 1, .column = 1};
 	bool ok = true;
 
 	switch (fix->kind) {
 	case DTL_FIX_VERSION:
-		if (dtl_version_parse(fix->text, strlen(fix->text), &plan->versions[fix->framework]) < 0)
+		if (dtl_version_parse(fix->text, strlen(fix->text),
+		                      &plan->versions[fix->framework]) < 0)
 			return -EINVAL;
 		plan->version_locs[fix->framework] = fixed;
 		break;
@@ -242,15 +250,17 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 		for (size_t i = 0; i < m->tensor_count && !m->adapter.present; i++) {
 			const char *n = m->tensors[i].name;
 			if (strstr(n, ".lora_") && m->tensors[i].dtype == DTL_DTYPE_F32) {
-				struct dtl_tensor_decl *copy = dtl_arena_calloc(arena, m->tensor_count,
-										 sizeof(*copy));
+				struct dtl_tensor_decl *copy =
+				    dtl_arena_calloc(arena, m->tensor_count, sizeof(*copy));
 				if (!copy)
 					return -ENOMEM;
 				memcpy(copy, m->tensors, m->tensor_count * sizeof(*copy));
 				m->tensors = copy;
 				for (size_t k = 0; k < m->tensor_count; k++)
-					if (strstr(copy[k].name, ".lora_") && copy[k].dtype == DTL_DTYPE_F32)
-						copy[k].dtype = DTL_DTYPE_NONE; /* the checkpoint dtype */
+					if (strstr(copy[k].name, ".lora_") &&
+					    copy[k].dtype == DTL_DTYPE_F32)
+						copy[k].dtype =
+						    DTL_DTYPE_NONE; /* the checkpoint dtype */
 				break;
 			}
 		}
@@ -264,14 +274,14 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 		plan->fsdp.use_orig_params_loc = fixed;
 		break;
 	case DTL_FIX_WRAP_ADD: {
-		const struct dtl_patterns *base = plan->fsdp.wrap.present ? &plan->fsdp.wrap
-									  : &m->model.no_split_modules;
+		const struct dtl_patterns *base =
+		    plan->fsdp.wrap.present ? &plan->fsdp.wrap : &m->model.no_split_modules;
 		plan->fsdp.wrap = append(arena, base, fix->text, &ok);
 		break;
 	}
 	case DTL_FIX_WRAP_REMOVE: {
-		struct dtl_patterns w = plan->fsdp.wrap.present ? plan->fsdp.wrap
-								: m->model.no_split_modules;
+		struct dtl_patterns w =
+		    plan->fsdp.wrap.present ? plan->fsdp.wrap : m->model.no_split_modules;
 		struct dtl_pattern *items = dtl_arena_calloc(arena, w.count + 1, sizeof(*items));
 		size_t n = 0;
 		if (!items)
@@ -298,7 +308,8 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 		plan->zero3.buffer_dtype_loc = fixed;
 		break;
 	case DTL_FIX_KEEP_STRICT_ADD:
-		m->model.keep_in_fp32_strict = append(arena, &m->model.keep_in_fp32_strict, fix->text, &ok);
+		m->model.keep_in_fp32_strict =
+		    append(arena, &m->model.keep_in_fp32_strict, fix->text, &ok);
 		break;
 	}
 	return ok ? 0 : -ENOMEM;
@@ -314,8 +325,8 @@ static size_t serious(const struct dtl_findings *f)
 }
 
 static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
-		    const struct dtl_findings *findings, const char *target,
-		    enum dtl_severity target_severity, struct dtl_fix *fix, struct dtl_error *error)
+                    const struct dtl_findings *findings, const char *target,
+                    enum dtl_severity target_severity, struct dtl_fix *fix, struct dtl_error *error)
 {
 	struct dtl_manifest m = *ctx->manifest;
 	struct dtl_plan plan = *ctx->plan;
@@ -357,10 +368,11 @@ static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim
 		/* still there at the same severity or worse (a DT102 error may become a warning) */
 		if (strcmp(k, target) == 0 && now[i].severity >= target_severity)
 			fix->resolves = false;
-		if (dtl_strmap_get(&before, k, strlen(k)) < 0 && now[i].severity >= DTL_SEVERITY_WARNING)
-			fix->appeared[fix->appeared_count++] = dtl_arena_sprintf(
-				ctx->arena, "%s %s: %s", now[i].rule->id, now[i].rule->name,
-				now[i].message);
+		if (dtl_strmap_get(&before, k, strlen(k)) < 0 &&
+		    now[i].severity >= DTL_SEVERITY_WARNING)
+			fix->appeared[fix->appeared_count++] =
+			    dtl_arena_sprintf(ctx->arena, "%s %s: %s", now[i].rule->id,
+			                      now[i].rule->name, now[i].message);
 	}
 	return 0;
 }
@@ -382,8 +394,8 @@ static int rank(const void *pa, const void *pb)
 }
 
 int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
-		       const struct dtl_findings *findings, struct dtl_fix_plan *ret_plan,
-		       struct dtl_error *error)
+                       const struct dtl_findings *findings, struct dtl_fix_plan *ret_plan,
+                       struct dtl_error *error)
 {
 	const struct dtl_finding *f = findings->items.items;
 	struct dtl_fix_plan plan = {0};
@@ -403,7 +415,7 @@ int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *
 			return -ENOMEM;
 		for (size_t k = 0; k < fixes.count; k++)
 			if ((r = evaluate(ctx, sim, findings, target, f[i].severity,
-					  &((struct dtl_fix *)fixes.items)[k], error)) < 0)
+			                  &((struct dtl_fix *)fixes.items)[k], error)) < 0)
 				return r;
 		/* only candidates that remove the finding are proposed */
 		size_t kept = 0;

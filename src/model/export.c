@@ -94,12 +94,13 @@ static void model(struct writer *w, const struct dtl_model_info *m)
 	if (m->checkpoint_dtype)
 		key(w, 2, "checkpoint_dtype", &first), cstr(w, dtl_dtype_name(m->checkpoint_dtype));
 	key(w, 2, "load_dtype", &first);
-	cstr(w, m->load_mode == DTL_LOAD_AS_IS	 ? "as-is"
-		: m->load_mode == DTL_LOAD_AUTO	 ? "auto"
-		: m->load_mode == DTL_LOAD_NONE	 ? "none"
-						 : dtl_dtype_name(m->load_dtype));
+	cstr(w, m->load_mode == DTL_LOAD_AS_IS  ? "as-is"
+	        : m->load_mode == DTL_LOAD_AUTO ? "auto"
+	        : m->load_mode == DTL_LOAD_NONE ? "none"
+	                                        : dtl_dtype_name(m->load_dtype));
 	if (m->hidden_size)
-		key(w, 2, "hidden_size", &first), fprintf(w->out, "%lld", (long long)m->hidden_size);
+		key(w, 2, "hidden_size", &first),
+		    fprintf(w->out, "%lld", (long long)m->hidden_size);
 	if (m->keep_in_fp32.present)
 		key(w, 2, "keep_in_fp32", &first), patterns(w, &m->keep_in_fp32);
 	if (m->keep_in_fp32_strict.present)
@@ -114,7 +115,8 @@ static void model(struct writer *w, const struct dtl_model_info *m)
 		key(w, 2, "tied", &first);
 		fputc('[', w->out);
 		for (size_t g = 0; g < m->tied_count; g++) {
-			struct dtl_patterns p = {.items = m->tied[g].names, .count = m->tied[g].count};
+			struct dtl_patterns p = {.items = m->tied[g].names,
+			                         .count = m->tied[g].count};
 			fputs(g ? ", " : "", w->out);
 			patterns(w, &p);
 		}
@@ -147,7 +149,7 @@ static void tensor(struct writer *w, const struct dtl_tensor_decl *t)
 	}
 	if (t->trainable != DTL_UNSET)
 		fprintf(w->out, w->yaml ? ", trainable: %s" : ", \"trainable\": %s",
-			t->trainable == DTL_TRUE ? "true" : "false");
+		        t->trainable == DTL_TRUE ? "true" : "false");
 	fputc('}', w->out);
 }
 
@@ -158,7 +160,7 @@ static void tri(struct writer *w, int indent, const char *k, enum dtl_tristate v
 }
 
 static void dtype_key(struct writer *w, int indent, const char *k, enum dtl_dtype d,
-		      struct dtl_loc loc, bool *first)
+                      struct dtl_loc loc, bool *first)
 {
 	if (!loc.line && d == DTL_DTYPE_NONE)
 		return;
@@ -191,7 +193,7 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 			if (!p->versions[fw].set)
 				continue;
 			fprintf(w->out, w->yaml ? "%s%s: " : "%s\"%s\": ", f2 ? "" : ", ",
-				dtl_framework_name(fw));
+			        dtl_framework_name(fw));
 			cstr(w, dtl_version_format(&p->versions[fw], v, sizeof(v)));
 			f2 = false;
 		}
@@ -221,25 +223,25 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 		key(w, 4, "persistence_threshold", &sub), cstr(w, "auto");
 	else if (p->zero3.persistence_threshold >= 0)
 		key(w, 4, "persistence_threshold", &sub),
-			fprintf(w->out, "%lld", (long long)p->zero3.persistence_threshold);
+		    fprintf(w->out, "%lld", (long long)p->zero3.persistence_threshold);
 	if (p->zero3.model_persistence_threshold >= 0)
 		key(w, 4, "model_persistence_threshold", &sub),
-			fprintf(w->out, "%lld", (long long)p->zero3.model_persistence_threshold);
+		    fprintf(w->out, "%lld", (long long)p->zero3.model_persistence_threshold);
 	tri(w, 4, "allgather_sequential", p->zero3.allgather_sequential, &sub);
 	if (p->zero3.offload_param)
 		key(w, 4, "offload_param", &sub),
-			cstr(w, p->zero3.offload_param == DTL_OFFLOAD_CPU    ? "cpu"
-				: p->zero3.offload_param == DTL_OFFLOAD_NVME ? "nvme"
-									     : "none");
+		    cstr(w, p->zero3.offload_param == DTL_OFFLOAD_CPU    ? "cpu"
+		            : p->zero3.offload_param == DTL_OFFLOAD_NVME ? "nvme"
+		                                                         : "none");
 	tri(w, 4, "quantized_weights", p->zero3.quantized_weights, &sub);
 	tri(w, 4, "quantized_nontrainable_weights", p->zero3.quantized_nontrainable, &sub);
 	if (p->zero3.autocast != DTL_UNSET) {
 		key(w, 4, "torch_autocast", &sub);
 		fprintf(w->out, w->yaml ? "{enabled: %s" : "{\"enabled\": %s",
-			p->zero3.autocast == DTL_TRUE ? "true" : "false");
+		        p->zero3.autocast == DTL_TRUE ? "true" : "false");
 		if (p->zero3.autocast_dtype)
 			fprintf(w->out, w->yaml ? ", dtype: \"%s\"" : ", \"dtype\": \"%s\"",
-				dtl_dtype_name(p->zero3.autocast_dtype));
+			        dtl_dtype_name(p->zero3.autocast_dtype));
 		fputc('}', w->out);
 	}
 	if (p->zero3.buffer_dtype || p->zero3.param_dtype) {
@@ -247,12 +249,14 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 		key(w, 4, "data_types", &sub);
 		fputc('{', w->out);
 		if (p->zero3.buffer_dtype)
-			fprintf(w->out, w->yaml ? "buffer_dtype: \"%s\"" : "\"buffer_dtype\": \"%s\"",
-				dtl_dtype_name(p->zero3.buffer_dtype)),
-				dt = false;
+			fprintf(w->out,
+			        w->yaml ? "buffer_dtype: \"%s\"" : "\"buffer_dtype\": \"%s\"",
+			        dtl_dtype_name(p->zero3.buffer_dtype)),
+			    dt = false;
 		if (p->zero3.param_dtype)
-			fprintf(w->out, w->yaml ? "%sparam_dtype: \"%s\"" : "%s\"param_dtype\": \"%s\"",
-				dt ? "" : ", ", dtl_dtype_name(p->zero3.param_dtype));
+			fprintf(w->out,
+			        w->yaml ? "%sparam_dtype: \"%s\"" : "%s\"param_dtype\": \"%s\"",
+			        dt ? "" : ", ", dtl_dtype_name(p->zero3.param_dtype));
 		fputc('}', w->out);
 	}
 	if (sub && w->yaml)
@@ -289,7 +293,8 @@ static void quantization(struct writer *w, const struct dtl_quantization *q)
 {
 	bool first = true;
 	open_map(w);
-	key(w, 2, "method", &first), cstr(w, q->method == DTL_QUANT_BNB_4BIT ? "bnb-4bit" : "bnb-8bit");
+	key(w, 2, "method", &first),
+	    cstr(w, q->method == DTL_QUANT_BNB_4BIT ? "bnb-4bit" : "bnb-8bit");
 	if (q->compute_dtype)
 		key(w, 2, "compute_dtype", &first), cstr(w, dtl_dtype_name(q->compute_dtype));
 	if (q->quant_storage)

@@ -17,7 +17,7 @@ static bool is_auto(const struct dtl_node *v)
 /* {"enabled": true|false|"auto"}: 1, 0 (also a section without "enabled": DeepSpeed's default
  * is false), or -1 for "auto" or no section */
 static int enabled(const struct dtl_schema *s, const struct dtl_node *section, const char *what,
-		   int *ret, const struct dtl_node **ret_node)
+                   int *ret, const struct dtl_node **ret_node)
 {
 	const struct dtl_node *e;
 	bool b;
@@ -44,7 +44,7 @@ static int enabled(const struct dtl_schema *s, const struct dtl_node *section, c
 }
 
 static int ds_dtype(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
-		    enum dtl_dtype *ret)
+                    enum dtl_dtype *ret)
 {
 	const char *text;
 	int r = dtl_schema_string(s, v, what, &text);
@@ -58,13 +58,13 @@ static int ds_dtype(const struct dtl_schema *s, const struct dtl_node *v, const 
 		*ret = DTL_DTYPE_F32;
 	else
 		return dtl_schema_fail(s, v, "'%s' must be bf16, fp16 or fp32, got %s", what,
-				       dtl_schema_describe(s, v));
+		                       dtl_schema_describe(s, v));
 	return 0;
 }
 
 /* A true/false key of a section, when present, into a tristate and its location. */
 static int bool_key(const struct dtl_schema *s, const struct dtl_node *section, const char *name,
-		    enum dtl_tristate *ret_value, struct dtl_loc *ret_loc)
+                    enum dtl_tristate *ret_value, struct dtl_loc *ret_loc)
 {
 	const struct dtl_node *v = dtl_node_get(section, name);
 	bool b;
@@ -100,23 +100,24 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 		if (is_auto(v)) {
 			plan->zero3.persistence_auto = true;
 		} else if ((r = dtl_schema_int(s, v, "stage3_param_persistence_threshold", 0,
-					       INT64_MAX, &plan->zero3.persistence_threshold)) < 0) {
+		                               INT64_MAX, &plan->zero3.persistence_threshold)) <
+		           0) {
 			return r;
 		}
 	}
 	if ((v = dtl_node_get(z, "stage3_model_persistence_threshold")) && !is_auto(v)) {
 		plan->zero3.model_persistence_threshold_loc = dtl_schema_loc(s, v);
 		if ((r = dtl_schema_int(s, v, "stage3_model_persistence_threshold", 0, INT64_MAX,
-					&plan->zero3.model_persistence_threshold)) < 0)
+		                        &plan->zero3.model_persistence_threshold)) < 0)
 			return r;
 	}
 	if ((r = bool_key(s, z, "stage3_allgather_sequential", &plan->zero3.allgather_sequential,
-			  &plan->zero3.allgather_sequential_loc)) < 0 ||
+	                  &plan->zero3.allgather_sequential_loc)) < 0 ||
 	    (r = bool_key(s, z, "zero_quantized_weights", &plan->zero3.quantized_weights,
-			  &plan->zero3.quantized_weights_loc)) < 0 ||
+	                  &plan->zero3.quantized_weights_loc)) < 0 ||
 	    (r = bool_key(s, z, "zero_quantized_nontrainable_weights",
-			  &plan->zero3.quantized_nontrainable,
-			  &plan->zero3.quantized_nontrainable_loc)) < 0)
+	                  &plan->zero3.quantized_nontrainable,
+	                  &plan->zero3.quantized_nontrainable_loc)) < 0)
 		return r;
 	if ((v = dtl_node_get(z, "offload_param"))) {
 		const struct dtl_node *device;
@@ -127,13 +128,14 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 			if ((r = dtl_schema_string(s, device, "offload_param.device", &text)) < 0)
 				return r;
 			plan->zero3.offload_param = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
-						    : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
-										: DTL_OFFLOAD_NONE;
+			                            : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
+			                                                        : DTL_OFFLOAD_NONE;
 			if (strcmp(text, "cpu") && strcmp(text, "nvme") && strcmp(text, "none"))
-				return dtl_schema_fail(s, device,
-						       "'offload_param.device' must be none, cpu or "
-						       "nvme, got %s",
-						       dtl_schema_describe(s, device));
+				return dtl_schema_fail(
+				    s, device,
+				    "'offload_param.device' must be none, cpu or "
+				    "nvme, got %s",
+				    dtl_schema_describe(s, device));
 			plan->zero3.offload_param_loc = dtl_schema_loc(s, device);
 		}
 	}
@@ -141,7 +143,7 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 }
 
 int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
-			 struct dtl_plan *plan, struct dtl_error *error)
+                         struct dtl_plan *plan, struct dtl_error *error)
 {
 	struct dtl_loaded l;
 	const struct dtl_node *root, *v, *bf16_node, *fp16_node;
@@ -166,15 +168,17 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 		goto out;
 	if (bf16 == 1 && fp16 == 1) {
 		/* facts §1.1: partition_parameters raises */
-		r = dtl_schema_fail(s, fp16_node,
-				    "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
-				    "cannot be enabled at once'");
+		r = dtl_schema_fail(
+		    s, fp16_node,
+		    "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
+		    "cannot be enabled at once'");
 		goto out;
 	}
 	if (bf16 == 1 || fp16 == 1) {
 		plan->precision = bf16 == 1 ? DTL_PRECISION_BF16 : DTL_PRECISION_FP16;
 		plan->precision_loc = dtl_schema_loc(s, bf16 == 1 ? bf16_node : fp16_node);
-	} else if ((bf16 == 0 && fp16 == 0) || (bf16 == 0 && !fp16_node) || (fp16 == 0 && !bf16_node)) {
+	} else if ((bf16 == 0 && fp16 == 0) || (bf16 == 0 && !fp16_node) ||
+	           (fp16 == 0 && !bf16_node)) {
 		/* both disabled (an absent section is disabled too, once the other is explicit):
 		 * zero.Init builds in torch.float (facts §1.1) */
 		plan->precision = DTL_PRECISION_FP32;
@@ -191,11 +195,12 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 		plan->zero3.autocast = DTL_FALSE;
 		plan->zero3.autocast_loc = dtl_schema_loc(s, v);
 		if ((e = dtl_node_get(v, "enabled")) &&
-		    (r = dtl_schema_tristate(s, e, "torch_autocast.enabled", &plan->zero3.autocast)) < 0)
+		    (r = dtl_schema_tristate(s, e, "torch_autocast.enabled",
+		                             &plan->zero3.autocast)) < 0)
 			goto out;
 		if ((d = dtl_node_get(v, "dtype")) && d->type != DTL_NODE_NULL &&
 		    (r = dtl_schema_dtype(s, d, "torch_autocast.dtype", true,
-					  &plan->zero3.autocast_dtype)) < 0)
+		                          &plan->zero3.autocast_dtype)) < 0)
 			goto out;
 	}
 	if ((v = dtl_node_get(root, "data_types"))) {
@@ -203,12 +208,14 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 		if ((r = dtl_schema_map(s, v, "data_types")) < 0)
 			goto out;
 		if ((d = dtl_node_get(v, "param_dtype")) && d->type != DTL_NODE_NULL) {
-			if ((r = ds_dtype(s, d, "data_types.param_dtype", &plan->zero3.param_dtype)) < 0)
+			if ((r = ds_dtype(s, d, "data_types.param_dtype",
+			                  &plan->zero3.param_dtype)) < 0)
 				goto out;
 			plan->zero3.param_dtype_loc = dtl_schema_loc(s, d);
 		}
 		if ((d = dtl_node_get(v, "buffer_dtype")) && d->type != DTL_NODE_NULL) {
-			if ((r = ds_dtype(s, d, "data_types.buffer_dtype", &plan->zero3.buffer_dtype)) < 0)
+			if ((r = ds_dtype(s, d, "data_types.buffer_dtype",
+			                  &plan->zero3.buffer_dtype)) < 0)
 				goto out;
 			plan->zero3.buffer_dtype_loc = dtl_schema_loc(s, d);
 		}

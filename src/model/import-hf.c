@@ -67,8 +67,8 @@ static bool config_int(const struct folder *f, const char *key, int64_t *ret)
 	if (strcmp(key, "head_dim") != 0)
 		return false;
 	int64_t hidden, heads;
-	if (!config_int(f, "hidden_size", &hidden) || !config_int(f, "num_attention_heads", &heads) ||
-	    heads <= 0)
+	if (!config_int(f, "hidden_size", &hidden) ||
+	    !config_int(f, "num_attention_heads", &heads) || heads <= 0)
 		return false;
 	*ret = hidden / heads;
 	return true;
@@ -174,7 +174,7 @@ static int64_t expr_sum(struct expr *e)
 
 /* Evaluates a shape's expressions into out (false: a key is missing, or it overflows). */
 static bool eval_shape(const struct folder *f, const char *const *dims, size_t rank,
-		       struct entry *out)
+                       struct entry *out)
 {
 	int64_t *shape = dtl_arena_calloc(f->arena, rank + 1, sizeof(int64_t));
 	int64_t numel = 1;
@@ -196,8 +196,8 @@ static bool eval_shape(const struct folder *f, const char *const *dims, size_t r
 	return true;
 }
 
-static bool shape_from_profile(const struct folder *f, const struct dtl_profile *p, const char *name,
-			       uint32_t len, struct entry *out)
+static bool shape_from_profile(const struct folder *f, const struct dtl_profile *p,
+                               const char *name, uint32_t len, struct entry *out)
 {
 	if (!p)
 		return false;
@@ -275,7 +275,7 @@ static int created_buffers(struct folder *f, const struct dtl_profile *p, struct
 		e->created = true;
 		e->loc = e->dtype_loc = loc;
 		e->dtype_reason = "float32, created by the model code, not in the checkpoint "
-				  "(a non-persistent buffer)";
+		                  "(a non-persistent buffer)";
 		if (!eval_shape(f, cb->dims, cb->rank, e)) {
 			e->shape = NULL;
 			e->rank = 0;
@@ -302,7 +302,8 @@ static int read_shard(struct folder *f, const char *path)
 		if (r == -EEXIST) {
 			struct dtl_loc loc = {.file = file, .line = 1, .column = t->name_column};
 			return dtl_error_set(f->error, loc, -EINVAL,
-					     "tensor '%s' is stored in more than one shard", t->name);
+			                     "tensor '%s' is stored in more than one shard",
+			                     t->name);
 		}
 		if (r < 0)
 			return r;
@@ -351,7 +352,8 @@ static int read_quantization(struct folder *f, const struct dtl_schema *s, struc
 	if (!v || v->type != DTL_NODE_STRING || strcmp(v->string.text, "bitsandbytes") != 0)
 		return 0;
 	struct dtl_quantization *out = &m->quantization;
-	const struct dtl_node *b4 = dtl_node_get(q, "load_in_4bit"), *b8 = dtl_node_get(q, "load_in_8bit");
+	const struct dtl_node *b4 = dtl_node_get(q, "load_in_4bit"),
+	                      *b8 = dtl_node_get(q, "load_in_8bit");
 	if (!b4)
 		b4 = dtl_node_get(q, "_load_in_4bit");
 	if (!b8)
@@ -365,12 +367,14 @@ static int read_quantization(struct folder *f, const struct dtl_schema *s, struc
 	out->loc = out->method_loc = dtl_schema_loc(s, q);
 	int r;
 	if ((v = dtl_node_get(q, "bnb_4bit_compute_dtype")) && v->type != DTL_NODE_NULL) {
-		if ((r = dtl_schema_dtype(s, v, "bnb_4bit_compute_dtype", true, &out->compute_dtype)) < 0)
+		if ((r = dtl_schema_dtype(s, v, "bnb_4bit_compute_dtype", true,
+		                          &out->compute_dtype)) < 0)
 			return r;
 		out->compute_dtype_loc = dtl_schema_loc(s, v);
 	}
 	if ((v = dtl_node_get(q, "bnb_4bit_quant_storage")) && v->type != DTL_NODE_NULL) {
-		if ((r = dtl_schema_dtype(s, v, "bnb_4bit_quant_storage", true, &out->quant_storage)) < 0)
+		if ((r = dtl_schema_dtype(s, v, "bnb_4bit_quant_storage", true,
+		                          &out->quant_storage)) < 0)
 			return r;
 		out->quant_storage_loc = dtl_schema_loc(s, v);
 	}
@@ -381,7 +385,7 @@ static int read_quantization(struct folder *f, const struct dtl_schema *s, struc
 	out->prequantized = true;
 	if ((v = dtl_node_get(q, "llm_int8_skip_modules")) && v->type == DTL_NODE_SEQ &&
 	    (r = dtl_schema_patterns(s, v, "llm_int8_skip_modules", DTL_PATTERN_PLAIN,
-				     &out->skip_modules)) < 0)
+	                             &out->skip_modules)) < 0)
 		return r;
 	return 0;
 }
@@ -401,12 +405,15 @@ static const struct {
 	enum dtl_dtype dtype;
 	const char *reason;
 } quant_state_entries[] = {
-	{".absmax", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: absmax, float32"},
-	{".quant_map", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: quant_map, float32"},
-	{".nested_absmax", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: nested_absmax, float32"},
-	{".nested_quant_map", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: nested_quant_map, float32"},
-	{".SCB", true, DTL_DTYPE_F32, "LLM.int8 quantization state: SCB row scales, float32"},
-	{".weight_format", true, DTL_DTYPE_U8, "LLM.int8 quantization state: weight_format, one uint8"},
+    {".absmax", false, DTL_DTYPE_F32, "bitsandbytes 4-bit quantization state: absmax, float32"},
+    {".quant_map", false, DTL_DTYPE_F32,
+     "bitsandbytes 4-bit quantization state: quant_map, float32"},
+    {".nested_absmax", false, DTL_DTYPE_F32,
+     "bitsandbytes 4-bit quantization state: nested_absmax, float32"},
+    {".nested_quant_map", false, DTL_DTYPE_F32,
+     "bitsandbytes 4-bit quantization state: nested_quant_map, float32"},
+    {".SCB", true, DTL_DTYPE_F32, "LLM.int8 quantization state: SCB row scales, float32"},
+    {".weight_format", true, DTL_DTYPE_U8, "LLM.int8 quantization state: weight_format, one uint8"},
 };
 
 /* The length of the weight name a quant-state entry belongs to, or 0 when it is none. */
@@ -439,14 +446,15 @@ static struct entry *entry_named(struct folder *f, const char *name, size_t len)
 static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *q)
 {
 	bool eight_bit = q->method == DTL_QUANT_BNB_8BIT;
-	enum dtl_dtype storage = eight_bit                             ? DTL_DTYPE_I8
-				 : q->quant_storage != DTL_DTYPE_NONE ? q->quant_storage
-								      : DTL_DTYPE_U8;
-	struct dtl_loc storage_loc = q->quant_storage_loc.line ? q->quant_storage_loc : q->method_loc;
+	enum dtl_dtype storage = eight_bit                            ? DTL_DTYPE_I8
+	                         : q->quant_storage != DTL_DTYPE_NONE ? q->quant_storage
+	                                                              : DTL_DTYPE_U8;
+	struct dtl_loc storage_loc =
+	    q->quant_storage_loc.line ? q->quant_storage_loc : q->method_loc;
 	const char *weight_reason = dtl_arena_sprintf(
-		f->arena, "pre-quantized checkpoint: bitsandbytes %s, %s storage%s",
-		eight_bit ? "8-bit (LLM.int8)" : "4-bit", dtl_dtype_name(storage),
-		eight_bit || q->quant_storage_loc.line ? "" : " (bitsandbytes' default)");
+	    f->arena, "pre-quantized checkpoint: bitsandbytes %s, %s storage%s",
+	    eight_bit ? "8-bit (LLM.int8)" : "4-bit", dtl_dtype_name(storage),
+	    eight_bit || q->quant_storage_loc.line ? "" : " (bitsandbytes' default)");
 	if (!weight_reason)
 		return -ENOMEM;
 	size_t count = f->entries.count;
@@ -456,14 +464,15 @@ static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *
 		if (!wlen)
 			continue;
 		e->dtype = DTL_DTYPE_U8; /* quant_state.bitsandbytes__<type>: packed bytes */
-		e->dtype_reason = "bitsandbytes 4-bit quantization state: packed quant_state, uint8";
+		e->dtype_reason =
+		    "bitsandbytes 4-bit quantization state: packed quant_state, uint8";
 		if (kind != SIZE_MAX) {
 			e->dtype = quant_state_entries[kind].dtype;
 			e->dtype_reason = quant_state_entries[kind].reason;
 			if (kind == 0 && f->double_quant) {
 				e->dtype = DTL_DTYPE_U8;
 				e->dtype_reason = "bitsandbytes 4-bit quantization state: absmax "
-						  "quantized again (double quant), uint8";
+				                  "quantized again (double quant), uint8";
 			}
 		}
 		e->dtype_loc = q->method_loc;
@@ -482,7 +491,8 @@ static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *
 		w->dtype_reason = weight_reason;
 		w->dtype_loc = storage_loc;
 		if (!eight_bit && w->numel >= 0) {
-			/* Params4bit: n codes packed into (n + 1) / (2 * itemsize) elements, [.., 1] */
+			/* Params4bit: n codes packed into (n + 1) / (2 * itemsize) elements, [..,
+			 * 1] */
 			int64_t *shape = dtl_arena_calloc(f->arena, 3, sizeof(int64_t));
 			if (!shape)
 				return -ENOMEM;
@@ -497,7 +507,7 @@ static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *
 }
 
 static int read_index(struct folder *f, const char *index_path, bool *ret_shards_present,
-		      struct dtl_loaded *idx)
+                      struct dtl_loaded *idx)
 {
 	int r = dtl_loaded_open(idx, index_path, f->arena, f->limits, f->error);
 	if (r < 0)
@@ -510,7 +520,7 @@ static int read_index(struct folder *f, const char *index_path, bool *ret_shards
 		const struct dtl_node *shard = &map->map.pairs[i].value;
 		if (shard->type != DTL_NODE_STRING || strchr(shard->string.text, '/'))
 			return dtl_schema_fail(&idx->s, shard,
-					       "'weight_map' values must be shard file names");
+			                       "'weight_map' values must be shard file names");
 		const char *path = dtl_arena_sprintf(f->arena, "%s/%s", f->dir, shard->string.text);
 		if (!path)
 			return -ENOMEM;
@@ -521,7 +531,7 @@ static int read_index(struct folder *f, const char *index_path, bool *ret_shards
 }
 
 int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct dtl_limits *limits,
-			 struct dtl_manifest *ret_manifest, struct dtl_error *error)
+                         struct dtl_manifest *ret_manifest, struct dtl_error *error)
 {
 	struct folder f = {.dir = dir, .arena = arena, .limits = limits, .error = error};
 	struct dtl_loaded config, idx = {0};
@@ -539,8 +549,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	if (!exists(config_path)) {
 		struct dtl_loc loc = {.file = dir};
 		return dtl_error_set(error, loc, -ENOENT,
-				     "a model folder needs a config.json (and safetensors files or "
-				     "model.safetensors.index.json)");
+		                     "a model folder needs a config.json (and safetensors files or "
+		                     "model.safetensors.index.json)");
 	}
 	if ((r = dtl_loaded_open(&config, config_path, arena, limits, error)) < 0)
 		return r;
@@ -568,8 +578,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		m.model.checkpoint_dtype_loc = dtl_schema_loc(&config.s, dt);
 	/* the checkpoint's dtypes are loaded with from_pretrained(dtype="auto") */
 	m.model.load_mode = DTL_LOAD_AUTO;
-	m.model.load_dtype_loc = m.model.checkpoint_dtype_loc.line ? m.model.checkpoint_dtype_loc
-								    : m.model.loc;
+	m.model.load_dtype_loc =
+	    m.model.checkpoint_dtype_loc.line ? m.model.checkpoint_dtype_loc : m.model.loc;
 	const struct dtl_node *hidden = config_value(&f, "hidden_size");
 	if (hidden && hidden->type == DTL_NODE_INT && hidden->integer > 0) {
 		m.model.hidden_size = hidden->integer;
@@ -595,19 +605,22 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		dtl_strmap_init(&seen, arena);
 		for (size_t i = 0; i < map->map.count && r >= 0; i++) {
 			const struct dtl_node *shard = &map->map.pairs[i].value;
-			int64_t prev = dtl_strmap_put(&seen, shard->string.text, shard->string.len, (int64_t)i);
+			int64_t prev = dtl_strmap_put(&seen, shard->string.text, shard->string.len,
+			                              (int64_t)i);
 			if (prev < 0) {
 				r = -ENOMEM;
 				break;
 			}
 			if ((size_t)prev != i)
 				continue;
-			r = read_shard(&f, dtl_arena_sprintf(arena, "%s/%s", dir, shard->string.text));
+			r = read_shard(&f,
+			               dtl_arena_sprintf(arena, "%s/%s", dir, shard->string.text));
 		}
 	} else if (have_index) {
 		const struct dtl_node *map = dtl_node_get(idx.root, "weight_map");
-		enum dtl_dtype d = m.model.checkpoint_dtype != DTL_DTYPE_NONE ? m.model.checkpoint_dtype
-									       : DTL_DTYPE_F32;
+		enum dtl_dtype d = m.model.checkpoint_dtype != DTL_DTYPE_NONE
+		                       ? m.model.checkpoint_dtype
+		                       : DTL_DTYPE_F32;
 		for (size_t i = 0; i < map->map.count && r >= 0; i++) {
 			const struct dtl_node *key = &map->map.pairs[i].key;
 			struct entry *e;
@@ -631,7 +644,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 			size_t n = strlen(de->d_name);
 			if (n > 12 && strcmp(de->d_name + n - 12, ".safetensors") == 0) {
 				const char **slot = dtl_vec_push(&files, arena, sizeof(*slot));
-				if (!slot || !(*slot = dtl_arena_sprintf(arena, "%s/%s", dir, de->d_name))) {
+				if (!slot ||
+				    !(*slot = dtl_arena_sprintf(arena, "%s/%s", dir, de->d_name))) {
 					r = -ENOMEM;
 					break;
 				}
@@ -640,18 +654,18 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		closedir(dp);
 		if (r >= 0 && files.count == 0) {
 			struct dtl_loc loc = {.file = dir};
-			r = dtl_error_set(error, loc, -ENOENT,
-					  "no safetensors files and no model.safetensors.index.json");
+			r = dtl_error_set(
+			    error, loc, -ENOENT,
+			    "no safetensors files and no model.safetensors.index.json");
 		}
 		if (r >= 0)
-			qsort(files.items, files.count, sizeof(const char *),
-			      cmp_path);
+			qsort(files.items, files.count, sizeof(const char *), cmp_path);
 		for (size_t i = 0; i < files.count && r >= 0; i++)
 			r = read_shard(&f, ((const char **)files.items)[i]);
 	}
-	if (r < 0 || (r = created_buffers(&f, profile, m.model.architecture_loc.line
-							       ? m.model.architecture_loc
-							       : m.model.loc)) < 0)
+	if (r < 0 || (r = created_buffers(&f, profile,
+	                                  m.model.architecture_loc.line ? m.model.architecture_loc
+	                                                                : m.model.loc)) < 0)
 		goto out;
 	if (have_index && !shards && m.quantization.prequantized &&
 	    (r = prequantized_dtypes(&f, &m.quantization)) < 0)
@@ -685,8 +699,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	/* tied weights: config's tie_word_embeddings, else the profile's default */
 	const struct dtl_node *tie = config_value(&f, "tie_word_embeddings");
 	bool tied = tie && tie->type == DTL_NODE_BOOL ? tie->boolean
-		    : profile			       ? profile->tie_word_embeddings_default
-						       : false;
+	            : profile                         ? profile->tie_word_embeddings_default
+	                                              : false;
 	if (tied && profile && profile->tied_count) {
 		m.model.tied = dtl_arena_calloc(arena, profile->tied_count, sizeof(*m.model.tied));
 		if (!m.model.tied) {
@@ -697,7 +711,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 			const struct dtl_tied_group *tg = &profile->tied[g];
 			bool any = false;
 			for (size_t k = 0; k < tg->count && !any; k++)
-				any = dtl_strmap_get(&f.names, tg->names[k].text, tg->names[k].len) >= 0;
+				any = dtl_strmap_get(&f.names, tg->names[k].text,
+				                     tg->names[k].len) >= 0;
 			if (!any)
 				continue;
 			struct dtl_tied_group *out = &m.model.tied[m.model.tied_count++];

@@ -7,7 +7,7 @@
 #include "import-util.h"
 
 int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
-		    struct dtl_adapter *a, const char **ret_base_model, struct dtl_error *error)
+                    struct dtl_adapter *a, const char **ret_base_model, struct dtl_error *error)
 {
 	struct dtl_loaded l;
 	const struct dtl_node *root, *v;
@@ -25,10 +25,11 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 		if ((r = dtl_schema_string(s, v, "peft_type", &text)) < 0)
 			goto out;
 		if (strcmp(text, "LORA") != 0) {
-			r = dtl_schema_fail(s, v,
-					    "peft_type %s is not simulated (dtypelint models LoRA and "
-					    "DoRA adapters)",
-					    dtl_schema_describe(s, v));
+			r = dtl_schema_fail(
+			    s, v,
+			    "peft_type %s is not simulated (dtypelint models LoRA and "
+			    "DoRA adapters)",
+			    dtl_schema_describe(s, v));
 			goto out;
 		}
 	}
@@ -38,7 +39,7 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 			a->target_modules.present = true;
 			a->target_modules.loc = dtl_schema_loc(s, v);
 		} else if ((r = dtl_schema_patterns(s, v, "target_modules", DTL_PATTERN_PLAIN,
-						    &a->target_modules)) < 0) {
+		                                    &a->target_modules)) < 0) {
 			goto out;
 		}
 	}
@@ -46,24 +47,26 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 		goto out;
 	if ((v = dtl_node_get(root, "modules_to_save")) && v->type != DTL_NODE_NULL &&
 	    (r = dtl_schema_patterns(s, v, "modules_to_save", DTL_PATTERN_PLAIN,
-				     &a->modules_to_save)) < 0)
+	                             &a->modules_to_save)) < 0)
 		goto out;
 	if ((v = dtl_node_get(root, "target_parameters")) && v->type != DTL_NODE_NULL &&
 	    (r = dtl_schema_patterns(s, v, "target_parameters", DTL_PATTERN_PLAIN,
-				     &a->target_parameters)) < 0)
+	                             &a->target_parameters)) < 0)
 		goto out;
 	if ((v = dtl_node_get(root, "use_dora")) &&
 	    (r = dtl_schema_tristate(s, v, "use_dora", &a->use_dora)) < 0)
 		goto out;
 	if (ret_base_model) {
 		*ret_base_model = NULL;
-		if ((v = dtl_node_get(root, "base_model_name_or_path")) && v->type == DTL_NODE_STRING)
+		if ((v = dtl_node_get(root, "base_model_name_or_path")) &&
+		    v->type == DTL_NODE_STRING)
 			*ret_base_model = v->string.text;
 	}
 	if ((v = dtl_node_get(root, "layers_to_transform")) && v->type != DTL_NODE_NULL) {
-		r = dtl_schema_fail(s, v,
-				    "layers_to_transform is not simulated: list the targeted modules "
-				    "by name in target_modules (a regular expression) instead");
+		r = dtl_schema_fail(
+		    s, v,
+		    "layers_to_transform is not simulated: list the targeted modules "
+		    "by name in target_modules (a regular expression) instead");
 		goto out;
 	}
 	r = 0;

@@ -47,15 +47,45 @@ static bool yes(const struct dtl_node *v)
 }
 
 /* dtype-relevant keys of the three families, for "did you mean" */
-static const char *const known_keys[] = {
-	"bf16", "fp16", "pure_bf16", "deepspeed", "fsdp", "fsdp_config", "fsdp_version",
-	"quantization_bit", "quantization_method", "finetuning_type", "lora_target", "lora_rank",
-	"upcast_layernorm", "upcast_lmhead_output", "double_quantization", "load_in_4bit", "load_in_8bit", "use_peft",
-	"lora_r", "lora_alpha", "lora_target_modules", "lora_modules_to_save", "torch_dtype",
-	"dtype", "bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage",
-	"use_dora", "adapter", "lora_target_linear", "base_model", "model_name_or_path",
-	"use_4bit_quantization", "use_peft_lora", "bnb_4bit_compute_dtype",
-	"bnb_4bit_quant_storage_dtype", "use_nested_quant", "cast_lm_head_to_fp32", NULL};
+static const char *const known_keys[] = {"bf16",
+                                         "fp16",
+                                         "pure_bf16",
+                                         "deepspeed",
+                                         "fsdp",
+                                         "fsdp_config",
+                                         "fsdp_version",
+                                         "quantization_bit",
+                                         "quantization_method",
+                                         "finetuning_type",
+                                         "lora_target",
+                                         "lora_rank",
+                                         "upcast_layernorm",
+                                         "upcast_lmhead_output",
+                                         "double_quantization",
+                                         "load_in_4bit",
+                                         "load_in_8bit",
+                                         "use_peft",
+                                         "lora_r",
+                                         "lora_alpha",
+                                         "lora_target_modules",
+                                         "lora_modules_to_save",
+                                         "torch_dtype",
+                                         "dtype",
+                                         "bnb_4bit_quant_type",
+                                         "use_bnb_nested_quant",
+                                         "bnb_4bit_quant_storage",
+                                         "use_dora",
+                                         "adapter",
+                                         "lora_target_linear",
+                                         "base_model",
+                                         "model_name_or_path",
+                                         "use_4bit_quantization",
+                                         "use_peft_lora",
+                                         "bnb_4bit_compute_dtype",
+                                         "bnb_4bit_quant_storage_dtype",
+                                         "use_nested_quant",
+                                         "cast_lm_head_to_fp32",
+                                         NULL};
 
 /* Edit distance of short ASCII keys (both at most 40 bytes), capped at 3. */
 static unsigned distance(const char *a, size_t n, const char *b)
@@ -90,8 +120,10 @@ static int near_misses(struct recipe *r)
 		const char *best = NULL;
 		bool plain = n >= 4 && n <= 40;
 		for (size_t c = 0; plain && c < n; c++)
-			plain = (text[c] >= 'a' && text[c] <= 'z') || (text[c] >= 'A' && text[c] <= 'Z') ||
-				(text[c] >= '0' && text[c] <= '9') || text[c] == '_' || text[c] == '-';
+			plain = (text[c] >= 'a' && text[c] <= 'z') ||
+			        (text[c] >= 'A' && text[c] <= 'Z') ||
+			        (text[c] >= '0' && text[c] <= '9') || text[c] == '_' ||
+			        text[c] == '-';
 		for (const char *const *kk = known_keys; plain && *kk; kk++) {
 			if (strlen(*kk) == n && memcmp(*kk, text, n) == 0) {
 				best = NULL;
@@ -110,9 +142,9 @@ static int near_misses(struct recipe *r)
 			return -ENOMEM;
 		w->loc = dtl_schema_loc(r->s, k);
 		w->message = dtl_arena_sprintf(r->arena,
-					       "'%.*s' is not a key dtypelint reads: did you mean "
-					       "'%s'?",
-					       (int)n, text, best);
+		                               "'%.*s' is not a key dtypelint reads: did you mean "
+		                               "'%s'?",
+		                               (int)n, text, best);
 		if (!w->message)
 			return -ENOMEM;
 	}
@@ -172,7 +204,8 @@ static int target_modules(struct recipe *r, const struct dtl_node *v, const char
 		while (len && p[len - 1] == ' ')
 			len--;
 		if (len) {
-			struct dtl_pattern *item = &a->target_modules.items[a->target_modules.count++];
+			struct dtl_pattern *item =
+			    &a->target_modules.items[a->target_modules.count++];
 			if (!(item->text = dtl_arena_strndup(r->arena, p, len)))
 				return -ENOMEM;
 			item->len = (uint32_t)len;
@@ -197,8 +230,8 @@ static int deepspeed_key(struct recipe *r)
 	if (!v || v->type != DTL_NODE_STRING || !v->string.len)
 		return 0;
 	const char *path = exists(v->string.text)
-				   ? v->string.text
-				   : dtl_path_relative_to(r->arena, r->path, v->string.text);
+	                       ? v->string.text
+	                       : dtl_path_relative_to(r->arena, r->path, v->string.text);
 	if (!path)
 		return -ENOMEM;
 	return dtl_import_deepspeed(path, r->arena, r->limits, &r->m->plan, r->error);
@@ -262,20 +295,21 @@ static void set_trainer(struct recipe *r, const char *trainer, const struct dtl_
  * transformers keeps the checkpoint's own config (AutoHfQuantizer.merge_quantization_configs,
  * with a warning); the request is recorded for the trace. */
 static void request_quantization(struct recipe *r, enum dtl_quant_method method,
-				 const struct dtl_node *at)
+                                 const struct dtl_node *at)
 {
 	struct dtl_quantization *q = &r->m->quantization;
 	if (q->prequantized) {
 		q->requested = method;
 		q->requested_loc = dtl_schema_loc(r->s, at);
 		if (method != q->method)
-			warn(r, at, method == DTL_QUANT_BNB_8BIT
-					    ? "the recipe asks for bitsandbytes 8-bit, but the checkpoint is "
-					      "stored 4-bit: transformers keeps the checkpoint's own "
-					      "quantization_config"
-					    : "the recipe asks for bitsandbytes 4-bit, but the checkpoint is "
-					      "stored 8-bit: transformers keeps the checkpoint's own "
-					      "quantization_config");
+			warn(r, at,
+			     method == DTL_QUANT_BNB_8BIT
+			         ? "the recipe asks for bitsandbytes 8-bit, but the checkpoint is "
+			           "stored 4-bit: transformers keeps the checkpoint's own "
+			           "quantization_config"
+			         : "the recipe asks for bitsandbytes 4-bit, but the checkpoint is "
+			           "stored 8-bit: transformers keeps the checkpoint's own "
+			           "quantization_config");
 		return;
 	}
 	q->method = method;
@@ -303,20 +337,20 @@ static int llama_factory(struct recipe *r)
 	if ((v = key(r, "quantization_method")) && v->type == DTL_NODE_STRING &&
 	    strcmp(v->string.text, "bnb") != 0 && strcmp(v->string.text, "bitsandbytes") != 0)
 		return dtl_schema_fail(r->s, v,
-				       "quantization_method %s is not simulated (dtypelint models "
-				       "bitsandbytes)",
-				       dtl_schema_describe(r->s, v));
+		                       "quantization_method %s is not simulated (dtypelint models "
+		                       "bitsandbytes)",
+		                       dtl_schema_describe(r->s, v));
 	enum dtl_dtype compute = r->m->plan.precision == DTL_PRECISION_BF16   ? DTL_DTYPE_BF16
-				 : r->m->plan.precision == DTL_PRECISION_FP16 ? DTL_DTYPE_F16
-									      : DTL_DTYPE_NONE;
+	                         : r->m->plan.precision == DTL_PRECISION_FP16 ? DTL_DTYPE_F16
+	                                                                      : DTL_DTYPE_NONE;
 	if (bits) {
 		int64_t n;
 		if ((rc = dtl_schema_int(r->s, bits, "quantization_bit", 2, 8, &n)) < 0)
 			return rc;
 		if (n != 4 && n != 8)
 			return dtl_schema_fail(r->s, bits,
-					       "quantization_bit %lld is not bitsandbytes 4 or 8",
-					       (long long)n);
+			                       "quantization_bit %lld is not bitsandbytes 4 or 8",
+			                       (long long)n);
 		request_quantization(r, n == 4 ? DTL_QUANT_BNB_4BIT : DTL_QUANT_BNB_8BIT, bits);
 		/* quantization.py: bnb_4bit_compute_dtype = bnb_4bit_quant_storage =
 		 * compute_dtype, from bf16 / pure_bf16 / fp16 (parser.py) */
@@ -329,7 +363,7 @@ static int llama_factory(struct recipe *r)
 	}
 	const struct dtl_node *ft = key(r, "finetuning_type");
 	bool lora = ft ? ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "lora") == 0
-		       : key(r, "lora_target") != NULL;
+	               : key(r, "lora_target") != NULL;
 	if (ft && (rc = dtl_schema_string(r->s, ft, "finetuning_type", &text)) < 0)
 		return rc;
 	if (lora) {
@@ -346,7 +380,9 @@ static int llama_factory(struct recipe *r)
 	bool zero3_plain = !bits && m->plan.strategy == DTL_STRATEGY_ZERO3;
 	if (!pure && !zero3_plain) {
 		m->recipe.cast_trainable = DTL_DTYPE_F32;
-		m->recipe.cast_trainable_loc = dtl_schema_loc(r->s, ft ? ft : bits ? bits : r->root);
+		m->recipe.cast_trainable_loc = dtl_schema_loc(r->s, ft     ? ft
+		                                                    : bits ? bits
+		                                                           : r->root);
 	}
 	if (yes(v = key(r, "upcast_layernorm"))) {
 		m->recipe.upcast_layernorm = true;
@@ -389,20 +425,22 @@ static int trl_model_config(struct recipe *r)
 	bool peft_example = yes(v = key(r, "use_4bit_quantization"));
 	if (peft_example) {
 		enum dtl_dtype d = DTL_DTYPE_U8;
-		if (peft_storage && (rc = dtl_schema_dtype(r->s, peft_storage,
-							   "bnb_4bit_quant_storage_dtype", true, &d)) < 0)
+		if (peft_storage &&
+		    (rc = dtl_schema_dtype(r->s, peft_storage, "bnb_4bit_quant_storage_dtype", true,
+		                           &d)) < 0)
 			return rc;
 		m->model.load_mode = DTL_LOAD_DTYPE;
 		m->model.load_dtype = dtl_dtype_is_floating(d) ? d : DTL_DTYPE_F32;
 		m->model.load_dtype_loc = dtl_schema_loc(r->s, peft_storage ? peft_storage : v);
 		request_quantization(r, DTL_QUANT_BNB_4BIT, v);
-		if ((rc = set_storage(r, d, dtl_schema_loc(r->s, peft_storage ? peft_storage : v))) < 0)
+		if ((rc = set_storage(r, d,
+		                      dtl_schema_loc(r->s, peft_storage ? peft_storage : v))) < 0)
 			return rc;
 	}
-	if ((v = key(r, "bnb_4bit_compute_dtype")) && m->quantization.method == DTL_QUANT_BNB_4BIT &&
-	    !m->quantization.prequantized) {
+	if ((v = key(r, "bnb_4bit_compute_dtype")) &&
+	    m->quantization.method == DTL_QUANT_BNB_4BIT && !m->quantization.prequantized) {
 		if ((rc = dtl_schema_dtype(r->s, v, "bnb_4bit_compute_dtype", true,
-					   &m->quantization.compute_dtype)) < 0)
+		                           &m->quantization.compute_dtype)) < 0)
 			return rc;
 		m->quantization.compute_dtype_loc = dtl_schema_loc(r->s, v);
 	}
@@ -421,7 +459,8 @@ static int trl_model_config(struct recipe *r)
 		}
 		if ((v = key(r, "bnb_4bit_quant_storage")) && v->type != DTL_NODE_NULL) {
 			enum dtl_dtype d;
-			if ((rc = dtl_schema_dtype(r->s, v, "bnb_4bit_quant_storage", true, &d)) < 0 ||
+			if ((rc = dtl_schema_dtype(r->s, v, "bnb_4bit_quant_storage", true, &d)) <
+			        0 ||
 			    (rc = set_storage(r, d, dtl_schema_loc(r->s, v))) < 0)
 				return rc;
 		}
@@ -436,11 +475,12 @@ static int trl_model_config(struct recipe *r)
 		if ((v = key(r, "lora_r")) &&
 		    (rc = dtl_schema_int(r->s, v, "lora_r", 1, 1 << 20, &m->adapter.r)) < 0)
 			return rc;
-		if ((rc = target_modules(r, key(r, "lora_target_modules"), "lora_target_modules")) < 0)
+		if ((rc = target_modules(r, key(r, "lora_target_modules"), "lora_target_modules")) <
+		    0)
 			return rc;
 		if ((v = key(r, "lora_modules_to_save")) && v->type != DTL_NODE_NULL &&
 		    (rc = dtl_schema_patterns(r->s, v, "lora_modules_to_save", DTL_PATTERN_PLAIN,
-					      &m->adapter.modules_to_save)) < 0)
+		                              &m->adapter.modules_to_save)) < 0)
 			return rc;
 		if ((v = key(r, "use_dora")) &&
 		    (rc = dtl_schema_tristate(r->s, v, "use_dora", &m->adapter.use_dora)) < 0)
@@ -472,21 +512,23 @@ static int axolotl(struct recipe *r)
 		return rc;
 	/* utils/config: torch_dtype is bf16 with bf16, fp16 with fp16 or load_in_8bit, else
 	 * float32; the model loads in it */
-	enum dtl_dtype model_dtype = m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16
-				     : m->plan.precision == DTL_PRECISION_FP16 || yes(key(r, "load_in_8bit"))
-					 ? DTL_DTYPE_F16
-					 : DTL_DTYPE_F32;
+	enum dtl_dtype model_dtype =
+	    m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16
+	    : m->plan.precision == DTL_PRECISION_FP16 || yes(key(r, "load_in_8bit"))
+	        ? DTL_DTYPE_F16
+	        : DTL_DTYPE_F32;
 	m->model.load_mode = DTL_LOAD_DTYPE;
 	m->model.load_dtype = model_dtype;
-	m->model.load_dtype_loc = m->plan.precision_loc.line ? m->plan.precision_loc
-							     : dtl_schema_loc(r->s, r->root);
+	m->model.load_dtype_loc =
+	    m->plan.precision_loc.line ? m->plan.precision_loc : dtl_schema_loc(r->s, r->root);
 	if (kind && strcmp(kind, "qlora") == 0 && yes(v = key(r, "load_in_4bit"))) {
 		request_quantization(r, DTL_QUANT_BNB_4BIT, v);
 		if (!m->quantization.prequantized) {
 			/* loaders/model.py: storage bfloat16 for every QLoRA (#1428) */
 			m->quantization.compute_dtype = model_dtype;
 			m->quantization.compute_dtype_loc = m->model.load_dtype_loc;
-			if ((rc = set_storage(r, DTL_DTYPE_BF16, dtl_schema_loc(r->s, adapter))) < 0)
+			if ((rc = set_storage(r, DTL_DTYPE_BF16, dtl_schema_loc(r->s, adapter))) <
+			    0)
 				return rc;
 		}
 	} else if (yes(v = key(r, "load_in_8bit"))) {
@@ -502,28 +544,33 @@ static int axolotl(struct recipe *r)
 			m->adapter.target_modules.loc = dtl_schema_loc(r->s, v);
 			m->adapter.target_modules_string = "all-linear";
 		} else if ((rc = target_modules(r, key(r, "lora_target_modules"),
-						"lora_target_modules")) < 0) {
+		                                "lora_target_modules")) < 0) {
 			return rc;
 		}
 		if ((v = key(r, "peft_autocast_adapter_dtype")) &&
 		    (rc = dtl_schema_tristate(r->s, v, "peft_autocast_adapter_dtype",
-					      &m->adapter.autocast_adapter_dtype)) < 0)
+		                              &m->adapter.autocast_adapter_dtype)) < 0)
 			return rc;
 	}
 	return 0;
 }
 
 int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
-			    const struct dtl_limits *limits, struct dtl_manifest *m,
-			    struct dtl_error *error)
+                            const struct dtl_limits *limits, struct dtl_manifest *m,
+                            struct dtl_error *error)
 {
 	struct dtl_loaded l;
 	int rc;
 
 	if ((rc = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
 		return rc;
-	struct recipe r = {.s = &l.s, .root = l.root, .path = path, .arena = arena,
-			   .limits = limits, .m = m, .error = error};
+	struct recipe r = {.s = &l.s,
+	                   .root = l.root,
+	                   .path = path,
+	                   .arena = arena,
+	                   .limits = limits,
+	                   .m = m,
+	                   .error = error};
 	struct dtl_plan *plan = &m->plan;
 	if ((rc = dtl_schema_map(&l.s, l.root, "trainer arguments")) < 0)
 		goto out;

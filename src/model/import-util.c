@@ -5,7 +5,7 @@
 #include "import-util.h"
 
 int dtl_loaded_open(struct dtl_loaded *l, const char *path, struct dtl_arena *arena,
-		    const struct dtl_limits *limits, struct dtl_error *error)
+                    const struct dtl_limits *limits, struct dtl_error *error)
 {
 	const char *file = dtl_arena_strndup(arena, path, strlen(path));
 	int r;

@@ -14,7 +14,7 @@ struct dtl_loaded {
 };
 
 int dtl_loaded_open(struct dtl_loaded *l, const char *path, struct dtl_arena *arena,
-		    const struct dtl_limits *limits, struct dtl_error *error);
+                    const struct dtl_limits *limits, struct dtl_error *error);
 void dtl_loaded_close(struct dtl_loaded *l);
 /* "<dir of base>/<rel>" unless rel is absolute */
 const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, const char *rel);

@@ -274,8 +274,8 @@ static int parse_tensor(const struct dtl_schema *s, const struct dtl_node *map,
 	return r;
 }
 
-void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
-                            struct dtl_arena *arena, const struct dtl_limits *limits)
+void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file, struct dtl_arena *arena,
+                            const struct dtl_limits *limits)
 {
 	memset(ts, 0, sizeof(*ts));
 	ts->file = file;
@@ -567,8 +567,8 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 		} else if (strcmp(k, "use_dora") == 0) {
 			r = dtl_schema_tristate(s, v, "adapter.use_dora", &a->use_dora);
 		} else if (strcmp(k, "target_parameters") == 0) {
-			r = dtl_schema_patterns(s, v, "adapter.target_parameters", DTL_PATTERN_PLAIN,
-			                        &a->target_parameters);
+			r = dtl_schema_patterns(s, v, "adapter.target_parameters",
+			                        DTL_PATTERN_PLAIN, &a->target_parameters);
 		}
 	}
 	return r;

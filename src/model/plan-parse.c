@@ -160,7 +160,8 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 				    dtl_schema_describe(s, v));
 			z->offload_param_loc = dtl_schema_loc(s, v);
 		} else if (strcmp(k, "quantized_weights") == 0) {
-			r = dtl_schema_tristate(s, v, "zero3.quantized_weights", &z->quantized_weights);
+			r = dtl_schema_tristate(s, v, "zero3.quantized_weights",
+			                        &z->quantized_weights);
 			z->quantized_weights_loc = dtl_schema_loc(s, v);
 		} else if (strcmp(k, "quantized_nontrainable_weights") == 0) {
 			r = dtl_schema_tristate(s, v, "zero3.quantized_nontrainable_weights",
@@ -176,7 +177,8 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 			z->autocast = DTL_FALSE;
 			z->autocast_loc = dtl_schema_loc(s, v);
 			if (e)
-				r = dtl_schema_tristate(s, e, "zero3.torch_autocast.enabled", &z->autocast);
+				r = dtl_schema_tristate(s, e, "zero3.torch_autocast.enabled",
+				                        &z->autocast);
 			if (d && r >= 0)
 				r = dtl_schema_dtype(s, d, "zero3.torch_autocast.dtype", true,
 				                     &z->autocast_dtype);
@@ -205,8 +207,8 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
                    struct dtl_plan *plan, struct dtl_error *error)
 {
-	static const char *const keys[] = {"strategy", "precision", "world_size", "versions",
-	                                   "trainer",  "fsdp",      "zero3",      "direct_access",
+	static const char *const keys[] = {"strategy", "precision",  "world_size", "versions",
+	                                   "trainer",  "fsdp",       "zero3",      "direct_access",
 	                                   "merge",    "model_cast", NULL};
 	struct dtl_limits limits;
 	dtl_limits_default(&limits);
@@ -271,7 +273,8 @@ int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_aren
 			plan->model_cast_loc = dtl_schema_loc(&s, v);
 			if (r >= 0 && plan->model_cast != DTL_DTYPE_NONE &&
 			    !dtl_dtype_is_floating(plan->model_cast))
-				r = dtl_schema_fail(&s, v, "'model_cast' must be a floating dtype, got %s",
+				r = dtl_schema_fail(&s, v,
+				                    "'model_cast' must be a floating dtype, got %s",
 				                    dtl_schema_describe(&s, v));
 		}
 	}

@@ -8,7 +8,7 @@
 #include "schema.h"
 
 static int parse_names(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
-		       const char ***ret, size_t *ret_count)
+                       const char ***ret, size_t *ret_count)
 {
 	struct dtl_patterns p;
 	int r = dtl_schema_patterns(s, v, what, DTL_PATTERN_PLAIN, &p);
@@ -31,19 +31,21 @@ static int parse_status(const struct dtl_schema *s, const struct dtl_node *map, 
 	int r;
 
 	if (!status)
-		return dtl_schema_fail(s, map, "every entry needs a status (verified or from-memory)");
+		return dtl_schema_fail(s, map,
+		                       "every entry needs a status (verified or from-memory)");
 	r = dtl_schema_string(s, status, "status", &text);
 	if (r < 0)
 		return r;
 	if (strcmp(text, "verified") != 0 && strcmp(text, "from-memory") != 0)
-		return dtl_schema_fail(s, status, "'status' must be verified or from-memory, got %s",
-				       dtl_schema_describe(s, status));
+		return dtl_schema_fail(s, status,
+		                       "'status' must be verified or from-memory, got %s",
+		                       dtl_schema_describe(s, status));
 	*ret_verified = strcmp(text, "verified") == 0;
 	return 0;
 }
 
 static int parse_bool_key(const struct dtl_schema *s, const struct dtl_node *map, const char *key,
-			  bool *ret)
+                          bool *ret)
 {
 	const struct dtl_node *v = dtl_node_get(map, key);
 	if (!v)
@@ -52,7 +54,7 @@ static int parse_bool_key(const struct dtl_schema *s, const struct dtl_node *map
 }
 
 static int parse_routers(const struct dtl_schema *s, const struct dtl_node *seq,
-			 struct dtl_profile *p)
+                         struct dtl_profile *p)
 {
 	static const char *const keys[] = {"path", "class", "upcasts", "status", NULL};
 	if (seq->type != DTL_NODE_SEQ)
@@ -69,7 +71,8 @@ static int parse_routers(const struct dtl_schema *s, const struct dtl_node *seq,
 			return r;
 		if (!(path = dtl_node_get(m, "path")) || !(cls = dtl_node_get(m, "class")))
 			return dtl_schema_fail(s, m, "a router needs 'path' and 'class'");
-		if ((r = dtl_schema_pattern(s, path, "routers.path", DTL_PATTERN_GLOB, &ri->path)) < 0 ||
+		if ((r = dtl_schema_pattern(s, path, "routers.path", DTL_PATTERN_GLOB, &ri->path)) <
+		        0 ||
 		    (r = dtl_schema_string(s, cls, "routers.class", &ri->class_name)) < 0 ||
 		    (r = parse_bool_key(s, m, "upcasts", &ri->upcasts)) < 0 ||
 		    (r = parse_status(s, m, &ri->verified)) < 0)
@@ -80,7 +83,7 @@ static int parse_routers(const struct dtl_schema *s, const struct dtl_node *seq,
 }
 
 static int parse_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
-			 struct dtl_profile *p)
+                         struct dtl_profile *p)
 {
 	static const char *const keys[] = {"name", "persistent", "self_casting", "status", NULL};
 	if (seq->type != DTL_NODE_SEQ)
@@ -98,7 +101,7 @@ static int parse_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
 		if (!(name = dtl_node_get(m, "name")))
 			return dtl_schema_fail(s, m, "an fp32 buffer needs a 'name'");
 		if ((r = dtl_schema_pattern(s, name, "fp32_buffers.name", DTL_PATTERN_GLOB,
-					    &bi->name)) < 0 ||
+		                            &bi->name)) < 0 ||
 		    (r = parse_bool_key(s, m, "persistent", &bi->persistent)) < 0 ||
 		    (r = parse_bool_key(s, m, "self_casting", &bi->self_casting)) < 0 ||
 		    (r = parse_status(s, m, &bi->verified)) < 0)
@@ -109,7 +112,7 @@ static int parse_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
 }
 
 static int parse_glob_map(const struct dtl_schema *s, const struct dtl_node *map, const char *what,
-			  struct dtl_glob_map **ret, size_t *ret_count)
+                          struct dtl_glob_map **ret, size_t *ret_count)
 {
 	int r = dtl_schema_map(s, map, what);
 	if (r < 0)
@@ -119,7 +122,7 @@ static int parse_glob_map(const struct dtl_schema *s, const struct dtl_node *map
 		return -ENOMEM;
 	for (size_t i = 0; i < map->map.count; i++) {
 		if ((r = dtl_schema_pattern(s, &map->map.pairs[i].key, what, DTL_PATTERN_GLOB,
-					    &items[i].glob)) < 0 ||
+		                            &items[i].glob)) < 0 ||
 		    (r = dtl_schema_string(s, &map->map.pairs[i].value, what, &items[i].value)) < 0)
 			return r;
 	}
@@ -152,7 +155,7 @@ static int parse_tied(const struct dtl_schema *s, const struct dtl_node *seq, st
 }
 
 static int parse_shapes(const struct dtl_schema *s, const struct dtl_node *map,
-			struct dtl_profile *p)
+                        struct dtl_profile *p)
 {
 	int r = dtl_schema_map(s, map, "shapes");
 	if (r < 0)
@@ -164,7 +167,7 @@ static int parse_shapes(const struct dtl_schema *s, const struct dtl_node *map,
 		struct dtl_shape_rule *rule = &p->shapes[i];
 		const struct dtl_node *dims = &map->map.pairs[i].value;
 		r = dtl_schema_pattern(s, &map->map.pairs[i].key, "shapes", DTL_PATTERN_GLOB,
-				       &rule->glob);
+		                       &rule->glob);
 		if (r < 0)
 			return r;
 		if (dims->type != DTL_NODE_SEQ)
@@ -192,7 +195,7 @@ static int parse_shapes(const struct dtl_schema *s, const struct dtl_node *map,
 
 /* A list of expressions (strings, or bare integers) into *ret_dims. */
 static int parse_dims(const struct dtl_schema *s, const struct dtl_node *dims, const char *what,
-		      const char ***ret_dims, size_t *ret_rank)
+                      const char ***ret_dims, size_t *ret_rank)
 {
 	if (dims->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, dims, what, "a list of expressions");
@@ -216,13 +219,13 @@ static int parse_dims(const struct dtl_schema *s, const struct dtl_node *dims, c
 }
 
 static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
-				 struct dtl_profile *p)
+                                 struct dtl_profile *p)
 {
 	static const char *const keys[] = {"name", "shape", "status", NULL};
 	if (seq->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, seq, "created_buffers", "a list");
 	p->created_buffers =
-		dtl_arena_calloc(s->arena, seq->seq.count + 1, sizeof(*p->created_buffers));
+	    dtl_arena_calloc(s->arena, seq->seq.count + 1, sizeof(*p->created_buffers));
 	if (!p->created_buffers)
 		return -ENOMEM;
 	for (size_t i = 0; i < seq->seq.count; i++) {
@@ -232,9 +235,10 @@ static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_no
 		if (r < 0 || (r = dtl_schema_check_keys(s, m, "created_buffers[]", keys)) < 0)
 			return r;
 		if (!(name = dtl_node_get(m, "name")) || !(shape = dtl_node_get(m, "shape")))
-			return dtl_schema_fail(s, m, "a created buffer needs a 'name' and a 'shape'");
+			return dtl_schema_fail(s, m,
+			                       "a created buffer needs a 'name' and a 'shape'");
 		if ((r = dtl_schema_pattern(s, name, "created_buffers.name", DTL_PATTERN_PLAIN,
-					    &cb->name)) < 0 ||
+		                            &cb->name)) < 0 ||
 		    (r = parse_dims(s, shape, "created_buffers.shape", &cb->dims, &cb->rank)) < 0 ||
 		    (r = parse_status(s, m, &cb->verified)) < 0)
 			return r;
@@ -244,13 +248,23 @@ static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_no
 }
 
 static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root,
-			 struct dtl_profile *p)
+                         struct dtl_profile *p)
 {
-	static const char *const keys[] = {
-		"architecture", "aliases",   "model_type", "keep_in_fp32",
-		"keep_in_fp32_strict", "no_split_modules", "modules", "routers",
-		"fp32_buffers", "tied", "tie_word_embeddings_default", "linear_modules",
-		"shapes", "created_buffers", NULL};
+	static const char *const keys[] = {"architecture",
+	                                   "aliases",
+	                                   "model_type",
+	                                   "keep_in_fp32",
+	                                   "keep_in_fp32_strict",
+	                                   "no_split_modules",
+	                                   "modules",
+	                                   "routers",
+	                                   "fp32_buffers",
+	                                   "tied",
+	                                   "tie_word_embeddings_default",
+	                                   "linear_modules",
+	                                   "shapes",
+	                                   "created_buffers",
+	                                   NULL};
 	int r = dtl_schema_map(s, root, "profile");
 	if (r < 0 || (r = dtl_schema_check_keys(s, root, "profile", keys)) < 0)
 		return r;
@@ -268,7 +282,8 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 		else if (strcmp(k, "keep_in_fp32") == 0)
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->keep_in_fp32);
 		else if (strcmp(k, "keep_in_fp32_strict") == 0)
-			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->keep_in_fp32_strict);
+			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN,
+			                        &p->keep_in_fp32_strict);
 		else if (strcmp(k, "no_split_modules") == 0)
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_modules);
 		else if (strcmp(k, "modules") == 0)
@@ -292,7 +307,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 }
 
 int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
-		      struct dtl_arena *arena, struct dtl_error *error)
+                      struct dtl_arena *arena, struct dtl_error *error)
 {
 	struct dtl_limits limits;
 	size_t n = 0;
@@ -312,7 +327,8 @@ int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
 		if (architecture && !memmem(f->data, f->size, architecture, strlen(architecture)))
 			continue;
 		const char *file = dtl_arena_sprintf(arena, "rules/architectures/%s", f->name);
-		struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
+		struct dtl_schema s = {
+		    .file = file, .arena = arena, .limits = &limits, .error = error};
 		struct dtl_source source;
 		struct dtl_node *root;
 		int r;
@@ -337,7 +353,7 @@ int dtl_profiles_load(struct dtl_profiles *profiles, const char *architecture,
 }
 
 const struct dtl_profile *dtl_profiles_find(const struct dtl_profiles *profiles,
-					    const char *architecture)
+                                            const char *architecture)
 {
 	if (!architecture)
 		return NULL;

@@ -39,7 +39,7 @@ void dtl_report_github_escape(FILE *out, const char *s, bool property)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				fprintf(out, "\\x%02x", (unsigned char)*p);
 			else if ((unsigned char)*p == 0xc2 && (unsigned char)p[1] >= 0x80 &&
-				 (unsigned char)p[1] <= 0x9f)
+			         (unsigned char)p[1] <= 0x9f)
 				fprintf(out, "\\u%04x", (unsigned char)*++p);
 			else
 				fputc(*p, out);

@@ -189,7 +189,8 @@ static void plan_object(FILE *out, const struct dtl_sim *sim)
 		fputs(": {\"version\": ", out);
 		dtl_json_string(out, dtl_version_format(&rp->plan.versions[fw], v, sizeof(v)));
 		char from[600];
-		fprintf(out, ", \"assumed\": %s, \"from\": ", rp->version_assumed[fw] ? "true" : "false");
+		fprintf(out, ", \"assumed\": %s, \"from\": ",
+		        rp->version_assumed[fw] ? "true" : "false");
 		dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
 		fputc('}', out);
 	}

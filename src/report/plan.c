@@ -13,7 +13,7 @@
 #include "report-private.h"
 
 const char *dtl_report_version_source(const struct dtl_sim *sim, enum dtl_framework fw, char *buf,
-				      size_t size)
+                                      size_t size)
 {
 	struct dtl_loc loc = sim->rp.plan.version_locs[fw];
 
@@ -37,14 +37,16 @@ int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, s
 		fputs("Versions", out);
 		if (n > 1) {
 			fputs(" for ", out);
-			dtl_report_put_escaped(out, sim->manifest->file ? sim->manifest->file : "-");
+			dtl_report_put_escaped(out,
+			                       sim->manifest->file ? sim->manifest->file : "-");
 		}
 		fputc(':', out);
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];
 			fprintf(out, "%s %s %s (", fw ? "," : "", dtl_framework_name(fw),
-				dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
-			dtl_report_put_escaped(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+			        dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
+			dtl_report_put_escaped(
+			    out, dtl_report_version_source(sim, fw, from, sizeof(from)));
 			fputc(')', out);
 		}
 		fputc('\n', out);
@@ -99,34 +101,37 @@ static void stages(FILE *out, const struct dtl_sim *sim, bool json)
 		break;
 	default:
 		snprintf(load, sizeof(load), "from_pretrained(dtype=%s)",
-			 dtl_dtype_name(m->model.load_dtype));
+		         dtl_dtype_name(m->model.load_dtype));
 	}
 	snprintf(zero_init, sizeof(zero_init), "every floating tensor created under it becomes %s",
-		 dtype_or(rp->zero_init_dtype, "(precision unset: no cast)"));
+	         dtype_or(rp->zero_init_dtype, "(precision unset: no cast)"));
 	const struct stage_row rows[] = {
-		{"load", true, load},
-		{"zero-init", rp->zero_init && m->quantization.method == DTL_QUANT_NONE, zero_init},
-		{"quantize", m->quantization.method != DTL_QUANT_NONE,
-		 m->quantization.method == DTL_QUANT_BNB_8BIT ? "bitsandbytes LLM.int8: int8 weights"
-		 : m->quantization.prequantized ? "pre-quantized checkpoint: weights as stored"
-						: "bitsandbytes 4-bit: packed into bnb_4bit_quant_storage"},
-		{"kbit-prepare", m->adapter.prepare_kbit_training == DTL_TRUE,
-		 "freeze all, fp16/bf16 non-Params4bit to float32"},
-		{"peft", m->adapter.present,
-		 m->adapter.autocast_adapter_dtype == DTL_FALSE
-			 ? "adapters in the base dtype (autocast_adapter_dtype=False)"
-			 : "adapters upcast to float32 (autocast_adapter_dtype, by version)"},
-		{"trainer", p->trainer != NULL || m->recipe.kind != NULL,
-		 m->recipe.kind ? m->recipe.kind : p->trainer ? p->trainer : "none"},
-		{"engine", p->strategy == DTL_STRATEGY_ZERO3 || p->strategy == DTL_STRATEGY_FSDP2,
-		 p->strategy == DTL_STRATEGY_ZERO3 ? "deepspeed.initialize's module cast (by version)"
-						   : "accelerate's fp32 upcast (by version)"},
-		{"shard",
-		 p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2 ||
-			 p->strategy == DTL_STRATEGY_ZERO3,
-		 p->strategy == DTL_STRATEGY_ZERO3 ? "ZeRO-3 persistent and trainable sets"
-						   : "FSDP units or groups from the wrap list"},
-		{"compute", true, "param_dtype, buffer_dtype or the gathered dtype"},
+	    {"load", true, load},
+	    {"zero-init", rp->zero_init && m->quantization.method == DTL_QUANT_NONE, zero_init},
+	    {"quantize", m->quantization.method != DTL_QUANT_NONE,
+	     m->quantization.method == DTL_QUANT_BNB_8BIT ? "bitsandbytes LLM.int8: int8 weights"
+	     : m->quantization.prequantized
+	         ? "pre-quantized checkpoint: weights as stored"
+	         : "bitsandbytes 4-bit: packed into bnb_4bit_quant_storage"},
+	    {"kbit-prepare", m->adapter.prepare_kbit_training == DTL_TRUE,
+	     "freeze all, fp16/bf16 non-Params4bit to float32"},
+	    {"peft", m->adapter.present,
+	     m->adapter.autocast_adapter_dtype == DTL_FALSE
+	         ? "adapters in the base dtype (autocast_adapter_dtype=False)"
+	         : "adapters upcast to float32 (autocast_adapter_dtype, by version)"},
+	    {"trainer", p->trainer != NULL || m->recipe.kind != NULL,
+	     m->recipe.kind ? m->recipe.kind
+	     : p->trainer   ? p->trainer
+	                    : "none"},
+	    {"engine", p->strategy == DTL_STRATEGY_ZERO3 || p->strategy == DTL_STRATEGY_FSDP2,
+	     p->strategy == DTL_STRATEGY_ZERO3 ? "deepspeed.initialize's module cast (by version)"
+	                                       : "accelerate's fp32 upcast (by version)"},
+	    {"shard",
+	     p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2 ||
+	         p->strategy == DTL_STRATEGY_ZERO3,
+	     p->strategy == DTL_STRATEGY_ZERO3 ? "ZeRO-3 persistent and trainable sets"
+	                                       : "FSDP units or groups from the wrap list"},
+	    {"compute", true, "param_dtype, buffer_dtype or the gathered dtype"},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		put_row(out, &rows[i], json, i == 0);
@@ -142,19 +147,19 @@ static void plan_text(FILE *out, const struct dtl_sim *sim)
 	fputs(":\n", out);
 	fprintf(out, "  strategy      %s\n", dtl_strategy_name(p->strategy));
 	fprintf(out, "  precision     %s (mode dtype %s)\n", dtl_precision_name(p->precision),
-		dtype_or(rp->mode_dtype, "none"));
+	        dtype_or(rp->mode_dtype, "none"));
 	fprintf(out, "  world size    %lld%s\n", (long long)p->world_size,
-		rp->world_size_assumed ? " (assumed)" : "");
+	        rp->world_size_assumed ? " (assumed)" : "");
 	if (p->model_cast != DTL_DTYPE_NONE)
 		fprintf(out, "  model cast    model.to(torch.%s) before the trainer (model_cast)\n",
-			dtl_dtype_name(p->model_cast));
+		        dtl_dtype_name(p->model_cast));
 	fputs("  trainer       ", out);
 	dtl_report_put_escaped(out, p->trainer ? p->trainer : "none");
 	fputc('\n', out);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
 		fprintf(out, "  %-13s %s (", dtl_framework_name(fw),
-			dtl_version_format(&p->versions[fw], v, sizeof(v)));
+		        dtl_version_format(&p->versions[fw], v, sizeof(v)));
 		dtl_report_put_escaped(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
 		fputs(")\n", out);
 	}
@@ -167,18 +172,21 @@ static void plan_text(FILE *out, const struct dtl_sim *sim)
 		fprintf(out, "%s\n", rp->wrap_from_model ? " (the model's _no_split_modules)" : "");
 		if (rp->peft_wrap_policy)
 			fputs("  wrap policy   PEFT's fsdp_auto_wrap_policy (the HF Trainer's "
-			      "_fsdp_qlora_plugin_updates): these classes, and every leaf module whose "
+			      "_fsdp_qlora_plugin_updates): these classes, and every leaf module "
+			      "whose "
 			      "weight requires grad\n",
 			      out);
 		fprintf(out, "  fsdp dtypes   param %s, reduce %s, buffer %s\n",
-			dtype_or(p->fsdp.param_dtype, "None"), dtype_or(p->fsdp.reduce_dtype, "None"),
-			dtype_or(p->fsdp.buffer_dtype, "None"));
+		        dtype_or(p->fsdp.param_dtype, "None"),
+		        dtype_or(p->fsdp.reduce_dtype, "None"),
+		        dtype_or(p->fsdp.buffer_dtype, "None"));
 	}
 	if (p->strategy == DTL_STRATEGY_ZERO3)
-		fprintf(out, "  zero3         init %s, persistence threshold %lld%s, buffer_dtype %s\n",
-			rp->zero_init ? "true" : "false", (long long)rp->persistence_threshold,
-			p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
-			dtype_or(p->zero3.buffer_dtype, "None"));
+		fprintf(out,
+		        "  zero3         init %s, persistence threshold %lld%s, buffer_dtype %s\n",
+		        rp->zero_init ? "true" : "false", (long long)rp->persistence_threshold,
+		        p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
+		        dtype_or(p->zero3.buffer_dtype, "None"));
 	fputs("  stages:\n", out);
 	stages(out, sim, false);
 }
@@ -197,7 +205,7 @@ static void plan_json(FILE *out, const struct dtl_sim *sim)
 	fputs(", \"mode_dtype\": ", out);
 	dtl_json_string(out, dtype_or(rp->mode_dtype, "none"));
 	fprintf(out, ", \"world_size\": %lld, \"world_size_assumed\": %s, \"trainer\": ",
-		(long long)p->world_size, rp->world_size_assumed ? "true" : "false");
+	        (long long)p->world_size, rp->world_size_assumed ? "true" : "false");
 	dtl_json_string(out, p->trainer ? p->trainer : "none");
 	fputs(", \"model_cast\": ", out);
 	dtl_json_string(out, dtype_or(p->model_cast, "none"));
@@ -218,16 +226,17 @@ static void plan_json(FILE *out, const struct dtl_sim *sim)
 		dtl_json_string(out, rp->wrap.items[i].text);
 	}
 	fprintf(out, "], \"wrap_from_model\": %s, \"peft_wrap_policy\": %s, \"param_dtype\": ",
-		rp->wrap_from_model ? "true" : "false", rp->peft_wrap_policy ? "true" : "false");
+	        rp->wrap_from_model ? "true" : "false", rp->peft_wrap_policy ? "true" : "false");
 	dtl_json_string(out, dtype_or(p->fsdp.param_dtype, "none"));
 	fputs(", \"reduce_dtype\": ", out);
 	dtl_json_string(out, dtype_or(p->fsdp.reduce_dtype, "none"));
 	fputs(", \"buffer_dtype\": ", out);
 	dtl_json_string(out, dtype_or(p->fsdp.buffer_dtype, "none"));
-	fprintf(out, "}, \"zero3\": {\"init\": %s, \"init_dtype\": ", rp->zero_init ? "true" : "false");
+	fprintf(out,
+	        "}, \"zero3\": {\"init\": %s, \"init_dtype\": ", rp->zero_init ? "true" : "false");
 	dtl_json_string(out, dtype_or(rp->zero_init_dtype, "none"));
 	fprintf(out, ", \"persistence_threshold\": %lld, \"persistence_auto\": %s}, \"stages\": [",
-		(long long)rp->persistence_threshold, p->zero3.persistence_auto ? "true" : "false");
+	        (long long)rp->persistence_threshold, p->zero3.persistence_auto ? "true" : "false");
 	stages(out, sim, true);
 	fputs("]}", out);
 }

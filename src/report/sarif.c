@@ -272,9 +272,11 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			fputs(", ", out);
 			dtl_json_string(out, dtl_framework_name(fw));
 			fputs(": {\"version\": ", out);
-			dtl_json_string(out, dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
+			dtl_json_string(
+			    out, dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
 			fputs(", \"from\": ", out);
-			dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+			dtl_json_string(out,
+			                dtl_report_version_source(sim, fw, from, sizeof(from)));
 			fputc('}', out);
 		}
 		fputc('}', out);

@@ -37,10 +37,10 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			fprintf(out, ":%u:%u: trace: '", loc.line, loc.column);
 			dtl_report_put_escaped(out, sim->t.name[t]);
 			fprintf(out, "' %s, stored %s, computes in %s\n",
-			        sim->t.kind[t] == DTL_KIND_BUFFER      ? "(buffer)"
+			        sim->t.kind[t] == DTL_KIND_BUFFER        ? "(buffer)"
 			        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "(quantization state)"
-			        : (sim->t.flags[t] & DTL_TF_TRAINABLE) ? "(trainable)"
-			                                               : "(frozen)",
+			        : (sim->t.flags[t] & DTL_TF_TRAINABLE)   ? "(trainable)"
+			                                                 : "(frozen)",
 			        dtl_dtype_name(sim->t.dtype[t]),
 			        dtl_dtype_name(sim->t.compute_dtype[t]));
 			for (size_t e = 0; e < h; e++) {

@@ -66,16 +66,15 @@ int dtl_check_add_tensor(struct dtl_check *c, struct dtl_finding *f, uint32_t te
 	f->tensors[f->tensor_count++] = tensor;
 	if (f->sort_tensor == UINT32_MAX)
 		f->sort_tensor = sim->t.rank[tensor];
-	used += (size_t)snprintf(text + used, sizeof(text) - used,
-	                         "'%s' is %s%s%s%s: ", sim->t.name[tensor],
-	                         dtl_dtype_name(sim->t.dtype[tensor]),
-	                         sim->t.kind[tensor] == DTL_KIND_BUFFER      ? " (buffer)"
-	                         : sim->t.kind[tensor] == DTL_KIND_QUANT_STATE
-	                             ? " (quantization state)"
-	                         : (sim->t.flags[tensor] & DTL_TF_ALIAS)     ? " (tied)"
-	                         : (sim->t.flags[tensor] & DTL_TF_TRAINABLE) ? " (trainable)"
-	                                                                     : " (frozen)",
-	                         role ? ", " : "", role ? role : "");
+	used += (size_t)snprintf(
+	    text + used, sizeof(text) - used, "'%s' is %s%s%s%s: ", sim->t.name[tensor],
+	    dtl_dtype_name(sim->t.dtype[tensor]),
+	    sim->t.kind[tensor] == DTL_KIND_BUFFER        ? " (buffer)"
+	    : sim->t.kind[tensor] == DTL_KIND_QUANT_STATE ? " (quantization state)"
+	    : (sim->t.flags[tensor] & DTL_TF_ALIAS)       ? " (tied)"
+	    : (sim->t.flags[tensor] & DTL_TF_TRAINABLE)   ? " (trainable)"
+	                                                  : " (frozen)",
+	    role ? ", " : "", role ? role : "");
 	for (size_t i = 0; i < n && used < sizeof(text); i++)
 		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", i ? " -> " : "",
 		                         history[i].reason);
@@ -100,7 +99,7 @@ const char *dtl_check_version(struct dtl_check *c, enum dtl_framework framework)
 }
 
 const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, size_t count,
-				bool torch_style)
+                                bool torch_style)
 {
 	bool seen[DTL_DTYPE_COUNT] = {false};
 	enum dtl_dtype order[DTL_DTYPE_COUNT];
@@ -119,8 +118,8 @@ const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, si
 	for (size_t k = 0; k < n && used < sizeof(text); k++) {
 		const char *sep = k == 0 ? "" : (torch_style || k + 1 < n) ? ", " : " and ";
 		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", sep,
-					 torch_style ? dtl_dtype_torch_name(order[k])
-						     : dtl_dtype_name(order[k]));
+		                         torch_style ? dtl_dtype_torch_name(order[k])
+		                                     : dtl_dtype_name(order[k]));
 	}
 	return dtl_arena_strndup(c->arena, text, strnlen(text, sizeof(text)));
 }
@@ -154,8 +153,9 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 		into[i - first] = i;
 		if (!f[i].group)
 			continue;
-		const char *key = dtl_arena_sprintf(c->arena, "%s|%s", without(c->arena, f[i].message, f[i].group->name),
-						    without(c->arena, f[i].error_text, f[i].group->name));
+		const char *key = dtl_arena_sprintf(
+		    c->arena, "%s|%s", without(c->arena, f[i].message, f[i].group->name),
+		    without(c->arena, f[i].error_text, f[i].group->name));
 		if (!key)
 			return -ENOMEM;
 		int64_t prev = dtl_strmap_put(&keys, key, strlen(key), (int64_t)i);
@@ -171,15 +171,16 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 		size_t extra = folded[i - first];
 		if (!extra)
 			continue;
-		struct dtl_note *notes = dtl_arena_calloc(c->arena, f[i].note_count + extra, sizeof(*notes));
+		struct dtl_note *notes =
+		    dtl_arena_calloc(c->arena, f[i].note_count + extra, sizeof(*notes));
 		if (!notes)
 			return -ENOMEM;
 		if (f[i].note_count)
 			memcpy(notes, f[i].notes, f[i].note_count * sizeof(*notes));
 		f[i].notes = notes;
-		f[i].message = dtl_arena_sprintf(c->arena, "%s (and %zu more %s%s like it; notes name %s)",
-						 f[i].message, extra, what, extra == 1 ? "" : "s",
-						 extra == 1 ? "it" : "them");
+		f[i].message = dtl_arena_sprintf(
+		    c->arena, "%s (and %zu more %s%s like it; notes name %s)", f[i].message, extra,
+		    what, extra == 1 ? "" : "s", extra == 1 ? "it" : "them");
 		if (!f[i].message)
 			return -ENOMEM;
 	}
@@ -200,9 +201,9 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 		struct dtl_note *note = &k->notes[k->note_count++];
 		note->loc = f[i].group->loc;
 		note->tensor = DTL_NONE_INDEX;
-		note->text = dtl_arena_sprintf(c->arena, "%s '%s' fails the same way",
-					       f[i].group->kind == DTL_GROUP_FSDP1_UNIT ? "unit" : "group",
-					       f[i].group->name);
+		note->text = dtl_arena_sprintf(
+		    c->arena, "%s '%s' fails the same way",
+		    f[i].group->kind == DTL_GROUP_FSDP1_UNIT ? "unit" : "group", f[i].group->name);
 		if (!note->text)
 			return -ENOMEM;
 	}

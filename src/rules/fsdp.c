@@ -164,9 +164,9 @@ static int qdora_check(struct dtl_check *c)
 	    dtl_sim_behavior(sim, DTL_B_PEFT_QDORA_FSDP_COPY))
 		return 0;
 	struct dtl_finding *f = dtl_check_report(
-		c, c->rule->severity, a->loc,
-		"QDoRA (use_dora on 4-bit weights) with this peft dequantizes the live Linear4bit "
-		"for DoRA's weight norm, which FSDP1 then fails to flatten");
+	    c, c->rule->severity, a->loc,
+	    "QDoRA (use_dora on 4-bit weights) with this peft dequantizes the live Linear4bit "
+	    "for DoRA's weight norm, which FSDP1 then fails to flatten");
 	if (!f)
 		return -ENOMEM;
 	dtl_check_predict(
@@ -397,7 +397,10 @@ const struct dtl_rule dtl_rule_dt101 = {
                "training: {strategy: fsdp1, fsdp: {wrap: [\"layers.*\"]}}",
     .fix = "Give every unit one dtype: cast the odd tensor, wrap its module as a unit of its "
            "own (fsdp.wrap), or list it in fsdp.ignored.",
-    .facts = "https://github.com/pytorch/pytorch/blob/39ec502db40696605fd91001e5a0afa23ed62f20/torch/distributed/fsdp/_init_utils.py https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/torch/distributed/fsdp/_flat_param.py",
+    .facts = "https://github.com/pytorch/pytorch/blob/39ec502db40696605fd91001e5a0afa23ed62f20/"
+             "torch/distributed/fsdp/_init_utils.py "
+             "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/"
+             "torch/distributed/fsdp/_flat_param.py",
     .check = dt101_check,
 };
 
@@ -421,7 +424,8 @@ const struct dtl_rule dtl_rule_dt102 = {
                "training: {strategy: fsdp1, fsdp: {wrap: [\"layers.*\"]}}",
     .fix = "Set fsdp.use_orig_params: true (torch >= 2.1), or wrap frozen parameters in units "
            "of their own.",
-    .facts = "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/torch/distributed/fsdp/_flat_param.py",
+    .facts = "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/"
+             "torch/distributed/fsdp/_flat_param.py",
     .check = dt102_check,
 };
 
@@ -446,8 +450,12 @@ const struct dtl_rule dtl_rule_dt103 = {
                "training: {strategy: fsdp1, fsdp: {wrap: [\"layers.*\"]}}",
     .fix = "Keep integer tensors out of FSDP units (fsdp.ignored, buffers), or store 4-bit "
            "weights in a floating bnb_4bit_quant_storage equal to the model dtype.",
-    .facts = "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/torch/distributed/fsdp/_flat_param.py https://github.com/pytorch/pytorch/blob/17a7e1e09b3e17825b4cb51d75dab1a764712793/torch/distributed/fsdp/_fully_shard/_fsdp_param.py; "
-             "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/95f9af309d4d5793847169c39288dcd3fcbdf564/docs/source/fsdp_qlora.md?plain=1#L12-L17",
+    .facts = "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/"
+             "torch/distributed/fsdp/_flat_param.py "
+             "https://github.com/pytorch/pytorch/blob/17a7e1e09b3e17825b4cb51d75dab1a764712793/"
+             "torch/distributed/fsdp/_fully_shard/_fsdp_param.py; "
+             "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/"
+             "95f9af309d4d5793847169c39288dcd3fcbdf564/docs/source/fsdp_qlora.md?plain=1#L12-L17",
     .check = dt103_check,
 };
 
@@ -476,8 +484,13 @@ const struct dtl_rule dtl_rule_dt111 = {
                "[\"layers.*\"]}}",
     .fix = "Give each group one dtype, or fully_shard the odd modules separately (one group "
            "per dtype, e.g. an fp32 group for the router).",
-    .facts = "https://github.com/pytorch/pytorch/blob/b795ad9c42aec11accd16c94bc0b4d8dc73af07a/torch/distributed/fsdp/_fully_shard/_fsdp_init.py https://github.com/pytorch/pytorch/blob/002a76fbfea0ac0f199e4b8e2a0691074796c908/torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py; "
-             "https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/fsdp_utils.py#L773-L817",
+    .facts =
+        "https://github.com/pytorch/pytorch/blob/b795ad9c42aec11accd16c94bc0b4d8dc73af07a/torch/"
+        "distributed/fsdp/_fully_shard/_fsdp_init.py "
+        "https://github.com/pytorch/pytorch/blob/002a76fbfea0ac0f199e4b8e2a0691074796c908/torch/"
+        "distributed/fsdp/_fully_shard/_fsdp_param_group.py; "
+        "https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/"
+        "src/accelerate/utils/fsdp_utils.py#L773-L817",
     .check = dt111_check,
 };
 
@@ -498,6 +511,10 @@ const struct dtl_rule dtl_rule_dt131 = {
                "training: {strategy: fsdp2, fsdp: {wrap: [model.embed_tokens]}}",
     .fix = "Shard tied modules together: fully_shard([embed_tokens, lm_head]), or leave both "
            "in the root.",
-    .facts = "https://github.com/pytorch/pytorch/pull/176225 https://github.com/huggingface/accelerate/pull/4015 https://github.com/huggingface/accelerate/pull/4171 https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
+    .facts = "https://github.com/pytorch/pytorch/pull/176225 "
+             "https://github.com/huggingface/accelerate/pull/4015 "
+             "https://github.com/huggingface/accelerate/pull/4171 "
+             "https://github.com/huggingface/transformers/blob/"
+             "040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
     .check = dt131_check,
 };

@@ -59,6 +59,7 @@ const struct dtl_rule dtl_rule_dt602 = {
                "  - {name: model.embed_tokens.weight, shape: [8, 4], dtype: bfloat16}\n"
                "  - {name: lm_head.weight, shape: [8, 4], dtype: float32}",
     .fix = "Declare the shared Parameter's dtype for every tied name.",
-    .facts = "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
+    .facts = "https://github.com/huggingface/transformers/blob/"
+             "040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
     .check = dt602_check,
 };

@@ -124,8 +124,8 @@ static int dt122_check(struct dtl_check *c)
 static enum dtl_dtype comm_dtype(const struct dtl_sim *sim, uint32_t t)
 {
 	return (sim->t.flags[t] & DTL_TF_AUTOCAST_COMM) && sim->rp.plan.zero3.autocast_dtype
-		       ? sim->rp.plan.zero3.autocast_dtype
-		       : sim->t.dtype[t];
+	           ? sim->rp.plan.zero3.autocast_dtype
+	           : sim->t.dtype[t];
 }
 
 /*
@@ -145,11 +145,12 @@ static int dt123_check(struct dtl_check *c)
 	if (rp->plan.strategy != DTL_STRATEGY_ZERO3 || z->autocast != DTL_TRUE ||
 	    !dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST))
 		return 0;
-	if (rp->mode_dtype != DTL_DTYPE_NONE && dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST_NO_16BIT_MODE)) {
+	if (rp->mode_dtype != DTL_DTYPE_NONE &&
+	    dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST_NO_16BIT_MODE)) {
 		f = dtl_check_report(c, c->rule->severity, z->autocast_loc,
-				     "torch_autocast is on together with %s, which this DeepSpeed "
-				     "refuses",
-				     rp->mode_dtype == DTL_DTYPE_BF16 ? "bf16" : "fp16");
+		                     "torch_autocast is on together with %s, which this DeepSpeed "
+		                     "refuses",
+		                     rp->mode_dtype == DTL_DTYPE_BF16 ? "bf16" : "fp16");
 		if (!f)
 			return -ENOMEM;
 		dtl_check_predict(
@@ -171,9 +172,9 @@ static int dt123_check(struct dtl_check *c)
 		if (a == DTL_NONE_INDEX)
 			return 0;
 		f = dtl_check_report(c, c->rule->severity, z->autocast_loc,
-				     "torch_autocast needs every parameter in float32 with this "
-				     "DeepSpeed, but '%s' is %s",
-				     sim->t.name[a], dtl_dtype_name(sim->t.dtype[a]));
+		                     "torch_autocast needs every parameter in float32 with this "
+		                     "DeepSpeed, but '%s' is %s",
+		                     sim->t.name[a], dtl_dtype_name(sim->t.dtype[a]));
 		if (!f)
 			return -ENOMEM;
 		dtl_check_predict(
@@ -183,7 +184,8 @@ static int dt123_check(struct dtl_check *c)
 		    "use DeepSpeed >= 0.17.6 (PR #7543)");
 		return dtl_check_add_tensor(c, f, a, NULL) < 0 ? -ENOMEM : 0;
 	}
-	if (!dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST_GATHER_DTYPE_ASSERT) || rp->plan.world_size < 2)
+	if (!dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST_GATHER_DTYPE_ASSERT) ||
+	    rp->plan.world_size < 2)
 		return 0;
 	/* two partitioned params that share a communication dtype but not a storage dtype (the
 	 * first of each communication dtype is remembered) */
@@ -204,10 +206,10 @@ static int dt123_check(struct dtl_check *c)
 	if (b == DTL_NONE_INDEX)
 		return 0;
 	f = dtl_check_report(c, c->rule->severity, z->autocast_loc,
-			     "torch_autocast gathers %s and %s parameters together in %s: this "
-			     "DeepSpeed asserts one storage dtype per coalesced fetch",
-			     dtl_dtype_name(sim->t.dtype[a]), dtl_dtype_name(sim->t.dtype[b]),
-			     dtl_dtype_name(comm_dtype(sim, a)));
+	                     "torch_autocast gathers %s and %s parameters together in %s: this "
+	                     "DeepSpeed asserts one storage dtype per coalesced fetch",
+	                     dtl_dtype_name(sim->t.dtype[a]), dtl_dtype_name(sim->t.dtype[b]),
+	                     dtl_dtype_name(comm_dtype(sim, a)));
 	if (!f)
 		return -ENOMEM;
 	dtl_check_predict(
@@ -347,7 +349,10 @@ const struct dtl_rule dtl_rule_dt121 = {
     .fix = "DeepSpeed >= 0.19.3, or stage3_allgather_sequential: true, or "
            "stage3_param_persistence_threshold: 0, or adapters in the base dtype "
            "(autocast_adapter_dtype=False).",
-    .facts = "https://github.com/deepspeedai/DeepSpeed/pull/8066 https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/parameter_offload.py#L311-L329 https://github.com/deepspeedai/DeepSpeed/pull/8073",
+    .facts = "https://github.com/deepspeedai/DeepSpeed/pull/8066 "
+             "https://github.com/deepspeedai/DeepSpeed/blob/"
+             "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/"
+             "parameter_offload.py#L311-L329 https://github.com/deepspeedai/DeepSpeed/pull/8073",
     .check = dt121_check,
 };
 
@@ -368,6 +373,7 @@ const struct dtl_rule dtl_rule_dt122 = {
                "training: {strategy: zero3, precision: bf16}",
     .fix = "Give all trainable parameters one dtype (autocast_adapter_dtype=False, or cast "
            "the odd ones).",
-    .facts = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/utils.py#L207-L235",
+    .facts = "https://github.com/deepspeedai/DeepSpeed/blob/"
+             "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/utils.py#L207-L235",
     .check = dt122_check,
 };

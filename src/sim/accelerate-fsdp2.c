@@ -17,8 +17,8 @@
 
 #include "sim-private.h"
 
-static const char *fact_cast =
-	"https://github.com/huggingface/accelerate/blob/v1.12.0/src/accelerate/utils/fsdp_utils.py#L708-L712";
+static const char *fact_cast = "https://github.com/huggingface/accelerate/blob/v1.12.0/src/"
+                               "accelerate/utils/fsdp_utils.py#L708-L712";
 
 static bool accelerate_named(const struct dtl_sim *sim)
 {
@@ -45,10 +45,10 @@ int dtl_sim_accelerate_fsdp2_cast(struct dtl_sim *sim)
 		return 0;
 	dtl_version_format(&rp->plan.versions[DTL_FW_ACCELERATE], v, sizeof(v));
 	const char *reason = dtl_arena_sprintf(sim->arena,
-					       "accelerate %s casts the whole model to float32 "
-					       "after fully_shard (model.to(torch.float32): frozen "
-					       "params and buffers included)",
-					       v);
+	                                       "accelerate %s casts the whole model to float32 "
+	                                       "after fully_shard (model.to(torch.float32): frozen "
+	                                       "params and buffers included)",
+	                                       v);
 	if (!reason)
 		return -ENOMEM;
 	for (uint32_t t = 0; t < sim->t.count; t++) {
@@ -57,7 +57,7 @@ int dtl_sim_accelerate_fsdp2_cast(struct dtl_sim *sim)
 		    (sim->t.flags[t] & DTL_TF_ALIAS) || sim->t.kind[t] == DTL_KIND_QUANT_STATE)
 			continue;
 		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_ENGINE, DTL_DTYPE_F32, reason, fact_cast,
-				      rp->plan.version_locs[DTL_FW_ACCELERATE]);
+		                      rp->plan.version_locs[DTL_FW_ACCELERATE]);
 		if (r < 0)
 			return r;
 	}
@@ -88,7 +88,8 @@ static uint32_t final_norm(const struct dtl_sim *sim, uint32_t base)
 		const char *leaf = memrchr(m->path, '.', m->path_len);
 		leaf = leaf ? leaf + 1 : m->path;
 		if ((m->class_name && strstr(m->class_name, "Norm")) ||
-		    (!m->class_name && memmem(leaf, m->path_len - (size_t)(leaf - m->path), "norm", 4)))
+		    (!m->class_name &&
+		     memmem(leaf, m->path_len - (size_t)(leaf - m->path), "norm", 4)))
 			found = c;
 	}
 	return found;
@@ -100,14 +101,16 @@ int dtl_sim_accelerate_fsdp2_carve(struct dtl_sim *sim, uint8_t *carve, struct d
 	uint32_t input = DTL_NONE_INDEX, output = DTL_NONE_INDEX;
 	bool tied = false;
 
-	if (!accelerate_named(sim) || !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL))
+	if (!accelerate_named(sim) ||
+	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL))
 		return 0;
 	/* the embeddings: the tied pair when the model ties them, else by their usual names */
 	for (size_t g = 0; g < m->model.tied_count && !tied; g++) {
 		const struct dtl_tied_group *tg = &m->model.tied[g];
 		for (size_t k = 0; k < tg->count; k++) {
 			uint32_t mod = module_of_name(sim, &tg->names[k]);
-			const struct dtl_module *md = mod == DTL_NONE_INDEX ? NULL : &sim->modules[mod];
+			const struct dtl_module *md =
+			    mod == DTL_NONE_INDEX ? NULL : &sim->modules[mod];
 			if (!md)
 				continue;
 			if (md->parent == 0 && output == DTL_NONE_INDEX)
@@ -135,13 +138,14 @@ int dtl_sim_accelerate_fsdp2_carve(struct dtl_sim *sim, uint8_t *carve, struct d
 	bool tied_tail = tied && dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_TIED_TAIL);
 	char v[32];
 	dtl_version_format(&sim->rp.plan.versions[DTL_FW_ACCELERATE], v, sizeof(v));
-	why->text = dtl_arena_sprintf(sim->arena,
-				      "accelerate %s's fsdp2_prepare_model: fully_shard(input "
-				      "embedding) and fully_shard([final_norm, %s])",
-				      v,
-				      !tied	     ? "output embedding"
-				      : tied_tail ? "input embedding, output embedding"
-						  : "input embedding (tied: lm_head stays in the root)");
+	why->text =
+	    dtl_arena_sprintf(sim->arena,
+	                      "accelerate %s's fsdp2_prepare_model: fully_shard(input "
+	                      "embedding) and fully_shard([final_norm, %s])",
+	                      v,
+	                      !tied       ? "output embedding"
+	                      : tied_tail ? "input embedding, output embedding"
+	                                  : "input embedding (tied: lm_head stays in the root)");
 	if (!why->text)
 		return -ENOMEM;
 	why->len = (uint32_t)strlen(why->text);

@@ -39,9 +39,9 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error);
 static inline enum dtl_dtype dtl_sim_declared_dtype(const struct dtl_manifest *m,
                                                     const struct dtl_tensor_decl *t)
 {
-	return t->dtype != DTL_DTYPE_NONE                      ? t->dtype
+	return t->dtype != DTL_DTYPE_NONE                    ? t->dtype
 	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
-	                                                       : DTL_DTYPE_F32;
+	                                                     : DTL_DTYPE_F32;
 }
 /* A declared tensor's first step (stage "manifest"), which is not stored: how its entry gave
  * its dtype. false for a tensor with no entry of its own (its steps are all stored). */
@@ -54,8 +54,8 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error);
 /* Is the module an nn.Linear (profile's linear_modules, else its class or shape)? Fills the
  * weight's index and its [out, in] shape (-1 unknown). */
-bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weight,
-		    int64_t *ret_out, int64_t *ret_in);
+bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weight, int64_t *ret_out,
+                    int64_t *ret_in);
 bool dtl_sim_is_output_layer(const struct dtl_sim *sim, uint32_t mod);
 /* absmax, quant_map, quant_state.*, SCB, weight_format: a pre-quantized weight's side tensors */
 bool dtl_sim_is_quant_state_name(const char *name, uint32_t len);

@@ -56,8 +56,8 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 		if (sim->model.no_split_from_profile) {
 			/* findings point at the manifest's architecture line, not into the
 			 * compiled-in profile */
-			struct dtl_pattern *items = dtl_arena_calloc(sim->arena, rp->wrap.count + 1,
-								     sizeof(*items));
+			struct dtl_pattern *items =
+			    dtl_arena_calloc(sim->arena, rp->wrap.count + 1, sizeof(*items));
 			if (items) {
 				for (size_t i = 0; i < rp->wrap.count; i++) {
 					items[i] = rp->wrap.items[i];
@@ -87,9 +87,9 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	    dtl_behavior_active(sim->behaviors, DTL_B_HF_TRAINER_FSDP2_DEFAULT, rp->plan.versions))
 		rp->plan.strategy = DTL_STRATEGY_FSDP2;
 	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.1: bf16, else fp16, else torch.float */
-	rp->zero_init_dtype = rp->mode_dtype != DTL_DTYPE_NONE            ? rp->mode_dtype
+	rp->zero_init_dtype = rp->mode_dtype != DTL_DTYPE_NONE           ? rp->mode_dtype
 	                      : rp->plan.precision == DTL_PRECISION_FP32 ? DTL_DTYPE_F32
-	                                                                  : DTL_DTYPE_NONE;
+	                                                                 : DTL_DTYPE_NONE;
 }
 
 /* The keep-in-fp32 lists compiled for the era's matcher (facts/torch-and-transformers.md §3.5,
@@ -103,9 +103,9 @@ static int compile_keep_lists(struct dtl_sim *sim)
 
 	for (size_t l = 0; l < 2; l++)
 		if ((r = dtl_keep_set_build(sets[l], dtl_sim_keep_matcher(sim), lists[l]->items,
-					    lists[l]->count, sim->arena)) < 0 ||
+		                            lists[l]->count, sim->arena)) < 0 ||
 		    (r = dtl_keep_set_tune(sets[l], (const char *const *)sim->t.name,
-					   sim->t.name_len, sim->t.count)) < 0)
+		                           sim->t.name_len, sim->t.count)) < 0)
 			return r;
 	return 0;
 }

@@ -2,13 +2,18 @@
 /* The compute stage: the dtype each tensor is used in during forward. */
 #include "sim-private.h"
 
-static const char *fact_fsdp1 = "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/distributed/fsdp/api.py";
-static const char *fact_fsdp2 = "https://github.com/pytorch/pytorch/blob/8fc2039decebd92b15b38296df8bf9aa13275be0/torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py";
+static const char *fact_fsdp1 =
+    "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/"
+    "distributed/fsdp/api.py";
+static const char *fact_fsdp2 =
+    "https://github.com/pytorch/pytorch/blob/8fc2039decebd92b15b38296df8bf9aa13275be0/torch/"
+    "distributed/fsdp/_fully_shard/_fsdp_collectives.py";
 
 int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
-	bool fsdp1 = plan->strategy == DTL_STRATEGY_FSDP1, fsdp2 = plan->strategy == DTL_STRATEGY_FSDP2;
+	bool fsdp1 = plan->strategy == DTL_STRATEGY_FSDP1,
+	     fsdp2 = plan->strategy == DTL_STRATEGY_FSDP2;
 	const char *param_reason = NULL, *buffer_reason = NULL;
 	int r;
 
@@ -17,13 +22,13 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 		return 0;
 	if (plan->fsdp.param_dtype != DTL_DTYPE_NONE)
 		param_reason = dtl_arena_sprintf(
-			sim->arena, "%s param_dtype=%s: every parameter of a %s computes in it",
-			fsdp1 ? "FSDP1 MixedPrecision" : "FSDP2 MixedPrecisionPolicy",
-			dtl_dtype_name(plan->fsdp.param_dtype), fsdp1 ? "unit" : "group");
+		    sim->arena, "%s param_dtype=%s: every parameter of a %s computes in it",
+		    fsdp1 ? "FSDP1 MixedPrecision" : "FSDP2 MixedPrecisionPolicy",
+		    dtl_dtype_name(plan->fsdp.param_dtype), fsdp1 ? "unit" : "group");
 	if (fsdp1 && plan->fsdp.buffer_dtype != DTL_DTYPE_NONE)
-		buffer_reason = dtl_arena_sprintf(sim->arena,
-						  "FSDP1 buffer_dtype=%s casts floating buffers",
-						  dtl_dtype_name(plan->fsdp.buffer_dtype));
+		buffer_reason =
+		    dtl_arena_sprintf(sim->arena, "FSDP1 buffer_dtype=%s casts floating buffers",
+		                      dtl_dtype_name(plan->fsdp.buffer_dtype));
 	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i], to = d;
 		const char *reason = NULL;
@@ -50,8 +55,8 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 		 * routers, buffers); the rest only get their compute dtype */
 		if (sim->t.flags[i] & (DTL_TF_PINNED | DTL_TF_ROUTER) ||
 		    sim->t.kind[i] == DTL_KIND_BUFFER) {
-			r = dtl_sim_set_compute_dtype(sim, i, to, reason, fsdp1 ? fact_fsdp1 : fact_fsdp2,
-						      loc);
+			r = dtl_sim_set_compute_dtype(sim, i, to, reason,
+			                              fsdp1 ? fact_fsdp1 : fact_fsdp2, loc);
 			if (r < 0)
 				return r;
 		} else {

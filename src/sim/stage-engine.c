@@ -9,7 +9,9 @@
 #include "sim-private.h"
 
 static const char *fact_ds = "https://github.com/deepspeedai/DeepSpeed/pull/8066";
-static const char *fact_accel = "https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/fsdp_utils.py#L773-L817";
+static const char *fact_accel =
+    "https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/"
+    "accelerate/utils/fsdp_utils.py#L773-L817";
 
 static int deepspeed_cast(struct dtl_sim *sim)
 {
@@ -114,9 +116,9 @@ static int accelerate_fsdp2_ignore_params4bit(struct dtl_sim *sim)
 			continue;
 		sim->t.flags[t] |= DTL_TF_IGNORED;
 		r = dtl_sim_note(sim, t, DTL_STAGE_ENGINE,
-				 "accelerate excludes frozen non-floating Params4bit from FSDP2 "
-				 "sharding (ignored_params): kept whole on every rank",
-				 fact_accel, rp->plan.version_locs[DTL_FW_ACCELERATE]);
+		                 "accelerate excludes frozen non-floating Params4bit from FSDP2 "
+		                 "sharding (ignored_params): kept whole on every rank",
+		                 fact_accel, rp->plan.version_locs[DTL_FW_ACCELERATE]);
 		if (r < 0)
 			return r;
 	}
@@ -133,11 +135,11 @@ static int deepspeed_autocast(struct dtl_sim *sim)
 
 	if (z->autocast != DTL_TRUE || !dtl_sim_behavior(sim, DTL_B_DS_AUTOCAST))
 		return 0;
-	const char *reason = dtl_arena_sprintf(sim->arena,
-					       "torch_autocast tags it: gathered and reduced in %s, "
-					       "stored as it is",
-					       z->autocast_dtype ? dtl_dtype_name(z->autocast_dtype)
-								 : "the autocast dtype");
+	const char *reason = dtl_arena_sprintf(
+	    sim->arena,
+	    "torch_autocast tags it: gathered and reduced in %s, "
+	    "stored as it is",
+	    z->autocast_dtype ? dtl_dtype_name(z->autocast_dtype) : "the autocast dtype");
 	if (!reason)
 		return -ENOMEM;
 	for (uint32_t mod = 1; mod < sim->module_count; mod++) {
@@ -145,16 +147,18 @@ static int deepspeed_autocast(struct dtl_sim *sim)
 		const struct dtl_module *md = &sim->modules[mod];
 		/* PEFT's lora_A / lora_B are plain nn.Linear modules too */
 		bool lora = memmem(md->path, md->path_len, ".lora_A.", 8) ||
-			    memmem(md->path, md->path_len, ".lora_B.", 8);
+		            memmem(md->path, md->path_len, ".lora_B.", 8);
 		if (!lora && !dtl_sim_linear(sim, mod, &weight, NULL, NULL))
 			continue;
-		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t]) {
-			if (sim->t.kind[t] != DTL_KIND_PARAM || !dtl_dtype_is_floating(sim->t.dtype[t]))
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX;
+		     t = sim->t.next_in_module[t]) {
+			if (sim->t.kind[t] != DTL_KIND_PARAM ||
+			    !dtl_dtype_is_floating(sim->t.dtype[t]))
 				continue;
 			sim->t.flags[t] |= DTL_TF_AUTOCAST_COMM;
 			r = dtl_sim_note(sim, t, DTL_STAGE_ENGINE, reason,
-					 "https://github.com/deepspeedai/DeepSpeed/pull/6993",
-					 z->autocast_loc);
+			                 "https://github.com/deepspeedai/DeepSpeed/pull/6993",
+			                 z->autocast_loc);
 			if (r < 0)
 				return r;
 		}

@@ -6,7 +6,9 @@
  */
 #include "sim-private.h"
 
-static const char *fact_kbit = "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/utils/other.py#L158-L259";
+static const char *fact_kbit =
+    "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/"
+    "utils/other.py#L158-L259";
 
 int dtl_stage_kbit_prepare(struct dtl_sim *sim, struct dtl_error *error)
 {
@@ -24,16 +26,18 @@ int dtl_stage_kbit_prepare(struct dtl_sim *sim, struct dtl_error *error)
 		enum dtl_dtype d = sim->t.dtype[t];
 		if (!dtl_dtype_is_half(d))
 			continue;
-		bool params4bit = (sim->t.flags[t] & DTL_TF_QUANTIZED) && !(sim->t.flags[t] & DTL_TF_INT8);
+		bool params4bit =
+		    (sim->t.flags[t] & DTL_TF_QUANTIZED) && !(sim->t.flags[t] & DTL_TF_INT8);
 		if (params4bit && skips_4bit)
 			continue;
-		const char *reason = params4bit
-			? "prepare_model_for_kbit_training casts the float-stored Params4bit too "
-			  "(peft < 0.10.0): a numeric cast of packed 4-bit codes"
-			: "prepare_model_for_kbit_training freezes it and upcasts fp16/bf16 params "
-			  "to float32";
-		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_KBIT_PREPARE, DTL_DTYPE_F32, reason, fact_kbit,
-				      a->loc);
+		const char *reason =
+		    params4bit
+		        ? "prepare_model_for_kbit_training casts the float-stored Params4bit too "
+		          "(peft < 0.10.0): a numeric cast of packed 4-bit codes"
+		        : "prepare_model_for_kbit_training freezes it and upcasts fp16/bf16 params "
+		          "to float32";
+		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_KBIT_PREPARE, DTL_DTYPE_F32, reason,
+		                      fact_kbit, a->loc);
 		if (r < 0)
 			return r;
 	}

@@ -9,8 +9,12 @@
 #include "dtypelint/glob.h"
 #include "sim-private.h"
 
-static const char *fact_resolve = "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py";
-static const char *fact_final = "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py";
+static const char *fact_resolve =
+    "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/"
+    "transformers/modeling_utils.py";
+static const char *fact_final =
+    "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/"
+    "transformers/modeling_utils.py";
 
 static enum dtl_dtype first_floating(const struct dtl_sim *sim)
 {
@@ -34,15 +38,15 @@ static const char *format_reason(struct dtl_sim *sim, enum declared_how how, enu
 		return dtl_arena_sprintf(sim->arena, "%s from model.checkpoint_dtype", name);
 	default:
 		return dtl_arena_sprintf(sim->arena,
-					 "%s: no dtype and no model.checkpoint_dtype (torch's "
-					 "default dtype)",
-					 name);
+		                         "%s: no dtype and no model.checkpoint_dtype (torch's "
+		                         "default dtype)",
+		                         name);
 	}
 }
 
 /* How a declared tensor's entry gives its dtype (dtl_sim_declared_dtype), and where. */
 static enum declared_how declared_how(const struct dtl_sim *sim, const struct dtl_tensor_decl *t,
-				      struct dtl_loc *loc)
+                                      struct dtl_loc *loc)
 {
 	const struct dtl_manifest *m = sim->manifest;
 
@@ -90,10 +94,11 @@ static int declare(struct dtl_sim *sim, uint32_t i)
 		uint32_t of = sim->t.alias_of[i];
 		const char *reason = dtl_arena_sprintf(
 		    sim->arena, "%s: tied to '%s', the same Parameter",
-		    dtl_dtype_name(sim->t.dtype[i]),
-		    of == DTL_NONE_INDEX ? "?" : sim->t.name[of]);
+		    dtl_dtype_name(sim->t.dtype[i]), of == DTL_NONE_INDEX ? "?" : sim->t.name[of]);
 		return dtl_sim_note(sim, i, DTL_STAGE_DECLARE, reason,
-		                    "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py (tied weights)",
+		                    "https://github.com/huggingface/transformers/blob/"
+		                    "040ba146759afc625c77f49d04982bb54873995f/src/transformers/"
+		                    "modeling_utils.py (tied weights)",
 		                    dtl_sim_tensor_loc(sim, i));
 	}
 	const struct dtl_tensor_decl *t = &sim->manifest->tensors[decl];
@@ -117,7 +122,7 @@ enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim)
 
 /* The first entry of a keep-in-fp32 list that matches the tensor name, or NULL. */
 const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
-					     const struct dtl_keep_set *set, uint32_t tensor)
+                                             const struct dtl_keep_set *set, uint32_t tensor)
 {
 	uint32_t k = dtl_keep_set_first(set, sim->t.name[tensor], sim->t.name_len[tensor]);
 	return k == DTL_NONE_INDEX ? NULL : &set->entries[k];
@@ -127,13 +132,13 @@ const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
 const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor)
 {
 	static const struct dtl_buffer_info known[] = {
-		/* facts/torch-and-transformers.md §3.7: RoPE inv_freq is explicitly fp32 and
-		 * its forward upcasts; e_score_correction_bias is added to fp32 scores */
-		{.name = {.text = "**.inv_freq", .len = 11}, .self_casting = true},
-		{.name = {.text = "**.original_inv_freq", .len = 20}, .self_casting = true},
-		{.name = {.text = "**.e_score_correction_bias", .len = 26},
-		 .persistent = true,
-		 .self_casting = true},
+	    /* facts/torch-and-transformers.md §3.7: RoPE inv_freq is explicitly fp32 and
+	     * its forward upcasts; e_score_correction_bias is added to fp32 scores */
+	    {.name = {.text = "**.inv_freq", .len = 11}, .self_casting = true},
+	    {.name = {.text = "**.original_inv_freq", .len = 20}, .self_casting = true},
+	    {.name = {.text = "**.e_score_correction_bias", .len = 26},
+	     .persistent = true,
+	     .self_casting = true},
 	};
 	const struct dtl_profile *p = sim->model.profile;
 	const char *name = sim->t.name[tensor];
@@ -141,8 +146,8 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 
 	if (p) {
 		for (size_t i = 0; i < p->fp32_buffer_count; i++)
-			if (dtl_glob_match(p->fp32_buffers[i].name.text, p->fp32_buffers[i].name.len,
-					   name, len))
+			if (dtl_glob_match(p->fp32_buffers[i].name.text,
+			                   p->fp32_buffers[i].name.len, name, len))
 				return &p->fp32_buffers[i];
 		return NULL;
 	}
@@ -155,7 +160,7 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 static const char *keep_reason(struct dtl_sim *sim, const char *list, const struct dtl_pattern *e)
 {
 	return dtl_arena_sprintf(sim->arena, "%s entry '%s' matches (as %s)", list, e->text,
-				 dtl_keep_matcher_description(dtl_sim_keep_matcher(sim)));
+	                         dtl_keep_matcher_description(dtl_sim_keep_matcher(sim)));
 }
 
 /* Pins: tensors the model wants in float32 (keep-in-fp32 matches that are float32, fp32
@@ -164,8 +169,8 @@ static const char *keep_reason(struct dtl_sim *sim, const char *list, const stru
 static int pin(struct dtl_sim *sim, uint32_t i, const char *reason, struct dtl_loc loc)
 {
 	sim->t.flags[i] |= DTL_TF_PINNED;
-	return dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, "https://github.com/huggingface/transformers/pull/39058",
-			    loc);
+	return dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason,
+	                    "https://github.com/huggingface/transformers/pull/39058", loc);
 }
 
 static int pin_as_is(struct dtl_sim *sim)
@@ -205,8 +210,8 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			return r;
 	enum dtl_load_mode mode = m->model.load_mode;
 	struct dtl_loc mode_loc = m->model.load_dtype_loc;
-	bool trl_float32 = m->recipe.trl_dtype_unset &&
-			   dtl_sim_behavior(sim, DTL_B_TRL_DTYPE_FLOAT32_DEFAULT);
+	bool trl_float32 =
+	    m->recipe.trl_dtype_unset && dtl_sim_behavior(sim, DTL_B_TRL_DTYPE_FLOAT32_DEFAULT);
 	if (trl_float32) {
 		/* TRL >= 0.27 passes dtype=torch.float32 when the recipe names none */
 		mode = DTL_LOAD_DTYPE;
@@ -224,25 +229,26 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	case DTL_LOAD_AUTO:
 		/* "auto": config dtype, else the first floating tensor of the checkpoint */
 		target = m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
-								     : first_floating(sim);
+		                                                     : first_floating(sim);
 		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=\"auto\") resolves %s",
-					dtl_dtype_name(target));
+		                        dtl_dtype_name(target));
 		break;
 	case DTL_LOAD_DTYPE:
 	default:
 		target = trl_float32 ? DTL_DTYPE_F32 : m->model.load_dtype;
 		how = trl_float32 ? "TRL >= 0.27 loads a recipe that names no dtype in float32 "
-				    "(from_pretrained(dtype=torch.float32))"
-				  : dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s)",
-						      dtl_dtype_torch_name(target));
+		                    "(from_pretrained(dtype=torch.float32))"
+		                  : dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s)",
+		                                      dtl_dtype_torch_name(target));
 		break;
 	}
 	/* facts §3.4: the plain list applies only under float16 (and, in the v5 regression
 	 * window, under bfloat16 too); the strict list under float16 and bfloat16 */
-	bool plain = target == DTL_DTYPE_F16 ||
-		     (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
+	bool plain =
+	    target == DTL_DTYPE_F16 ||
+	    (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
 	bool strict = dtl_sim_behavior(sim, DTL_B_HF_KEEP_STRICT) &&
-		      (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
+	              (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
 	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i];
 		const struct dtl_pattern *e = NULL;
@@ -253,20 +259,20 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		if (!dtl_dtype_is_floating(d) || d == DTL_DTYPE_F8_E4M3FN ||
 		    (sim->t.flags[i] & (DTL_TF_ALIAS | DTL_TF_PREQUANTIZED | DTL_TF_QUANT_STATE)))
 			continue;
-		bool in_checkpoint = sim->t.kind[i] == DTL_KIND_PARAM ||
-				     (sim->t.flags[i] & DTL_TF_PERSISTENT);
+		bool in_checkpoint =
+		    sim->t.kind[i] == DTL_KIND_PARAM || (sim->t.flags[i] & DTL_TF_PERSISTENT);
 		if (strict && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->strict_set, i)))
 			list = "keep_in_fp32_strict";
 		else if (plain && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_set, i)))
 			list = "keep_in_fp32";
 		if (e) {
-			const char *reason = dtl_arena_sprintf(
-				sim->arena, "%s: float32", keep_reason(sim, list, e));
+			const char *reason =
+			    dtl_arena_sprintf(sim->arena, "%s: float32", keep_reason(sim, list, e));
 			sim->t.flags[i] |= DTL_TF_PINNED;
 			r = d == DTL_DTYPE_F32
-				    ? dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, fact_final, e->loc)
-				    : dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, DTL_DTYPE_F32, reason,
-							fact_final, e->loc);
+			        ? dtl_sim_note(sim, i, DTL_STAGE_LOAD, reason, fact_final, e->loc)
+			        : dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, DTL_DTYPE_F32, reason,
+			                            fact_final, e->loc);
 			if (r < 0)
 				return r;
 			continue;
@@ -281,7 +287,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		if (d == target)
 			continue;
 		r = dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, target, how,
-				      mode == DTL_LOAD_AUTO ? fact_resolve : fact_final, mode_loc);
+		                      mode == DTL_LOAD_AUTO ? fact_resolve : fact_final, mode_loc);
 		if (r < 0)
 			return r;
 	}

@@ -15,7 +15,9 @@
 
 static const char *fact_autocast = "https://github.com/huggingface/peft/pull/1706";
 static const char *fact_quant = "https://github.com/huggingface/peft/pull/2893";
-static const char *fact_save = "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/tuners/lora/layer.py#L915-L980";
+static const char *fact_save =
+    "https://github.com/huggingface/peft/blob/5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40/src/peft/"
+    "tuners/lora/layer.py#L915-L980";
 
 struct target_matcher {
 	const struct dtl_adapter *adapter;
@@ -29,7 +31,8 @@ static bool suffix_match(const char *path, uint32_t len, const char *target, siz
 	/* PEFT: key == target or key.endswith("." + target) */
 	if (len == tlen)
 		return memcmp(path, target, tlen) == 0;
-	return len > tlen && path[len - tlen - 1] == '.' && memcmp(path + len - tlen, target, tlen) == 0;
+	return len > tlen && path[len - tlen - 1] == '.' &&
+	       memcmp(path + len - tlen, target, tlen) == 0;
 }
 
 static bool targeted(const struct target_matcher *m, const struct dtl_sim *sim, uint32_t mod)
@@ -52,7 +55,7 @@ static bool targeted(const struct target_matcher *m, const struct dtl_sim *sim, 
 	}
 	for (size_t i = 0; i < a->target_modules.count; i++)
 		if (suffix_match(md->path, md->path_len, a->target_modules.items[i].text,
-				 a->target_modules.items[i].len))
+		                 a->target_modules.items[i].len))
 			return true;
 	return false;
 }
@@ -74,8 +77,8 @@ static bool autocast(const struct dtl_sim *sim, const char **ret_why)
 	 * that are not quantized, in its core trainers (more trainers from 1.8) */
 	if (plan->strategy == DTL_STRATEGY_ZERO3 &&
 	    sim->manifest->quantization.method == DTL_QUANT_NONE && plan->trainer) {
-		static const char *const core[] = {"trl-sft", "trl-dpo", "trl-grpo", "trl-rloo",
-						   "trl-reward", "trl-kto", NULL};
+		static const char *const core[] = {"trl-sft",    "trl-dpo", "trl-grpo", "trl-rloo",
+		                                   "trl-reward", "trl-kto", NULL};
 		static const char *const more[] = {"trl-cpo", "trl-orpo", "trl-bco", NULL};
 		for (const char *const *t = core; *t; t++)
 			if (strcmp(*t, plan->trainer) == 0 &&
@@ -96,7 +99,7 @@ static bool autocast(const struct dtl_sim *sim, const char **ret_why)
 
 /* The dtype PEFT moves a new adapter to: the base layer's, per quantization and version. */
 static enum dtl_dtype base_dtype(const struct dtl_sim *sim, uint32_t weight, const char **ret_how,
-				 const char **ret_fact)
+                                 const char **ret_fact)
 {
 	const struct dtl_quantization *q = &sim->manifest->quantization;
 	uint32_t f = sim->t.flags[weight];
@@ -110,14 +113,14 @@ static enum dtl_dtype base_dtype(const struct dtl_sim *sim, uint32_t weight, con
 	if (f & DTL_TF_QUANTIZED) {
 		if (dtl_sim_behavior(sim, DTL_B_PEFT_4BIT_COMPUTE_DTYPE)) {
 			/* transformers passes bnb_4bit_compute_dtype, float32 by default (§3.4) */
-			enum dtl_dtype c = q->compute_dtype != DTL_DTYPE_NONE ? q->compute_dtype
-									       : DTL_DTYPE_F32;
+			enum dtl_dtype c =
+			    q->compute_dtype != DTL_DTYPE_NONE ? q->compute_dtype : DTL_DTYPE_F32;
 			*ret_how = "moved to the 4-bit base's compute dtype";
 			return c;
 		}
 		if (!dtl_dtype_is_floating(d)) {
 			*ret_how = "this peft reads the 4-bit base's storage dtype, which is not "
-				   "floating: the adapter stays float32";
+			           "floating: the adapter stays float32";
 			return DTL_DTYPE_NONE;
 		}
 		*ret_how = "moved to the 4-bit base's (floating) storage dtype";
@@ -130,16 +133,17 @@ static enum dtl_dtype base_dtype(const struct dtl_sim *sim, uint32_t weight, con
 
 static int fail(struct dtl_error *error, struct dtl_loc loc, const char *name)
 {
-	return dtl_error_set(error, loc, -EINVAL,
-			     "adapter: '%s' is already in 'tensors' (exported after get_peft_model), "
-			     "and the adapter section would inject it again; keep one of the two",
-			     name);
+	return dtl_error_set(
+	    error, loc, -EINVAL,
+	    "adapter: '%s' is already in 'tensors' (exported after get_peft_model), "
+	    "and the adapter section would inject it again; keep one of the two",
+	    name);
 }
 
 /* One new adapter tensor with its dtype history. */
 static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl_dtype base,
-		  const char *base_how, const char *base_fact, bool upcast, const char *upcast_why,
-		  struct dtl_error *error)
+                  const char *base_how, const char *base_fact, bool upcast, const char *upcast_why,
+                  struct dtl_error *error)
 {
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 	uint32_t t;
@@ -148,22 +152,22 @@ static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl
 
 	if (dtl_sim_find(sim, name, strlen(name)) != DTL_NONE_INDEX)
 		return fail(error, a->loc, name);
-	r = dtl_sim_add_tensor(sim, name, (uint32_t)strlen(name), DTL_KIND_PARAM, DTL_DTYPE_F32, numel,
-			       DTL_TF_ADAPTER | DTL_TF_TRAINABLE, &t);
+	r = dtl_sim_add_tensor(sim, name, (uint32_t)strlen(name), DTL_KIND_PARAM, DTL_DTYPE_F32,
+	                       numel, DTL_TF_ADAPTER | DTL_TF_TRAINABLE, &t);
 	if (r == -EEXIST)
 		return fail(error, a->loc, name);
 	if (r < 0)
 		return r;
 	dtl_version_format(&sim->rp.plan.versions[DTL_FW_PEFT], v, sizeof(v));
-	const char *created = dtl_arena_sprintf(sim->arena,
-						"peft %s creates it at torch's default dtype, float32",
-						v);
+	const char *created = dtl_arena_sprintf(
+	    sim->arena, "peft %s creates it at torch's default dtype, float32", v);
 	if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, created, fact_autocast, a->loc)) < 0)
 		return r;
 	if (base != DTL_DTYPE_NONE && base != DTL_DTYPE_F32) {
-		const char *how = dtl_arena_sprintf(sim->arena, "%s (%s)", base_how,
-						    dtl_dtype_name(base));
-		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, base, how, base_fact, a->loc)) < 0)
+		const char *how =
+		    dtl_arena_sprintf(sim->arena, "%s (%s)", base_how, dtl_dtype_name(base));
+		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, base, how, base_fact, a->loc)) <
+		    0)
 			return r;
 	} else if (base == DTL_DTYPE_NONE) {
 		if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, base_how, base_fact, a->loc)) < 0)
@@ -171,13 +175,14 @@ static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl
 	}
 	enum dtl_dtype d = sim->t.dtype[t];
 	bool fp8 = d == DTL_DTYPE_F8_E4M3FN || d == DTL_DTYPE_F8_E5M2;
-	if (upcast && (dtl_dtype_is_half(d) || (fp8 && dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_FP8)))) {
+	if (upcast &&
+	    (dtl_dtype_is_half(d) || (fp8 && dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_FP8)))) {
 		const char *why = dtl_arena_sprintf(sim->arena, "%s: upcast to float32 (%s)",
-						    "autocast_adapter_dtype", upcast_why);
-		struct dtl_loc loc = a->autocast_adapter_dtype_loc.line ? a->autocast_adapter_dtype_loc
-									: a->loc;
-		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, DTL_DTYPE_F32, why, fact_autocast,
-					   loc)) < 0)
+		                                    "autocast_adapter_dtype", upcast_why);
+		struct dtl_loc loc =
+		    a->autocast_adapter_dtype_loc.line ? a->autocast_adapter_dtype_loc : a->loc;
+		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, DTL_DTYPE_F32, why,
+		                           fact_autocast, loc)) < 0)
 			return r;
 	}
 	return 0;
@@ -194,31 +199,33 @@ static int copy_module(struct dtl_sim *sim, uint32_t mod, struct dtl_error *erro
 	size_t n = 0;
 	int r;
 
-	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64; t = sim->t.next_in_module[t])
+	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64;
+	     t = sim->t.next_in_module[t])
 		if (sim->t.kind[t] == DTL_KIND_PARAM && !(sim->t.flags[t] & DTL_TF_ALIAS))
 			own[n++] = t;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t src = own[i], t;
 		const char *leaf = sim->t.name[src] + path_len + (path_len ? 1 : 0);
 		char *name = dtl_arena_sprintf(sim->arena, "%.*s.modules_to_save.%s.%s",
-					       (int)path_len, path, a->name, leaf);
+		                               (int)path_len, path, a->name, leaf);
 		if (!name)
 			return -ENOMEM;
 		if (dtl_sim_find(sim, name, strlen(name)) != DTL_NONE_INDEX)
 			return fail(error, a->loc, name);
 		r = dtl_sim_add_tensor(sim, name, (uint32_t)strlen(name), DTL_KIND_PARAM,
-				       sim->t.dtype[src], sim->t.numel[src],
-				       DTL_TF_ADAPTER | DTL_TF_TRAINABLE, &t);
+		                       sim->t.dtype[src], sim->t.numel[src],
+		                       DTL_TF_ADAPTER | DTL_TF_TRAINABLE, &t);
 		if (r == -EEXIST)
 			return fail(error, a->loc, name);
 		if (r < 0)
 			return r;
 		/* ModulesToSaveWrapper deep-copies the module: the original dtype, and
 		 * autocast_adapter_dtype does not touch it */
-		const char *why = dtl_arena_sprintf(sim->arena,
-						    "modules_to_save: a trainable deep copy of '%s' in its "
-						    "dtype (autocast_adapter_dtype does not touch it)",
-						    sim->t.name[src]);
+		const char *why =
+		    dtl_arena_sprintf(sim->arena,
+		                      "modules_to_save: a trainable deep copy of '%s' in its "
+		                      "dtype (autocast_adapter_dtype does not touch it)",
+		                      sim->t.name[src]);
 		if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, why, fact_save, a->loc)) < 0)
 			return r;
 	}
@@ -241,10 +248,11 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 			/* a string is a regular expression PEFT full-matches against module
 			 * names; POSIX extended syntax covers the usual "(q|v)_proj" forms */
 			if (regcomp(&m.regex, a->target_modules_string, REG_EXTENDED) != 0)
-				return dtl_error_set(error, a->target_modules.loc, -EINVAL,
-						     "adapter.target_modules: '%s' is not a regular "
-						     "expression this dtypelint understands",
-						     a->target_modules_string);
+				return dtl_error_set(
+				    error, a->target_modules.loc, -EINVAL,
+				    "adapter.target_modules: '%s' is not a regular "
+				    "expression this dtypelint understands",
+				    a->target_modules_string);
 			m.regex_compiled = true;
 		}
 	}
@@ -260,8 +268,9 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 		bool save = false;
 		const struct dtl_module *md = &sim->modules[mod];
 		for (size_t i = 0; i < a->modules_to_save.count && !save; i++)
-			save = suffix_match(md->path, md->path_len, a->modules_to_save.items[i].text,
-					    a->modules_to_save.items[i].len);
+			save =
+			    suffix_match(md->path, md->path_len, a->modules_to_save.items[i].text,
+			                 a->modules_to_save.items[i].len);
 		if (save) {
 			r = copy_module(sim, mod, error);
 			continue;
@@ -272,21 +281,24 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 		enum dtl_dtype base = base_dtype(sim, weight, &how, &fact);
 		int plen = (int)md->path_len;
 		const char *path = md->path;
-		char *lora_a = dtl_arena_sprintf(sim->arena, "%.*s.lora_A.%s.weight", plen, path, a->name);
-		char *lora_b = dtl_arena_sprintf(sim->arena, "%.*s.lora_B.%s.weight", plen, path, a->name);
+		char *lora_a =
+		    dtl_arena_sprintf(sim->arena, "%.*s.lora_A.%s.weight", plen, path, a->name);
+		char *lora_b =
+		    dtl_arena_sprintf(sim->arena, "%.*s.lora_B.%s.weight", plen, path, a->name);
 		if (!lora_a || !lora_b)
 			r = -ENOMEM;
 		if (r >= 0)
 			r = inject(sim, lora_a, in >= 0 ? a->r * in : -1, base, how, fact, upcast,
-				   upcast_why, error);
+			           upcast_why, error);
 		if (r >= 0)
 			r = inject(sim, lora_b, out >= 0 ? out * a->r : -1, base, how, fact, upcast,
-				   upcast_why, error);
+			           upcast_why, error);
 		if (r >= 0 && a->use_dora == DTL_TRUE) {
-			char *mag = dtl_arena_sprintf(sim->arena, "%.*s.lora_magnitude_vector.%s.weight",
-						      plen, path, a->name);
+			char *mag =
+			    dtl_arena_sprintf(sim->arena, "%.*s.lora_magnitude_vector.%s.weight",
+			                      plen, path, a->name);
 			r = mag ? inject(sim, mag, out, base, how, fact, upcast, upcast_why, error)
-				: -ENOMEM;
+			        : -ENOMEM;
 		}
 	}
 	if (m.regex_compiled)

@@ -54,8 +54,8 @@ static int compile_patterns(struct dtl_sim *sim, struct shard_patterns *sp)
 
 /* A module is a unit / fully_shard target when its class is in the wrap list or its path
  * matches a wrap glob (the root is always one): the first wrap entry that does either. */
-static const struct dtl_pattern *
-wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp, uint32_t mod)
+static const struct dtl_pattern *wrap_match(const struct dtl_sim *sim, struct shard_patterns *sp,
+                                            uint32_t mod)
 {
 	const struct dtl_module *m = &sim->modules[mod];
 	int64_t first = dtl_module_match_first(&sp->wrap_modules, sim, mod);
@@ -97,7 +97,8 @@ static bool is_ignored(const struct dtl_sim *sim, struct shard_patterns *sp,
 	if (!sp->ignored.count)
 		return false;
 	return ignored_module[sim->t.module[t]] ||
-	       dtl_globset_cursor_first(sp->ignored_tensors, sim->t.name[t], sim->t.name_len[t]) >= 0;
+	       dtl_globset_cursor_first(sp->ignored_tensors, sim->t.name[t], sim->t.name_len[t]) >=
+	           0;
 }
 
 static struct dtl_group *new_group(struct dtl_sim *sim, enum dtl_group_kind kind, const char *name,
@@ -186,7 +187,8 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	struct shard_patterns sp = {0};
 	int r;
 
-	uint8_t *carve = kind == DTL_GROUP_FSDP2_GROUP ? dtl_arena_calloc(sim->arena, nmod, 1) : NULL;
+	uint8_t *carve =
+	    kind == DTL_GROUP_FSDP2_GROUP ? dtl_arena_calloc(sim->arena, nmod, 1) : NULL;
 	struct dtl_pattern *carve_why = dtl_arena_calloc(sim->arena, 1, sizeof(*carve_why));
 	uint32_t tail_group = DTL_NONE_INDEX;
 
@@ -197,9 +199,9 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 		return r;
 	if ((r = compile_patterns(sim, &sp)) < 0 || (r = ignored_modules(sim, &sp, &ignored)) < 0)
 		return r;
-	const struct dtl_pattern *peft_policy = kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim)
-						    ? peft_wrap_pattern(sim)
-						    : NULL;
+	const struct dtl_pattern *peft_policy =
+	    kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim) ? peft_wrap_pattern(sim)
+	                                                              : NULL;
 	if (kind == DTL_GROUP_FSDP1_UNIT && dtl_sim_hf_peft_fsdp(sim) && !peft_policy)
 		return -ENOMEM;
 	sim->rp.peft_wrap_policy = peft_policy != NULL;
@@ -240,9 +242,10 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 			continue;
 		if (carve && carve[mod] == 2 && tail_group != DTL_NONE_INDEX) {
 			/* fully_shard([final_norm, ...]): one group for the tail's modules */
-			struct dtl_group *tail = &((struct dtl_group *)sim->groups.items)[tail_group];
+			struct dtl_group *tail =
+			    &((struct dtl_group *)sim->groups.items)[tail_group];
 			tail->name = dtl_arena_sprintf(sim->arena, "%s+%.*s", tail->name,
-						       (int)m->path_len, m->path);
+			                               (int)m->path_len, m->path);
 			if (!tail->name)
 				return -ENOMEM;
 			group_of[mod] = tail_group;
@@ -315,7 +318,10 @@ static int zero3_sets(struct dtl_sim *sim)
 		    dtl_arena_sprintf(sim->arena, "persistent in ZeRO-3 (numel %lld <= %lld)",
 		                      (long long)numel, (long long)rp->persistence_threshold);
 		r = dtl_sim_note(sim, t, DTL_STAGE_SHARD, reason,
-		                 "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/parameter_offload.py#L311-L329", loc);
+		                 "https://github.com/deepspeedai/DeepSpeed/blob/"
+		                 "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/"
+		                 "parameter_offload.py#L311-L329",
+		                 loc);
 		if (r < 0)
 			return r;
 	}
@@ -354,7 +360,8 @@ static void qlora_mixed_precision(struct dtl_sim *sim)
 	struct dtl_plan_fsdp *fsdp = &sim->rp.plan.fsdp;
 	enum dtl_dtype storage = DTL_DTYPE_NONE;
 
-	if (sim->manifest->quantization.method != DTL_QUANT_BNB_4BIT || !dtl_sim_hf_peft_fsdp(sim) ||
+	if (sim->manifest->quantization.method != DTL_QUANT_BNB_4BIT ||
+	    !dtl_sim_hf_peft_fsdp(sim) ||
 	    !dtl_sim_behavior(sim, DTL_B_HF_TRAINER_QLORA_MIXED_PRECISION))
 		return;
 	for (uint32_t t = 0; t < sim->t.count && storage == DTL_DTYPE_NONE; t++)

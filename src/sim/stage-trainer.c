@@ -13,8 +13,8 @@
 
 bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim)
 {
-	static const char *const core[] = {"trl-sft", "trl-dpo", "trl-grpo", "trl-rloo",
-					   "trl-reward", "trl-kto", NULL};
+	static const char *const core[] = {"trl-sft",    "trl-dpo", "trl-grpo", "trl-rloo",
+	                                   "trl-reward", "trl-kto", NULL};
 	const char *trainer = sim->rp.plan.trainer;
 
 	for (const char *const *t = core; trainer && *t; t++)
@@ -29,7 +29,8 @@ bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim)
 static int recipe_casts(struct dtl_sim *sim)
 {
 	static const char *fact =
-		"https://github.com/hiyouga/LLaMA-Factory/blob/ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30/src/llamafactory/model/adapter.py#L337-L349";
+	    "https://github.com/hiyouga/LLaMA-Factory/blob/"
+	    "ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30/src/llamafactory/model/adapter.py#L337-L349";
 	const struct dtl_recipe *rc = &sim->manifest->recipe;
 	int r;
 
@@ -41,9 +42,9 @@ static int recipe_casts(struct dtl_sim *sim)
 		    (!strstr(sim->t.name[t], "norm") && !strstr(sim->t.name[t], "ln")))
 			continue;
 		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_F32,
-				      "LLaMA-Factory upcast_layernorm casts 1-D norm weights to "
-				      "float32",
-				      fact, rc->upcast_layernorm_loc);
+		                      "LLaMA-Factory upcast_layernorm casts 1-D norm weights to "
+		                      "float32",
+		                      fact, rc->upcast_layernorm_loc);
 		if (r < 0)
 			return r;
 	}
@@ -52,9 +53,9 @@ static int recipe_casts(struct dtl_sim *sim)
 		    sim->t.dtype[t] == rc->cast_trainable)
 			continue;
 		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, rc->cast_trainable,
-				      "LLaMA-Factory casts every trainable param to float32 after "
-				      "get_peft_model (not with pure_bf16)",
-				      fact, rc->cast_trainable_loc);
+		                      "LLaMA-Factory casts every trainable param to float32 after "
+		                      "get_peft_model (not with pure_bf16)",
+		                      fact, rc->cast_trainable_loc);
 		if (r < 0)
 			return r;
 	}
@@ -94,9 +95,10 @@ static int grpo_lm_head(struct dtl_sim *sim)
 	if (sim->t.dtype[head] == DTL_DTYPE_F32 || !dtl_dtype_is_floating(sim->t.dtype[head]))
 		return 0;
 	return dtl_sim_set_dtype(sim, head, DTL_STAGE_TRAINER, DTL_DTYPE_F32,
-				 "TRL GRPO cast_lm_head_to_fp32: lm_head.float() (a tied embedding "
-				 "shares the weight)",
-				 "https://github.com/huggingface/trl/pull/4303", rc->cast_lm_head_fp32_loc);
+	                         "TRL GRPO cast_lm_head_to_fp32: lm_head.float() (a tied embedding "
+	                         "shares the weight)",
+	                         "https://github.com/huggingface/trl/pull/4303",
+	                         rc->cast_lm_head_fp32_loc);
 }
 
 /* The plan's model_cast: the user's model.to(dtype) (or .half(), .bfloat16(),
@@ -109,10 +111,11 @@ static int model_cast(struct dtl_sim *sim)
 
 	if (plan->model_cast == DTL_DTYPE_NONE)
 		return 0;
-	const char *reason = dtl_arena_sprintf(sim->arena,
-					       "the plan's model_cast: model.to(torch.%s) casts every "
-					       "floating param and buffer",
-					       dtl_dtype_name(plan->model_cast));
+	const char *reason =
+	    dtl_arena_sprintf(sim->arena,
+	                      "the plan's model_cast: model.to(torch.%s) casts every "
+	                      "floating param and buffer",
+	                      dtl_dtype_name(plan->model_cast));
 	if (!reason)
 		return -ENOMEM;
 	for (uint32_t t = 0; t < sim->t.count; t++) {
@@ -120,9 +123,10 @@ static int model_cast(struct dtl_sim *sim)
 		if (!dtl_dtype_is_floating(d) || d == plan->model_cast ||
 		    (sim->t.flags[t] & DTL_TF_ALIAS) || sim->t.kind[t] == DTL_KIND_QUANT_STATE)
 			continue;
-		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, plan->model_cast, reason,
-				      "https://github.com/pytorch/pytorch/blob/v2.9.0/torch/nn/modules/module.py",
-				      plan->model_cast_loc);
+		r = dtl_sim_set_dtype(
+		    sim, t, DTL_STAGE_TRAINER, plan->model_cast, reason,
+		    "https://github.com/pytorch/pytorch/blob/v2.9.0/torch/nn/modules/module.py",
+		    plan->model_cast_loc);
 		if (r < 0)
 			return r;
 	}
@@ -138,20 +142,22 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	(void)error;
 	if ((r = model_cast(sim)) < 0 || (r = recipe_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
 		return r;
-	if (!dtl_sim_trl_core_trainer(sim) || sim->manifest->quantization.method == DTL_QUANT_NONE ||
+	if (!dtl_sim_trl_core_trainer(sim) ||
+	    sim->manifest->quantization.method == DTL_QUANT_NONE ||
 	    !dtl_sim_behavior(sim, DTL_B_TRL_QLORA_BF16_CAST))
 		return 0;
 	dtl_version_format(&plan->versions[DTL_FW_TRL], v, sizeof(v));
 	const char *reason = dtl_arena_sprintf(sim->arena,
-					       "trl %s casts every trainable param of a quantized "
-					       "model to bfloat16 (%s)",
-					       v, plan->trainer);
+	                                       "trl %s casts every trainable param of a quantized "
+	                                       "model to bfloat16 (%s)",
+	                                       v, plan->trainer);
 	for (uint32_t t = 0; t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
 		    sim->t.dtype[t] == DTL_DTYPE_BF16)
 			continue;
 		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_BF16, reason,
-				      "https://github.com/huggingface/trl/pull/4577", plan->trainer_loc);
+		                      "https://github.com/huggingface/trl/pull/4577",
+		                      plan->trainer_loc);
 		if (r < 0)
 			return r;
 	}

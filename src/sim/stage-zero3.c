@@ -4,7 +4,9 @@
 
 #include "sim-private.h"
 
-static const char *fact_init = "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/partition_parameters.py#L391-L404";
+static const char *fact_init =
+    "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
+    "deepspeed/runtime/zero/partition_parameters.py#L391-L404";
 
 /* transformers <= 4.37 builds the RoPE cos/sin cache from a float torch.arange, which the
  * wrappers cast to the 16-bit dtype (rules/versions.yaml transformers-rope-cache-float-arange):
@@ -21,13 +23,14 @@ static int rope_cache(struct dtl_sim *sim, uint32_t t, struct dtl_loc loc)
 	    !dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE))
 		return 0;
 	const char *reason = dtl_arena_sprintf(
-		sim->arena,
-		"transformers <= 4.37 builds the RoPE cache from torch.arange(..., dtype=float32), "
-		"which zero.Init casts to %s: positions past %s are rounded (transformers#28685)",
-		dtl_dtype_name(rp->zero_init_dtype),
-		rp->zero_init_dtype == DTL_DTYPE_BF16 ? "256" : "2048");
+	    sim->arena,
+	    "transformers <= 4.37 builds the RoPE cache from torch.arange(..., dtype=float32), "
+	    "which zero.Init casts to %s: positions past %s are rounded (transformers#28685)",
+	    dtl_dtype_name(rp->zero_init_dtype),
+	    rp->zero_init_dtype == DTL_DTYPE_BF16 ? "256" : "2048");
 	return dtl_sim_set_compute_dtype(sim, t, rp->zero_init_dtype, reason,
-					 "https://github.com/huggingface/transformers/issues/28685", loc);
+	                                 "https://github.com/huggingface/transformers/issues/28685",
+	                                 loc);
 }
 
 int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
@@ -78,8 +81,8 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			                          ? " (neither bf16 nor fp16 is enabled)"
 			                          : ", explicit float32 included");
 		}
-		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, rp->zero_init_dtype, reason,
-		                      fact_init, loc);
+		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, rp->zero_init_dtype,
+		                      reason, fact_init, loc);
 		if (r < 0)
 			return r;
 	}

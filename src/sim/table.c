@@ -59,7 +59,7 @@ static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, u
 #define LOOKUP_DEPTH 32
 struct module_lookup {
 	struct dtl_strmap *paths;
-	const char *last;           /* the previous path */
+	const char *last; /* the previous path */
 	uint32_t last_len;
 	uint32_t depth;             /* its first depth segments are in end[] and id[] */
 	uint32_t end[LOOKUP_DEPTH]; /* where its k-th segment ends */
@@ -228,8 +228,8 @@ static bool frozen_by_glob(struct dtl_sim *sim, struct frozen_match *f, const ch
 	/* once every glob has matched, the first one is all there is to know */
 	if (!f->unmatched)
 		return dtl_globset_cursor_first_known(f->cursor, name, len, &f->known) >= 0;
-	size_t n = dtl_globset_cursor_matches_known(f->cursor, name, len, &f->known, f->matched,
-	                                            f->count);
+	size_t n =
+	    dtl_globset_cursor_matches_known(f->cursor, name, len, &f->known, f->matched, f->count);
 	for (size_t k = 0; k < n && k < f->count; k++)
 		if (!sim->frozen_hit[f->matched[k]]) {
 			sim->frozen_hit[f->matched[k]] = true;
@@ -257,7 +257,8 @@ static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uin
 	t->numel[i] = d->numel;
 	/* DESIGN §3 "trainable": the tensor's own key wins over the frozen globs; otherwise
 	 * floating parameters are trainable and buffers never are */
-	bool trainable, by_glob = frozen->count && frozen_by_glob(sim, frozen, d->name, d->name_len);
+	bool trainable,
+	    by_glob = frozen->count && frozen_by_glob(sim, frozen, d->name, d->name_len);
 	if (d->trainable != DTL_UNSET)
 		trainable = d->trainable == DTL_TRUE;
 	else
@@ -381,7 +382,8 @@ static uint32_t quant_state_owner(const struct dtl_sim *sim, uint32_t t)
 	const struct dtl_module *m = &sim->modules[sim->t.module[t]];
 	size_t skip = sim->t.module[t] ? m->path_len + 1 : 0;
 	for (uint32_t w = m->first_tensor; w != DTL_NONE_INDEX; w = sim->t.next_in_module[w])
-		if (sim->t.name_len[w] == skip + 6 && memcmp(sim->t.name[w] + skip, "weight", 6) == 0)
+		if (sim->t.name_len[w] == skip + 6 &&
+		    memcmp(sim->t.name[w] + skip, "weight", 6) == 0)
 			return w;
 	return DTL_NONE_INDEX;
 }

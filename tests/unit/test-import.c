@@ -74,14 +74,17 @@ static int acc(const char *path, struct dtl_plan *plan)
 
 START_TEST(deepspeed_corpus)
 {
-	static const char *const files[] = {
-		"AIDC-AI-Ovis-zero3_cp.json", "PKU-YuanGroup-MoE-LLaVA-zero3.json",
-		"haotian-liu-LLaVA-zero3.json", "haotian-liu-LLaVA-zero3_offload.json",
-		"hiyouga-LLaMA-Factory-ds_z3_config.json", "hiyouga-LLaMA-Factory-ds_z3_fp8_config.json",
-		"hiyouga-LLaMA-Factory-ds_z3_offload_config.json",
-		"mesolitica-llm-embedding-ds_config_zero3.json",
-		"safr-ai-lab-pandora-llm-ds_config_zero3.json",
-		"zhenye234-LLaSA_training-ds_config_zero3.json", NULL};
+	static const char *const files[] = {"AIDC-AI-Ovis-zero3_cp.json",
+	                                    "PKU-YuanGroup-MoE-LLaVA-zero3.json",
+	                                    "haotian-liu-LLaVA-zero3.json",
+	                                    "haotian-liu-LLaVA-zero3_offload.json",
+	                                    "hiyouga-LLaMA-Factory-ds_z3_config.json",
+	                                    "hiyouga-LLaMA-Factory-ds_z3_fp8_config.json",
+	                                    "hiyouga-LLaMA-Factory-ds_z3_offload_config.json",
+	                                    "mesolitica-llm-embedding-ds_config_zero3.json",
+	                                    "safr-ai-lab-pandora-llm-ds_config_zero3.json",
+	                                    "zhenye234-LLaSA_training-ds_config_zero3.json",
+	                                    NULL};
 	struct dtl_plan plan;
 	char rel[256];
 
@@ -92,17 +95,22 @@ START_TEST(deepspeed_corpus)
 		ck_assert_msg(ds(corpus(rel), &plan) == 0, "%s: %s", *f, error.message);
 		ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
 	}
-	ck_assert_int_eq(ds(corpus("configs/deepspeed/safr-ai-lab-pandora-llm-ds_config_zero3.json"), &plan), 0);
+	ck_assert_int_eq(
+	    ds(corpus("configs/deepspeed/safr-ai-lab-pandora-llm-ds_config_zero3.json"), &plan), 0);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP16);
 	ck_assert_int_eq(plan.zero3.persistence_threshold, 1000000); /* written 1e6 */
 	ck_assert_int_eq(plan.zero3.offload_param, DTL_OFFLOAD_CPU);
-	ck_assert_int_eq(ds(corpus("configs/deepspeed/hiyouga-LLaMA-Factory-ds_z3_fp8_config.json"), &plan), 0);
+	ck_assert_int_eq(
+	    ds(corpus("configs/deepspeed/hiyouga-LLaMA-Factory-ds_z3_fp8_config.json"), &plan), 0);
 	ck_assert_int_eq(plan.zero3.persistence_threshold, 35840);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_UNSET); /* bf16 "auto" */
-	ck_assert_int_eq(ds(corpus("configs/deepspeed/hiyouga-LLaMA-Factory-ds_z3_config.json"), &plan), 0);
+	ck_assert_int_eq(
+	    ds(corpus("configs/deepspeed/hiyouga-LLaMA-Factory-ds_z3_config.json"), &plan), 0);
 	ck_assert(plan.zero3.persistence_auto);
 	ck_assert_uint_gt(plan.zero3.persistence_threshold_loc.line, 1);
-	ck_assert_int_eq(ds(corpus("configs/deepspeed/zhenye234-LLaSA_training-ds_config_zero3.json"), &plan), 0);
+	ck_assert_int_eq(
+	    ds(corpus("configs/deepspeed/zhenye234-LLaSA_training-ds_config_zero3.json"), &plan),
+	    0);
 	ck_assert_int_eq(plan.zero3.offload_param, DTL_OFFLOAD_NONE);
 }
 END_TEST
@@ -110,38 +118,50 @@ END_TEST
 START_TEST(deepspeed_written)
 {
 	struct dtl_plan plan;
-	const char *both = write_tmp("both.json", "{\"bf16\": {\"enabled\": true},\n \"fp16\": {\"enabled\": true}}");
+	const char *both = write_tmp(
+	    "both.json", "{\"bf16\": {\"enabled\": true},\n \"fp16\": {\"enabled\": true}}");
 	ck_assert_int_lt(ds(both, &plan), 0);
-	ck_assert_str_eq(error.message, "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
-					"cannot be enabled at once'");
+	ck_assert_str_eq(error.message,
+	                 "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
+	                 "cannot be enabled at once'");
 	ck_assert_uint_eq(error.loc.line, 2);
-	const char *alias = write_tmp("alias.json",
-				      "{\"bfloat16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2},\n"
-				      " \"data_types\": {\"buffer_dtype\": \"bf16\"}}");
+	const char *alias =
+	    write_tmp("alias.json",
+	              "{\"bfloat16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2},\n"
+	              " \"data_types\": {\"buffer_dtype\": \"bf16\"}}");
 	ck_assert_int_eq(ds(alias, &plan), 0);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_BF16);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_DDP);
 	ck_assert_int_eq(plan.zero3.buffer_dtype, DTL_DTYPE_BF16);
 	const char *bad = write_tmp("bad.json", "{\"zero_optimization\": {\"stage\": 4}}");
 	ck_assert_int_lt(ds(bad, &plan), 0);
-	ck_assert_str_eq(error.message, "'zero_optimization.stage' must be an integer from 0 to 3, got 4");
+	ck_assert_str_eq(error.message,
+	                 "'zero_optimization.stage' must be an integer from 0 to 3, got 4");
 }
 END_TEST
 
 START_TEST(accelerate_corpus)
 {
 	struct dtl_plan plan;
-	static const char *const files[] = {
-		"ContextualAI-HALOs-fsdp_8gpu.yaml", "TartuNLP-llammas-deepspeed_train_config_bf16.yaml",
-		"TartuNLP-llammas-fsdp_config.yaml", "acon96-home-llm-fsdp_config.yaml",
-		"hiyouga-LLaMA-Factory-fsdp2_config_qwen35.yaml",
-		"hiyouga-LLaMA-Factory-fsdp2_config_qwen35_moe.yaml", "hiyouga-LLaMA-Factory-fsdp_config.yaml",
-		"hiyouga-LLaMA-Factory-fsdp_config_offload.yaml", "huggingface-accelerate-tests-latest_fsdp.yaml",
-		"huggingface-alignment-handbook-fsdp.yaml", "huggingface-alignment-handbook-fsdp_qlora.yaml",
-		"huggingface-alignment-handbook-zero3.yaml", "huggingface-peft-deepspeed_config_z3_qlora.yaml",
-		"huggingface-peft-fsdp_config.yaml", "huggingface-peft-fsdp_config_qlora.yaml",
-		"huggingface-trl-deepspeed_zero3.yaml", "huggingface-trl-fsdp2.yaml",
-		"huggingface-trl-fsdp_qlora.yaml", NULL};
+	static const char *const files[] = {"ContextualAI-HALOs-fsdp_8gpu.yaml",
+	                                    "TartuNLP-llammas-deepspeed_train_config_bf16.yaml",
+	                                    "TartuNLP-llammas-fsdp_config.yaml",
+	                                    "acon96-home-llm-fsdp_config.yaml",
+	                                    "hiyouga-LLaMA-Factory-fsdp2_config_qwen35.yaml",
+	                                    "hiyouga-LLaMA-Factory-fsdp2_config_qwen35_moe.yaml",
+	                                    "hiyouga-LLaMA-Factory-fsdp_config.yaml",
+	                                    "hiyouga-LLaMA-Factory-fsdp_config_offload.yaml",
+	                                    "huggingface-accelerate-tests-latest_fsdp.yaml",
+	                                    "huggingface-alignment-handbook-fsdp.yaml",
+	                                    "huggingface-alignment-handbook-fsdp_qlora.yaml",
+	                                    "huggingface-alignment-handbook-zero3.yaml",
+	                                    "huggingface-peft-deepspeed_config_z3_qlora.yaml",
+	                                    "huggingface-peft-fsdp_config.yaml",
+	                                    "huggingface-peft-fsdp_config_qlora.yaml",
+	                                    "huggingface-trl-deepspeed_zero3.yaml",
+	                                    "huggingface-trl-fsdp2.yaml",
+	                                    "huggingface-trl-fsdp_qlora.yaml",
+	                                    NULL};
 	char rel[256];
 
 	if (!have_corpus())
@@ -150,7 +170,10 @@ START_TEST(accelerate_corpus)
 		snprintf(rel, sizeof(rel), "configs/accelerate/%s", *f);
 		ck_assert_msg(acc(corpus(rel), &plan) == 0, "%s: %s", *f, error.message);
 	}
-	ck_assert_int_eq(acc(corpus("configs/accelerate/hiyouga-LLaMA-Factory-fsdp2_config_qwen35_moe.yaml"), &plan), 0);
+	ck_assert_int_eq(
+	    acc(corpus("configs/accelerate/hiyouga-LLaMA-Factory-fsdp2_config_qwen35_moe.yaml"),
+	        &plan),
+	    0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_FSDP2);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_BF16);
 	ck_assert_int_eq(plan.world_size, 8);
@@ -159,17 +182,23 @@ START_TEST(accelerate_corpus)
 	ck_assert_str_eq(plan.fsdp.wrap.items[1].text, "Qwen3_5MoeVisionBlock");
 	ck_assert_int_eq(plan.fsdp.param_dtype, DTL_DTYPE_BF16);
 	ck_assert_int_eq(plan.fsdp.buffer_dtype, DTL_DTYPE_NONE); /* FSDP2 has none */
-	ck_assert_int_eq(acc(corpus("configs/accelerate/hiyouga-LLaMA-Factory-fsdp_config.yaml"), &plan), 0);
+	ck_assert_int_eq(
+	    acc(corpus("configs/accelerate/hiyouga-LLaMA-Factory-fsdp_config.yaml"), &plan), 0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_FSDP1);
 	ck_assert_int_eq(plan.fsdp.buffer_dtype, DTL_DTYPE_BF16); /* accelerate's FSDP1 policy */
-	ck_assert(!plan.fsdp.wrap.present);			   /* _no_split_modules */
-	ck_assert_int_eq(acc(corpus("configs/accelerate/huggingface-peft-fsdp_config_qlora.yaml"), &plan), 0);
+	ck_assert(!plan.fsdp.wrap.present);                       /* _no_split_modules */
+	ck_assert_int_eq(
+	    acc(corpus("configs/accelerate/huggingface-peft-fsdp_config_qlora.yaml"), &plan), 0);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP32);
 	ck_assert_int_eq(plan.fsdp.use_orig_params, DTL_FALSE);
-	ck_assert_int_eq(acc(corpus("configs/accelerate/huggingface-alignment-handbook-zero3.yaml"), &plan), 0);
+	ck_assert_int_eq(
+	    acc(corpus("configs/accelerate/huggingface-alignment-handbook-zero3.yaml"), &plan), 0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
 	ck_assert_int_eq(plan.zero3.init, DTL_TRUE);
-	ck_assert_int_eq(acc(corpus("configs/accelerate/TartuNLP-llammas-deepspeed_train_config_bf16.yaml"), &plan), 0);
+	ck_assert_int_eq(
+	    acc(corpus("configs/accelerate/TartuNLP-llammas-deepspeed_train_config_bf16.yaml"),
+	        &plan),
+	    0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_DDP); /* ZeRO-2 */
 	ck_assert_int_eq(plan.zero3.init, DTL_FALSE);
 }
@@ -178,36 +207,41 @@ END_TEST
 START_TEST(accelerate_written)
 {
 	struct dtl_plan plan;
-	write_tmp("ds.json", "{\"fp16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}");
-	const char *conflict = write_tmp("conflict.yaml",
-					 "distributed_type: DEEPSPEED\nmixed_precision: bf16\n"
-					 "deepspeed_config:\n  deepspeed_config_file: ds.json\n");
+	write_tmp("ds.json",
+	          "{\"fp16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}");
+	const char *conflict =
+	    write_tmp("conflict.yaml", "distributed_type: DEEPSPEED\nmixed_precision: bf16\n"
+	                               "deepspeed_config:\n  deepspeed_config_file: ds.json\n");
 	ck_assert_int_lt(acc(conflict, &plan), 0);
-	ck_assert_str_eq(error.message,
-			 "accelerate refuses this config: 'ValueError: `--mixed_precision` arg "
-			 "cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.'");
-	const char *ignored = write_tmp("ignored.yaml",
-					"distributed_type: DEEPSPEED\ndeepspeed_config:\n"
-					"  deepspeed_config_file: ds.json\n  zero_stage: 3\n");
+	ck_assert_str_eq(
+	    error.message,
+	    "accelerate refuses this config: 'ValueError: `--mixed_precision` arg "
+	    "cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.'");
+	const char *ignored =
+	    write_tmp("ignored.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
+	                              "  deepspeed_config_file: ds.json\n  zero_stage: 3\n");
 	ck_assert_int_lt(acc(ignored, &plan), 0);
 	ck_assert_uint_eq(error.loc.line, 4);
-	const char *ok = write_tmp("ok.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
-					      "  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n");
+	const char *ok =
+	    write_tmp("ok.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
+	                         "  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n");
 	ck_assert_int_eq(acc(ok, &plan), 0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP16);
-	const char *fsdp2 = write_tmp("fsdp2.yaml", "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
-						    "  fsdp_forward_prefetch: true\n");
+	const char *fsdp2 =
+	    write_tmp("fsdp2.yaml", "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
+	                            "  fsdp_forward_prefetch: true\n");
 	ck_assert_int_lt(acc(fsdp2, &plan), 0);
-	ck_assert_str_eq(error.message, "accelerate refuses this config: 'ValueError: forward_prefetch "
-					"is not yet implemented in FSDP2'");
+	ck_assert_str_eq(error.message,
+	                 "accelerate refuses this config: 'ValueError: forward_prefetch "
+	                 "is not yet implemented in FSDP2'");
 	/* a quoted version is read whole: "2" is 2, "2x" is refused (it was atoi'd) */
 	const char *quoted = write_tmp("quoted.yaml", "distributed_type: FSDP\nfsdp_config:\n"
-						      "  fsdp_version: '2'\n");
+	                                              "  fsdp_version: '2'\n");
 	ck_assert_int_eq(acc(quoted, &plan), 0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_FSDP2);
 	const char *junk = write_tmp("junk.yaml", "distributed_type: FSDP\nfsdp_config:\n"
-						  "  fsdp_version: '2x'\n");
+	                                          "  fsdp_version: '2x'\n");
 	ck_assert_int_lt(acc(junk, &plan), 0);
 	ck_assert_str_eq(error.message, "'fsdp_version' must be 1 or 2, got '2x'");
 	ck_assert_uint_eq(error.loc.line, 3);
@@ -218,8 +252,9 @@ START_TEST(peft_and_trainer_corpus)
 {
 	struct dtl_adapter a;
 	const char *base;
-	static const char *const files[] = {"llama-3.2-3b-bnb-4bit-qlora-unsloth", "qwythos-9b-hybrid-lora",
-					    "flan-t5-base-lora", "cosmos-reason2-2b-lora", NULL};
+	static const char *const files[] = {"llama-3.2-3b-bnb-4bit-qlora-unsloth",
+	                                    "qwythos-9b-hybrid-lora", "flan-t5-base-lora",
+	                                    "cosmos-reason2-2b-lora", NULL};
 	char rel[256];
 
 	if (!have_corpus())
@@ -227,11 +262,12 @@ START_TEST(peft_and_trainer_corpus)
 	for (const char *const *f = files; *f; f++) {
 		snprintf(rel, sizeof(rel), "peft/%s/adapter_config.json", *f);
 		ck_assert_msg(dtl_import_peft(corpus(rel), &arena, &limits, &a, &base, &error) == 0,
-			      "%s: %s", *f, error.message);
+		              "%s: %s", *f, error.message);
 		ck_assert(a.present);
 	}
-	ck_assert_int_eq(dtl_import_peft(corpus("peft/cosmos-reason2-2b-lora/adapter_config.json"), &arena,
-					 &limits, &a, &base, &error), 0);
+	ck_assert_int_eq(dtl_import_peft(corpus("peft/cosmos-reason2-2b-lora/adapter_config.json"),
+	                                 &arena, &limits, &a, &base, &error),
+	                 0);
 	ck_assert_int_eq(a.r, 32);
 	ck_assert_uint_eq(a.target_modules.count, 7);
 	ck_assert_str_eq(base, "nvidia/Cosmos-Reason2-2B");
@@ -239,23 +275,30 @@ START_TEST(peft_and_trainer_corpus)
 	struct dtl_manifest m;
 	memset(&m, 0, sizeof(m));
 	dtl_plan_init(&m.plan);
-	ck_assert_int_eq(dtl_import_trainer_args(corpus("configs/trainer-args/hiyouga-LLaMA-Factory-fsdp_qlora-llama3_lora_sft.yaml"),
-						 &arena, &limits, &m, &error), 0);
+	ck_assert_int_eq(
+	    dtl_import_trainer_args(
+	        corpus(
+	            "configs/trainer-args/hiyouga-LLaMA-Factory-fsdp_qlora-llama3_lora_sft.yaml"),
+	        &arena, &limits, &m, &error),
+	    0);
 	ck_assert_int_eq(m.quantization.method, DTL_QUANT_BNB_4BIT);
 	ck_assert_str_eq(m.adapter.target_modules_string, "all-linear");
 	ck_assert_int_eq(m.adapter.r, 8);
 	ck_assert_int_eq(m.plan.precision, DTL_PRECISION_BF16);
 	memset(&m, 0, sizeof(m));
 	dtl_plan_init(&m.plan);
-	ck_assert_msg(dtl_import_trainer_args(corpus("configs/trainer-args/hiyouga-LLaMA-Factory-llama3_fp8_fsdp_sft.yaml"),
-					      &arena, &limits, &m, &error) == 0, "%s", error.message);
+	ck_assert_msg(
+	    dtl_import_trainer_args(
+	        corpus("configs/trainer-args/hiyouga-LLaMA-Factory-llama3_fp8_fsdp_sft.yaml"),
+	        &arena, &limits, &m, &error) == 0,
+	    "%s", error.message);
 }
 END_TEST
 
 /* A model folder through the whole pipeline with a ZeRO-3 bf16 plan: the number of router
  * weights and pinned (keep-in-fp32) tensors found must be the real ones. */
 static void folder(const char *name, size_t tensors, size_t routers, size_t pinned,
-		   enum dtl_quant_method quant)
+                   enum dtl_quant_method quant)
 {
 	struct dtl_compose_inputs in = {.input = corpus(name)};
 	struct dtl_manifest m;
@@ -265,7 +308,7 @@ static void folder(const char *name, size_t tensors, size_t routers, size_t pinn
 	size_t nr = 0, np = 0;
 
 	ck_assert_msg(dtl_compose(&in, &arena, &limits, &m, &error) == 0, "%s: %s:%u:%u: %s", name,
-		      error.loc.file, error.loc.line, error.loc.column, error.message);
+	              error.loc.file, error.loc.line, error.loc.column, error.message);
 	ck_assert_uint_eq(m.tensor_count, tensors);
 	ck_assert_int_eq(m.quantization.method, quant);
 	ck_assert_int_eq(dtl_behavior_table_load(&behaviors, &arena, &error), 0);
@@ -273,7 +316,7 @@ static void folder(const char *name, size_t tensors, size_t routers, size_t pinn
 	plan.strategy = DTL_STRATEGY_FSDP2;
 	plan.precision = DTL_PRECISION_BF16;
 	ck_assert_msg(dtl_sim_run(&sim, &m, &plan, &behaviors, &arena, &error) == 0, "%s: %s", name,
-		      error.message);
+	              error.message);
 	for (size_t t = 0; t < sim.t.count; t++) {
 		const char *dot = strrchr(sim.t.name[t], '.');
 		if ((sim.t.flags[t] & DTL_TF_ROUTER) && dot && strcmp(dot, ".weight") == 0)
@@ -289,8 +332,8 @@ START_TEST(model_folders_corpus)
 {
 	if (!have_corpus())
 		return;
-	/* name, tensors in weight_map (+ the rotary inv_freq buffers the profile says the model code
-	 * creates), router weights, pinned (those float32 buffers), quantization */
+	/* name, tensors in weight_map (+ the rotary inv_freq buffers the profile says the model
+	 * code creates), router weights, pinned (those float32 buffers), quantization */
 	folder("models/wizardlm-2-8x22b", 1739 + 1, 56, 1, DTL_QUANT_NONE);
 	folder("models/granite-3.1-1b-a400m-instruct", 218 + 1, 24, 1, DTL_QUANT_NONE);
 	folder("models/gpt-oss-20b", 459 + 1, 24, 1, DTL_QUANT_NONE);
@@ -309,25 +352,28 @@ END_TEST
 START_TEST(export_round_trip)
 {
 	struct dtl_manifest m, again;
-	struct dtl_compose_inputs in = {.input = write_tmp("m.yaml",
-		"dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16, modules: {\"l.*\": Block}, "
-		"tied: [[head.weight, l.0.w.weight]]}\n"
-		"frozen: [\"l.*.norm.**\"]\n"
-		"tensors:\n  - {name: l.0.w.weight, shape: [4, 4]}\n"
-		"  - {name: l.0.norm.weight, shape: [4], dtype: float32}\n"
-		"  - {name: l.0.buf, kind: buffer, shape: [2], dtype: float32, persistent: false}\n"
-		"adapter: {target_modules: [w], r: 4, autocast_adapter_dtype: false}\n"
-		"training: {strategy: zero3, precision: bf16, versions: {torch: \"2.7.1\"}, "
-		"zero3: {persistence_threshold: auto, data_types: {buffer_dtype: bf16}, "
-		"torch_autocast: {enabled: true, dtype: bf16}}}\n")};
+	struct dtl_compose_inputs in = {
+	    .input = write_tmp(
+	        "m.yaml",
+	        "dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16, modules: {\"l.*\": Block}, "
+	        "tied: [[head.weight, l.0.w.weight]]}\n"
+	        "frozen: [\"l.*.norm.**\"]\n"
+	        "tensors:\n  - {name: l.0.w.weight, shape: [4, 4]}\n"
+	        "  - {name: l.0.norm.weight, shape: [4], dtype: float32}\n"
+	        "  - {name: l.0.buf, kind: buffer, shape: [2], dtype: float32, persistent: false}\n"
+	        "adapter: {target_modules: [w], r: 4, autocast_adapter_dtype: false}\n"
+	        "training: {strategy: zero3, precision: bf16, versions: {torch: \"2.7.1\"}, "
+	        "zero3: {persistence_threshold: auto, data_types: {buffer_dtype: bf16}, "
+	        "torch_autocast: {enabled: true, dtype: bf16}}}\n")};
 	const char *formats[] = {"out.json", "out.yaml"};
 
 	ck_assert_int_eq(dtl_compose(&in, &arena, &limits, &m, &error), 0);
 	for (int i = 0; i < 2; i++) {
 		const char *path = write_tmp(formats[i], "");
 		ck_assert_int_eq(dtl_export_manifest(path, &m, &error), 0);
-		ck_assert_msg(dtl_manifest_load(path, &arena, &limits, &again, &error) == 0, "%s: %u:%u %s",
-			      formats[i], error.loc.line, error.loc.column, error.message);
+		ck_assert_msg(dtl_manifest_load(path, &arena, &limits, &again, &error) == 0,
+		              "%s: %u:%u %s", formats[i], error.loc.line, error.loc.column,
+		              error.message);
 		ck_assert_uint_eq(again.tensor_count, 3);
 		ck_assert_int_eq(again.tensors[2].kind, DTL_KIND_BUFFER);
 		ck_assert(!again.tensors[2].persistent);
