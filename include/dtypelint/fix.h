@@ -79,7 +79,8 @@ int dtl_fix_write(const char *manifest_path, const struct dtl_fix *fix, FILE *di
 		  struct dtl_arena *arena, struct dtl_error *error);
 
 /* --wrap-plan: FSDP2 fully_shard groups in which every group has one trainable dtype, as JSON
- * and as a Python snippet. */
-int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json);
+ * and as a Python snippet. The snippet refuses (-EINVAL) a module path that is not dotted
+ * Python identifiers and indices; its strings are escaped Python literals. */
+int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json, struct dtl_error *error);
 
 #endif

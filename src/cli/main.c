@@ -498,7 +498,9 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 	for (size_t i = 0; i < o->input_count && r >= 0; i++) {
 		if (o->wrap_plan) {
 			r = dtl_wrap_plan_write(stdout, inputs[i].sim,
-			                        o->format == DTL_FORMAT_JSON);
+			                        o->format == DTL_FORMAT_JSON, &error);
+			if (r < 0)
+				return print_error(&error, r);
 			continue;
 		}
 		struct dtl_fix_context ctx = {.manifest = linted[i].manifest,

@@ -56,8 +56,6 @@ static void plan_module(struct plan_state *s, uint32_t mod, const struct dtl_pat
 	size_t count[256] = {0};
 	uint32_t c;
 
-	for (c = md->first_child; c != DTL_NONE_INDEX; c = s->sim->modules[c].next_sibling)
-		plan_module(s, c, wrap);
 	uint8_t g = own_key(s->sim, mod);
 	if (g == 0) {
 		for (c = md->first_child; c != DTL_NONE_INDEX; c = s->sim->modules[c].next_sibling)
@@ -74,21 +72,110 @@ static void plan_module(struct plan_state *s, uint32_t mod, const struct dtl_pat
 	/* the plan's wrap classes stay groups of their own when they are uniform */
 	for (size_t i = 0; mod && i < wrap->count && !s->sharded[mod]; i++)
 		if (md->class_name && strlen(md->class_name) == wrap->items[i].len &&
-		    memcmp(md->class_name, wrap->items[i].text, wrap->items[i].len) == 0 && g != MIXED &&
-		    g != 0)
+		    memcmp(md->class_name, wrap->items[i].text, wrap->items[i].len) == 0 &&
+		    g != MIXED && g != 0)
 			s->sharded[mod] = 1;
 }
 
-int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json)
+/* The modules in post-order (children in order, then their parent), as fully_shard is called;
+ * an explicit stack, since a module tree is as deep as its longest name has segments. */
+static uint32_t *post_order(const struct dtl_sim *sim)
+{
+	size_t n = sim->module_count, top = 0, done = 0;
+	uint32_t *stack = dtl_arena_calloc(sim->arena, n + 1, sizeof(uint32_t));
+	uint32_t *order = dtl_arena_calloc(sim->arena, n + 1, sizeof(uint32_t));
+	uint8_t *expanded = dtl_arena_calloc(sim->arena, n + 1, 1);
+
+	if (!stack || !order || !expanded)
+		return NULL;
+	stack[top++] = 0;
+	while (top) {
+		uint32_t mod = stack[top - 1];
+		if (expanded[mod]) {
+			order[done++] = mod;
+			top--;
+			continue;
+		}
+		expanded[mod] = 1;
+		/* push the children, then reverse them so that the first is on top */
+		size_t first = top;
+		for (uint32_t c = sim->modules[mod].first_child; c != DTL_NONE_INDEX;
+		     c = sim->modules[c].next_sibling)
+			stack[top++] = c;
+		for (size_t a = first, b = top; a + 1 < b; a++, b--) {
+			uint32_t t = stack[a];
+			stack[a] = stack[b - 1];
+			stack[b - 1] = t;
+		}
+	}
+	return order;
+}
+
+/* torch's get_submodule() takes a dotted path of attribute names and ModuleList indices; any
+ * other name is refused rather than pasted into Python */
+static bool is_dotted_identifier(const char *p, size_t len)
+{
+	size_t seg = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i == len || p[i] == '.') {
+			if (i == seg)
+				return false;
+			seg = i + 1;
+			continue;
+		}
+		char c = p[i];
+		bool digit = c >= '0' && c <= '9';
+		if (!digit && c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z'))
+			return false;
+		/* a segment starting with a digit is an index: digits only */
+		if ((p[seg] >= '0' && p[seg] <= '9') && !digit)
+			return false;
+	}
+	return true;
+}
+
+/* a Python string literal: printable ASCII as is, every other byte as an escape */
+static void put_python_string(FILE *out, const char *p, size_t len)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json, struct dtl_error *error)
 {
 	struct plan_state s = {.sim = sim};
 	size_t n = sim->module_count;
 
 	s.subtree = dtl_arena_calloc(sim->arena, n, 1);
 	s.sharded = dtl_arena_calloc(sim->arena, n, 1);
-	if (!s.subtree || !s.sharded)
+	uint32_t *order = post_order(sim);
+	if (!s.subtree || !s.sharded || !order)
 		return -ENOMEM;
-	plan_module(&s, 0, &sim->rp.wrap);
+	for (size_t i = 0; i < n; i++)
+		plan_module(&s, order[i], &sim->rp.wrap);
+	for (size_t i = 0; !json && i < n; i++) {
+		const struct dtl_module *md = &sim->modules[order[i]];
+		if (order[i] && s.sharded[order[i]] &&
+		    !is_dotted_identifier(md->path, md->path_len)) {
+			struct dtl_loc loc = {.file = sim->manifest->file};
+			char *path = dtl_arena_strndup(sim->arena, md->path, md->path_len);
+			return dtl_error_set(
+			    error, loc, -EINVAL,
+			    "--wrap-plan: module '%s' is not a dotted path of Python "
+			    "identifiers and indices; no fully_shard call is written "
+			    "for it (use -f json)",
+			    path ? path : "");
+		}
+	}
 	if (json) {
 		bool first = true;
 		fputs("{\"version\": 1, \"fully_shard\": [", out);
@@ -98,52 +185,33 @@ int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json)
 			fputs(first ? "\n  {\"module\": " : ",\n  {\"module\": ", out);
 			first = false;
 			char *path = dtl_arena_strndup(sim->arena, sim->modules[i].path,
-						       sim->modules[i].path_len);
+			                               sim->modules[i].path_len);
 			dtl_json_string(out, path ? path : "");
 			fputs(", \"dtype\": ", out);
 			dtl_json_string(out, dtl_dtype_name(key_dtype(s.subtree[i])));
-			fprintf(out, ", \"trainable\": %s", (s.subtree[i] & 0x40) && s.subtree[i] != MIXED
-							       ? "true"
-							       : "false");
+			fprintf(out, ", \"trainable\": %s",
+			        (s.subtree[i] & 0x40) && s.subtree[i] != MIXED ? "true" : "false");
 			fputc('}', out);
 		}
 		fputs("\n  ],\n \"root\": {\"module\": \"\", \"dtype\": ", out);
 		dtl_json_string(out, dtl_dtype_name(key_dtype(s.subtree[0])));
 		fputs("}}\n", out);
 	} else {
-		fputs("# fully_shard calls, bottom-up (paste after building the model); every group\n"
-		      "# holds one parameter dtype\n"
-		      "from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy\n\n"
-		      "def shard(model, mp_policy=None, fp32_policy=None):\n"
-		      "    fp32_policy = fp32_policy or MixedPrecisionPolicy(param_dtype=None)\n",
-		      out);
-		/* post-order of the sharded modules is fully_shard's order */
-		uint32_t *stack = dtl_arena_calloc(sim->arena, n + 1, sizeof(uint32_t));
-		uint8_t *expanded = dtl_arena_calloc(sim->arena, n, 1);
-		size_t top = 0;
-		if (!stack || !expanded)
-			return -ENOMEM;
-		stack[top++] = 0;
-		while (top) {
-			uint32_t mod = stack[top - 1];
-			if (!expanded[mod]) {
-				expanded[mod] = 1;
-				uint32_t kids[4096];
-				size_t k = 0;
-				for (uint32_t c = sim->modules[mod].first_child;
-				     c != DTL_NONE_INDEX && k < 4096; c = sim->modules[c].next_sibling)
-					kids[k++] = c;
-				while (k)
-					stack[top++] = kids[--k];
-				continue;
-			}
-			top--;
+		fputs(
+		    "# fully_shard calls, bottom-up (paste after building the model); every group\n"
+		    "# holds one parameter dtype\n"
+		    "from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy\n\n"
+		    "def shard(model, mp_policy=None, fp32_policy=None):\n"
+		    "    fp32_policy = fp32_policy or MixedPrecisionPolicy(param_dtype=None)\n",
+		    out);
+		for (size_t k = 0; k < n; k++) {
+			uint32_t mod = order[k];
 			if (!mod || !s.sharded[mod])
 				continue;
 			bool fp32 = key_dtype(s.subtree[mod]) == DTL_DTYPE_F32;
-			fprintf(out, "    fully_shard(model.get_submodule(\"%.*s\"), mp_policy=%s)\n",
-				(int)sim->modules[mod].path_len, sim->modules[mod].path,
-				fp32 ? "fp32_policy" : "mp_policy");
+			fputs("    fully_shard(model.get_submodule(", out);
+			put_python_string(out, sim->modules[mod].path, sim->modules[mod].path_len);
+			fprintf(out, "), mp_policy=%s)\n", fp32 ? "fp32_policy" : "mp_policy");
 		}
 		fputs("    fully_shard(model, mp_policy=mp_policy)\n", out);
 	}
