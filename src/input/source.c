@@ -42,11 +42,12 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		close(fd);
 		return fail(error, path, -EISDIR, "is a directory, expected a manifest file");
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+	/* devices (/dev/zero, /dev/urandom, a tty) are no input and may never end */
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
 		close(fd);
-		return fail(error, path, -EINVAL, "not a regular file");
+		return fail(error, path, -EINVAL, "not a regular file or a pipe");
 	}
-	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+	if (S_ISFIFO(st.st_mode)) {
 		int flags = fcntl(fd, F_GETFL);
 		if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
 			int e = errno;
@@ -63,7 +64,12 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		    "file is %lld bytes, over the limit of %zu bytes (--max-file-size)",
 		    (long long)st.st_size, limits->max_file_size);
 	}
+	/* room for max_file_size bytes at most: a pipe, or a file that grows, is cut off one byte
+	 * past the limit, never read to the end */
+	size_t most = limits->max_file_size < SIZE_MAX ? limits->max_file_size + 1 : SIZE_MAX;
 	capacity = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	if (capacity > most)
+		capacity = most;
 	data = malloc(capacity);
 	if (!data) {
 		close(fd);
@@ -92,7 +98,7 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		if (n == 0)
 			break;
 		if (into == &probe) {
-			if (capacity > limits->max_file_size) {
+			if (size >= limits->max_file_size) {
 				r = -EFBIG;
 				struct dtl_loc loc = {.file = path};
 				dtl_error_set(
@@ -101,13 +107,14 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 				    limits->max_file_size);
 				goto out_fail;
 			}
-			char *bigger = realloc(data, capacity * 2);
+			size_t grown = capacity > most / 2 ? most : capacity * 2;
+			char *bigger = realloc(data, grown);
 			if (!bigger) {
 				r = fail(error, path, -ENOMEM, "out of memory");
 				goto out_fail;
 			}
 			data = bigger;
-			capacity *= 2;
+			capacity = grown;
 			data[size] = probe;
 		}
 		size += (size_t)n;
@@ -193,7 +200,8 @@ size_t dtl_source_find_invalid_utf8(const struct dtl_source *source)
 		uint64_t word[4];
 		if (n - i >= 32) {
 			memcpy(word, s + i, 32);
-			if (!((word[0] | word[1] | word[2] | word[3]) & UINT64_C(0x8080808080808080))) {
+			if (!((word[0] | word[1] | word[2] | word[3]) &
+			      UINT64_C(0x8080808080808080))) {
 				i += 32;
 				continue;
 			}

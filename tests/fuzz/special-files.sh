@@ -45,7 +45,7 @@ mkfifo fifo.yaml
 expect fifo-without-writer '^fifo.yaml:1:1: error: YAML: the file is empty$' -- \
 	"$dtypelint" fifo.yaml
 
-expect dev-null '^/dev/null:1:1: error: YAML: the file is empty$' -- "$dtypelint" /dev/null
+expect dev-null '^/dev/null: error: not a regular file or a pipe$' -- "$dtypelint" /dev/null
 
 truncate -s 300M big.json
 expect over-size-limit '^big.json: error: file is 314572800 bytes, over the limit of 268435456 bytes' -- \
