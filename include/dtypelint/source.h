@@ -22,6 +22,14 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 int dtl_source_init_mem(struct dtl_source *source, const char *path, const char *data, size_t size);
 void dtl_source_fini(struct dtl_source *source);
 
+/* Refuses (-EACCES, error at `at`, or at from/path when at.file is NULL) a path that resolves,
+ * through links, outside the folders dtypelint reads from: the folder of `from` (the file or
+ * folder that names path; NULL when the user typed path, and then only a link is checked), the
+ * working directory, the git repositories holding either, and an HF cache entry whose snapshots/
+ * hold `from`. Quotes no byte of the file. Returns 0 when path is allowed or missing. */
+int dtl_confine_check(const char *path, const char *from, struct dtl_loc at,
+                      struct dtl_error *error);
+
 /* The 1-based line and column (in code points, tab = 1) of a byte offset; O(offset). */
 struct dtl_loc dtl_source_loc_at(const struct dtl_source *source, size_t offset);
 /* Returns the offset of the first invalid UTF-8 sequence, or (size_t)-1 when all is valid. */

@@ -1310,6 +1310,8 @@ check_coverage(struct parser *ps, size_t **ret_order)
 	return rc;
 }
 
+/* The prefix is printed only as "too long": a value that is no header length is 8 bytes of
+ * some other file (a link to a secret named *.safetensors), and messages quote no file. */
 static int
 check_lengths(const char *path, uint64_t header_len, uint64_t file_size,
               const struct dtl_limits *limits, struct dtl_error *error)
@@ -1324,16 +1326,14 @@ check_lengths(const char *path, uint64_t header_len, uint64_t file_size,
 		                    "header that follows it");
 	if (header_len > limits->max_safetensors_header)
 		return prefix_error(error, path,
-		                    "length prefix says the header is %" PRIu64
-		                    " bytes, more than the limit of %zu bytes "
-		                    "(limits.max_safetensors_header)",
-		                    header_len, limits->max_safetensors_header);
+		                    "length prefix names a header longer than the limit of %zu "
+		                    "bytes (limits.max_safetensors_header)",
+		                    limits->max_safetensors_header);
 	if (header_len > file_size - PREFIX_LEN)
 		return prefix_error(error, path,
-		                    "length prefix says the header is %" PRIu64
-		                    " bytes but only %" PRIu64
-		                    " bytes follow the prefix (file size %" PRIu64 ")",
-		                    header_len, file_size - PREFIX_LEN, file_size);
+		                    "length prefix names a header longer than the %" PRIu64
+		                    " bytes that follow it (file size %" PRIu64 ")",
+		                    file_size - PREFIX_LEN, file_size);
 	return 0;
 }
 

@@ -13,12 +13,19 @@ static bool is_dir(const char *path)
 }
 
 int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
-		const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
-		struct dtl_error *error)
+                const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
+                struct dtl_error *error)
 {
 	struct dtl_manifest manifest;
 	int r;
 
+	/* the paths the user typed: a link among them must stay inside the tree (source.h) */
+	const char *typed[] = {in->input,           in->plan_file, in->deepspeed_file,
+	                       in->accelerate_file, in->peft_file, in->trainer_args_file};
+	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
+		if (typed[i] &&
+		    (r = dtl_confine_check(typed[i], NULL, (struct dtl_loc){0}, error)) < 0)
+			return r;
 	if (is_dir(in->input))
 		r = dtl_import_hf_folder(in->input, arena, limits, &manifest, error);
 	else
@@ -36,14 +43,14 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		manifest.has_training = true;
 	}
 	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args */
-	if (in->deepspeed_file &&
-	    (r = dtl_import_deepspeed(in->deepspeed_file, arena, limits, &manifest.plan, error)) < 0)
+	if (in->deepspeed_file && (r = dtl_import_deepspeed(in->deepspeed_file, arena, limits,
+	                                                    &manifest.plan, error)) < 0)
 		return r;
-	if (in->accelerate_file &&
-	    (r = dtl_import_accelerate(in->accelerate_file, arena, limits, &manifest.plan, error)) < 0)
+	if (in->accelerate_file && (r = dtl_import_accelerate(in->accelerate_file, arena, limits,
+	                                                      &manifest.plan, error)) < 0)
 		return r;
-	if (in->trainer_args_file &&
-	    (r = dtl_import_trainer_args(in->trainer_args_file, arena, limits, &manifest, error)) < 0)
+	if (in->trainer_args_file && (r = dtl_import_trainer_args(in->trainer_args_file, arena,
+	                                                          limits, &manifest, error)) < 0)
 		return r;
 	if (in->peft_file) {
 		const char *base = NULL;

@@ -167,8 +167,12 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 		enum dtl_precision yaml_precision = mixed ? plan->precision : DTL_PRECISION_UNSET;
 		struct dtl_loc before_loc = plan->precision_loc;
 		plan->precision = DTL_PRECISION_UNSET;
-		r = dtl_import_deepspeed(dtl_path_relative_to(arena, path, rel), arena, limits, plan,
-					 s->error);
+		const char *ds_path = dtl_path_relative_to(arena, path, rel);
+		if (!ds_path)
+			return -ENOMEM;
+		if ((r = dtl_confine_check(ds_path, path, dtl_schema_loc(s, file), s->error)) < 0)
+			return r;
+		r = dtl_import_deepspeed(ds_path, arena, limits, plan, s->error);
 		if (r < 0)
 			return r;
 		/* facts §5.3: set_mixed_precision refuses a conflicting mode */

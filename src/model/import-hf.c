@@ -288,7 +288,11 @@ static int created_buffers(struct folder *f, const struct dtl_profile *p, struct
 static int read_shard(struct folder *f, const char *path)
 {
 	struct dtl_safetensors_header h;
-	int r = dtl_safetensors_read_header(path, f->limits, f->arena, &h, f->error);
+	struct dtl_loc at = {.file = path};
+	int r = dtl_confine_check(path, f->dir, at, f->error);
+	if (r < 0)
+		return r;
+	r = dtl_safetensors_read_header(path, f->limits, f->arena, &h, f->error);
 	const char *file = dtl_arena_strndup(f->arena, path, strlen(path));
 
 	if (r < 0)
@@ -509,7 +513,11 @@ static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *
 static int read_index(struct folder *f, const char *index_path, bool *ret_shards_present,
                       struct dtl_loaded *idx)
 {
-	int r = dtl_loaded_open(idx, index_path, f->arena, f->limits, f->error);
+	struct dtl_loc at = {.file = index_path};
+	int r = dtl_confine_check(index_path, f->dir, at, f->error);
+	if (r < 0)
+		return r;
+	r = dtl_loaded_open(idx, index_path, f->arena, f->limits, f->error);
 	if (r < 0)
 		return r;
 	const struct dtl_node *map = dtl_node_get(idx->root, "weight_map");
@@ -552,7 +560,9 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		                     "a model folder needs a config.json (and safetensors files or "
 		                     "model.safetensors.index.json)");
 	}
-	if ((r = dtl_loaded_open(&config, config_path, arena, limits, error)) < 0)
+	struct dtl_loc config_at = {.file = config_path};
+	if ((r = dtl_confine_check(config_path, dir, config_at, error)) < 0 ||
+	    (r = dtl_loaded_open(&config, config_path, arena, limits, error)) < 0)
 		return r;
 	f.config = config.root;
 	if ((r = dtl_schema_map(&config.s, config.root, "config.json")) < 0)

@@ -234,6 +234,9 @@ static int deepspeed_key(struct recipe *r)
 	                       : dtl_path_relative_to(r->arena, r->path, v->string.text);
 	if (!path)
 		return -ENOMEM;
+	int rc = dtl_confine_check(path, r->path, dtl_schema_loc(r->s, v), r->error);
+	if (rc < 0)
+		return rc;
 	return dtl_import_deepspeed(path, r->arena, r->limits, &r->m->plan, r->error);
 }
 
