@@ -10,25 +10,17 @@
 
 #include "dtypelint/atomic-file.h"
 #include "dtypelint/import.h"
+#include "dtypelint/quoted.h"
 
 struct writer {
 	FILE *out;
 	bool yaml;
 };
 
+/* quoted the same for JSON and YAML; any bytes read back (quoted.h) */
 static void str(struct writer *w, const char *s, size_t len)
 {
-	fputc('"', w->out);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			fprintf(w->out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(w->out, "\\u%04x", c);
-		else
-			fputc(c, w->out);
-	}
-	fputc('"', w->out);
+	dtl_put_quoted(w->out, s, len);
 }
 
 static void cstr(struct writer *w, const char *s)

@@ -18,6 +18,9 @@
 void dtl_report_github_escape(FILE *out, const char *s, bool property)
 {
 	for (const char *p = s ? s : ""; *p; p++) {
+		uint32_t cp;
+		bool escape;
+		size_t n;
 		switch (*p) {
 		case '%':
 			fputs("%25", out);
@@ -35,14 +38,14 @@ void dtl_report_github_escape(FILE *out, const char *s, bool property)
 			fputs(property ? "%2C" : ",", out);
 			break;
 		default:
-			/* other controls from the inputs (ESC, C1) must not reach the log raw */
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\x%02x", (unsigned char)*p);
-			else if ((unsigned char)*p == 0xc2 && (unsigned char)p[1] >= 0x80 &&
-			         (unsigned char)p[1] <= 0x9f)
-				fprintf(out, "\\u%04x", (unsigned char)*++p);
+			/* other controls from the inputs (ESC, C1) and invalid UTF-8 must not reach
+			 * the log raw */
+			n = dtl_report_char_at(p, &cp, &escape);
+			if (escape)
+				dtl_report_put_char_escape(out, cp);
 			else
-				fputc(*p, out);
+				fwrite(p, 1, n, out);
+			p += n - 1;
 		}
 	}
 }

@@ -7,36 +7,14 @@
 #include <string.h>
 
 #include "dtl-config.h"
+#include "dtypelint/quoted.h"
 #include "dtypelint/report.h"
 
 void dtl_json_string(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
-	fputc('"', out);
+	if (!s)
+		s = "";
+	dtl_put_quoted(out, s, strlen(s));
 }
 
 static void loc_object(FILE *out, const struct dtl_loc *loc)

@@ -4,6 +4,7 @@
 #ifndef DTL_REPORT_PRIVATE_H
 #define DTL_REPORT_PRIVATE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "dtypelint/report.h"
@@ -20,6 +21,13 @@ struct dtl_report_item {
  * comes from arena. Returns 0 or -ENOMEM. */
 int dtl_report_items(struct dtl_arena *arena, const struct dtl_report_input *inputs, size_t n,
                      struct dtl_report_item **ret_items, size_t *ret_count);
+
+/* The character at p (NUL-terminated): its length in bytes, its code point (0x110000 | byte for
+ * a byte of invalid UTF-8) and whether text meant for a terminal or a CI log escapes it (C0,
+ * DEL, C1, invalid UTF-8). */
+size_t dtl_report_char_at(const char *p, uint32_t *ret_cp, bool *ret_escape);
+/* \xNN for a C0 control, DEL or a raw byte, \uNNNN for a C1 control */
+void dtl_report_put_char_escape(FILE *out, uint32_t cp);
 
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);
