@@ -122,10 +122,14 @@ struct dtl_config {
 	struct dtl_limit_settings limits;
 };
 
-/* The nearest .dtypelint.yaml in input's directory (the input itself when it is a directory)
- * or above it; *ret_path is NULL when there is none. The path is relative to the working
- * directory when input is relative and the file lies under the working directory. */
-int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret_path);
+/* The nearest trusted .dtypelint.yaml in input's directory (the input itself when it is a
+ * directory) or above it; *ret_path is NULL when there is none. The path is relative to the
+ * working directory when input is relative and the file lies under the working directory.
+ * A config that others can write (the file or its folder world-writable, or owned by another
+ * user under a world-writable folder such as /tmp) is skipped: the nearest one skipped and
+ * why go to *ret_ignored and *ret_reason (NULL when none). */
+int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret_path,
+                    const char **ret_ignored, const char **ret_reason);
 /* Reads and validates a config file (unknown keys are errors at their line and column). */
 int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
                     struct dtl_config *ret_config, struct dtl_error *error);

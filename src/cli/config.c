@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "model/schema.h"
@@ -35,12 +36,46 @@ bool dtl_cli_selector_known(const char *selector)
 	return false;
 }
 
-int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret_path)
+/* Why a config found at candidate (in dir) is not trusted, or NULL: anyone else who can write
+ * it could change what the linter reports (ssh's StrictModes, git's safe.directory). Under a
+ * world-writable ancestor (/tmp), every folder below it and the file must be ours or root's. */
+static const char *untrusted(const char *dir, const char *candidate)
+{
+	char up[4096];
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (stat(candidate, &st) != 0 || (st.st_mode & S_IWOTH))
+		return "the file is writable by every user";
+	bool foreign = st.st_uid != me && st.st_uid != 0;
+	if (stat(dir, &st) != 0 || (st.st_mode & S_IWOTH))
+		return "its folder is writable by every user";
+	snprintf(up, sizeof(up), "%s", dir);
+	for (;;) {
+		foreign = foreign || (st.st_uid != me && st.st_uid != 0);
+		char *slash = strrchr(up, '/');
+		if (!slash || strcmp(up, "/") == 0)
+			return NULL;
+		if (slash == up)
+			up[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(up, &st) != 0)
+			return NULL;
+		if ((st.st_mode & S_IWOTH) && foreign)
+			return "it lies under a folder writable by every user and another user "
+			       "owns it";
+	}
+}
+
+int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret_path,
+                    const char **ret_ignored, const char **ret_reason)
 {
 	char dir[4096], candidate[4096 + sizeof(CONFIG_NAME) + 1], shown[4096];
 	struct stat st;
 
 	*ret_path = NULL;
+	*ret_ignored = *ret_reason = NULL;
 	if (!dtl_report_abspath(input, dir, sizeof(dir)))
 		return 0;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -58,8 +93,17 @@ int dtl_config_find(const char *input, struct dtl_arena *arena, const char **ret
 			if (input[0] != '/' &&
 			    dtl_report_relpath(candidate, NULL, shown, sizeof(shown)))
 				path = shown;
-			*ret_path = dtl_arena_strndup(arena, path, strlen(path));
-			return *ret_path ? 0 : -ENOMEM;
+			const char *why = untrusted(dir, candidate);
+			if (!why) {
+				*ret_path = dtl_arena_strndup(arena, path, strlen(path));
+				return *ret_path ? 0 : -ENOMEM;
+			}
+			if (!*ret_ignored) {
+				*ret_ignored = dtl_arena_strndup(arena, path, strlen(path));
+				*ret_reason = why;
+				if (!*ret_ignored)
+					return -ENOMEM;
+			}
 		}
 		if (strcmp(dir, "/") == 0)
 			return 0;
@@ -224,6 +268,18 @@ static int parse_limits(const struct dtl_schema *s, const struct dtl_node *map,
 			                       "optional K, M or G suffix) within range, got %s",
 			                       dtl_cli_limit_name(which),
 			                       dtl_schema_describe(s, v));
+		/* a config may lower a limit, never raise it: a pull request editing the config
+		 * must not lift the bounds on what the linter reads (only options can) */
+		struct dtl_limits defaults;
+		dtl_limits_default(&defaults);
+		uint64_t cap = dtl_cli_limit_get(&defaults, which);
+		if (c->limits.values[which] > cap)
+			return dtl_schema_fail(s, v,
+			                       "'limits.%s' is above its default of %llu: a "
+			                       "configuration file can only lower limits; raise it "
+			                       "with --%s",
+			                       dtl_cli_limit_name(which), (unsigned long long)cap,
+			                       dtl_cli_limit_name(which));
 		c->limits.set |= 1u << which;
 	}
 	return r;

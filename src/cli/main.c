@@ -50,7 +50,21 @@ struct settings {
 struct config_cache {
 	struct dtl_vec paths;   /* const char * */
 	struct dtl_vec configs; /* struct dtl_config * */
+	struct dtl_vec ignored; /* const char *: untrusted configs already warned about */
 };
+
+/* Was path warned about already? Remembers it if not. */
+static bool warned_before(struct config_cache *cache, const char *path, struct dtl_arena *arena)
+{
+	const char *const *seen = cache->ignored.items;
+	for (size_t i = 0; i < cache->ignored.count; i++)
+		if (strcmp(seen[i], path) == 0)
+			return true;
+	const char **slot = dtl_vec_push(&cache->ignored, arena, sizeof(*slot));
+	if (slot)
+		*slot = path;
+	return false;
+}
 
 static bool any_matches(const struct dtl_vec *selectors, const struct dtl_rule *rule)
 {
@@ -160,9 +174,15 @@ static int settings_for(const char *input, const struct dtl_options *o, struct c
 
 	memset(s, 0, sizeof(*s));
 	if (!o->no_config && !path) {
-		r = dtl_config_find(input, arena, &path);
+		const char *ignored, *why;
+		r = dtl_config_find(input, arena, &path, &ignored, &why);
 		if (r < 0)
 			return r;
+		if (ignored && !warned_before(cache, ignored, arena)) {
+			fputs("dtypelint: warning: ignoring ", stderr);
+			dtl_report_put_path(stderr, ignored);
+			fprintf(stderr, ": %s (pass it with --config to use it)\n", why);
+		}
 	}
 	if (!o->no_config && path &&
 	    (r = load_config(path, o, cache, arena, &s->config, error)) < 0)
