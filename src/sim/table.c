@@ -400,17 +400,28 @@ static void mark_prequantized(struct dtl_sim *sim)
 	}
 }
 
+/* A pre-order walk of mod's subtree through the parent links: no recursion, since a module
+ * tree is as deep as its longest name has segments. */
 static bool only_quant_state_below(const struct dtl_sim *sim, uint32_t mod)
 {
-	const struct dtl_module *m = &sim->modules[mod];
+	uint32_t m = mod;
 
-	for (uint32_t t = m->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
-		if (!dtl_sim_is_quant_state_name(sim->t.name[t], sim->t.name_len[t]))
-			return false;
-	for (uint32_t c = m->first_child; c != DTL_NONE_INDEX; c = sim->modules[c].next_sibling)
-		if (!only_quant_state_below(sim, c))
-			return false;
-	return true;
+	for (;;) {
+		const struct dtl_module *md = &sim->modules[m];
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX;
+		     t = sim->t.next_in_module[t])
+			if (!dtl_sim_is_quant_state_name(sim->t.name[t], sim->t.name_len[t]))
+				return false;
+		if (md->first_child != DTL_NONE_INDEX) {
+			m = md->first_child;
+			continue;
+		}
+		while (m != mod && sim->modules[m].next_sibling == DTL_NONE_INDEX)
+			m = sim->modules[m].parent;
+		if (m == mod)
+			return true;
+		m = sim->modules[m].next_sibling;
+	}
 }
 
 /* The module whose path is tensor i's name, or -1. It can only be a child of the tensor's own
