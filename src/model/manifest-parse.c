@@ -614,6 +614,47 @@ static int parse_suppress(const struct dtl_schema *s, const struct dtl_node *seq
 	return 0;
 }
 
+/* A file of the set-up given where the manifest goes: say what it is and which option takes
+ * it, rather than "unknown key". The keys are each kind's own (a DeepSpeed JSON's
+ * zero_optimization, an accelerate YAML's distributed_type, ...). */
+#define AND_MODEL ", and the model (a manifest or an HF folder) as INPUT"
+static int other_kind_of_file(const struct dtl_schema *s, const struct dtl_node *root)
+{
+	static const struct {
+		const char *key, *what, *how;
+	} kinds[] = {
+	    {"zero_optimization", "a DeepSpeed config", "pass it with --deepspeed FILE" AND_MODEL},
+	    {"train_micro_batch_size_per_gpu", "a DeepSpeed config",
+	     "pass it with --deepspeed FILE" AND_MODEL},
+	    {"distributed_type", "an accelerate config",
+	     "pass it with --accelerate FILE" AND_MODEL},
+	    {"compute_environment", "an accelerate config",
+	     "pass it with --accelerate FILE" AND_MODEL},
+	    {"peft_type", "a PEFT adapter_config.json", "pass it with --peft FILE" AND_MODEL},
+	    {"weight_map", "a safetensors index", "pass the model folder that holds it as INPUT"},
+	    {"architectures", "an HF model config.json",
+	     "pass the model folder that holds it as INPUT"},
+	    {"model_type", "an HF model config.json",
+	     "pass the model folder that holds it as INPUT"},
+	    {"model_name_or_path", "a training recipe",
+	     "pass it with --trainer-args FILE" AND_MODEL},
+	    {"base_model", "a training recipe", "pass it with --trainer-args FILE" AND_MODEL},
+	    {"output_dir", "a training recipe", "pass it with --trainer-args FILE" AND_MODEL},
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		for (size_t k = 0; k < root->map.count; k++) {
+			const struct dtl_node *key = &root->map.pairs[k].key;
+			if (key->type == DTL_NODE_STRING &&
+			    strcmp(key->string.text, kinds[i].key) == 0)
+				return dtl_schema_fail(s, key,
+				                       "this is %s (it has '%s'), not a dtypelint "
+				                       "manifest: %s",
+				                       kinds[i].what, kinds[i].key, kinds[i].how);
+		}
+	return 0;
+}
+#undef AND_MODEL
+
 int dtl_manifest_parse(const struct dtl_node *root, const char *file, struct dtl_arena *arena,
                        const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
                        struct dtl_error *error)
@@ -641,6 +682,8 @@ int dtl_manifest_parse_streamed(const struct dtl_node *root, const char *file,
 	if (root->type != DTL_NODE_MAP)
 		return dtl_schema_fail(&s, root, "a manifest must be a mapping, got %s",
 		                       dtl_schema_describe(&s, root));
+	if (!dtl_node_get(root, "dtypelint") && (r = other_kind_of_file(&s, root)) < 0)
+		return r;
 	r = dtl_schema_check_keys(&s, root, "manifest", keys);
 	if (r < 0)
 		return r;
