@@ -11,8 +11,9 @@
 
 /* One linted input: its simulation and findings. */
 struct dtl_report_input {
-	const struct dtl_sim *sim;
+	const struct dtl_sim *sim; /* NULL: the input could not be read; its finding is DT001 */
 	const struct dtl_findings *findings;
+	const char *file; /* the input as given */
 };
 
 struct dtl_report_counts {

@@ -328,6 +328,7 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	}
 	dtl_findings_sort(findings);
 	ret_input->sim = sim;
+	ret_input->file = path;
 	ret_input->findings = findings;
 	*ret_findings = findings;
 	*ret_suppressed += suppressed;
@@ -601,6 +602,34 @@ static int output_is_input(const struct dtl_options *o, const char *output)
 	return 0;
 }
 
+/* An input that could not be read becomes its own finding, DT001 input-error, at the error's
+ * position (ruff's E902): the other inputs are still linted and reported. */
+static int input_error_finding(const char *path, const struct dtl_error *error,
+                               struct dtl_arena *arena, struct dtl_report_input *ret_input,
+                               struct dtl_findings **ret_findings)
+{
+	struct dtl_findings *findings = dtl_arena_calloc(arena, 1, sizeof(*findings));
+	struct dtl_finding *f = findings ? dtl_vec_push(&findings->items, arena, sizeof(*f)) : NULL;
+	const char *file = error->loc.file ? error->loc.file : path;
+
+	if (!f)
+		return -ENOMEM;
+	memset(f, 0, sizeof(*f));
+	f->rule = dtl_rule_find("DT001");
+	f->severity = DTL_SEVERITY_ERROR;
+	f->message = dtl_arena_strndup(arena, error->message, strlen(error->message));
+	f->loc.file = dtl_arena_strndup(arena, file, strlen(file));
+	f->loc.line = error->loc.line;
+	f->loc.column = error->loc.column;
+	if (!f->rule || !f->message || !f->loc.file)
+		return -ENOMEM;
+	ret_input->sim = NULL;
+	ret_input->file = path;
+	ret_input->findings = findings;
+	*ret_findings = findings;
+	return 0;
+}
+
 static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
                        const struct dtl_op_oracle *ops)
 {
@@ -636,6 +665,7 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 	linted = dtl_arena_calloc(arena, o->input_count, sizeof(*linted));
 	if (!inputs || !findings || !fail_on || !linted)
 		return print_error(&error, -ENOMEM);
+	bool input_failed = false;
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct settings s;
 		r = settings_for(o->inputs[i], o, &cache, arena, &s, &error);
@@ -643,8 +673,20 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 			r = lint_one(o->inputs[i], o, &s, behaviors, ops, arena, &inputs[i],
 			             &findings[i], &suppressed, &linted[i], &error);
 		dtl_cli_json_heap_release();
-		if (r < 0)
+		/* a report of findings keeps the other inputs; the modes that act on the
+		 * findings (fixes, baselines, plans) stop at the first unreadable input */
+		if (r < 0 && (r == -ENOMEM || o->fix_plan || o->wrap_plan || o->write_baseline ||
+		              o->show_plan))
 			return print_error(&error, r);
+		if (r < 0) {
+			if ((r = input_error_finding(o->inputs[i], &error, arena, &inputs[i],
+			                             &findings[i])) < 0)
+				return print_error(&error, r);
+			input_failed = true;
+			fail_on[i] = DTL_SEVERITY_ERROR;
+			memset(&error, 0, sizeof(error));
+			continue;
+		}
 		fail_on[i] = s.fail_on;
 	}
 	if (o->fix_plan || o->wrap_plan)
@@ -717,6 +759,9 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		dtl_report_versions_line(stderr, inputs, o->input_count);
 		print_summary(o, &counts, suppressed, baselined);
 	}
+	/* an input that was not read was not checked: no option makes that a pass */
+	if (input_failed)
+		return EXIT_INPUT;
 	if (o->exit_zero)
 		return EXIT_CLEAN;
 	for (size_t i = 0; i < o->input_count; i++) {

@@ -189,6 +189,11 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	        n, c.findings, c.errors, c.warnings, c.infos);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", out);
+		if (!inputs[i].sim) { /* not read: its finding is DT001 */
+			dtl_json_string(out, inputs[i].file);
+			fputs(", \"tensors\": null, \"plan\": null}", out);
+			continue;
+		}
 		dtl_json_string(out, inputs[i].sim->manifest->file);
 		fprintf(out, ", \"tensors\": %zu, \"plan\": ", inputs[i].sim->t.count);
 		plan_object(out, inputs[i].sim);

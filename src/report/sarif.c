@@ -217,6 +217,40 @@ static void result(FILE *out, const struct dtl_report_item *it, const struct dtl
 	fputs("}}", out);
 }
 
+/* The run's invocation: executionSuccessful is false when an input could not be read, and
+ * each such input is a toolExecutionNotification too (beside its DT001 result), as SARIF
+ * 2.1.0 §3.20.21 has tools report the problems that kept them from analysing a file. */
+static void invocations(FILE *out, const struct dtl_report_item *items, size_t count,
+                        const struct dtl_report_options *options)
+{
+	bool failed = false;
+
+	for (size_t i = 0; i < count; i++)
+		failed = failed || strcmp(items[i].finding->rule->id, "DT001") == 0;
+	if (!failed) {
+		fputs("      \"invocations\": [{\"executionSuccessful\": true}],\n", out);
+		return;
+	}
+	fputs("      \"invocations\": [{\"executionSuccessful\": false,\n"
+	      "        \"toolExecutionNotifications\": [",
+	      out);
+	bool first = true;
+	for (size_t i = 0; i < count; i++) {
+		const struct dtl_finding *f = items[i].finding;
+		if (strcmp(f->rule->id, "DT001") != 0)
+			continue;
+		fputs(first ? "\n          {\"level\": \"error\", \"message\": {\"text\": "
+		            : ",\n          {\"level\": \"error\", \"message\": {\"text\": ",
+		      out);
+		first = false;
+		dtl_json_string(out, f->message);
+		fputs("}, \"descriptor\": {\"id\": \"DT001\"}, \"locations\": [{", out);
+		physical_location(out, &f->loc, options);
+		fputs("}]}", out);
+	}
+	fputs("]}],\n", out);
+}
+
 int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
                      const struct dtl_report_options *options)
 {
@@ -256,16 +290,17 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 	if (r < 0)
 		goto done;
 	fputs(rule_count ? "\n      ]}},\n" : "]}},\n", out);
-	fputs("      \"columnKind\": \"unicodeCodePoints\",\n"
-	      "      \"invocations\": [{\"executionSuccessful\": true}],\n",
-	      out);
+	fputs("      \"columnKind\": \"unicodeCodePoints\",\n", out);
+	invocations(out, items, count, options);
 	/* the framework versions each input's verdict assumed, and where each came from */
 	fputs("      \"properties\": {\"versions\": [", out);
+	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_sim *sim = inputs[i].sim;
 		if (!sim)
 			continue;
-		fputs(i ? ", {\"file\": " : "{\"file\": ", out);
+		fputs(first ? "{\"file\": " : ", {\"file\": ", out);
+		first = false;
 		dtl_json_string(out, sim->manifest->file ? sim->manifest->file : "-");
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];

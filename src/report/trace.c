@@ -22,7 +22,7 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_sim *sim = inputs[i].sim;
-		for (size_t k = 0; k < sim->t.count; k++) {
+		for (size_t k = 0; sim && k < sim->t.count; k++) {
 			uint32_t t = sim->t.order[k];
 			bool match = false;
 			for (size_t g = 0; g < glob_count && !match; g++)

@@ -44,6 +44,7 @@ extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl
 /* kernels.c */
 extern const struct dtl_rule dtl_rule_dt701;
 /* suppress.c */
+extern const struct dtl_rule dtl_rule_dt001;
 extern const struct dtl_rule dtl_rule_dt002;
 /* precision.c */
 extern const struct dtl_rule dtl_rule_dt201, dtl_rule_dt202, dtl_rule_dt203, dtl_rule_dt301,

@@ -24,7 +24,7 @@ def children_peak_kib():
 
 # 1. a device is no input: refused at once, nothing read
 r = subprocess.run([dtypelint, "/dev/zero"], capture_output=True, timeout=60)
-err = r.stderr.decode(errors="replace")
+err = (r.stdout + r.stderr).decode(errors="replace")
 check("dev-zero-refused", r.returncode == 2 and "not a regular file or a pipe" in err,
       f"exit {r.returncode}: {err[:200]}")
 check("dev-zero-memory", children_peak_kib() < 200 * 1024,
@@ -32,7 +32,7 @@ check("dev-zero-memory", children_peak_kib() < 200 * 1024,
 
 # 2. a pipe over the limit: cut off one byte past it. The writer counts what the reader took.
 p = subprocess.Popen([dtypelint, "--max-file-size", "1M", "/dev/stdin"], stdin=subprocess.PIPE,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 chunk = b" " * 4096
 written = 0
 try:
@@ -46,7 +46,7 @@ try:
     p.stdin.close()
 except BrokenPipeError:
     pass
-err = p.stderr.read().decode(errors="replace")
+err = p.stdout.read().decode(errors="replace")
 p.wait(timeout=60)
 check("pipe-over-limit-refused", p.returncode == 2 and "over the limit of 1048576 bytes" in err,
       f"exit {p.returncode}: {err[:200]}")
@@ -57,7 +57,7 @@ check("pipe-read-bounded", written <= (1 << 20) + 2 * 65536 + 4096,
 # 3. a pipe under the limit is read whole (an invalid manifest: exit 2 for its content)
 r = subprocess.run([dtypelint, "--max-file-size", "1M", "/dev/stdin"],
                    input=b"format: 1\n" + b"#" * 1000 + b"\n", capture_output=True, timeout=60)
-err = r.stderr.decode(errors="replace")
+err = (r.stdout + r.stderr).decode(errors="replace")
 check("pipe-under-limit-read", "over the limit" not in err and r.returncode == 2,
       f"exit {r.returncode}: {err[:200]}")
 

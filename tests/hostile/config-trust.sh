@@ -62,14 +62,14 @@ setup "$tmp/limits"
 printf 'limits: {max-tensors: 20M}\n' > "$tmp/limits/.dtypelint.yaml"
 (cd "$tmp/limits" && "$dtypelint" m.yaml) >out 2>err
 st=$?
-if [ $st = 2 ] && grep -q "^.dtypelint.yaml:1:23: error: 'limits.max-tensors' is above its default" err
+if [ $st = 2 ] && grep -q "^.dtypelint.yaml:1:23: error: 'limits.max-tensors' is above its default" out
 then ok config-cannot-raise; else bad config-cannot-raise "exit $st: $(head -c 300 err)"; fi
 printf 'limits: {max-tensors: 1M}\n' > "$tmp/limits/.dtypelint.yaml"
 expect config-can-lower "$tmp/limits" 1 no
 printf 'limits: {max-tensors: 5}\n' > "$tmp/limits/.dtypelint.yaml"
 (cd "$tmp/limits" && "$dtypelint" m.yaml) >out 2>err
 st=$?
-if [ $st = 2 ] && grep -q "limits.max_tensors\|max-tensors" err; then ok config-lower-applies
+if [ $st = 2 ] && grep -q "limits.max_tensors\|max-tensors" out; then ok config-lower-applies
 else bad config-lower-applies "exit $st: $(head -c 300 err)"; fi
 (cd "$tmp/limits" && "$dtypelint" --max-tensors 20M m.yaml) >out 2>err
 st=$?
