@@ -72,5 +72,13 @@ cp m.yaml fixme.yaml
 "$dtypelint" fixme.yaml --fix-plan --write >/dev/null 2>&1
 if [ -s base.json ] && [ "$(ls | grep -c dtypelint-)" = 0 ]; then ok no-temporary-files; else bad no-temporary-files "$(ls)"; fi
 
+# 7. one unreadable input loses nothing of a written report (issue 22, item 3): -o with
+#    --exit-zero writes the SARIF with both inputs' results, and the status is 2
+printf 'tensors: [\n' > broken.yaml
+"$dtypelint" -f sarif --exit-zero -o report.sarif broken.yaml m.yaml >/dev/null 2>&1; st=$?
+if [ $st = 2 ] && grep -q '"ruleId": "DT001"' report.sarif && grep -q '"ruleId": "DT101"' report.sarif &&
+	grep -q '"executionSuccessful": false' report.sarif; then ok report-with-input-error
+else bad report-with-input-error "exit $st: $(head -c 200 report.sarif 2>&1)"; fi
+
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
