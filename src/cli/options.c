@@ -465,6 +465,16 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	}
 	o->inputs = (const char **)(argv + optind);
 	o->input_count = (size_t)(argc - optind);
+	/* "--scan-kernels DIR1 DIR2" (the usage line's DIR...): the operands are directories
+	 * too; they were dropped without a word before (issue 21). */
+	for (size_t i = 0; o->scan_kernels.count && i < o->input_count; i++) {
+		const char **slot = dtl_vec_push(&o->scan_kernels, arena, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		*slot = o->inputs[i];
+	}
+	if (o->scan_kernels.count)
+		o->input_count = 0;
 	if (o->config_file && o->no_config)
 		return usage_error("--config and --no-config exclude each other");
 	if (o->statistics && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)

@@ -1,0 +1,99 @@
+#!/bin/sh
+# The kernel scanner's sandbox (issue 21, requirement 7): libclang parses each file in a child
+# with CPU, memory and wall-clock limits, includes outside the scanned directories or from
+# /dev, /proc and /sys are refused, and every failure is "file:line:col: error: ..." with exit
+# status 2. The files are generated here. Usage: sandbox.sh DTYPELINT CASE
+#
+# DTYPELINT_TEST_KERNEL_CHILD (src/kernels/sandbox.c, a test-only knob that is not documented
+# for users) makes the child crash, hang, spin or allocate without end, under limits shortened
+# to 1 s of CPU, 3 s of wall clock and 256 MiB.
+set -u
+dtypelint=$1 case=$2
+case "$dtypelint" in
+/*) ;;
+*) dtypelint="$(pwd)/$dtypelint" ;;
+esac
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out="$dir/out" err="$dir/err"
+mkdir "$dir/root" "$dir/outside" "$dir/second"
+good='#include <torch/extension.h>
+void fill(at::Tensor t) {
+  AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), "fill", [&] { t.fill_(1); });
+}
+PYBIND11_MODULE(ext, m) { m.def("NAME", &fill); }'
+printf '%s\n' "$good" | sed 's/NAME/first_op/' >"$dir/root/good.cpp"
+
+# run ARGS...: dtypelint with a safety net of 120 s, status in $status
+run() {
+	timeout 120 "$dtypelint" "$@" >"$out" 2>"$err"
+	status=$?
+}
+fail() {
+	echo "FAIL: $*"
+	echo "--- exit $status"
+	echo "--- stdout"
+	cat "$out"
+	echo "--- stderr"
+	cat "$err"
+	exit 1
+}
+expect_error() { # FILE MESSAGE-PATTERN
+	[ $status = 2 ] || fail "exit status $status, not 2"
+	grep -Eq "^$1:[0-9]+:[0-9]+: error: .*$2" "$err" || fail "no '$1:L:C: error: ...$2' on stderr"
+}
+
+case $case in
+dev-zero)
+	# before the sandbox: libclang read /dev/zero until memory ran out, and exit 0
+	printf '#include "/dev/zero"\nvoid f() {}\n' >"$dir/root/zero.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/zero.cpp" "refused"
+	grep -q "first_op" "$out" || fail "the good file's contract is missing"
+	;;
+dev-stdin)
+	# a child must not wait for the terminal or a pipe
+	printf '#include </dev/stdin>\nvoid f() {}\n' >"$dir/root/stdin.cpp"
+	mkfifo "$dir/fifo"
+	exec 3<>"$dir/fifo" # stdin that never ends and never sends a byte
+	run --scan-kernels "$dir/root" <&3
+	exec 3>&-
+	expect_error "$dir/root/stdin.cpp" "refused"
+	;;
+outside)
+	printf 'int secret_fn();\n' >"$dir/outside/secret.h"
+	printf '#include "../outside/secret.h"\nvoid f() {}\n' >"$dir/root/up.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/up.cpp" "outside the scanned directories"
+	# nested: a header in the root includes a file outside it, through a symlink
+	ln -s "$dir/outside/secret.h" "$dir/root/link.h"
+	printf '#include "link.h"\n' >"$dir/root/inner.h"
+	printf '#include "inner.h"\nvoid g() {}\n' >"$dir/root/nested.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/nested.cpp" "outside the scanned directories"
+	;;
+crash | hang | spin | alloc)
+	DTYPELINT_TEST_KERNEL_CHILD=$case run --scan-kernels "$dir/root"
+	case $case in
+	crash) expect_error "$dir/root/good.cpp" "crashed" ;;
+	hang) expect_error "$dir/root/good.cpp" "wall-clock" ;;
+	spin) expect_error "$dir/root/good.cpp" "CPU time" ;;
+	alloc) expect_error "$dir/root/good.cpp" "(memory|crashed)" ;;
+	esac
+	;;
+two-dirs)
+	printf '%s\n' "$good" | sed 's/NAME/second_op/' >"$dir/second/more.cpp"
+	for args in "$dir/root $dir/second" "$dir/root --scan-kernels $dir/second"; do
+		# shellcheck disable=SC2086
+		run --scan-kernels $args
+		[ $status = 0 ] || fail "exit status $status for --scan-kernels $args"
+		grep -q first_op "$out" || fail "first_op is missing for --scan-kernels $args"
+		grep -q second_op "$out" || fail "second_op is missing for --scan-kernels $args"
+	done
+	;;
+*)
+	echo "unknown case $case"
+	exit 99
+	;;
+esac
+echo "ok: $case"
