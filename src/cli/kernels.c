@@ -9,6 +9,7 @@
 
 #ifdef DTL_HAVE_KERNELS
 #include "dtypelint/kernels.h"
+#include "dtypelint/report.h"
 #include "kernels/libclang.h"
 
 /*
@@ -39,9 +40,9 @@ static int load_libclang(struct dtl_libclang *lc, struct dtl_error *error)
 }
 
 static const enum dtl_op_verdict verdicts[] = {
-	[DTL_KERNEL_UNKNOWN] = DTL_OP_UNKNOWN,	   [DTL_KERNEL_ACCEPTS] = DTL_OP_ACCEPTS,
-	[DTL_KERNEL_REJECTS] = DTL_OP_REJECTS,	   [DTL_KERNEL_MAY_REJECT] = DTL_OP_MAY_REJECT,
-	[DTL_KERNEL_UNCHECKED] = DTL_OP_UNCHECKED,
+    [DTL_KERNEL_UNKNOWN] = DTL_OP_UNKNOWN,     [DTL_KERNEL_ACCEPTS] = DTL_OP_ACCEPTS,
+    [DTL_KERNEL_REJECTS] = DTL_OP_REJECTS,     [DTL_KERNEL_MAY_REJECT] = DTL_OP_MAY_REJECT,
+    [DTL_KERNEL_UNCHECKED] = DTL_OP_UNCHECKED,
 };
 
 static int query(void *data, const char *op, enum dtl_dtype dtype, struct dtl_op_answer *ret)
@@ -70,6 +71,30 @@ static int query(void *data, const char *op, enum dtl_dtype dtype, struct dtl_op
 	return 0;
 }
 
+/*
+ * A file the scanner could not scan (a refused include, a crash or a limit of its sandbox) is
+ * an error, never dropped (issue 21): every one but the last is printed here as main.c's
+ * print_error() would, the last is returned for main.c to print with exit status 2.
+ */
+static int file_errors(const struct dtl_kernels *k, struct dtl_error *error)
+{
+	const struct dtl_error *errors;
+	size_t n = dtl_kernels_file_errors(k, &errors);
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		dtl_report_put_path(stderr, errors[i].loc.file);
+		if (errors[i].loc.line)
+			fprintf(stderr, ":%u:%u", errors[i].loc.line, errors[i].loc.column);
+		fputs(": error: ", stderr);
+		dtl_report_put_escaped(stderr, errors[i].message);
+		fputc('\n', stderr);
+	}
+	dtl_error_copy(error, &errors[n - 1]);
+	return -EIO;
+}
+
 int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
                          struct dtl_op_oracle *ret_oracle, void **ret_kernels,
                          struct dtl_error *error)
@@ -88,6 +113,8 @@ int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *ar
 		return r;
 	}
 	r = dtl_kernels_scan_dirs(&ck->k, dirs, n, error);
+	if (r == 0)
+		r = file_errors(&ck->k, error);
 	if (r < 0) {
 		dtl_cli_kernels_fini(ck);
 		return r;

@@ -151,6 +151,10 @@ struct dtl_kernels_scanner {
 	struct dtl_vec links;  /* struct klink */
 	struct dtl_vec files;  /* struct dtl_kernel_file */
 	struct dtl_vec finfos; /* struct kfinfo */
+	struct dtl_vec errors; /* struct dtl_error: files that failed (sandbox.c) */
+	/* realpath()s a parse may include from (sandbox.c); set by each scan */
+	const char **roots;
+	size_t n_roots;
 	bool linked;
 };
 
@@ -173,10 +177,37 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
                 size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
                 struct dtl_error *error);
 void kfile_dispose(struct kfile *kf);
-/* Scans one file end to end (parse, extract, record stats). */
+/* scan.c: scans one file end to end (parse, extract, record stats) in this process */
+int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+                unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
+                struct dtl_error *error);
+/* One file to scan, with its include path. */
+struct kjob {
+	const char *path;
+	const char *const *include_dirs;
+	size_t n_include_dirs;
+};
+
+/* Files per child process (sandbox.c): a fork per file made a scan 4 times slower. */
+#define KSANDBOX_BATCH 32u
+
+/* sandbox.c: kscan_local() on each job in child processes with limits, KSANDBOX_BATCH files
+ * per child; a file that fails is counted and recorded in scanner->errors. Returns -ENOMEM, or
+ * the last failure (error filled), or 0. */
+int kscan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
+                struct CXUnsavedFile *unsaved, unsigned n_unsaved, struct dtl_error *error);
+/* kscan_batch() on one file */
 int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
               unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
               struct dtl_error *error);
+
+/* sandbox.c: why the file name may not be included (NULL when it may): a device or kernel
+ * file, or outside scanner->roots and the in-memory sources */
+const char *kinclude_refused(struct dtl_kernels *k, const char *name,
+                             const struct CXUnsavedFile *unsaved, unsigned n_unsaved);
+/* sandbox.c: realpath()s of dirs (those that resolve) become scanner->roots */
+int kset_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
+               const char *const *more, size_t n_more);
 
 /* walk.c: the include path of one file, project dirs nearest first, then extra */
 int kinclude_order(struct dtl_arena *scratch, const char *path, const char *const *dirs,

@@ -83,4 +83,9 @@ int dtl_kernels_init_libclang(struct dtl_kernels *k, struct dtl_arena *arena,
                               const struct dtl_kernels_options *options,
                               const struct dtl_libclang *lc, struct dtl_error *error);
 
+/* The files the scans so far could not scan, one error each ("file:line:col: error"): a
+ * refused include, a crash, a limit of the sandbox, a parse that failed (sandbox.c). The scans
+ * count them in stats.files_failed and do not fail; the CLI reports them. */
+size_t dtl_kernels_file_errors(const struct dtl_kernels *k, const struct dtl_error **ret);
+
 #endif

@@ -5,8 +5,13 @@
  * preprocessor directive lines masked, #if guards attached, skipped ranges tagged.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernels-private.h"
 
@@ -22,6 +27,11 @@ static bool has_suffix(const char *path, const char *suffix)
 {
 	size_t n = strlen(path), m = strlen(suffix);
 	return n >= m && strcmp(path + n - m, suffix) == 0;
+}
+
+static size_t k_min(size_t a, size_t b)
+{
+	return a < b ? a : b;
 }
 
 static char *dir_of(struct dtl_arena *arena, const char *path)
@@ -378,6 +388,10 @@ struct inclusions {
 	struct dtl_arena *scratch;
 	struct dtl_vec list; /* const char * */
 	int err;
+	const struct CXUnsavedFile *unsaved;
+	unsigned n_unsaved;
+	const char *refused, *why; /* the first include the policy refuses (sandbox.c) */
+	unsigned line, column;     /* of the #include in the main file that reached it */
 };
 
 static void visit_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXClientData data)
@@ -386,12 +400,20 @@ static void visit_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth
 	const struct dtl_libclang *lc = inc->k->scanner->lc;
 	const char *norm, **slot;
 
-	(void)stack;
 	if (depth == 0 || inc->err)
 		return; /* the main file itself */
 	CXString name = lc->getFileName(file);
 	const char *s = lc->getCString(name);
 	norm = s ? knormalize(inc->k, s) : NULL;
+	if (s && !inc->refused) {
+		const char *why = kinclude_refused(inc->k, s, inc->unsaved, inc->n_unsaved);
+		if (why) {
+			inc->refused = norm;
+			inc->why = why;
+			lc->getSpellingLocation(stack[depth - 1], NULL, &inc->line, &inc->column,
+			                        NULL);
+		}
+	}
 	lc->disposeString(name);
 	if (!norm) {
 		inc->err = -ENOMEM;
@@ -409,13 +431,22 @@ static void visit_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth
 	*slot = norm;
 }
 
-static int inclusions(struct dtl_kernels *k, struct dtl_arena *scratch, struct kfile *kf)
+static int inclusions(struct dtl_kernels *k, struct dtl_arena *scratch, struct kfile *kf,
+                      const struct CXUnsavedFile *unsaved, unsigned n_unsaved,
+                      struct dtl_error *error)
 {
-	struct inclusions inc = {.k = k, .scratch = scratch};
+	struct inclusions inc = {
+	    .k = k, .scratch = scratch, .unsaved = unsaved, .n_unsaved = n_unsaved};
 
 	kf->lc->getInclusions(kf->tu, visit_inclusion, &inc);
 	if (inc.err)
-		return inc.err;
+		return dtl_error_set(error, (struct dtl_loc){.file = kf->path}, inc.err,
+		                     "out of memory");
+	if (inc.refused) {
+		struct dtl_loc loc = {.file = kf->path, .line = inc.line, .column = inc.column};
+		return dtl_error_set(error, loc, -EACCES, "#include of '%s' refused: %s",
+		                     inc.refused ? inc.refused : "?", inc.why);
+	}
 	if (inc.list.count) {
 		kf->includes = dtl_arena_calloc(k->arena, inc.list.count, sizeof(*kf->includes));
 		if (!kf->includes)
@@ -424,6 +455,230 @@ static int inclusions(struct dtl_kernels *k, struct dtl_arena *scratch, struct k
 	}
 	kf->n_includes = inc.list.count;
 	return 0;
+}
+
+/*
+ * The include policy before libclang opens anything: libclang would read '#include
+ * "/dev/zero"' until the memory limit stops it, and the refusal would be lost in the crash.
+ * A lexical look at the #include lines of the main file and of the headers they reach (as the
+ * preprocessor searches: the including file's directory for "", then the -I dirs, the main
+ * file's directory first), without macros or #if; what it cannot see, inclusions() checks
+ * after the parse and the sandbox's limits bound. It stops quietly after KPRE_MAX_FILES files
+ * or KPRE_MAX_BYTES bytes: it is a first line, not the only one.
+ */
+#define KPRE_MAX_FILES 4096u
+#define KPRE_MAX_BYTES (64u << 20)
+
+struct pre_file {
+	const char *path; /* normalised, interned */
+	uint32_t line,
+	    column; /* of the main file's #include that reached it (0 for the main file) */
+};
+
+struct precheck {
+	struct dtl_kernels *k;
+	struct dtl_arena *scratch;
+	const char *main;
+	const char *const *dirs; /* -I order */
+	size_t n_dirs;
+	const struct CXUnsavedFile *unsaved;
+	unsigned n_unsaved;
+	struct dtl_strmap seen;
+	struct dtl_vec queue; /* struct pre_file */
+	size_t bytes;
+	struct dtl_error *error;
+};
+
+static const struct CXUnsavedFile *pre_unsaved(struct precheck *pc, const char *norm)
+{
+	for (unsigned u = 0; u < pc->n_unsaved; u++) {
+		if (knormalize(pc->k, pc->unsaved[u].Filename) == norm)
+			return &pc->unsaved[u];
+	}
+	return NULL;
+}
+
+/* The contents of a file (malloc()ed in *ret_owned when read from disk); NULL when not read. */
+static const char *pre_read(struct precheck *pc, const char *path, size_t *ret_size,
+                            char **ret_owned)
+{
+	const struct CXUnsavedFile *u = pc->n_unsaved ? pre_unsaved(pc, path) : NULL;
+	struct stat st;
+	size_t size = 0;
+	char *buf;
+	int fd;
+
+	*ret_owned = NULL;
+	if (u) {
+		*ret_size = u->Length;
+		return u->Contents;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size >
+	        k_min(pc->k->options.max_file_size, KPRE_MAX_BYTES - pc->bytes) ||
+	    !(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return NULL;
+	}
+	while (size < (size_t)st.st_size) {
+		ssize_t m = read(fd, buf + size, (size_t)st.st_size - size);
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m <= 0)
+			break;
+		size += (size_t)m;
+	}
+	close(fd);
+	pc->bytes += size;
+	*ret_size = size;
+	*ret_owned = buf;
+	return buf;
+}
+
+/* The first of dir/name for dir in dirs that exists (or is an in-memory source), malloc()ed. */
+static char *pre_resolve(struct precheck *pc, const char *name, const char *own_dir, bool quoted)
+{
+	for (size_t d = 0; d <= pc->n_dirs; d++) {
+		const char *dir = d == 0 ? own_dir : pc->dirs[d - 1];
+		char *cand;
+		struct stat st;
+		if (name[0] == '/' && d > 0)
+			break;
+		if (d == 0 && !quoted && name[0] != '/')
+			continue;
+		if (name[0] == '/')
+			cand = strdup(name);
+		else if (asprintf(&cand, "%s/%s", dir, name) < 0)
+			cand = NULL;
+		if (!cand)
+			return NULL;
+		if (stat(cand, &st) == 0 ||
+		    (pc->n_unsaved && pre_unsaved(pc, knormalize(pc->k, cand))))
+			return cand;
+		free(cand);
+	}
+	return NULL;
+}
+
+/* One line: 0, or -EACCES with pc->error filled, or -ENOMEM. */
+static int pre_line(struct precheck *pc, const struct pre_file *from, const char *own_dir,
+                    const char *line, size_t len, uint32_t lineno)
+{
+	size_t i = 0, hash, start;
+	const char *why;
+	char close;
+	int r = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len || line[i] != '#')
+		return 0;
+	hash = i++;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (len - i >= 12 && memcmp(line + i, "include_next", 12) == 0)
+		i += 12;
+	else if (len - i >= 7 && memcmp(line + i, "include", 7) == 0)
+		i += 7;
+	else if (len - i >= 6 && memcmp(line + i, "import", 6) == 0)
+		i += 6;
+	else
+		return 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len || (line[i] != '"' && line[i] != '<'))
+		return 0; /* a macro: inclusions() sees what it named */
+	close = line[i] == '"' ? '"' : '>';
+	start = ++i;
+	while (i < len && line[i] != close)
+		i++;
+	if (i == len || i == start || i - start > 4096 || memchr(line + start, '\0', i - start))
+		return 0;
+	char *name = strndup(line + start, i - start);
+	if (!name)
+		return -ENOMEM;
+	char *cand = pre_resolve(pc, name, own_dir, close == '"');
+	free(name);
+	if (!cand)
+		return 0; /* not found: nothing is read */
+	struct pre_file next = {.line = from->line, .column = from->column};
+	if (!from->line) {
+		next.line = lineno;
+		next.column = (uint32_t)hash + 1;
+	}
+	if ((why = kinclude_refused(pc->k, cand, pc->unsaved, pc->n_unsaved))) {
+		struct dtl_loc loc = {.file = pc->main, .line = next.line, .column = next.column};
+		if (from->line)
+			r = dtl_error_set(pc->error, loc, -EACCES,
+			                  "#include of '%s' (in '%s') refused: %s", cand,
+			                  from->path, why);
+		else
+			r = dtl_error_set(pc->error, loc, -EACCES, "#include of '%s' refused: %s",
+			                  cand, why);
+	} else if (!(next.path = knormalize(pc->k, cand))) {
+		r = -ENOMEM;
+	} else if (pc->queue.count < KPRE_MAX_FILES &&
+	           dtl_strmap_get(&pc->seen, next.path, strlen(next.path)) < 0) {
+		struct pre_file *slot = dtl_vec_push(&pc->queue, pc->scratch, sizeof(*slot));
+		if (!slot || dtl_strmap_put(&pc->seen, next.path, strlen(next.path), 0) < 0)
+			r = -ENOMEM;
+		else
+			*slot = next;
+	}
+	free(cand);
+	return r;
+}
+
+static int precheck(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
+                    const struct CXUnsavedFile *unsaved, unsigned n_unsaved,
+                    const char *const *include_dirs, size_t n_include_dirs, struct dtl_error *error)
+{
+	struct precheck pc = {.k = k,
+	                      .scratch = scratch,
+	                      .main = path,
+	                      .unsaved = unsaved,
+	                      .n_unsaved = n_unsaved,
+	                      .error = error};
+	const char **dirs = dtl_arena_calloc(scratch, n_include_dirs + 1, sizeof(*dirs));
+	const char *norm = knormalize(k, path), *why;
+	struct pre_file *first;
+	int r = 0;
+
+	if (!dirs || !norm || !(dirs[0] = dir_of(scratch, path)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n_include_dirs; i++)
+		dirs[i + 1] = include_dirs[i];
+	pc.dirs = dirs;
+	pc.n_dirs = n_include_dirs + 1;
+	/* the file itself: a symlink out of the tree is not in it */
+	if ((why = kinclude_refused(k, path, unsaved, n_unsaved)))
+		return dtl_error_set(error, (struct dtl_loc){.file = path, .line = 1, .column = 1},
+		                     -EACCES, "refused: %s", why);
+	dtl_strmap_init(&pc.seen, scratch);
+	if (!(first = dtl_vec_push(&pc.queue, scratch, sizeof(*first))) ||
+	    dtl_strmap_put(&pc.seen, norm, strlen(norm), 0) < 0)
+		return -ENOMEM;
+	first->path = norm;
+	for (size_t q = 0; q < pc.queue.count && r == 0; q++) {
+		struct pre_file f = ((struct pre_file *)pc.queue.items)[q];
+		char *owned, *own_dir = dir_of(scratch, f.path);
+		size_t size = 0;
+		const char *text = own_dir ? pre_read(&pc, f.path, &size, &owned) : NULL;
+		if (!own_dir)
+			return -ENOMEM;
+		uint32_t lineno = 1;
+		for (size_t off = 0; text && off < size && r == 0; lineno++) {
+			const char *nl = memchr(text + off, '\n', size - off);
+			size_t end = nl ? (size_t)(nl - text) : size;
+			r = pre_line(&pc, &f, own_dir, text + off, end - off, lineno);
+			off = end + 1;
+		}
+		free(owned);
+	}
+	return r;
 }
 
 int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
@@ -448,10 +703,17 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 	if (!kf->path ||
 	    (r = build_args(scratch, path, include_dirs, n_include_dirs, &args, &nargs)) < 0)
 		return dtl_error_set(error, loc, -ENOMEM, "out of memory");
+	if ((r = precheck(k, scratch, path, unsaved, n_unsaved, include_dirs, n_include_dirs,
+	                  error)) < 0)
+		return r == -ENOMEM ? dtl_error_set(error, loc, r, "out of memory") : r;
 	t0 = now_ns();
 	ec = lc->parseTranslationUnit2(k->scanner->index, path, args, nargs, unsaved, n_unsaved,
 	                               opts, &kf->tu);
 	*ret_parse_ns = now_ns() - t0;
+	if (ec == CXError_Crashed)
+		return dtl_error_set(
+		    error, loc, -EIO,
+		    "libclang crashed on this file (or hit a limit of its sandbox)");
 	if (ec != CXError_Success || !kf->tu)
 		return dtl_error_set(error, loc, -EIO,
 		                     "libclang could not parse the file (error %d)", (int)ec);
@@ -462,8 +724,11 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 		return dtl_error_set(error, loc, -EIO, "libclang did not load the file");
 	}
 	kf->diagnostics = lc->getNumDiagnostics(kf->tu);
-	if ((r = lex(kf, scratch)) < 0 || (r = directives(k, scratch, kf)) < 0 ||
-	    (r = inclusions(k, scratch, kf)) < 0) {
+	if ((r = inclusions(k, scratch, kf, unsaved, n_unsaved, error)) < 0) {
+		kfile_dispose(kf);
+		return r;
+	}
+	if ((r = lex(kf, scratch)) < 0 || (r = directives(k, scratch, kf)) < 0) {
 		kfile_dispose(kf);
 		if (r == -EFBIG)
 			return dtl_error_set(error, loc, r, "more than %u tokens", KMAX_TOKENS);

@@ -57,9 +57,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
-              unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
-              struct dtl_error *error)
+int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+                unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
+                struct dtl_error *error)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
 	struct dtl_loc loc = {.file = path};
@@ -147,6 +147,15 @@ int dtl_kernels_scan_file(struct dtl_kernels *k, const char *path, struct dtl_er
 		return dtl_error_set(error, loc, -EFBIG, "larger than %zu bytes",
 		                     k->options.max_file_size);
 	}
+	/* its own directory, as for its includes */
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	const char *dirs[1] = {dir};
+	int r = dir ? kset_roots(k, dirs, 1, k->options.include_dirs, k->options.n_include_dirs)
+	            : -ENOMEM;
+	free(dir);
+	if (r < 0)
+		return dtl_error_set(error, loc, r, "out of memory");
 	return kscan_one(k, path, NULL, 0, k->options.include_dirs, k->options.n_include_dirs,
 	                 error);
 }
@@ -218,24 +227,33 @@ int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_sour
 				*slot = dir;
 		}
 	}
+	/* in-memory sources include each other, nothing on disk (sandbox.c) */
+	k->scanner->roots = NULL;
+	k->scanner->n_roots = 0;
+	struct kjob *jobs = dtl_arena_calloc(&scratch, n_sources ? n_sources : 1, sizeof(*jobs));
+	size_t n_jobs = 0;
+	if (!jobs) {
+		r = dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < n_sources; i++) {
 		const char **incs;
-		size_t n_incs;
 		if (!kscan_wanted(sources[i].path))
 			continue;
 		r = kinclude_order(&scratch, sources[i].path, dirs.items, dirs.count,
 		                   k->options.include_dirs, k->options.n_include_dirs, &incs,
-		                   &n_incs);
+		                   &jobs[n_jobs].n_include_dirs);
 		if (r < 0) {
 			r = dtl_error_set(error, nowhere, r, "out of memory");
 			goto out;
 		}
-		r = kscan_one(k, sources[i].path, unsaved, (unsigned)n_sources, incs, n_incs,
-		              error);
-		if (r == -ENOMEM)
-			goto out;
-		r = 0; /* a file libclang cannot parse is counted, not fatal */
+		jobs[n_jobs].path = sources[i].path;
+		jobs[n_jobs++].include_dirs = incs;
 	}
+	r = kscan_batch(k, jobs, n_jobs, unsaved, (unsigned)n_sources, error);
+	if (r == -ENOMEM)
+		goto out;
+	/* a file libclang cannot parse is counted, not fatal */
 	r = dtl_kernels_link(k, error);
 out:
 	dtl_arena_fini(&scratch);

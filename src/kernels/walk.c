@@ -209,23 +209,36 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 			goto out;
 		}
 	}
+	/* includes may come from the scanned directories (w.dirs are inside them) */
+	if (kset_roots(k, dirs, n_dirs, k->options.include_dirs, k->options.n_include_dirs) < 0) {
+		r = dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
+		goto out;
+	}
 	size_t n_found = w.dirs.count < KMAX_INCLUDE_DIRS ? w.dirs.count : KMAX_INCLUDE_DIRS;
-	for (size_t f = 0; f < w.files.count; f++) {
-		const char *path = ((char **)w.files.items)[f];
-		const char **incs;
-		size_t n;
-		struct dtl_arena per_file;
-		dtl_arena_init(&per_file);
-		r = kinclude_order(&per_file, path, (const char *const *)w.dirs.items, n_found,
-		                   k->options.include_dirs, k->options.n_include_dirs, &incs, &n);
+	for (size_t f = 0; f < w.files.count; f += KSANDBOX_BATCH) {
+		size_t n_jobs =
+		    w.files.count - f < KSANDBOX_BATCH ? w.files.count - f : KSANDBOX_BATCH;
+		struct kjob jobs[KSANDBOX_BATCH];
+		struct dtl_arena per_batch;
+		dtl_arena_init(&per_batch);
+		r = 0;
+		for (size_t j = 0; j < n_jobs && r == 0; j++) {
+			const char **incs;
+			jobs[j].path = ((char **)w.files.items)[f + j];
+			r = kinclude_order(&per_batch, jobs[j].path,
+			                   (const char *const *)w.dirs.items, n_found,
+			                   k->options.include_dirs, k->options.n_include_dirs,
+			                   &incs, &jobs[j].n_include_dirs);
+			jobs[j].include_dirs = incs;
+		}
 		if (r == 0)
-			r = kscan_one(k, path, NULL, 0, incs, n, error);
-		dtl_arena_fini(&per_file);
+			r = kscan_batch(k, jobs, n_jobs, NULL, 0, error);
+		dtl_arena_fini(&per_batch);
 		if (r == -ENOMEM) {
 			dtl_error_set(error, nowhere, r, "out of memory");
 			goto out;
 		}
-		r = 0; /* counted in stats.files_failed */
+		r = 0; /* counted in stats.files_failed, listed in the scanner's errors */
 	}
 	r = dtl_kernels_link(k, error);
 out:

@@ -5,8 +5,9 @@
 # status 2. The files are generated here. Usage: sandbox.sh DTYPELINT CASE
 #
 # DTYPELINT_TEST_KERNEL_CHILD (src/kernels/sandbox.c, a test-only knob that is not documented
-# for users) makes the child crash, hang, spin or allocate without end, under limits shortened
-# to 1 s of CPU, 3 s of wall clock and 256 MiB.
+# for users) makes the child crash, hang, spin, allocate without end or send a malformed result
+# on a file whose path contains "misbehave", under limits shortened to 1 s of CPU, 8 s of wall
+# clock and 256 MiB.
 set -u
 dtypelint=$1 case=$2
 case "$dtypelint" in
@@ -49,7 +50,18 @@ dev-zero)
 	printf '#include "/dev/zero"\nvoid f() {}\n' >"$dir/root/zero.cpp"
 	run --scan-kernels "$dir/root"
 	expect_error "$dir/root/zero.cpp" "refused"
-	grep -q "first_op" "$out" || fail "the good file's contract is missing"
+	! grep -q "good.cpp" "$err" || fail "the good file is reported"
+	# through a header (not itself scanned: .inc), and through a macro (seen after the parse)
+	rm "$dir/root/zero.cpp"
+	printf '#include "/dev/zero"\n' >"$dir/root/zero.inc"
+	printf 'int a;\n#include "zero.inc"\n' >"$dir/root/nested.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/nested.cpp" "'/dev/zero' \\(in '$dir/root/zero.inc'\\) refused"
+	rm "$dir/root/nested.cpp"
+	printf '#define DEV "/dev/null"\nint a;\n  #include DEV\n' >"$dir/root/macro.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/macro.cpp" "'/dev/null' refused"
+	grep -q "macro.cpp:3:[0-9]*: error" "$err" || fail "not on the #include line"
 	;;
 dev-stdin)
 	# a child must not wait for the terminal or a pipe
@@ -71,15 +83,22 @@ outside)
 	printf '#include "inner.h"\nvoid g() {}\n' >"$dir/root/nested.cpp"
 	run --scan-kernels "$dir/root"
 	expect_error "$dir/root/nested.cpp" "outside the scanned directories"
+	rm "$dir/root/nested.cpp" "$dir/root/up.cpp"
+	printf '#define UP "../outside/secret.h"\n#include UP\n' >"$dir/root/macro.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/macro.cpp" "outside the scanned directories"
 	;;
-crash | hang | spin | alloc)
+crash | hang | spin | alloc | garbage)
+	printf '%s\n' "$good" | sed 's/NAME/bad_op/' >"$dir/root/misbehave.cpp"
 	DTYPELINT_TEST_KERNEL_CHILD=$case run --scan-kernels "$dir/root"
 	case $case in
-	crash) expect_error "$dir/root/good.cpp" "crashed" ;;
-	hang) expect_error "$dir/root/good.cpp" "wall-clock" ;;
-	spin) expect_error "$dir/root/good.cpp" "CPU time" ;;
-	alloc) expect_error "$dir/root/good.cpp" "(memory|crashed)" ;;
+	crash) expect_error "$dir/root/misbehave.cpp" "crashed" ;;
+	hang) expect_error "$dir/root/misbehave.cpp" "wall-clock" ;;
+	spin) expect_error "$dir/root/misbehave.cpp" "CPU time" ;;
+	alloc) expect_error "$dir/root/misbehave.cpp" "(memory|crashed)" ;;
+	garbage) expect_error "$dir/root/misbehave.cpp" "malformed result" ;;
 	esac
+	! grep -q "good.cpp" "$err" || fail "the good file is reported"
 	;;
 two-dirs)
 	printf '%s\n' "$good" | sed 's/NAME/second_op/' >"$dir/second/more.cpp"

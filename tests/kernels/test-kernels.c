@@ -1110,6 +1110,73 @@ START_TEST(libclang_loader)
 }
 END_TEST
 
+/*
+ * The sandbox (issue 21): files scan in batches of child processes; a child that crashes on
+ * one file (DTYPELINT_TEST_KERNEL_CHILD, src/kernels/sandbox.c) fails that file only, and the
+ * files after it in the batch are scanned by a new child. Results cross the pipe intact.
+ */
+START_TEST(sandbox_batch)
+{
+	static const char op[] = "#include <torch/extension.h>\n"
+	                         "void f(at::Tensor t) {\n"
+	                         "  AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), \"f\", [&] {});\n"
+	                         "}\n"
+	                         "PYBIND11_MODULE(ext, m) { m.def(\"OP\", &f); }\n";
+	char texts[3][sizeof(op) + 16];
+	const char *names[3] = {"a_op", "misbehave_op", "z_op"};
+	struct dtl_kernel_source src[3];
+	const struct dtl_error *failures;
+
+	for (int i = 0; i < 3; i++) {
+		const char *at = strstr(op, "OP");
+		snprintf(texts[i], sizeof(texts[i]), "%.*s%s%s", (int)(at - op), op, names[i],
+		         at + 2);
+		src[i].text = texts[i];
+		src[i].length = strlen(texts[i]);
+	}
+	src[0].path = "ext/a.cpp";
+	src[1].path = "ext/misbehave.cpp";
+	src[2].path = "ext/z.cpp";
+	setenv("DTYPELINT_TEST_KERNEL_CHILD", "crash", 1);
+	int r = dtl_kernels_scan_sources(&kernels, src, 3, &error);
+	unsetenv("DTYPELINT_TEST_KERNEL_CHILD");
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(kernels.stats.files, 2);
+	ck_assert_uint_eq(kernels.stats.files_failed, 1);
+	ck_assert_uint_eq(kernels.n_files, 3);
+	ck_assert(!kernels.files[0].failed && kernels.files[1].failed && !kernels.files[2].failed);
+	ck_assert_uint_eq(dtl_kernels_file_errors(&kernels, &failures), 1);
+	ck_assert_str_eq(failures[0].loc.file, "ext/misbehave.cpp");
+	ck_assert_uint_eq(failures[0].loc.line, 1);
+	ck_assert_ptr_nonnull(strstr(failures[0].message, "crashed"));
+	ck_assert_uint_eq(contract("a_op")->dispatch_types, F32 | F64);
+	ck_assert_uint_eq(contract("z_op")->dispatch_types, F32 | F64);
+	ck_assert_str_eq(contract("z_op")->file, "ext/z.cpp");
+	ck_assert_uint_eq(contract("z_op")->line, 5);
+	const struct dtl_kernel_contract *none = NULL;
+	ck_assert_uint_eq(dtl_kernels_find(&kernels, "misbehave_op", &none), 0);
+}
+END_TEST
+
+/* An in-memory source may include the other sources, and nothing on disk. */
+START_TEST(sandbox_in_memory_includes)
+{
+	static const struct dtl_kernel_source src[] = {
+	    SRC("ext/ok.cpp", "#include \"shim.h\"\nvoid f() {}\n"),
+	    SRC("ext/shim.h", "#define SHIM 1\n"),
+	    SRC("ext/bad.cpp", "int a;\n#include \"" DTL_KERNELS_TREE "/csrc/includes/shim.h\"\n"),
+	};
+	const struct dtl_error *failures;
+
+	scan(src, 3);
+	ck_assert_uint_eq(kernels.stats.files_failed, 1);
+	ck_assert_uint_eq(dtl_kernels_file_errors(&kernels, &failures), 1);
+	ck_assert_str_eq(failures[0].loc.file, "ext/bad.cpp");
+	ck_assert_uint_eq(failures[0].loc.line, 2);
+	ck_assert_ptr_nonnull(strstr(failures[0].message, "outside the scanned directories"));
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -1130,6 +1197,8 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, json_and_text);
 	tcase_add_test(tc, libclang_loader);
 	tcase_add_test(tc, dtype_names);
+	tcase_add_test(tc, sandbox_batch);
+	tcase_add_test(tc, sandbox_in_memory_includes);
 }
 
 DTL_TEST_MAIN("kernels")
