@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""The live-model exporter (contrib/export/dtypelint_export.py) on plain torch models, with
+"""The live-model exporter (dtypelint.export, python/dtypelint/exporter.py) on plain torch models, with
 Debian's python3-torch: every parameter and buffer, in named_parameters order, tied weights once,
 persistence, requires_grad, module globs; and dtypelint reads what it writes, with the verdicts
 the model deserves. Usage: test_export.py DTYPELINT SOURCE_ROOT"""
 import json, os, subprocess, sys, tempfile
 
-sys.path.insert(0, os.path.join(sys.argv[2], "contrib", "export"))
+sys.path.insert(0, os.path.join(sys.argv[2], "python"))
 try:
     import torch
     import torch.nn as nn
 except ImportError:
     print("SKIP: python3-torch is not installed")
     sys.exit(77)
-from dtypelint_export import build_manifest, export_manifest
+from dtypelint import build_manifest, export as export_manifest
 
 failures = 0
 checks = 0
