@@ -2,7 +2,8 @@
 """The live-model exporter (dtypelint.export, python/dtypelint/exporter.py) on plain torch models, with
 Debian's python3-torch: every parameter and buffer, in named_parameters order, tied weights once,
 persistence, requires_grad, module globs; and dtypelint reads what it writes, with the verdicts
-the model deserves. Usage: test_export.py DTYPELINT SOURCE_ROOT"""
+the model deserves, which the project's real-torch oracle (dtypelint.oracle) confirms.
+Usage: test_export.py DTYPELINT SOURCE_ROOT"""
 import json, os, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.join(sys.argv[2], "python"))
@@ -82,17 +83,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(msgs == ["ValueError: `FlatParameter` requires uniform dtype but got torch.float32 and torch.bfloat16"],
           f"a bf16 norm in a float32 block gives torch 1.13's DT101 text (got {msgs})")
     # ground truth: the real FSDP1 on the exported manifest says the same
-    oracle = os.path.join(sys.argv[2], "..", "shared", "oracle", "fsdp1_oracle.py")
-    if os.path.exists(oracle):
-        with open(path) as f:
-            exported = json.load(f)
-        exported["training"]["fsdp"] = {"wrap": ["Block"]}
-        with open(path, "w") as f:
-            json.dump(exported, f)
-        truth = json.loads(subprocess.run(["/usr/bin/python3", oracle, path], capture_output=True,
-                                          text=True).stdout)
-        check(not truth["ok"] and f"{truth['error_type']}: {truth['error']}" == msgs[0],
-              f"the real FSDP1 raises the same on the exported model ({truth})")
+    with open(path) as f:
+        exported = json.load(f)
+    exported["training"]["fsdp"] = {"wrap": ["Block"]}
+    with open(path, "w") as f:
+        json.dump(exported, f)
+    env = dict(os.environ, PYTHONPATH=os.path.join(sys.argv[2], "python"))
+    run = subprocess.run([sys.executable, "-m", "dtypelint.oracle", path], capture_output=True,
+                         text=True, env=env)
+    truth = json.loads(run.stdout or "{}")
+    check(truth.get("ok") is False and f"{truth['error_type']}: {truth['error']}" == msgs[0],
+          f"the real FSDP1 raises the same on the exported model ({truth or run.stderr[-500:]})")
 
 print(f"{checks - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)

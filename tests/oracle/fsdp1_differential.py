@@ -3,13 +3,14 @@
 
 Generates random models (depth, classes, wrap lists, mixed dtypes, frozen tensors, buffers,
 registration orders), writes each as a manifest, runs `dtypelint -f json` on it with the plan
-{strategy: fsdp1, versions: {torch: "1.13"}} and ../shared/oracle/fsdp1_oracle.py (the real
-torch.distributed.fsdp.FullyShardedDataParallel on the CPU) on all of them, and fails on any
+{strategy: fsdp1, versions: {torch: "1.13"}} and the project's oracle, python/dtypelint/oracle.py
+(the real torch.distributed.fsdp.FullyShardedDataParallel on the CPU), on all of them; fails on any
 disagreement in verdict, in the error text of the first unit torch fails on, or in the number
-of units. Usage: fsdp1_differential.py [--wrap-plan] DTYPELINT SHARED_DIR [COUNT] [SEED]
+of units. Usage: fsdp1_differential.py [--wrap-plan] DTYPELINT PYTHON_DIR [COUNT] [SEED]
+(PYTHON_DIR: the folder that holds the dtypelint package, python/ in the source tree).
 With --wrap-plan, each model is instead wrapped as `dtypelint --wrap-plan` proposes, and the real
 FSDP1 must wrap every one of them without error (and dtypelint must agree).
-Exit 77 (skip) only when SHARED_DIR is absent.
+Exit 77 (skip) only when Debian's /usr/bin/python3 has no torch.
 """
 import json, os, random, subprocess, sys, tempfile
 
@@ -94,6 +95,21 @@ def manifest(rng):
     return m
 
 
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
+
+
+def has_torch():
+    return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def run_oracle(pydir, paths, *options):
+    """python3 -m dtypelint.oracle on the manifests, with the package from pydir."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (pydir, os.environ.get("PYTHONPATH")) if p))
+    return subprocess.run([PYTHON, "-m", "dtypelint.oracle", *options, *paths], env=env,
+                          capture_output=True, text=True)
+
+
 PRIORITY = {"DT103": 0, "DT101": 1, "DT102": 2}
 
 
@@ -156,14 +172,13 @@ def main():
         args = args[1:]
     if len(args) < 2:
         raise SystemExit(__doc__)
-    binary, shared = args[0], args[1]
+    binary, pydir = args[0], args[1]
     count = int(args[2]) if len(args) > 2 else 500
     # `meson test --setup full` (what CI runs) asks for more models than the quick default run
     count = int(os.environ.get("DTL_ORACLE_MODELS", count))
     seed = int(args[3]) if len(args) > 3 else 20261121
-    oracle = os.path.join(shared, "oracle", "fsdp1_oracle.py")
-    if not os.path.exists(oracle):
-        print(f"SKIP: {oracle} is absent (../shared not beside the checkout)")
+    if not has_torch():
+        print(f"SKIP: {PYTHON} has no torch (Debian's python3-torch)")
         return 77
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,7 +195,7 @@ def main():
             if wrap_mode:
                 wrap_planned(binary, p)
             paths.append(p)
-        run = subprocess.run(["/usr/bin/python3", oracle] + paths, capture_output=True, text=True)
+        run = run_oracle(pydir, paths)
         if run.returncode != 0:
             print(f"oracle failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
             return 1

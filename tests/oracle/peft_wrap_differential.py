@@ -8,14 +8,15 @@ https://github.com/huggingface/peft/blob/v0.20.0/src/peft/utils/other.py (fsdp_a
 
 The models of fsdp1_differential.py are given LoRA adapters (`<m>.lora_A.default.weight`,
 `<m>.lora_B.default.weight`, in random dtypes, the base weight frozen as PEFT leaves it) and the
-plan {trainer: hf-trainer}. ../shared/oracle/fsdp1_oracle.py builds each as a real module, which
-this script wraps with the real FullyShardedDataParallel under the same policy as PEFT's: the
+plan {trainer: hf-trainer}. The project's oracle (python/dtypelint/oracle.py) builds each as a real
+module, which this script wraps with the real FullyShardedDataParallel under the same policy as PEFT's: the
 wrap list (classes, as FSDP_TRANSFORMER_CLS_TO_WRAP, or path globs) OR the lambda. Verdicts,
 the error text of the first unit torch fails on and the number of units must agree.
-Usage: peft_wrap_differential.py DTYPELINT SHARED_DIR [COUNT] [SEED]
-Exit 77 (skip) only when SHARED_DIR is absent.
+Usage: peft_wrap_differential.py DTYPELINT PYTHON_DIR [COUNT] [SEED]
+(PYTHON_DIR: the folder that holds the dtypelint package, python/ in the source tree).
+Exit 77 (skip) only when Debian's /usr/bin/python3 has no torch.
 """
-import functools, json, os, random, socket, subprocess, sys, tempfile
+import functools, json, os, random, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fsdp1_differential as base  # noqa: E402
@@ -47,12 +48,11 @@ def manifest(rng):
     return m
 
 
-def oracle(shared, paths):
+def oracle(pydir, paths):
     """Real FSDP1 verdicts under PEFT's policy, one per manifest."""
-    sys.path.insert(0, os.path.join(shared, "oracle"))
-    import fsdp1_oracle as o  # noqa: E402  (patches torch 1.13 on import)
+    sys.path.insert(0, pydir)
+    from dtypelint import oracle as o  # noqa: E402  (patches torch 1.13 on import)
     from torch.distributed.fsdp.wrap import _or_policy, lambda_auto_wrap_policy
-    import torch.distributed as dist
 
     def peft_policy(mods, wrap):
         def lambda_policy_fn(module):  # PEFT's, verbatim
@@ -66,11 +66,6 @@ def oracle(shared, paths):
             policies.append(o.policy_for(mods, wrap))
         return functools.partial(_or_policy, policies=policies)
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(s.getsockname()[1]))
-    s.close()
-    dist.init_process_group("gloo", rank=0, world_size=1)
     out = []
     for p in paths:
         with open(p) as f:
@@ -80,12 +75,7 @@ def oracle(shared, paths):
         # the Trainer installs PEFT's policy only on a PEFT model
         peft = any(".lora_" in t["name"] for t in m["tensors"])
         policy = peft_policy(mods, wrap) if peft else o.policy_for(mods, wrap) if wrap else None
-        try:
-            wrapped = o.FSDP(root, auto_wrap_policy=policy)
-        except Exception as e:  # the verdict is the exception itself
-            out.append({"ok": False, "error_type": type(e).__name__, "error": str(e)})
-            continue
-        out.append({"ok": True, "units": sum(isinstance(x, o.FSDP) for x in wrapped.modules())})
+        out.append(o.fsdp1(root, policy))
     return out
 
 
@@ -93,12 +83,12 @@ def main():
     args = sys.argv[1:]
     if len(args) < 2:
         raise SystemExit(__doc__)
-    binary, shared = args[0], args[1]
+    binary, pydir = args[0], args[1]
     count = int(args[2]) if len(args) > 2 else 200
     count = int(os.environ.get("DTL_ORACLE_MODELS", count))
     seed = int(args[3]) if len(args) > 3 else 20261126
-    if not os.path.exists(os.path.join(shared, "oracle", "fsdp1_oracle.py")):
-        print(f"SKIP: {shared}/oracle/fsdp1_oracle.py is absent (../shared not beside the checkout)")
+    if not base.has_torch():
+        print(f"SKIP: {base.PYTHON} has no torch (Debian's python3-torch)")
         return 77
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,11 +99,11 @@ def main():
                 json.dump(manifest(rng), f)
             paths.append(p)
         # torch runs in a child of Debian's python3 (the oracle needs its torch 1.13)
-        run = subprocess.run(["/usr/bin/python3", "-c",
+        run = subprocess.run([base.PYTHON, "-c",
                               "import json, sys; sys.path.insert(0, sys.argv[1]); "
                               "import peft_wrap_differential as d; "
                               "print(json.dumps(d.oracle(sys.argv[2], sys.argv[3:])))",
-                              os.path.dirname(os.path.abspath(__file__)), shared, *paths],
+                              os.path.dirname(os.path.abspath(__file__)), pydir, *paths],
                              capture_output=True, text=True)
         if run.returncode != 0:
             print(f"oracle failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
