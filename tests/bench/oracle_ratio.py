@@ -8,7 +8,7 @@ MANIFEST is an FSDP1 manifest with load_dtype as-is (../shared/bench/gen_moe_man
 fsdp1 writes one). Two models are timed: the manifest as it is (real torch raises at the first
 mixed-dtype FlatParameter, so its run is short) and a clean twin with every float32 tensor
 made bfloat16 (torch wraps every unit: the whole dry run). For each: the oracle
-(../shared/oracle/fsdp1_oracle.py, Debian's python3-torch, CPU) and dtypelint's full run (every
+(python3 -m dtypelint.oracle from python/, Debian's python3-torch, CPU) and dtypelint's full run (every
 rule, text report to /dev/null) are timed: --runs torch runs, each followed by five dtypelint
 runs (their median), and the ratio is given of the medians and run by run (the median of each
 torch run over the dtypelint runs beside it); the verdicts are compared the way
@@ -27,7 +27,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
 from fsdp1_differential import dtypelint_verdict  # noqa: E402  the differential test's reading
-ORACLE = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "oracle", "fsdp1_oracle.py"))
+PYDIR = os.path.normpath(os.path.join(HERE, "..", "..", "python"))  # the project's oracle
+ORACLE = ["/usr/bin/python3", "-m", "dtypelint.oracle"]
 TORCH = "torch=1.13"  # the oracle's torch (Debian's python3-torch): its error texts
 
 
@@ -54,8 +55,8 @@ def main():
     ap.add_argument("manifest")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
-    if not os.path.exists(ORACLE):
-        sys.exit(f"no oracle at {ORACLE} (../shared is needed)")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (PYDIR, os.environ.get("PYTHONPATH"))
+                                               if p)
     with open(a.manifest) as f:
         m = json.load(f)
     clean = json.loads(json.dumps(m))
@@ -71,7 +72,7 @@ def main():
             # that a VM whose speed moves from minute to minute slows both alike
             torch_runs, dtl_runs, ratios, run = [], [], [], None
             for _ in range(a.runs):
-                t, run = timed(["/usr/bin/python3", ORACLE, path], 1)
+                t, run = timed([*ORACLE, path], 1)
                 d, _ = timed([a.dtypelint, "--with", TORCH, path], 5)
                 torch_runs.append(t)
                 dtl_runs.append(d)
