@@ -282,7 +282,18 @@ def run_json(argv):
     except OSError as e:
         raise BinaryNotFoundError(f"cannot run {argv[0]}: {e}") from e
     if run.returncode == 2:
-        diagnostics = run.stderr.strip()
+        # an unreadable input is a DT001 finding in the JSON report (the others are still
+        # linted); a usage error has no report, only standard error
+        lines = []
+        try:
+            for f in json.loads(run.stdout).get("findings", []):
+                if f.get("rule") == "DT001":
+                    loc = f.get("location") or {}
+                    lines.append(f"{loc.get('file')}:{loc.get('line')}:{loc.get('column')}: "
+                                 f"error: {f.get('message')}")
+        except (ValueError, AttributeError):
+            pass
+        diagnostics = "\n".join(lines) or run.stderr.strip()
         raise InputError(f"dtypelint refused its input:\n{diagnostics}", diagnostics)
     if run.returncode not in (0, 1):
         raise DtypelintError(f"dtypelint failed (exit {run.returncode}):\n{run.stderr.strip()}")
