@@ -36,9 +36,9 @@ check dt121-version fixtures/qlora/zero3-peft-0.19.2.yaml DT121 \
 check dt121-autocast fixtures/qlora/zero3-peft-0.19.2.yaml DT121 \
 	'+adapter: {type: lora, target_modules: [q_proj, v_proj], r: 16, autocast_adapter_dtype: false}' --pick 1
 check dt101-wrap fixtures/rules/dt101-fires.yaml DT101 \
-	'+  fsdp: {wrap: ["DecoderLayer", "model.layers.0.mlp.gate"]}'
+	'+  fsdp: {wrap: [DecoderLayer, model.layers.0.mlp.gate]}'
 check dt102-wrap fixtures/rules/dt102-fires.yaml DT102 \
-	'+  fsdp: {wrap: ["Block", "layers.0.norm"], use_orig_params: false}'
+	'+  fsdp: {wrap: [Block, layers.0.norm], use_orig_params: false}'
 FAIL_ON=error
 check dt102-orig-params fixtures/rules/dt102-fires.yaml DT102 \
 	'+  fsdp: {wrap: [Block], use_orig_params: true}' --pick 2
@@ -48,7 +48,7 @@ check dt401-storage fixtures/qlora/fsdp1-uint8-storage.yaml DT401 \
 check dt302-buffer fixtures/rules/dt302-fires.yaml DT302 \
 	'+  fsdp: {param_dtype: bfloat16, reduce_dtype: float32, buffer_dtype: null}'
 check dt202-pin fixtures/rules/dt202-load.yaml DT202 \
-	'+model: {architecture: MixtralForCausalLM, checkpoint_dtype: bfloat16, load_dtype: bfloat16, keep_in_fp32_strict: ["gate"]}'
+	'+model: {architecture: MixtralForCausalLM, checkpoint_dtype: bfloat16, load_dtype: bfloat16, keep_in_fp32_strict: [gate]}'
 
 # a JSON manifest: the key is inserted into the object
 cp "$root/fixtures/rules/dt101-torch113.json" "$tmp/j.json"

@@ -72,11 +72,39 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *manifest, stru
 int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan);
 int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const struct dtl_sim *sim);
 
-/* --write: edits the manifest file (YAML or JSON) so that it carries the fix, keeping the rest
- * of its text as it is; refuses when the result would not parse or would not hold the value.
- * The unified diff goes to diff_out. */
-int dtl_fix_write(const char *manifest_path, const struct dtl_fix *fix, FILE *diff_out,
-		  struct dtl_arena *arena, struct dtl_error *error);
+/* The files one input was composed from (include/dtypelint/compose.h); the only files an edit
+ * may touch. */
+struct dtl_fix_files {
+	const char *input; /* a manifest, or a model folder (its config.json, adapter_config.json) */
+	const char *plan_file, *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
+};
+
+/* One fix as a change of one file's text. */
+struct dtl_fix_edit {
+	const char *path;    /* the file that holds the setting */
+	const char *setting; /* its key as that file spells it: "zero_optimization.stage3_..." */
+	const char *old_text, *new_text;
+	size_t old_size, new_size;
+};
+
+/* --diff / --write: the edit that puts fix into the input's file holding the setting (m and
+ * plan as composed: their locations say where each setting came from), keeping the rest of
+ * its text. -ENOTSUP when no file of the input can hold it (a code change, *error says
+ * which); -EINVAL when the result would not parse or not hold the value. */
+int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *files,
+		       const struct dtl_manifest *m, const struct dtl_plan *plan,
+		       struct dtl_arena *arena, struct dtl_fix_edit *ret_edit,
+		       struct dtl_error *error);
+/* A unified diff with 3 lines of context, paths a/ and b/ relative to the working directory:
+ * `git apply` and `patch -p1` take it there. */
+int dtl_fix_edit_diff(FILE *out, const struct dtl_fix_edit *edit);
+/* Writes the edit (include/dtypelint/atomic-file.h), if the file is still what it was read as. */
+int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error);
+
+/* A finding's identity across runs: its rule and group, else its first tensor, else its
+ * message. */
+const char *dtl_fix_finding_key(struct dtl_arena *arena, const struct dtl_sim *sim,
+				const struct dtl_finding *finding);
 
 /* --wrap-plan: FSDP2 fully_shard groups in which every group has one trainable dtype, as JSON
  * and as a Python snippet. The snippet refuses (-EINVAL) a module path that is not dotted

@@ -76,7 +76,7 @@ struct dtl_options {
 	/* inputs composed with the manifest (include/dtypelint/compose.h) */
 	const char *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
 	const char *export_file;
-	bool fix_plan, fix_write, wrap_plan;
+	bool fix_plan, fix_write, fix_diff, wrap_plan;
 	int fix_pick;                         /* 0: the first */
 	struct dtl_vec scan_kernels, kernels; /* directories, const char * */
 };

@@ -254,6 +254,7 @@ struct linted {
 	struct dtl_manifest *manifest;
 	struct dtl_plan *plan;
 	struct dtl_rule_selection selection; /* a copy: the caller's settings are per-input */
+	struct settings settings;            /* to lint it again after --write */
 };
 
 static int lint_one(const char *path, const struct dtl_options *o, const struct settings *s,
@@ -308,6 +309,7 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	ret_linted->manifest = manifest;
 	ret_linted->plan = plan;
 	ret_linted->selection = s->selection;
+	ret_linted->settings = *s;
 	r = dtl_rules_run(sim, &s->selection, findings, error);
 	if (r < 0)
 		return r;
@@ -507,6 +509,112 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	return r;
 }
 
+/* --fix-plan --diff / --write for input i: the first of its most severe findings with a proven
+ * fix, and of its fixes the first one a file of the input can hold (or the --pick N-th); the
+ * others are code changes, printed as such. --write edits that file, lints the input again and
+ * says whether the finding is gone (exit 0) or still reported (exit 1). */
+static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *arena,
+                     const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                     const struct dtl_sim *sim, const struct linted *linted,
+                     const struct dtl_fix_plan *plan)
+{
+	struct dtl_fix_files files = {.input = o->inputs[i],
+	                              .plan_file = o->plan_file,
+	                              .deepspeed_file = o->deepspeed_file,
+	                              .accelerate_file = o->accelerate_file,
+	                              .peft_file = o->peft_file,
+	                              .trainer_args_file = o->trainer_args_file};
+	struct dtl_error error = {0};
+	struct dtl_fix_edit edit;
+	size_t best = plan->count;
+	int r = -ENOTSUP;
+
+	for (size_t k = 0; k < plan->count; k++)
+		if (plan->items[k].count &&
+		    (best == plan->count ||
+		     plan->items[k].finding->severity > plan->items[best].finding->severity))
+			best = k;
+	if (best == plan->count) {
+		fputs("dtypelint: no finding of ", stderr);
+		dtl_report_put_path(stderr, o->inputs[i]);
+		fputs(" has a fix dtypelint can prove\n", stderr);
+		return EXIT_INPUT;
+	}
+	const struct dtl_fix_item *item = &plan->items[best];
+	if ((size_t)o->fix_pick > item->count) {
+		fprintf(stderr, "dtypelint: --pick %d: the finding has %zu fix%s\n", o->fix_pick,
+		        item->count, item->count == 1 ? "" : "es");
+		return EXIT_INPUT;
+	}
+	size_t k = o->fix_pick ? (size_t)o->fix_pick - 1 : 0;
+	const struct dtl_fix *fix = NULL;
+	for (; k < item->count; k++) {
+		fix = &item->fixes[k];
+		r = dtl_fix_edit_build(fix, &files, linted->manifest, linted->plan, arena, &edit,
+		                       &error);
+		if (r != -ENOTSUP)
+			break;
+		/* a code change: said, never written */
+		fprintf(stderr, "dtypelint: fix %zu is a code change: ", k + 1);
+		dtl_report_put_escaped(stderr, error.message);
+		fputc('\n', stderr);
+		if (o->fix_pick)
+			return EXIT_INPUT;
+	}
+	if (r == -ENOTSUP) {
+		fputs("dtypelint: no fix of this finding can be written into the files of ",
+		      stderr);
+		dtl_report_put_path(stderr, o->inputs[i]);
+		fputc('\n', stderr);
+		return EXIT_INPUT;
+	}
+	if (r < 0)
+		return print_error(&error, r);
+	if (o->fix_diff)
+		return dtl_fix_edit_diff(stdout, &edit) < 0 ? EXIT_INTERNAL : EXIT_CLEAN;
+	if ((r = dtl_fix_edit_commit(&edit, &error)) < 0)
+		return print_error(&error, r);
+	if (dtl_fix_edit_diff(stdout, &edit) < 0)
+		return EXIT_INTERNAL;
+	if (!o->quiet) {
+		fputs("dtypelint: applied to ", stderr);
+		dtl_report_put_path(stderr, edit.path);
+		fputs(" (", stderr);
+		dtl_report_put_escaped(stderr, edit.setting);
+		fputs("): ", stderr);
+		dtl_report_put_escaped(stderr, fix->title);
+		fputc('\n', stderr);
+	}
+	/* lint the input again, from the edited files */
+	const struct dtl_finding *target = item->finding;
+	const char *key = dtl_fix_finding_key(arena, sim, target);
+	struct dtl_report_input again;
+	struct dtl_findings *found;
+	struct linted relinted;
+	size_t suppressed = 0;
+	r = lint_one(o->inputs[i], o, &linted->settings, behaviors, ops, arena, &again, &found,
+	             &suppressed, &relinted, &error);
+	if (r < 0)
+		return print_error(&error, r);
+	const struct dtl_finding *now = found->items.items;
+	for (size_t n = 0; n < found->items.count; n++) {
+		const char *k2 = dtl_fix_finding_key(arena, again.sim, &now[n]);
+		if (key && k2 && !strcmp(key, k2) && now[n].severity >= target->severity) {
+			fprintf(stderr,
+			        "dtypelint: re-run: %s %s is still reported: ", target->rule->id,
+			        target->rule->name);
+			dtl_report_put_escaped(stderr, now[n].message);
+			fputc('\n', stderr);
+			return EXIT_FINDINGS;
+		}
+	}
+	fprintf(stderr, "dtypelint: re-run: %s %s is gone from ", target->rule->id,
+	        target->rule->name);
+	dtl_report_put_path(stderr, o->inputs[i]);
+	fputc('\n', stderr);
+	return EXIT_CLEAN;
+}
+
 /* --fix-plan and --wrap-plan: printed instead of the report. */
 static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
                          const struct dtl_behavior_table *behaviors,
@@ -514,7 +622,7 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
                          struct dtl_findings **findings, const struct linted *linted)
 {
 	struct dtl_error error = {0};
-	int r = 0;
+	int r = 0, worst = EXIT_CLEAN;
 
 	for (size_t i = 0; i < o->input_count && r >= 0; i++) {
 		if (o->wrap_plan) {
@@ -534,46 +642,22 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		r = dtl_fix_plan_build(&ctx, inputs[i].sim, findings[i], &plan, &error);
 		if (r < 0)
 			return print_error(&error, r);
-		if (!o->fix_write) {
+		if (!o->fix_write && !o->fix_diff) {
 			r = o->format == DTL_FORMAT_JSON
 			        ? dtl_fix_plan_write_json(stdout, &plan, inputs[i].sim)
 			        : dtl_fix_plan_write_text(stdout, &plan);
 			continue;
 		}
-		/* --write: the first of the most severe findings with a proven fix, its top (or
-		 * --pick N) fix */
-		int pick = o->fix_pick ? o->fix_pick : 1;
-		size_t best = plan.count;
-		for (size_t k = 0; k < plan.count; k++)
-			if (plan.items[k].count &&
-			    (best == plan.count ||
-			     plan.items[k].finding->severity > plan.items[best].finding->severity))
-				best = k;
-		for (size_t k = best; k < plan.count; k = plan.count) {
-			if ((size_t)pick > plan.items[k].count) {
-				fprintf(stderr, "dtypelint: --pick %d: the finding has %zu fix%s\n",
-				        pick, plan.items[k].count,
-				        plan.items[k].count == 1 ? "" : "es");
-				return EXIT_INPUT;
-			}
-			const struct dtl_fix *fix = &plan.items[k].fixes[pick - 1];
-			r = dtl_fix_write(o->inputs[i], fix, stdout, arena, &error);
-			if (r < 0)
-				return print_error(&error, r);
-			if (!o->quiet)
-				fprintf(stderr, "dtypelint: applied to %s: %s\n", o->inputs[i],
-				        fix->title);
-			return EXIT_CLEAN;
-		}
-		fprintf(stderr, "dtypelint: no finding of %s has a fix dtypelint can prove\n",
-		        o->inputs[i]);
-		return EXIT_INPUT;
+		int status =
+		    write_fix(o, i, arena, behaviors, ops, inputs[i].sim, &linted[i], &plan);
+		if (status > worst)
+			worst = status;
 	}
 	if (r < 0) {
 		fprintf(stderr, "dtypelint: cannot write the plan\n");
 		return EXIT_INTERNAL;
 	}
-	return EXIT_CLEAN;
+	return worst;
 }
 
 /* Never overwrite an input: an output (-o, --export, --write-baseline) that is the same file

@@ -27,8 +27,11 @@ static const char usage_head[] =
     "Fixes:\n"
     "  --fix-plan            for each finding, the fixes that remove it in a re-simulation,\n"
     "                        ranked (text or json) instead of the report\n"
-    "  --write               with --fix-plan: apply the top fix to the manifest, print the diff\n"
-    "  --pick N              with --write: apply the N-th fix instead of the first\n"
+    "  --diff                with --fix-plan: print the top fix that a file of the input can\n"
+    "                        hold as a unified diff (git apply, patch -p1); write nothing\n"
+    "  --write               with --fix-plan: apply that fix to the file that holds the\n"
+    "                        setting, print the diff, lint again\n"
+    "  --pick N              with --diff or --write: the N-th fix instead of the first\n"
     "  --wrap-plan           print FSDP2 fully_shard groups with one dtype each (python, or\n"
     "                        json with -f json) instead of the report\n"
     "Kernels (custom ops in C++/CUDA sources, read with libclang, loaded only for these;\n"
@@ -128,6 +131,7 @@ enum {
 	OPT_EXPORT,
 	OPT_FIX_PLAN,
 	OPT_WRITE,
+	OPT_DIFF,
 	OPT_PICK,
 	OPT_WRAP_PLAN,
 	OPT_SCAN_KERNELS,
@@ -244,6 +248,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	    {"export", required_argument, NULL, OPT_EXPORT},
 	    {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
 	    {"write", no_argument, NULL, OPT_WRITE},
+	    {"diff", no_argument, NULL, OPT_DIFF},
 	    {"pick", required_argument, NULL, OPT_PICK},
 	    {"wrap-plan", no_argument, NULL, OPT_WRAP_PLAN},
 	    {"scan-kernels", required_argument, NULL, OPT_SCAN_KERNELS},
@@ -410,6 +415,9 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		case OPT_WRITE:
 			o->fix_write = true;
 			break;
+		case OPT_DIFF:
+			o->fix_diff = true;
+			break;
 		case OPT_PICK: {
 			char *end;
 			long n = strtol(optarg, &end, 10);
@@ -485,8 +493,12 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		                   formats[o->format].name);
 	if (o->fix_write && !o->fix_plan)
 		return usage_error("--write goes with --fix-plan");
-	if (o->fix_pick && !o->fix_write)
-		return usage_error("--pick goes with --fix-plan --write");
+	if (o->fix_diff && !o->fix_plan)
+		return usage_error("--diff goes with --fix-plan");
+	if (o->fix_diff && o->fix_write)
+		return usage_error("--diff and --write exclude each other");
+	if (o->fix_pick && !o->fix_write && !o->fix_diff)
+		return usage_error("--pick goes with --fix-plan --write or --diff");
 	if (o->fix_plan && o->wrap_plan)
 		return usage_error("--fix-plan and --wrap-plan exclude each other");
 	if (!o->input_count && !o->list_rules && !o->explain && !o->scan_kernels.count)

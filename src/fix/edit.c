@@ -1,24 +1,61 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * --fix-plan --write: puts one fix into the user's manifest (YAML or JSON) as a text edit, so
- * comments, order and layout stay as they were. The edit replaces the value of the key when it
- * exists (a scalar, or a list written back in flow style) or inserts the key into the nearest
- * existing mapping. The result must parse as a manifest, or nothing is written.
+ * --fix-plan --diff / --write: puts one fix into the file that holds the setting -- the
+ * manifest, the --plan file, the DeepSpeed JSON, the accelerate YAML, the trainer arguments --
+ * spelled as that file spells it, as a text edit, so comments, quoting, order and indentation
+ * stay as they were. The file is the one the setting's value came from (its location), else
+ * the file of highest precedence that holds its section; only the input's own files are ever
+ * edited. The edit replaces the value when the key exists (one list item added or removed),
+ * or inserts the key into the nearest existing mapping. The result must parse and hold the
+ * value, or nothing is written. A setting no file of the input can hold is a code change,
+ * reported as such.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dtypelint/atomic-file.h"
 #include "dtypelint/fix.h"
 #include "dtypelint/manifest.h"
 
+enum value_kind {
+	V_BARE,   /* true, 0, null: written as is */
+	V_STRING, /* a dtype, version or name: quoted as the file needs */
+	V_LIST,   /* a list of strings, edited by one item */
+};
+
 struct edit {
-	const char *path[5];
+	const char *path[6];
 	size_t depth;
-	const char *scalar;      /* new value text, or NULL for a list */
-	const char *const *list; /* new list items (written quoted) */
+	enum value_kind kind;
+	const char *scalar;      /* V_BARE, V_STRING */
+	const char *const *list; /* V_LIST: the whole new list, for a key that is not there */
 	size_t list_count;
+	const char *added, *removed; /* V_LIST: the one item the fix adds or removes */
+};
+
+/* The kinds of file a setting can live in, each with its own spelling of the keys. */
+enum dialect {
+	D_MANIFEST,     /* the manifest: training.*, quantization.*, adapter.*, model.* */
+	D_PLAN,         /* a --plan file: the training mapping at the top */
+	D_DEEPSPEED,    /* a DeepSpeed JSON */
+	D_ACCELERATE,   /* an accelerate config YAML */
+	D_PEFT,         /* adapter_config.json */
+	D_TRAINER_ARGS, /* trainer arguments (TRL, LLaMA-Factory, axolotl) */
+	D_HF_CONFIG,    /* config.json of a model folder */
+};
+
+static const char *const dialect_names[] = {
+    [D_MANIFEST] = "manifest",
+    [D_PLAN] = "plan file",
+    [D_DEEPSPEED] = "DeepSpeed config",
+    [D_ACCELERATE] = "accelerate config",
+    [D_PEFT] = "PEFT adapter_config.json",
+    [D_TRAINER_ARGS] = "trainer-arguments file",
+    [D_HF_CONFIG] = "model config.json",
 };
 
 static size_t offset_of(const struct dtl_source *src, uint32_t line, uint32_t column)
@@ -90,298 +127,759 @@ static size_t scalar_end(const struct dtl_source *src, size_t start, const struc
 	return start + v->raw_len;
 }
 
-static char *value_text(struct dtl_arena *a, const struct edit *e, bool json)
+/* A string item or value that YAML reads back as the same string without quotes. */
+static bool plain_safe(const char *text)
 {
-	if (e->scalar)
-		return dtl_arena_strndup(a, e->scalar, strlen(e->scalar));
-	size_t cap = 3;
-	for (size_t i = 0; i < e->list_count; i++)
-		cap += strlen(e->list[i]) + 4;
-	char *out = dtl_arena_alloc(a, cap);
-	if (!out)
-		return NULL;
-	strcpy(out, "[");
-	for (size_t i = 0; i < e->list_count; i++) {
-		strcat(out, i ? ", \"" : "\"");
-		strcat(out, e->list[i]);
-		strcat(out, "\"");
-	}
-	strcat(out, "]");
-	(void)json;
-	return out;
+	if (!text[0] || !(text[0] == '_' || (text[0] >= 'A' && text[0] <= 'Z') ||
+	                  (text[0] >= 'a' && text[0] <= 'z')))
+		return false;
+	if (!strcmp(text, "true") || !strcmp(text, "false") || !strcmp(text, "null") ||
+	    !strcmp(text, "yes") || !strcmp(text, "no") || !strcmp(text, "on") ||
+	    !strcmp(text, "off") || !strcmp(text, "y") || !strcmp(text, "n"))
+		return false;
+	for (const char *p = text; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
+			return false;
+	return true;
+}
+
+/* A string as the file spells it: quote is the quote the old value used (0: none). */
+static char *string_text(struct dtl_arena *a, const char *text, bool json, char quote)
+{
+	if (quote == '\'')
+		return dtl_arena_sprintf(a, "'%s'", text);
+	if (!json && !quote && plain_safe(text))
+		return dtl_arena_strndup(a, text, strlen(text));
+	return dtl_arena_sprintf(a, "\"%s\"", text);
+}
+
+static char *scalar_text(struct dtl_arena *a, const struct edit *e, bool json, char quote)
+{
+	if (e->kind == V_STRING)
+		return string_text(a, e->scalar, json, quote);
+	return dtl_arena_strndup(a, e->scalar, strlen(e->scalar));
+}
+
+static char *list_text(struct dtl_arena *a, const struct edit *e, bool json)
+{
+	char *out = dtl_arena_strndup(a, "[", 1);
+	for (size_t i = 0; out && i < e->list_count; i++)
+		out = dtl_arena_sprintf(a, "%s%s%s", out, i ? ", " : "",
+		                        string_text(a, e->list[i], json, 0));
+	return out ? dtl_arena_sprintf(a, "%s]", out) : NULL;
 }
 
 /* key: {key2: value} for the keys missing below the deepest existing mapping */
 static char *nested(struct dtl_arena *a, const struct edit *e, size_t from, const char *value,
                     bool json)
 {
-	char *text = (char *)value;
-	for (size_t k = e->depth; k-- > from;) {
+	const char *text = value;
+	for (size_t k = e->depth; text && k-- > from;)
 		text = json
 		           ? dtl_arena_sprintf(a, k + 1 == e->depth ? "\"%s\": %s" : "\"%s\": {%s}",
 		                               e->path[k], text)
 		           : dtl_arena_sprintf(a, k + 1 == e->depth ? "%s: %s" : "%s: {%s}",
 		                               e->path[k], text);
-		if (!text)
-			return NULL;
-	}
-	return text;
+	return (char *)text;
 }
 
-static int plan_edit(const struct dtl_fix *fix, const struct dtl_node *root, struct dtl_arena *a,
-                     struct edit *e, struct dtl_error *error, const char *file)
+static void set_path(struct edit *e, const char *dotted, struct dtl_arena *a)
 {
-	struct dtl_loc loc = {.file = file};
-	memset(e, 0, sizeof(*e));
-#define PATH(...)                                                                                  \
-	do {                                                                                       \
-		const char *p[] = {__VA_ARGS__};                                                   \
-		e->depth = sizeof(p) / sizeof(p[0]);                                               \
-		memcpy(e->path, p, sizeof(p));                                                     \
-	} while (0)
-	switch (fix->kind) {
-	case DTL_FIX_VERSION:
-		PATH("training", "versions", dtl_framework_name(fix->framework));
-		e->scalar = dtl_arena_sprintf(a, "\"%s\"", fix->text);
-		break;
-	case DTL_FIX_ALLGATHER_SEQUENTIAL:
-		PATH("training", "zero3", "allgather_sequential");
-		e->scalar = "true";
-		break;
-	case DTL_FIX_PERSISTENCE_ZERO:
-		PATH("training", "zero3", "persistence_threshold");
-		e->scalar = "0";
-		break;
-	case DTL_FIX_AUTOCAST_OFF:
-		if (!child(root, "adapter"))
-			return dtl_error_set(
-			    error, loc, -ENOTSUP,
-			    "this manifest lists the adapters itself: pass "
-			    "autocast_adapter_dtype=False to get_peft_model and export "
-			    "the model again");
-		PATH("adapter", "autocast_adapter_dtype");
-		e->scalar = "false";
-		break;
-	case DTL_FIX_QUANT_STORAGE:
-		PATH("quantization", "quant_storage");
-		e->scalar = dtl_dtype_name(fix->dtype);
-		break;
-	case DTL_FIX_USE_ORIG_PARAMS:
-		PATH("training", "fsdp", "use_orig_params");
-		e->scalar = "true";
-		break;
-	case DTL_FIX_FSDP_BUFFER_DTYPE:
-		PATH("training", "fsdp", "buffer_dtype");
-		e->scalar = fix->dtype ? dtl_dtype_name(fix->dtype) : "null";
-		break;
-	case DTL_FIX_ZERO3_BUFFER_DTYPE:
-		PATH("training", "zero3", "data_types", "buffer_dtype");
-		e->scalar = dtl_dtype_name(fix->dtype);
-		break;
-	case DTL_FIX_WRAP_ADD:
-	case DTL_FIX_WRAP_REMOVE:
-	case DTL_FIX_IGNORE_ADD:
-	case DTL_FIX_KEEP_STRICT_ADD: {
-		const struct dtl_node *old;
-		if (fix->kind == DTL_FIX_KEEP_STRICT_ADD) {
-			PATH("model", "keep_in_fp32_strict");
-			old = child(child(root, "model"), "keep_in_fp32_strict");
-		} else if (fix->kind == DTL_FIX_IGNORE_ADD) {
-			PATH("training", "fsdp", "ignored");
-			old = child(child(child(root, "training"), "fsdp"), "ignored");
-		} else {
-			PATH("training", "fsdp", "wrap");
-			old = child(child(child(root, "training"), "fsdp"), "wrap");
-			/* no wrap key: the model's no_split_modules are the list to extend */
-			if (!old)
-				old = child(child(root, "model"), "no_split_modules");
-		}
-		size_t n = old && old->type == DTL_NODE_SEQ ? old->seq.count : 0;
-		const char **items = dtl_arena_calloc(a, n + 1, sizeof(*items));
-		size_t k = 0;
-		if (!items)
+	char *copy = dtl_arena_strndup(a, dotted, strlen(dotted));
+	e->depth = 0;
+	for (char *p = copy; p && e->depth < 6;) {
+		char *dot = strchr(p, '.');
+		if (dot)
+			*dot = '\0';
+		e->path[e->depth++] = p;
+		p = dot ? dot + 1 : NULL;
+	}
+}
+
+static int list_edit(struct edit *e, struct dtl_arena *a, const struct dtl_patterns *base,
+                     const char *added, const char *removed)
+{
+	const char **items = dtl_arena_calloc(a, base->count + 2, sizeof(*items));
+	size_t k = 0;
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < base->count; i++) {
+		const char *t = dtl_arena_strndup(a, base->items[i].text, base->items[i].len);
+		if (!t)
 			return -ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			const struct dtl_node *it = &old->seq.items[i];
-			if (it->type != DTL_NODE_STRING)
-				return dtl_error_set(error, loc, -EINVAL,
-				                     "cannot edit a list of non-strings");
-			if (fix->kind == DTL_FIX_WRAP_REMOVE &&
-			    strcmp(it->string.text, fix->text) == 0)
-				continue;
-			items[k++] = it->string.text;
-		}
-		if (fix->kind != DTL_FIX_WRAP_REMOVE)
-			items[k++] = fix->text;
-		e->list = items;
-		e->list_count = k;
-		break;
+		if (!removed || strcmp(t, removed) != 0)
+			items[k++] = t;
 	}
-	}
-#undef PATH
+	if (added)
+		items[k++] = added;
+	e->kind = V_LIST;
+	e->list = items;
+	e->list_count = k;
+	e->added = added;
+	e->removed = removed;
 	return 0;
 }
 
-/* Writes the changed lines of old -> new as one unified diff hunk. */
-static void diff(FILE *out, const char *path, const char *a, size_t an, const char *b, size_t bn)
+/* The fix as a key of the manifest (dotted) and its value; the setting's current location. */
+static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m,
+                         const struct dtl_plan *plan, struct dtl_arena *a, struct edit *e,
+                         const char **ret_key, struct dtl_loc *ret_loc)
 {
-	size_t pre = 0, suf = 0, line = 1;
-	while (pre < an && pre < bn && a[pre] == b[pre])
-		pre++;
-	while (pre && a[pre - 1] != '\n')
-		pre--;
-	while (suf < an - pre && suf < bn - pre && a[an - 1 - suf] == b[bn - 1 - suf])
-		suf++;
-	while (suf && a[an - suf] != '\n' && an - suf < an)
-		suf--;
-	for (size_t i = 0; i < pre; i++)
-		line += a[i] == '\n';
-	fprintf(out, "--- %s\n+++ %s\n@@ -%zu +%zu @@\n", path, path, line, line);
-	for (int side = 0; side < 2; side++) {
-		const char *s = side ? b : a;
-		size_t end = (side ? bn : an) - suf, i = pre;
-		while (i < end) {
-			size_t j = i;
-			while (j < end && s[j] != '\n')
-				j++;
-			fprintf(out, "%c%.*s\n", side ? '+' : '-', (int)(j - i), s + i);
-			i = j + 1;
-		}
+	const char *key = NULL;
+	struct dtl_loc loc = {0};
+	int r = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->kind = V_BARE;
+	switch (fix->kind) {
+	case DTL_FIX_VERSION:
+		key = dtl_arena_sprintf(a, "training.versions.%s",
+		                        dtl_framework_name(fix->framework));
+		e->kind = V_STRING;
+		e->scalar = fix->text;
+		loc = plan->version_locs[fix->framework];
+		break;
+	case DTL_FIX_ALLGATHER_SEQUENTIAL:
+		key = "training.zero3.allgather_sequential";
+		e->scalar = "true";
+		loc = plan->zero3.allgather_sequential_loc;
+		break;
+	case DTL_FIX_PERSISTENCE_ZERO:
+		key = "training.zero3.persistence_threshold";
+		e->scalar = "0";
+		loc = plan->zero3.persistence_threshold_loc;
+		break;
+	case DTL_FIX_AUTOCAST_OFF:
+		key = "adapter.autocast_adapter_dtype";
+		e->scalar = "false";
+		loc = m->adapter.autocast_adapter_dtype_loc.line
+		          ? m->adapter.autocast_adapter_dtype_loc
+		          : m->adapter.loc;
+		break;
+	case DTL_FIX_QUANT_STORAGE:
+		key = "quantization.quant_storage";
+		e->kind = V_STRING;
+		e->scalar = dtl_dtype_name(fix->dtype);
+		loc = m->quantization.quant_storage_loc.line ? m->quantization.quant_storage_loc
+		                                             : m->quantization.loc;
+		break;
+	case DTL_FIX_USE_ORIG_PARAMS:
+		key = "training.fsdp.use_orig_params";
+		e->scalar = "true";
+		loc = plan->fsdp.use_orig_params_loc.line ? plan->fsdp.use_orig_params_loc
+		                                          : plan->fsdp.loc;
+		break;
+	case DTL_FIX_FSDP_BUFFER_DTYPE:
+		key = "training.fsdp.buffer_dtype";
+		e->kind = fix->dtype ? V_STRING : V_BARE;
+		e->scalar = fix->dtype ? dtl_dtype_name(fix->dtype) : "null";
+		loc =
+		    plan->fsdp.buffer_dtype_loc.line ? plan->fsdp.buffer_dtype_loc : plan->fsdp.loc;
+		break;
+	case DTL_FIX_ZERO3_BUFFER_DTYPE:
+		key = "training.zero3.data_types.buffer_dtype";
+		e->kind = V_STRING;
+		e->scalar = dtl_dtype_name(fix->dtype);
+		loc = plan->zero3.buffer_dtype_loc.line ? plan->zero3.buffer_dtype_loc
+		                                        : plan->zero3.loc;
+		break;
+	case DTL_FIX_WRAP_ADD:
+	case DTL_FIX_WRAP_REMOVE: {
+		/* no wrap key: the model's no_split_modules are the list to extend */
+		const struct dtl_patterns *base =
+		    plan->fsdp.wrap.present ? &plan->fsdp.wrap : &m->model.no_split_modules;
+		key = "training.fsdp.wrap";
+		r = list_edit(e, a, base, fix->kind == DTL_FIX_WRAP_ADD ? fix->text : NULL,
+		              fix->kind == DTL_FIX_WRAP_REMOVE ? fix->text : NULL);
+		loc = plan->fsdp.wrap.present ? plan->fsdp.wrap.loc : plan->fsdp.loc;
+		break;
 	}
+	case DTL_FIX_IGNORE_ADD:
+		key = "training.fsdp.ignored";
+		r = list_edit(e, a, &plan->fsdp.ignored, fix->text, NULL);
+		loc = plan->fsdp.ignored.present ? plan->fsdp.ignored.loc : plan->fsdp.loc;
+		break;
+	case DTL_FIX_KEEP_STRICT_ADD:
+		key = "model.keep_in_fp32_strict";
+		r = list_edit(e, a, &m->model.keep_in_fp32_strict, fix->text, NULL);
+		loc = m->model.keep_in_fp32_strict.loc;
+		break;
+	}
+	if (r < 0 || !key)
+		return r < 0 ? r : -ENOMEM;
+	*ret_key = key;
+	*ret_loc = loc;
+	return 0;
 }
 
-int dtl_fix_write(const char *path, const struct dtl_fix *fix, FILE *diff_out,
-                  struct dtl_arena *arena, struct dtl_error *error)
+/* The manifest's key as another kind of file spells it (NULL: that file has no such key). */
+static const char *dialect_key(enum dialect d, const char *key, const struct edit *e)
 {
-	struct dtl_limits limits;
-	struct dtl_source src, out_src;
-	struct dtl_node *root, *check;
-	struct dtl_manifest m;
-	struct edit e;
-	int r;
+	static const struct {
+		enum dialect d;
+		const char *from, *to;
+	} map[] = {
+	    /* facts/deepspeed-peft-bnb-trl-accelerate.md §1.8: the DeepSpeed config's names */
+	    {D_DEEPSPEED, "training.zero3.allgather_sequential",
+	     "zero_optimization.stage3_allgather_sequential"},
+	    {D_DEEPSPEED, "training.zero3.persistence_threshold",
+	     "zero_optimization.stage3_param_persistence_threshold"},
+	    {D_DEEPSPEED, "training.zero3.data_types.buffer_dtype", "data_types.buffer_dtype"},
+	    /* §5.1: accelerate's fsdp_config keys */
+	    {D_ACCELERATE, "training.fsdp.use_orig_params", "fsdp_config.fsdp_use_orig_params"},
+	    /* TrlParser / LLaMA-Factory: BitsAndBytesConfig(bnb_4bit_quant_storage=...) */
+	    {D_TRAINER_ARGS, "quantization.quant_storage", "bnb_4bit_quant_storage"},
+	};
+	(void)e;
+	if (d == D_MANIFEST)
+		return key;
+	if (d == D_PLAN)
+		return strncmp(key, "training.", 9) == 0 ? key + 9 : NULL;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].d == d && strcmp(map[i].from, key) == 0)
+			return map[i].to;
+	return NULL;
+}
 
-	dtl_limits_default(&limits);
-	if ((r = dtl_source_read(&src, path, &limits, error)) < 0)
-		return r;
-	if ((r = dtl_doc_parse(&src, arena, &limits, &root, error)) < 0 ||
-	    (r = plan_edit(fix, root, arena, &e, error, path)) < 0) {
-		dtl_source_fini(&src);
-		return r;
+static bool same_file(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Which of the input's own files loc.file is, and in which dialect; -1 when none. */
+static int dialect_of(const struct dtl_fix_files *f, const char *file)
+{
+	if (same_file(file, f->plan_file))
+		return D_PLAN;
+	if (same_file(file, f->deepspeed_file))
+		return D_DEEPSPEED;
+	if (same_file(file, f->accelerate_file))
+		return D_ACCELERATE;
+	if (same_file(file, f->peft_file))
+		return D_PEFT;
+	if (same_file(file, f->trainer_args_file))
+		return D_TRAINER_ARGS;
+	if (!file || !f->input)
+		return -1;
+	if (!is_dir(f->input))
+		return same_file(file, f->input) ? D_MANIFEST : -1;
+	/* a model folder: its own config.json and adapter_config.json, not a file elsewhere */
+	size_t n = strlen(f->input);
+	while (n > 1 && f->input[n - 1] == '/')
+		n--;
+	if (strncmp(file, f->input, n) != 0 || file[n] != '/')
+		return -1;
+	if (strcmp(file + n + 1, "config.json") == 0)
+		return D_HF_CONFIG;
+	if (strcmp(file + n + 1, "adapter_config.json") == 0)
+		return D_PEFT;
+	return -1;
+}
+
+/* The file that holds the setting: where its value came from, else the file of highest
+ * precedence (include/dtypelint/compose.h) that holds its section. */
+static int target_of(const struct dtl_fix_files *f, const char *key, struct dtl_loc loc,
+                     const char **ret_file, enum dialect *ret_dialect)
+{
+	const char *file = NULL;
+	int d = -1;
+
+	if (loc.file && loc.line) {
+		file = loc.file;
+		d = dialect_of(f, file);
+	} else if (loc.file && loc.file[0] == '-') {
+		file = loc.file; /* an option: --with, --strategy */
+	} else {
+		const char *order[4] = {0};
+		if (strncmp(key, "training.zero3.", 15) == 0) {
+			order[0] = f->deepspeed_file;
+			order[1] = f->plan_file;
+		} else if (strncmp(key, "training.fsdp.", 14) == 0) {
+			order[0] = f->accelerate_file;
+			order[1] = f->plan_file;
+		} else if (strncmp(key, "training.", 9) == 0) {
+			order[0] = f->plan_file;
+		} else if (strncmp(key, "quantization.", 13) == 0) {
+			order[0] = f->trainer_args_file;
+		} else if (strncmp(key, "adapter.", 8) == 0) {
+			order[0] = f->peft_file;
+		}
+		for (size_t i = 0; i < 4 && !file; i++)
+			file = order[i];
+		if (!file && f->input && !is_dir(f->input))
+			file = f->input;
+		d = file ? dialect_of(f, file) : -1;
 	}
-	bool json = src.size && (src.data[0] == '{' || strstr(path, ".json"));
-	const char *value = value_text(arena, &e, json);
-	/* the deepest existing mapping along the path */
+	*ret_file = file;
+	*ret_dialect = (enum dialect)d;
+	return d;
+}
+
+/* Where a line starts, and the whitespace it starts with. */
+static size_t line_start(const char *s, size_t at)
+{
+	while (at > 0 && s[at - 1] != '\n')
+		at--;
+	return at;
+}
+
+static size_t indent_len(const char *s, size_t n, size_t start)
+{
+	size_t i = start;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i - start;
+}
+
+static size_t node_end(const struct dtl_source *src, size_t at, const struct dtl_node *n)
+{
+	if (src->data[at] == '[' || src->data[at] == '{')
+		return flow_end(src->data, src->size, at);
+	return scalar_end(src, at, n);
+}
+
+struct span {
+	size_t at, end;
+	const char *text;
+};
+
+/* An item added to or removed from an existing list, keeping the rest of it as written. */
+static int edit_list(const struct dtl_source *src, const struct dtl_node *node,
+                     const struct edit *e, bool json, struct dtl_arena *a, struct span *sp)
+{
+	size_t at = offset_of(src, node->line, node->column);
+	const char *s = src->data;
+	bool flow = s[at] == '[';
+
+	if (node->type != DTL_NODE_SEQ)
+		return -EINVAL;
+	for (size_t i = 0; i < node->seq.count; i++)
+		if (node->seq.items[i].type != DTL_NODE_STRING)
+			return -EINVAL;
+	if (e->added) {
+		const char *item = string_text(a, e->added, json, 0);
+		if (!item)
+			return -ENOMEM;
+		if (flow) {
+			size_t end = flow_end(s, src->size, at) - 1;
+			size_t i = end;
+			while (i > at + 1 &&
+			       (s[i - 1] == ' ' || s[i - 1] == '\n' || s[i - 1] == '\r'))
+				i--;
+			sp->at = sp->end = i;
+			sp->text = dtl_arena_sprintf(a, "%s%s", node->seq.count ? ", " : "", item);
+		} else {
+			/* a block list: one more line like its last item's */
+			const struct dtl_node *last = &node->seq.items[node->seq.count - 1];
+			size_t last_at = offset_of(src, last->line, last->column);
+			size_t ls = line_start(s, last_at), eol = last_at;
+			while (eol < src->size && s[eol] != '\n')
+				eol++;
+			sp->at = sp->end = eol < src->size ? eol + 1 : eol;
+			sp->text = dtl_arena_sprintf(a, "%s%.*s%s\n", eol < src->size ? "" : "\n",
+			                             (int)(last_at - ls), s + ls, item);
+		}
+		return sp->text ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; i < node->seq.count; i++) {
+		const struct dtl_node *it = &node->seq.items[i];
+		if (strcmp(it->string.text, e->removed) != 0)
+			continue;
+		size_t it_at = offset_of(src, it->line, it->column);
+		size_t it_end = scalar_end(src, it_at, it);
+		sp->text = "";
+		if (!flow) {
+			/* its whole line */
+			sp->at = line_start(s, it_at);
+			sp->end = it_end;
+			while (sp->end < src->size && s[sp->end] != '\n')
+				sp->end++;
+			if (sp->end < src->size)
+				sp->end++;
+		} else if (i + 1 < node->seq.count) {
+			const struct dtl_node *next = &node->seq.items[i + 1];
+			sp->at = it_at;
+			sp->end = offset_of(src, next->line, next->column);
+		} else if (i > 0) {
+			const struct dtl_node *prev = &node->seq.items[i - 1];
+			size_t p_at = offset_of(src, prev->line, prev->column);
+			sp->at = scalar_end(src, p_at, prev);
+			sp->end = it_end;
+		} else {
+			sp->at = it_at;
+			sp->end = it_end;
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The text change that puts e into the file src (parsed as root). */
+static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
+                     const struct edit *e, bool json, struct dtl_arena *a, struct span *sp,
+                     struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = src->path, .line = 1, .column = 1};
 	const struct dtl_node *deepest = root, *node = NULL;
 	size_t found = 0;
-	while (found < e.depth && (node = child(deepest, e.path[found]))) {
+
+	if (!root || root->type != DTL_NODE_MAP)
+		return dtl_error_set(error, loc, -EINVAL, "the file is not a mapping");
+	while (found < e->depth && (node = child(deepest, e->path[found]))) {
 		found++;
-		if (found < e.depth) {
+		if (found < e->depth) {
 			if (node->type != DTL_NODE_MAP)
 				break;
 			deepest = node;
 		}
 	}
-	if (found < e.depth && found && node && node->type != DTL_NODE_MAP) {
-		dtl_source_fini(&src);
-		struct dtl_loc loc = {.file = path};
+	if (found < e->depth && found && node && node->type != DTL_NODE_MAP)
 		return dtl_error_set(error, loc, -EINVAL, "'%s' is not a mapping",
-		                     e.path[found - 1]);
-	}
-	size_t at, end;
-	const char *insert;
-	if (found == e.depth) {
-		/* replace the value */
-		at = offset_of(&src, node->line, node->column);
-		if (node->type == DTL_NODE_SEQ || node->type == DTL_NODE_MAP) {
-			if (src.data[at] == '[' || src.data[at] == '{') {
-				end = flow_end(src.data, src.size, at);
-			} else {
-				/* a block list: rewrite it in flow style after its key */
-				const struct dtl_node *last = &node->seq.items[node->seq.count - 1];
-				size_t last_at = offset_of(&src, last->line, last->column);
-				end = last_at;
-				while (end < src.size && src.data[end] != '\n')
-					end++;
-				while (at > 0 && src.data[at - 1] != '\n')
-					at--; /* from the start of the first item's line */
-				if (at > 0)
-					at--; /* and the newline before it: "key:" gets the value */
-				value = dtl_arena_sprintf(arena, " %s", value);
-			}
-		} else {
-			end = scalar_end(&src, at, node);
+		                     e->path[found - 1]);
+	if (found == e->depth) {
+		size_t at = offset_of(src, node->line, node->column);
+		if (e->kind == V_LIST && node->type == DTL_NODE_SEQ) {
+			int r = edit_list(src, node, e, json, a, sp);
+			if (r == -EINVAL)
+				return dtl_error_set(error, loc, r,
+				                     "cannot edit a list of non-strings");
+			return r == -ENOENT ? dtl_error_set(error, loc, r,
+			                                    "'%s' is not in the list", e->removed)
+			                    : r;
 		}
-		insert = value;
-	} else {
-		insert = nested(arena, &e, found, value, json);
-		if (!insert) {
-			dtl_source_fini(&src);
-			return -ENOMEM;
-		}
-		const struct dtl_node *target = deepest;
-		at = offset_of(&src, target->line, target->column);
-		if (src.data[at] == '{') {
-			/* a flow mapping: a last entry before its '}' */
-			bool empty = target->map.count == 0;
-			end = flow_end(src.data, src.size, at) - 1;
-			while (end > at + 1 &&
-			       (src.data[end - 1] == ' ' || src.data[end - 1] == '\n'))
-				end--;
-			at = end;
-			insert = dtl_arena_sprintf(arena, "%s%s", empty ? "" : ", ", insert);
-		} else if (target->map.count) {
-			/* a block mapping: a line before its first key, at its indentation */
-			const struct dtl_node *k0 = &target->map.pairs[0].key;
-			at = offset_of(&src, k0->line, 1);
-			end = at;
-			insert =
-			    dtl_arena_sprintf(arena, "%*s%s\n", (int)k0->column - 1, "", insert);
-		} else {
-			dtl_source_fini(&src);
-			struct dtl_loc loc = {.file = path};
+		if (e->kind == V_LIST || node->type == DTL_NODE_SEQ || node->type == DTL_NODE_MAP)
 			return dtl_error_set(error, loc, -ENOTSUP,
-			                     "cannot place the key: empty mapping");
-		}
+			                     "'%s' holds another kind of value than the fix sets",
+			                     e->path[e->depth - 1]);
+		char quote = src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
+		sp->at = at;
+		sp->end = node_end(src, at, node);
+		sp->text = scalar_text(a, e, json, quote);
+		return sp->text ? 0 : -ENOMEM;
 	}
-	size_t new_size = src.size - (end - at) + strlen(insert);
+	const char *value = e->kind == V_LIST ? list_text(a, e, json) : scalar_text(a, e, json, 0);
+	const char *insert = value ? nested(a, e, found, value, json) : NULL;
+	if (!insert)
+		return -ENOMEM;
+	size_t at = offset_of(src, deepest->line, deepest->column);
+	const char *s = src->data;
+	if (s[at] == '{') {
+		size_t close = flow_end(s, src->size, at) - 1;
+		const struct dtl_node *k0 = deepest->map.count ? &deepest->map.pairs[0].key : NULL;
+		if (k0 && k0->line != deepest->line) {
+			/* an object over several lines (JSON as DeepSpeed's are written): a last
+			 * member on its own line, at the indentation of the first */
+			const struct dtl_pair *last = &deepest->map.pairs[deepest->map.count - 1];
+			size_t k0_at = offset_of(src, k0->line, k0->column);
+			size_t ls = line_start(s, k0_at);
+			size_t v_at = offset_of(src, last->value.line, last->value.column);
+			sp->at = sp->end = node_end(src, v_at, &last->value);
+			sp->text = dtl_arena_sprintf(
+			    a, ",\n%.*s%s", (int)indent_len(s, src->size, ls), s + ls, insert);
+		} else {
+			size_t i = close;
+			while (i > at + 1 && (s[i - 1] == ' ' || s[i - 1] == '\n'))
+				i--;
+			sp->at = sp->end = i;
+			sp->text = dtl_arena_sprintf(a, "%s%s", k0 ? ", " : "", insert);
+		}
+	} else if (deepest->map.count) {
+		/* a block mapping: a line before its first key, at its indentation */
+		const struct dtl_node *k0 = &deepest->map.pairs[0].key;
+		size_t k0_at = offset_of(src, k0->line, k0->column);
+		size_t ls = line_start(s, k0_at);
+		sp->at = sp->end = ls;
+		sp->text = dtl_arena_sprintf(a, "%.*s%s\n", (int)(k0_at - ls), s + ls, insert);
+	} else {
+		return dtl_error_set(error, loc, -ENOTSUP, "cannot place the key: empty mapping");
+	}
+	return sp->text ? 0 : -ENOMEM;
+}
+
+/* The edited file must read back with the new value where the fix put it. */
+static bool holds(const struct dtl_node *root, const struct edit *e)
+{
+	const struct dtl_node *n = root;
+	for (size_t i = 0; i < e->depth && n; i++)
+		n = child(n, e->path[i]);
+	if (!n)
+		return false;
+	if (e->kind == V_LIST) {
+		bool seen = false;
+		if (n->type != DTL_NODE_SEQ)
+			return false;
+		for (size_t i = 0; i < n->seq.count; i++) {
+			const struct dtl_node *it = &n->seq.items[i];
+			if (it->type != DTL_NODE_STRING)
+				continue;
+			if (e->removed && !strcmp(it->string.text, e->removed))
+				return false;
+			if (e->added && !strcmp(it->string.text, e->added))
+				seen = true;
+		}
+		return e->added ? seen : true;
+	}
+	if (e->kind == V_STRING)
+		return n->type == DTL_NODE_STRING && !strcmp(n->string.text, e->scalar);
+	if (!strcmp(e->scalar, "null"))
+		return n->type == DTL_NODE_NULL;
+	if (!strcmp(e->scalar, "true") || !strcmp(e->scalar, "false"))
+		return n->type == DTL_NODE_BOOL && n->boolean == (e->scalar[0] == 't');
+	return n->type == DTL_NODE_INT && n->integer == strtoll(e->scalar, NULL, 10);
+}
+
+int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *files,
+                       const struct dtl_manifest *m, const struct dtl_plan *plan,
+                       struct dtl_arena *arena, struct dtl_fix_edit *ret_edit,
+                       struct dtl_error *error)
+{
+	struct dtl_limits limits;
+	struct dtl_source src, out_src;
+	struct dtl_node *root, *check;
+	struct dtl_loc setting_loc, loc = {.file = "--fix-plan"};
+	struct edit e;
+	struct span sp = {0};
+	const char *key, *file, *spelled;
+	enum dialect d;
+	int r;
+
+	if ((r = manifest_edit(fix, m, plan, arena, &e, &key, &setting_loc)) < 0)
+		return r;
+	if (target_of(files, key, setting_loc, &file, &d) < 0) {
+		if (file && file[0] == '-')
+			return dtl_error_set(error, loc, -ENOTSUP,
+			                     "'%s' is set by %s on the command line: change the "
+			                     "option (%s)",
+			                     key, file, fix->title);
+		if (file)
+			return dtl_error_set(error, loc, -ENOTSUP,
+			                     "'%s' comes from %s, which is none of the files named "
+			                     "on the command line: change it by hand (%s)",
+			                     key, file, fix->title);
+		return dtl_error_set(error, loc, -ENOTSUP,
+		                     "no file of this input can hold '%s': pass the training "
+		                     "set-up with --plan, or make the change by hand (%s)",
+		                     key, fix->title);
+	}
+	if (fix->kind == DTL_FIX_AUTOCAST_OFF && (d != D_MANIFEST || !m->adapter.present))
+		return dtl_error_set(error, loc, -ENOTSUP,
+		                     "a code change, not a file edit: pass "
+		                     "autocast_adapter_dtype=False to get_peft_model%s",
+		                     m->adapter.present ? "" : " and export the model again");
+	if (!(spelled = dialect_key(d, key, &e)))
+		return dtl_error_set(error, loc, -ENOTSUP,
+		                     "'%s' comes from %s (%s), which has no key for it: a code "
+		                     "change (%s)",
+		                     key, file, dialect_names[d], fix->title);
+	set_path(&e, spelled, arena);
+	if (d == D_DEEPSPEED && e.kind == V_STRING)
+		/* DeepSpeed spells dtypes fp32/fp16/bf16 */
+		e.scalar = !strcmp(e.scalar, "bfloat16")  ? "bf16"
+		           : !strcmp(e.scalar, "float16") ? "fp16"
+		           : !strcmp(e.scalar, "float32") ? "fp32"
+		                                          : e.scalar;
+
+	dtl_limits_default(&limits);
+	if ((r = dtl_source_read(&src, file, &limits, error)) < 0)
+		return r;
+	loc.file = file;
+	bool json = (src.size && src.data[0] == '{') || strstr(file, ".json");
+	if ((r = dtl_doc_parse(&src, arena, &limits, &root, error)) < 0 ||
+	    (r = plan_span(&src, root, &e, json, arena, &sp, error)) < 0) {
+		dtl_source_fini(&src);
+		return r;
+	}
+	size_t insert_len = strlen(sp.text);
+	size_t new_size = src.size - (sp.end - sp.at) + insert_len;
 	char *text = dtl_arena_alloc(arena, new_size + 1);
-	if (!text || !insert) {
+	char *old = dtl_arena_strndup(arena, src.data, src.size);
+	if (!text || !old) {
 		dtl_source_fini(&src);
 		return -ENOMEM;
 	}
-	memcpy(text, src.data, at);
-	memcpy(text + at, insert, strlen(insert));
-	memcpy(text + at + strlen(insert), src.data + end, src.size - end);
+	memcpy(text, src.data, sp.at);
+	memcpy(text + sp.at, sp.text, insert_len);
+	memcpy(text + sp.at + insert_len, src.data + sp.end, src.size - sp.end);
 	text[new_size] = '\0';
-	/* never write a file that would no longer parse as a manifest */
-	r = dtl_source_init_mem(&out_src, path, text, new_size);
-	if (r >= 0) {
-		struct dtl_error parse_error;
-		r = dtl_doc_parse(&out_src, arena, &limits, &check, &parse_error);
-		if (r >= 0)
-			r = dtl_manifest_parse(check, path, arena, &limits, &m, &parse_error);
-		if (r < 0) {
-			struct dtl_loc loc = {.file = path};
-			dtl_error_set(
-			    error, loc, -EINVAL,
-			    "refusing to write: the edited file would not parse (%u:%u: %s)",
-			    parse_error.loc.line, parse_error.loc.column, parse_error.message);
-		}
-		dtl_source_fini(&out_src);
-	}
-	if (r >= 0) {
-		/* a temporary file beside it, renamed over it (the link's target for a symlink;
-		 * a hard-linked file is refused): include/dtypelint/atomic-file.h */
-		struct dtl_atomic_file file;
-		r = dtl_atomic_open(&file, path, error);
-		if (r >= 0 && fwrite(text, 1, new_size, file.out) != new_size) {
-			dtl_atomic_abort(&file);
-			struct dtl_loc loc = {.file = path};
-			r = dtl_error_set(error, loc, -EIO, "cannot write the edited file");
-		} else if (r >= 0 && (r = dtl_atomic_commit(&file, error)) >= 0) {
-			diff(diff_out, path, src.data, src.size, text, new_size);
-		}
-	}
+	size_t old_size = src.size;
 	dtl_source_fini(&src);
-	return r;
+	/* never write a file that would no longer parse or not hold the value */
+	r = dtl_source_init_mem(&out_src, file, text, new_size);
+	if (r < 0)
+		return r;
+	struct dtl_error parse_error = {0};
+	r = dtl_doc_parse(&out_src, arena, &limits, &check, &parse_error);
+	if (r >= 0 && d == D_MANIFEST) {
+		struct dtl_manifest parsed;
+		r = dtl_manifest_parse(check, file, arena, &limits, &parsed, &parse_error);
+	} else if (r >= 0 && d == D_PLAN) {
+		struct dtl_plan parsed;
+		dtl_plan_init(&parsed);
+		r = dtl_plan_parse(check, file, arena, &parsed, &parse_error);
+	}
+	dtl_source_fini(&out_src);
+	if (r < 0)
+		return dtl_error_set(
+		    error, loc, -EINVAL,
+		    "refusing to write: the edited file would not parse (%u:%u: %s)",
+		    parse_error.loc.line, parse_error.loc.column, parse_error.message);
+	if (!holds(check, &e))
+		return dtl_error_set(error, loc, -EINVAL,
+		                     "refusing to write: the edited file would not hold '%s'",
+		                     spelled);
+	ret_edit->path = file;
+	ret_edit->setting = spelled;
+	ret_edit->old_text = old;
+	ret_edit->old_size = old_size;
+	ret_edit->new_text = text;
+	ret_edit->new_size = new_size;
+	return 0;
+}
+
+int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = edit->path};
+	struct dtl_limits limits;
+	struct dtl_source now;
+	struct dtl_atomic_file file;
+	int r;
+
+	/* the file must still be what the edit was made from */
+	dtl_limits_default(&limits);
+	if ((r = dtl_source_read(&now, edit->path, &limits, error)) < 0)
+		return r;
+	bool same = now.size == edit->old_size && !memcmp(now.data, edit->old_text, now.size);
+	dtl_source_fini(&now);
+	if (!same)
+		return dtl_error_set(error, loc, -EAGAIN,
+		                     "the file changed while dtypelint read it: run again");
+	/* a temporary file beside it, renamed over it (the link's target for a symlink; a
+	 * hard-linked file is refused): include/dtypelint/atomic-file.h */
+	if ((r = dtl_atomic_open(&file, edit->path, error)) < 0)
+		return r;
+	if (fwrite(edit->new_text, 1, edit->new_size, file.out) != edit->new_size) {
+		dtl_atomic_abort(&file);
+		return dtl_error_set(error, loc, -EIO, "cannot write the edited file");
+	}
+	return dtl_atomic_commit(&file, error);
+}
+
+/* Lines of a text: starts[i] is where line i starts; starts[count] == size. */
+static size_t *line_starts(const char *s, size_t n, size_t *ret_count)
+{
+	size_t count = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		count += s[i] == '\n';
+	if (n && s[n - 1] != '\n')
+		count++;
+	size_t *starts = malloc((count + 1) * sizeof(*starts));
+	if (!starts)
+		return NULL;
+	starts[k++] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\n' && i + 1 < n)
+			starts[k++] = i + 1;
+	starts[count] = n;
+	*ret_count = count;
+	return starts;
+}
+
+static bool same_line(const char *a, const size_t *as, size_t i, const char *b, const size_t *bs,
+                      size_t j)
+{
+	size_t al = as[i + 1] - as[i], bl = bs[j + 1] - bs[j];
+	return al == bl && memcmp(a + as[i], b + bs[j], al) == 0;
+}
+
+static void put_line(FILE *out, char mark, const char *s, const size_t *starts, size_t i)
+{
+	size_t len = starts[i + 1] - starts[i];
+	fputc(mark, out);
+	fwrite(s + starts[i], 1, len, out);
+	if (!len || s[starts[i] + len - 1] != '\n')
+		fputs("\n\\ No newline at end of file\n", out);
+}
+
+/* The path relative to the working directory (with ../ when it lies outside), as `git apply`
+ * and `patch -p1` find it from there; the path as given when either cannot be resolved. */
+static const char *diff_path(const char *path, char *buf, size_t size)
+{
+	char cwd[PATH_MAX], *real = realpath(path, NULL);
+	const char *out = path;
+
+	if (real && getcwd(cwd, sizeof(cwd))) {
+		size_t common = 0, n = strlen(cwd), used = 0;
+		if (n == 1)
+			n = 0; /* the root: every path is below it */
+		/* the longest common prefix that ends at a component boundary of both */
+		for (size_t i = 0; i <= n; i++) {
+			if ((i == n || cwd[i] == '/') && real[i] == '/')
+				common = i;
+			if (i == n || real[i] != cwd[i])
+				break;
+		}
+		buf[0] = '\0';
+		for (size_t i = common; i < n && used < size; i++)
+			if (cwd[i] == '/')
+				used += (size_t)snprintf(buf + used, size - used, "../");
+		if (used < size) {
+			snprintf(buf + used, size - used, "%s", real + common + 1);
+			out = buf;
+		}
+	}
+	free(real);
+	while (out == path && out[0] == '.' && out[1] == '/')
+		out += 2;
+	return out;
+}
+
+int dtl_fix_edit_diff(FILE *out, const struct dtl_fix_edit *edit)
+{
+	const char *a = edit->old_text, *b = edit->new_text;
+	size_t an, bn, pre = 0, suf = 0;
+	size_t *as = line_starts(a, edit->old_size, &an), *bs = line_starts(b, edit->new_size, &bn);
+	char buf[4096];
+	enum { CONTEXT = 3 }; /* as diff -u */
+
+	if (!as || !bs) {
+		free(as);
+		free(bs);
+		return -ENOMEM;
+	}
+	while (pre < an && pre < bn && same_line(a, as, pre, b, bs, pre))
+		pre++;
+	while (suf < an - pre && suf < bn - pre &&
+	       same_line(a, as, an - 1 - suf, b, bs, bn - 1 - suf))
+		suf++;
+	if (pre == an && pre == bn) {
+		free(as);
+		free(bs);
+		return 0;
+	}
+	size_t from = pre > CONTEXT ? pre - CONTEXT : 0;
+	size_t a_to = an - suf + (suf > CONTEXT ? CONTEXT : suf);
+	size_t b_to = bn - suf + (suf > CONTEXT ? CONTEXT : suf);
+	const char *p = diff_path(edit->path, buf, sizeof(buf));
+	fprintf(out, "--- a/%s\n+++ b/%s\n", p, p);
+	/* an empty range is named by the line before it (0 at the top), as diff -u does */
+	fprintf(out, "@@ -%zu,%zu +%zu,%zu @@\n", a_to > from ? from + 1 : from, a_to - from,
+	        b_to > from ? from + 1 : from, b_to - from);
+	for (size_t i = from; i < pre; i++)
+		put_line(out, ' ', a, as, i);
+	for (size_t i = pre; i < an - suf; i++)
+		put_line(out, '-', a, as, i);
+	for (size_t j = pre; j < bn - suf; j++)
+		put_line(out, '+', b, bs, j);
+	for (size_t i = an - suf; i < a_to; i++)
+		put_line(out, ' ', a, as, i);
+	free(as);
+	free(bs);
+	return ferror(out) ? -EIO : 0;
 }

@@ -12,8 +12,8 @@
 
 /* A finding's identity across re-simulations: its rule and group (a unit that still fails
  * with another offender is the same finding), else its first tensor, else its message. */
-static const char *key_of(struct dtl_arena *arena, const struct dtl_sim *sim,
-                          const struct dtl_finding *f)
+const char *dtl_fix_finding_key(struct dtl_arena *arena, const struct dtl_sim *sim,
+                                const struct dtl_finding *f)
 {
 	if (f->group)
 		return dtl_arena_sprintf(arena, "%s|%s", f->rule->id, f->group->name);
@@ -350,7 +350,7 @@ static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim
 	dtl_strmap_init(&before, ctx->arena);
 	const struct dtl_finding *old = findings->items.items, *now = found->items.items;
 	for (size_t i = 0; i < findings->items.count; i++) {
-		const char *k = key_of(ctx->arena, sim, &old[i]);
+		const char *k = dtl_fix_finding_key(ctx->arena, sim, &old[i]);
 		if (!k || dtl_strmap_put(&before, k, strlen(k), (int64_t)i) < 0)
 			return -ENOMEM;
 	}
@@ -362,7 +362,7 @@ static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim
 	if (!fix->appeared)
 		return -ENOMEM;
 	for (size_t i = 0; i < found->items.count; i++) {
-		const char *k = key_of(ctx->arena, after, &now[i]);
+		const char *k = dtl_fix_finding_key(ctx->arena, after, &now[i]);
 		if (!k)
 			return -ENOMEM;
 		/* still there at the same severity or worse (a DT102 error may become a warning) */
@@ -410,7 +410,7 @@ int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *
 		item->finding = &f[i];
 		if ((r = candidates(sim, &f[i], ctx->arena, &fixes)) < 0)
 			return r;
-		const char *target = key_of(ctx->arena, sim, &f[i]);
+		const char *target = dtl_fix_finding_key(ctx->arena, sim, &f[i]);
 		if (!target)
 			return -ENOMEM;
 		for (size_t k = 0; k < fixes.count; k++)
