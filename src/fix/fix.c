@@ -53,6 +53,49 @@ static const char *module_of(struct dtl_arena *arena, const struct dtl_sim *sim,
 	return dtl_arena_strndup(arena, md->path, md->path_len);
 }
 
+/* One glob over the modules of all the finding's tensors (a finding that stands for several
+ * alike, "and 1 more like it"): segments that differ become '*'. NULL when their depths
+ * differ. */
+static const char *modules_glob(struct dtl_arena *arena, const struct dtl_sim *sim,
+                                const struct dtl_finding *f)
+{
+	const char *first = module_of(arena, sim, f->tensors[0]);
+	char *glob = first ? dtl_arena_strndup(arena, first, strlen(first)) : NULL;
+	if (!glob)
+		return NULL;
+	for (size_t k = 1; k < f->tensor_count; k++) {
+		const char *other = module_of(arena, sim, f->tensors[k]);
+		char *out = other ? dtl_arena_alloc(arena, strlen(glob) + 1) : NULL;
+		const char *a = glob, *b = other;
+		size_t n = 0;
+		if (!out)
+			return NULL;
+		while (*a && *b) {
+			size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+			if (la == lb && !memcmp(a, b, la)) {
+				memcpy(out + n, a, la);
+				n += la;
+			} else {
+				out[n++] = '*';
+			}
+			a += la;
+			b += lb;
+			if ((*a == '.') != (*b == '.'))
+				return NULL;
+			if (*a == '.') {
+				out[n++] = '.';
+				a++;
+				b++;
+			}
+		}
+		if (*a || *b)
+			return NULL;
+		out[n] = '\0';
+		glob = out;
+	}
+	return glob;
+}
+
 /* The candidates the facts support for one finding. */
 static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, struct dtl_arena *a,
                       struct dtl_vec *out)
@@ -77,6 +120,11 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, st
 		        : "create the adapters with get_peft_model(..., "
 		          "autocast_adapter_dtype=False) "
 		          "and export the model again");
+	if ((!strcmp(id, "DT101") || !strcmp(id, "DT111")) && adapter)
+		/* each LoRA module a unit or group of its own: every group then holds one dtype
+		 * (fully_shard / FSDP1 wrap of the lora_A / lora_B modules) */
+		ADD(DTL_FIX_WRAP_ADD, "**.lora_*.*", 0, 2,
+		    "shard each adapter on its own: add '**.lora_*.*' to training.fsdp.wrap");
 	if ((!strcmp(id, "DT101") || !strcmp(id, "DT111")) && mod && mod[0])
 		ADD(DTL_FIX_WRAP_ADD, mod, 0, 2,
 		    "shard '%s' on its own: add it to training.fsdp.wrap", mod);
@@ -170,9 +218,14 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, st
 	}
 	if (!strcmp(id, "DT201") && mod && mod[0] &&
 	    (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 ||
-	     sim->rp.plan.strategy == DTL_STRATEGY_FSDP2))
+	     sim->rp.plan.strategy == DTL_STRATEGY_FSDP2)) {
+		/* the finding stands for all its tensors: one pattern for all their modules */
+		const char *all = modules_glob(a, sim, f);
+		if (all && all[0])
+			mod = all;
 		ADD(DTL_FIX_IGNORE_ADD, dtl_arena_sprintf(a, "%s.**", mod), 0, 3,
 		    "keep '%s' out of FSDP's cast: add '%s.**' to training.fsdp.ignored", mod, mod);
+	}
 	if (!strcmp(id, "DT202") && mod) {
 		const char *leaf = strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod;
 		ADD(DTL_FIX_KEEP_STRICT_ADD, leaf, 0, 1,
