@@ -1,10 +1,13 @@
 #!/bin/sh
-# --fix-plan --write on copies of fixtures: the diff is what was expected, the edited file still
-# parses, and re-linting it no longer reports the finding the fix was for.
+# --fix-plan --diff / --write on copies of fixtures, one case per rule with a fix: the diff is
+# accepted by git apply --check and patch -p1 --dry-run, --write leaves what patch -p1 makes and
+# the expected line, and re-linting no longer reports the finding the fix was for.
 # Usage: fix-write.sh DTYPELINT SOURCE_ROOT
 set -u
 dtypelint=$1 root=$2
+command -v git >/dev/null && command -v patch >/dev/null || exit 77
 case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
+case "$root" in /*) ;; *) root="$(pwd)/$root" ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -12,19 +15,31 @@ pass=0 fail=0
 check() { # name fixture rule expected-diff-line [args...]
 	name=$1 fixture=$2 rule=$3 expect=$4
 	shift 4
-	cp "$root/$fixture" "$tmp/$name.yaml"
-	"$dtypelint" -q "$tmp/$name.yaml" --select "$rule" >/dev/null 2>&1
+	cd "$tmp" || exit 2
+	cp "$root/$fixture" "$name.yaml"
+	"$dtypelint" -q "$name.yaml" --select "$rule" >/dev/null 2>&1
 	if [ $? -ne 1 ]; then echo "FAIL $name: $rule does not fire before the fix"; fail=$((fail + 1)); return; fi
-	"$dtypelint" "$tmp/$name.yaml" --fix-plan --write "$@" >"$tmp/$name.diff" 2>"$tmp/$name.err"
+	# the diff --write will make, checked by both tools before anything is written
+	"$dtypelint" "$name.yaml" --fix-plan --diff "$@" >"$name.d" 2>"$name.err"
 	status=$?
-	if [ $status -ne 0 ]; then echo "FAIL $name: --write exited $status: $(cat "$tmp/$name.err")"; fail=$((fail + 1)); return; fi
-	if ! grep -qxF -- "$expect" "$tmp/$name.diff"; then
-		echo "FAIL $name: the diff lacks: $expect"; cat "$tmp/$name.diff"; fail=$((fail + 1)); return
+	if [ $status -ne 0 ]; then echo "FAIL $name: --diff exited $status: $(cat "$name.err")"; fail=$((fail + 1)); return; fi
+	if ! git apply --check "$name.d" 2>"$name.err" || ! patch -s -p1 --dry-run <"$name.d" >>"$name.err" 2>&1; then
+		echo "FAIL $name: the diff does not apply: $(cat "$name.err")"; cat "$name.d"; fail=$((fail + 1)); return
+	fi
+	mkdir -p "p-$name" && cp "$name.yaml" "p-$name/" && (cd "p-$name" && patch -s -p1 <"../$name.d")
+	"$dtypelint" "$name.yaml" --fix-plan --write "$@" >"$name.diff" 2>"$name.err"
+	status=$?
+	if [ $status -ne 0 ]; then echo "FAIL $name: --write exited $status: $(cat "$name.err")"; fail=$((fail + 1)); return; fi
+	if ! grep -qxF -- "$expect" "$name.diff"; then
+		echo "FAIL $name: the diff lacks: $expect"; cat "$name.diff"; fail=$((fail + 1)); return
+	fi
+	if ! cmp -s "$name.yaml" "p-$name/$name.yaml"; then
+		echo "FAIL $name: --write and patch -p1 differ"; fail=$((fail + 1)); return
 	fi
 	# FAIL_ON=error: the fix turns the error into a warning (use_orig_params)
-	"$dtypelint" -q "$tmp/$name.yaml" --select "$rule" --fail-on "${FAIL_ON:-warning}" >"$tmp/$name.after" 2>&1
+	"$dtypelint" -q "$name.yaml" --select "$rule" --fail-on "${FAIL_ON:-warning}" >"$name.after" 2>&1
 	status=$?
-	if [ $status -ne 0 ]; then echo "FAIL $name: $rule still fires after the fix (exit $status)"; cat "$tmp/$name.after"; fail=$((fail + 1)); return; fi
+	if [ $status -ne 0 ]; then echo "FAIL $name: $rule still fires after the fix (exit $status)"; cat "$name.after"; fail=$((fail + 1)); return; fi
 	echo "ok $name"
 	pass=$((pass + 1))
 }
@@ -49,6 +64,20 @@ check dt302-buffer fixtures/rules/dt302-fires.yaml DT302 \
 	'+  fsdp: {param_dtype: bfloat16, reduce_dtype: float32, buffer_dtype: null}'
 check dt202-pin fixtures/rules/dt202-load.yaml DT202 \
 	'+model: {architecture: MixtralForCausalLM, checkpoint_dtype: bfloat16, load_dtype: bfloat16, keep_in_fp32_strict: [gate]}'
+
+# DT111: each LoRA module a group of its own
+check dt111-split fixtures/rules/dt111-fires.yaml DT111 \
+	'+  fsdp: {wrap: [DecoderLayer, "**.lora_*.*"]}'
+check dt201-ignored fixtures/rules/dt201-fires.yaml DT201 \
+	'+  fsdp: {wrap: ["encoder.block.*.layer.1.DenseReluDense.wo"], param_dtype: float16, ignored: ["encoder.block.*.layer.1.DenseReluDense.wo.**"]}'
+check dt131-unwrap fixtures/rules/dt131-fires.yaml DT131 \
+	'+  fsdp: {wrap: [DecoderLayer]}'
+check dt103-qdora fixtures/qlora/fsdp1-qdora.yaml DT103 \
+	'+  versions: {torch: "2.3.1", peft: "0.12.0", transformers: "4.41.0", bitsandbytes: "0.43.1"}'
+check dt501-trl fixtures/qlora/zero3-dpo-ref-model.yaml DT501 \
+	'+  versions: {trl: "0.7.2", deepspeed: "0.10.0"}'
+check dt404-storage fixtures/qlora/zero3-float-storage-fp16.yaml DT404 \
+	'+quantization: {method: bnb-4bit, compute_dtype: float16, quant_storage: float16}'
 
 # a JSON manifest: the key is inserted into the object
 cp "$root/fixtures/rules/dt101-torch113.json" "$tmp/j.json"

@@ -599,7 +599,16 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	const struct dtl_finding *now = found->items.items;
 	for (size_t n = 0; n < found->items.count; n++) {
 		const char *k2 = dtl_fix_finding_key(arena, again.sim, &now[n]);
-		if (key && k2 && !strcmp(key, k2) && now[n].severity >= target->severity) {
+		if (now[n].severity < target->severity || strcmp(now[n].rule->id, target->rule->id))
+			continue;
+		/* the same finding, or the same rule still on one of its tensors (a finding that
+		 * stood for several alike) */
+		bool same = key && k2 && !strcmp(key, k2);
+		for (size_t a = 0; a < target->tensor_count && !same; a++)
+			for (size_t b = 0; b < now[n].tensor_count && !same; b++)
+				same = !strcmp(sim->t.name[target->tensors[a]],
+				               again.sim->t.name[now[n].tensors[b]]);
+		if (same) {
 			fprintf(stderr,
 			        "dtypelint: re-run: %s %s is still reported: ", target->rule->id,
 			        target->rule->name);
