@@ -555,7 +555,7 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		if (r != -ENOTSUP)
 			break;
 		/* a code change: said, never written */
-		fprintf(stderr, "dtypelint: fix %zu is a code change: ", k + 1);
+		fprintf(stderr, "dtypelint: fix %zu is not written: ", k + 1);
 		dtl_report_put_escaped(stderr, error.message);
 		fputc('\n', stderr);
 		if (o->fix_pick)

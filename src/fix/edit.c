@@ -243,12 +243,18 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 	case DTL_FIX_ALLGATHER_SEQUENTIAL:
 		key = "training.zero3.allgather_sequential";
 		e->scalar = "true";
-		loc = plan->zero3.allgather_sequential_loc;
+		/* unset: the file that holds the ZeRO-3 section (a DeepSpeed JSON, perhaps one an
+		 * accelerate config names) */
+		loc = plan->zero3.allgather_sequential_loc.line
+		          ? plan->zero3.allgather_sequential_loc
+		          : plan->zero3.loc;
 		break;
 	case DTL_FIX_PERSISTENCE_ZERO:
 		key = "training.zero3.persistence_threshold";
 		e->scalar = "0";
-		loc = plan->zero3.persistence_threshold_loc;
+		loc = plan->zero3.persistence_threshold_loc.line
+		          ? plan->zero3.persistence_threshold_loc
+		          : plan->zero3.loc;
 		break;
 	case DTL_FIX_AUTOCAST_OFF:
 		key = "adapter.autocast_adapter_dtype";
@@ -400,7 +406,8 @@ static int target_of(const struct dtl_fix_files *f, const char *key, struct dtl_
 		const char *order[4] = {0};
 		if (strncmp(key, "training.zero3.", 15) == 0) {
 			order[0] = f->deepspeed_file;
-			order[1] = f->plan_file;
+			order[1] = f->accelerate_file;
+			order[2] = f->plan_file;
 		} else if (strncmp(key, "training.fsdp.", 14) == 0) {
 			order[0] = f->accelerate_file;
 			order[1] = f->plan_file;
@@ -659,10 +666,12 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 			                     "option (%s)",
 			                     key, file, fix->title);
 		if (file)
-			return dtl_error_set(error, loc, -ENOTSUP,
-			                     "'%s' comes from %s, which is none of the files named "
-			                     "on the command line: change it by hand (%s)",
-			                     key, file, fix->title);
+			return dtl_error_set(
+			    error, loc, -ENOTSUP,
+			    "'%s' comes from %s, which is none of the files named "
+			    "on the command line: pass it with its option to have it "
+			    "edited, or change it by hand (%s)",
+			    key, file, fix->title);
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "no file of this input can hold '%s': pass the training "
 		                     "set-up with --plan, or make the change by hand (%s)",
@@ -686,10 +695,14 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 		           : !strcmp(e.scalar, "float32") ? "fp32"
 		                                          : e.scalar;
 
+	/* a regular file only: a device or a pipe would be read twice and written in place */
+	struct stat st;
+	loc.file = file;
+	if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+		return dtl_error_set(error, loc, -EPERM, "refusing to edit: not a regular file");
 	dtl_limits_default(&limits);
 	if ((r = dtl_source_read(&src, file, &limits, error)) < 0)
 		return r;
-	loc.file = file;
 	bool json = (src.size && src.data[0] == '{') || strstr(file, ".json");
 	if ((r = dtl_doc_parse(&src, arena, &limits, &root, error)) < 0 ||
 	    (r = plan_span(&src, root, &e, json, arena, &sp, error)) < 0) {

@@ -1,0 +1,92 @@
+#!/bin/sh
+# --fix-plan --write touches only the input's own files, through the safe writer: a setting
+# that comes from a file not named on the command line is refused; a symlinked file keeps its
+# link and has its target written; a hard-linked file is refused; the mode is kept; no
+# temporary file is left behind; several inputs each get their own file edited.
+# Usage: security.sh DTYPELINT SOURCE_DIR (this folder)
+set -u
+dtypelint=$1 src=$2
+case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
+case "$src" in /*) ;; *) src="$(pwd)/$src" ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { echo "ok $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+leftovers() { find "$tmp" -name '*.dtypelint-*' | grep -q .; }
+
+# 1. an accelerate config naming a DeepSpeed file: the setting lives in that file, which is not
+#    one of the files given, so it is not edited (the next fix, a version, goes to the manifest)
+mkdir "$tmp/1" && cd "$tmp/1" || exit 2
+cp "$src/model-zero3-ds.yaml" m.yaml
+cp "$src/ds-insert.json" ds.json
+cp ds.json ds.orig
+printf 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\nnum_processes: 8\n' >acc.yaml
+"$dtypelint" m.yaml --accelerate acc.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if cmp -s ds.json ds.orig && grep -q "ds.json, which is none of the files named" w.err &&
+	grep -qF -- '--- a/m.yaml' w.out && [ $status -eq 0 ]; then
+	ok "not-named-file"
+else
+	bad "not-named-file (exit $status)"; cat w.out w.err
+fi
+
+# 2. a symlinked plan file: the link stays a link, its target is edited, its mode kept
+mkdir -p "$tmp/2/real" && cd "$tmp/2" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+cp "$src/plan-zero3.yaml" real/plan.yaml
+chmod 640 real/plan.yaml
+ln -s real/plan.yaml plan.yaml
+"$dtypelint" m.yaml --plan plan.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 0 ] && [ -L plan.yaml ] && grep -q 'allgather_sequential: true' real/plan.yaml &&
+	[ "$(stat -c %a real/plan.yaml)" = 640 ] && cmp -s m.yaml "$src/model-zero3.yaml" && ! leftovers; then
+	ok "symlink-and-mode"
+else
+	bad "symlink-and-mode (exit $status)"; cat w.err; ls -l . real
+fi
+
+# 3. a hard-linked plan file: refused (a rename would split it from its other name), untouched
+mkdir "$tmp/3" && cd "$tmp/3" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+cp "$src/plan-zero3.yaml" plan.yaml
+ln plan.yaml other-name.yaml
+"$dtypelint" m.yaml --plan plan.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 2 ] && cmp -s plan.yaml "$src/plan-zero3.yaml" && grep -q "hard links" w.err && ! leftovers; then
+	ok "hard-link-refused"
+else
+	bad "hard-link-refused (exit $status)"; cat w.err
+fi
+
+# 4. two inputs with the same --plan: each input's own manifest is edited (DT202 pins its
+#    router in its manifest), the shared plan only when the setting lives there
+mkdir "$tmp/4" && cd "$tmp/4" || exit 2
+for n in a b; do
+	cp "$src/../../fixtures/rules/dt202-load.yaml" "$n.yaml"
+done
+"$dtypelint" a.yaml b.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 0 ] && grep -qF -- '--- a/a.yaml' w.out && grep -qF -- '--- a/b.yaml' w.out &&
+	grep -q 'keep_in_fp32_strict: \[gate\]' a.yaml && grep -q 'keep_in_fp32_strict: \[gate\]' b.yaml; then
+	ok "several-inputs"
+else
+	bad "several-inputs (exit $status)"; cat w.out w.err
+fi
+
+# 5. a file changed between reading and writing is not overwritten: simulated by a plan that
+#    is not a regular file (a FIFO would be read twice): refused before anything is read twice
+mkdir "$tmp/5" && cd "$tmp/5" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+cp "$src/plan-zero3.yaml" plan.yaml
+mkfifo fifo.yaml 2>/dev/null && (cat plan.yaml >fifo.yaml &) &&
+	timeout 10 "$dtypelint" m.yaml --plan fifo.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 2 ] && grep -q "not a regular file" w.err; then
+	ok "fifo-refused"
+else
+	bad "fifo-refused (exit $status)"; cat w.err
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
