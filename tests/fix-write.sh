@@ -96,5 +96,19 @@ elif cmp -s "$root/fixtures/rules/dt122-fires.yaml" "$tmp/n.yaml"; then
 else
 	echo "FAIL unwritable: the file changed"; fail=$((fail + 1))
 fi
+# DT501: the fix is a code change (a gather context), proven by re-simulation: printed in the
+# plan, never written
+cp "$root/fixtures/qlora/zero3-direct-access.yaml" "$tmp/g.yaml"
+"$dtypelint" "$tmp/g.yaml" --fix-plan >"$tmp/g.plan" 2>&1
+"$dtypelint" "$tmp/g.yaml" --fix-plan --write >"$tmp/g.out" 2>"$tmp/g.err"
+status=$?
+if grep -q "1. code change: read 'lm_head.weight' inside .with deepspeed.zero.GatheredParameters" "$tmp/g.plan" &&
+	grep -q "findings at warning or above: 1 -> 0" "$tmp/g.plan" && [ $status -eq 2 ] &&
+	grep -q "is not written: code change" "$tmp/g.err" && [ ! -s "$tmp/g.out" ] &&
+	cmp -s "$root/fixtures/qlora/zero3-direct-access.yaml" "$tmp/g.yaml"; then
+	echo "ok dt501-code-change"; pass=$((pass + 1))
+else
+	echo "FAIL dt501-code-change (exit $status)"; cat "$tmp/g.plan" "$tmp/g.err"; fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -25,6 +25,8 @@ enum dtl_fix_kind {
 	DTL_FIX_FSDP_BUFFER_DTYPE,    /* training.fsdp.buffer_dtype: <dtype or null> */
 	DTL_FIX_ZERO3_BUFFER_DTYPE,   /* training.zero3.data_types.buffer_dtype: <dtype> */
 	DTL_FIX_KEEP_STRICT_ADD,      /* model.keep_in_fp32_strict += <text> */
+	/* code changes: proven by re-simulation, printed, never written */
+	DTL_FIX_GATHER_CONTEXT,	      /* read <text> inside deepspeed.zero.GatheredParameters */
 };
 
 struct dtl_fix {

@@ -306,6 +306,8 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 		r = list_edit(e, a, &plan->fsdp.ignored, fix->text, NULL);
 		loc = plan->fsdp.ignored.present ? plan->fsdp.ignored.loc : plan->fsdp.loc;
 		break;
+	case DTL_FIX_GATHER_CONTEXT:
+		return -ENOTSUP;
 	case DTL_FIX_KEEP_STRICT_ADD:
 		key = "model.keep_in_fp32_strict";
 		r = list_edit(e, a, &m->model.keep_in_fp32_strict, fix->text, NULL);
@@ -657,7 +659,9 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 	enum dialect d;
 	int r;
 
-	if ((r = manifest_edit(fix, m, plan, arena, &e, &key, &setting_loc)) < 0)
+	if ((r = manifest_edit(fix, m, plan, arena, &e, &key, &setting_loc)) == -ENOTSUP)
+		return dtl_error_set(error, loc, r, "%s", fix->title);
+	if (r < 0)
 		return r;
 	if (target_of(files, key, setting_loc, &file, &d) < 0) {
 		if (file && file[0] == '-')

@@ -169,6 +169,13 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, st
 		if (fix)
 			fix->framework = DTL_FW_ACCELERATE;
 	}
+	if (!strcmp(id, "DT501") && t != DTL_NONE_INDEX &&
+	    strncmp(f->message, "the DPO reference model", 23) != 0)
+		/* facts §4.3: GatheredParameters gathers the partitioned tensor for the read; a
+		 * code change, proven by taking the read out of direct_access */
+		ADD(DTL_FIX_GATHER_CONTEXT, sim->t.name[t], 0, 3,
+		    "code change: read '%s' inside `with deepspeed.zero.GatheredParameters(%s):`",
+		    sim->t.name[t], sim->t.name[t]);
 	if (!strcmp(id, "DT404"))
 		ADD(DTL_FIX_QUANT_STORAGE, NULL, sim->rp.mode_dtype, 1,
 		    "set quantization.quant_storage: %s", dtl_dtype_name(sim->rp.mode_dtype));
@@ -364,6 +371,23 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 		m->model.keep_in_fp32_strict =
 		    append(arena, &m->model.keep_in_fp32_strict, fix->text, &ok);
 		break;
+	case DTL_FIX_GATHER_CONTEXT: {
+		/* the read, gathered, is no longer one of a partitioned tensor: the patterns
+		 * naming exactly it go (a glob naming others too stays: nothing is proven) */
+		struct dtl_patterns d = plan->direct_access;
+		struct dtl_pattern *items = dtl_arena_calloc(arena, d.count + 1, sizeof(*items));
+		size_t n = 0;
+		if (!items)
+			return -ENOMEM;
+		for (size_t i = 0; i < d.count; i++)
+			if (strlen(fix->text) != d.items[i].len ||
+			    memcmp(d.items[i].text, fix->text, d.items[i].len) != 0)
+				items[n++] = d.items[i];
+		d.items = items;
+		d.count = n;
+		plan->direct_access = d;
+		break;
+	}
 	}
 	return ok ? 0 : -ENOMEM;
 }
