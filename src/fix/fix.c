@@ -257,6 +257,24 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, st
 		if (fix)
 			fix->framework = DTL_FW_TRANSFORMERS;
 	}
+	if (!strcmp(id, "DT302") && t != DTL_NONE_INDEX &&
+	    sim->rp.plan.strategy == DTL_STRATEGY_ZERO3 &&
+	    dtl_sim_behavior(sim, DTL_B_DS_BLANKET_MODULE_CAST)) {
+		/* rules/versions.yaml deepspeed-blanket-module-cast: from 0.19.2 initialize casts
+		 * per policy and leaves buffers alone without data_types.buffer_dtype (PR #8066) */
+		ADD(DTL_FIX_VERSION, "0.19.2", 0, 2,
+		    "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.2\" (PR #8066 keeps "
+		    "buffers out of initialize's cast)");
+		if (fix)
+			fix->framework = DTL_FW_DEEPSPEED;
+	}
+	if (!strcmp(id, "DT302") && t != DTL_NONE_INDEX &&
+	    sim->rp.plan.strategy == DTL_STRATEGY_ZERO3 &&
+	    sim->rp.plan.zero3.buffer_dtype != DTL_DTYPE_NONE &&
+	    sim->rp.plan.zero3.buffer_dtype != DTL_DTYPE_F32)
+		/* the buffers' policy itself casts them: keep them in float32 */
+		ADD(DTL_FIX_ZERO3_BUFFER_DTYPE, NULL, DTL_DTYPE_F32, 1,
+		    "keep buffers in float32: set training.zero3.data_types.buffer_dtype: float32");
 	if (!strcmp(id, "DT302") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP1)
 		ADD(DTL_FIX_FSDP_BUFFER_DTYPE, NULL, DTL_DTYPE_NONE, 1,
 		    "set training.fsdp.buffer_dtype: null (FSDP1 leaves buffers uncast)");

@@ -78,6 +78,10 @@ case_ plan-delete DT131 plan-tied.yaml 0 model-tied.yaml --plan plan-tied.yaml
 FAIL_ON=error case_ accelerate-replace DT102 accelerate-fsdp1.yaml 0 model-fsdp1.yaml --accelerate accelerate-fsdp1.yaml
 # a trainer-args YAML (DT401: bnb_4bit_quant_storage)
 case_ trainer-args-storage DT401 trainer-qlora.yaml 0 model-qlora.yaml --trainer-args trainer-qlora.yaml
+# DT302: keep the buffers in float32 (DeepSpeed data_types.buffer_dtype, spelled fp32)
+case_ ds-buffers DT302 ds-buffers.json 0 model-rope.yaml --deepspeed ds-buffers.json
+# DT302 by 0.19.1's blanket cast: the version in the manifest's block mapping, comment kept
+case_ manifest-version DT302 model-rope-0.19.1.yaml 0 model-rope-0.19.1.yaml
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
