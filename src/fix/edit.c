@@ -459,19 +459,49 @@ struct span {
 	const char *text;
 };
 
+/* The file's line ending: CRLF when its first line ends so. */
+static const char *newline_of(const struct dtl_source *src)
+{
+	const char *nl = memchr(src->data, '\n', src->size);
+	return nl && nl > src->data && nl[-1] == '\r' ? "\r\n" : "\n";
+}
+
+/* A node written where the tree says, not an alias of one written elsewhere nor an anchored
+ * one other keys may share: editing it edits exactly this setting. */
+static bool own_text(const struct dtl_source *src, size_t after, const struct dtl_node *n)
+{
+	size_t at = offset_of(src, n->line, n->column);
+	return at > after && at < src->size && src->data[at] != '&' && src->data[at] != '*';
+}
+
+static const struct dtl_node *key_node(const struct dtl_node *map, const char *key)
+{
+	for (size_t i = 0; i < map->map.count; i++) {
+		const struct dtl_node *k = &map->map.pairs[i].key;
+		if (k->type == DTL_NODE_STRING && strcmp(k->string.text, key) == 0)
+			return k;
+	}
+	return NULL;
+}
+
 /* An item added to or removed from an existing list, keeping the rest of it as written. */
 static int edit_list(const struct dtl_source *src, const struct dtl_node *node,
                      const struct edit *e, bool json, struct dtl_arena *a, struct span *sp)
 {
 	size_t at = offset_of(src, node->line, node->column);
-	const char *s = src->data;
+	const char *s = src->data, *nl = newline_of(src);
 	bool flow = s[at] == '[';
 
 	if (node->type != DTL_NODE_SEQ)
 		return -EINVAL;
-	for (size_t i = 0; i < node->seq.count; i++)
-		if (node->seq.items[i].type != DTL_NODE_STRING)
+	for (size_t i = 0, prev = at ? at - 1 : 0; i < node->seq.count; i++) {
+		const struct dtl_node *it = &node->seq.items[i];
+		if (it->type != DTL_NODE_STRING)
 			return -EINVAL;
+		if (!own_text(src, prev, it))
+			return -EPERM;
+		prev = offset_of(src, it->line, it->column);
+	}
 	if (e->added) {
 		const char *item = string_text(a, e->added, json, 0);
 		if (!item)
@@ -492,8 +522,8 @@ static int edit_list(const struct dtl_source *src, const struct dtl_node *node,
 			while (eol < src->size && s[eol] != '\n')
 				eol++;
 			sp->at = sp->end = eol < src->size ? eol + 1 : eol;
-			sp->text = dtl_arena_sprintf(a, "%s%.*s%s\n", eol < src->size ? "" : "\n",
-			                             (int)(last_at - ls), s + ls, item);
+			sp->text = dtl_arena_sprintf(a, "%s%.*s%s%s", eol < src->size ? "" : nl,
+			                             (int)(last_at - ls), s + ls, item, nl);
 		}
 		return sp->text ? 0 : -ENOMEM;
 	}
@@ -542,6 +572,12 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 	if (!root || root->type != DTL_NODE_MAP)
 		return dtl_error_set(error, loc, -EINVAL, "the file is not a mapping");
 	while (found < e->depth && (node = child(deepest, e->path[found]))) {
+		const struct dtl_node *k = key_node(deepest, e->path[found]);
+		if (!k || !own_text(src, offset_of(src, k->line, k->column), node))
+			return dtl_error_set(error, loc, -ENOTSUP,
+			                     "'%s' is written through a YAML anchor or alias: edit "
+			                     "it by hand",
+			                     e->path[found]);
 		found++;
 		if (found < e->depth) {
 			if (node->type != DTL_NODE_MAP)
@@ -556,6 +592,11 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 		size_t at = offset_of(src, node->line, node->column);
 		if (e->kind == V_LIST && node->type == DTL_NODE_SEQ) {
 			int r = edit_list(src, node, e, json, a, sp);
+			if (r == -EPERM)
+				return dtl_error_set(error, loc, -ENOTSUP,
+				                     "'%s' holds a YAML anchor or alias: edit it "
+				                     "by hand",
+				                     e->path[e->depth - 1]);
 			if (r == -EINVAL)
 				return dtl_error_set(error, loc, r,
 				                     "cannot edit a list of non-strings");
@@ -590,8 +631,9 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 			size_t ls = line_start(s, k0_at);
 			size_t v_at = offset_of(src, last->value.line, last->value.column);
 			sp->at = sp->end = node_end(src, v_at, &last->value);
-			sp->text = dtl_arena_sprintf(
-			    a, ",\n%.*s%s", (int)indent_len(s, src->size, ls), s + ls, insert);
+			sp->text =
+			    dtl_arena_sprintf(a, ",%s%.*s%s", newline_of(src),
+			                      (int)indent_len(s, src->size, ls), s + ls, insert);
 		} else {
 			size_t i = close;
 			while (i > at + 1 && (s[i - 1] == ' ' || s[i - 1] == '\n'))
@@ -605,7 +647,8 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 		size_t k0_at = offset_of(src, k0->line, k0->column);
 		size_t ls = line_start(s, k0_at);
 		sp->at = sp->end = ls;
-		sp->text = dtl_arena_sprintf(a, "%.*s%s\n", (int)(k0_at - ls), s + ls, insert);
+		sp->text = dtl_arena_sprintf(a, "%.*s%s%s", (int)(k0_at - ls), s + ls, insert,
+		                             newline_of(src));
 	} else {
 		return dtl_error_set(error, loc, -ENOTSUP, "cannot place the key: empty mapping");
 	}

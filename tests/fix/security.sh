@@ -88,5 +88,33 @@ else
 	bad "fifo-refused (exit $status)"; cat w.err
 fi
 
+# 6. a setting written through a YAML anchor or alias is not edited (that would change the
+#    anchor, and every key aliasing it): the next fix is taken, the anchored lines stay
+mkdir "$tmp/6" && cd "$tmp/6" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+printf 'x-defaults: &thr 100000\nstrategy: zero3\nprecision: bf16\nworld_size: 8\nversions: {deepspeed: "0.19.2"}\nzero3:\n  init: true\n  persistence_threshold: *thr\n  allgather_sequential: &no false\n' >p.yaml
+cp p.yaml p.orig
+"$dtypelint" m.yaml --plan p.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 0 ] && grep -q "anchor or alias: edit it by hand" w.err &&
+	grep -q '^+versions: {deepspeed: "0.19.3"}$' w.out &&
+	[ "$(diff p.orig p.yaml | grep -c '^[<>]')" = 2 ]; then
+	ok "yaml-alias-untouched"
+else
+	bad "yaml-alias-untouched (exit $status)"; cat w.out w.err
+fi
+
+# 7. CRLF line endings stay CRLF in the inserted line
+mkdir "$tmp/7" && cd "$tmp/7" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+printf 'strategy: zero3\r\nprecision: bf16\r\nworld_size: 8\r\nversions: {deepspeed: "0.19.2"}\r\nzero3:\r\n  init: true\r\n' >c.yaml
+"$dtypelint" m.yaml --plan c.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 0 ] && [ "$(grep -c "$(printf '\r$')" c.yaml)" = 7 ] && [ "$(wc -l <c.yaml)" = 7 ]; then
+	ok "crlf-kept"
+else
+	bad "crlf-kept (exit $status)"; od -c c.yaml | head; cat w.err
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
