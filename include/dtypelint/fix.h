@@ -42,6 +42,9 @@ struct dtl_fix {
 	size_t total_after;	/* all findings, info included */
 	const char **appeared;	/* "DT201 fp32-pin-downcast: message" of findings it creates */
 	size_t appeared_count;
+	/* where --write would put it (set by the caller from dtl_fix_edit_build): the file and
+	 * its key, or why no file of the input can hold it (a code change) */
+	const char *edit_file, *edit_setting, *not_written;
 };
 
 struct dtl_fix_item {

@@ -652,6 +652,29 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		if (r < 0)
 			return print_error(&error, r);
 		if (!o->fix_write && !o->fix_diff) {
+			/* say of each fix where --write would put it, or that it is a code change
+			 */
+			struct dtl_fix_files files = {.input = o->inputs[i],
+			                              .plan_file = o->plan_file,
+			                              .deepspeed_file = o->deepspeed_file,
+			                              .accelerate_file = o->accelerate_file,
+			                              .peft_file = o->peft_file,
+			                              .trainer_args_file = o->trainer_args_file};
+			for (size_t k = 0; k < plan.count; k++)
+				for (size_t n = 0; n < plan.items[k].count; n++) {
+					struct dtl_fix *fix = &plan.items[k].fixes[n];
+					struct dtl_fix_edit edit;
+					struct dtl_error why = {0};
+					if (dtl_fix_edit_build(fix, &files, linted[i].manifest,
+					                       linted[i].plan, arena, &edit,
+					                       &why) >= 0) {
+						fix->edit_file = edit.path;
+						fix->edit_setting = edit.setting;
+					} else {
+						fix->not_written = dtl_arena_strndup(
+						    arena, why.message, strlen(why.message));
+					}
+				}
 			r = o->format == DTL_FORMAT_JSON
 			        ? dtl_fix_plan_write_json(stdout, &plan, inputs[i].sim)
 			        : dtl_fix_plan_write_text(stdout, &plan);

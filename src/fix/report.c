@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Writing a fix plan: text for people, JSON for tools. */
 #include <errno.h>
+#include <string.h>
 
 #include "dtypelint/fix.h"
 #include "dtypelint/report.h"
@@ -26,6 +27,17 @@ int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
 			fputc('\n', out);
 			for (size_t a = 0; a < fix->appeared_count; a++)
 				fprintf(out, "       + %s\n", fix->appeared[a]);
+			if (fix->edit_file) {
+				fputs("     --write edits ", out);
+				dtl_report_put_path(out, fix->edit_file);
+				fprintf(out, " (%s)\n", fix->edit_setting);
+			} else if (fix->not_written && strcmp(fix->not_written, fix->title) == 0) {
+				fputs("     a code change: --write leaves it to you\n", out);
+			} else if (fix->not_written) {
+				fputs("     not written by --write: ", out);
+				dtl_report_put_escaped(out, fix->not_written);
+				fputc('\n', out);
+			}
 		}
 	}
 	return ferror(out) ? -EIO : 0;
@@ -58,7 +70,18 @@ int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const st
 				fputs(a ? ", " : "", out);
 				dtl_json_string(out, fix->appeared[a]);
 			}
-			fputs("]}", out);
+			fputc(']', out);
+			if (fix->edit_file) {
+				fputs(", \"edit\": {\"file\": ", out);
+				dtl_json_string(out, fix->edit_file);
+				fputs(", \"setting\": ", out);
+				dtl_json_string(out, fix->edit_setting);
+				fputc('}', out);
+			} else if (fix->not_written) {
+				fputs(", \"code_change\": ", out);
+				dtl_json_string(out, fix->not_written);
+			}
+			fputc('}', out);
 		}
 		fputs("]}", out);
 	}
