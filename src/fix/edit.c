@@ -467,11 +467,12 @@ static const char *newline_of(const struct dtl_source *src)
 }
 
 /* A node written where the tree says, not an alias of one written elsewhere nor an anchored
- * one other keys may share: editing it edits exactly this setting. */
+ * one other keys may share (nor a tagged one): editing it edits exactly this setting. */
 static bool own_text(const struct dtl_source *src, size_t after, const struct dtl_node *n)
 {
 	size_t at = offset_of(src, n->line, n->column);
-	return at > after && at < src->size && src->data[at] != '&' && src->data[at] != '*';
+	return at > after && at < src->size && src->data[at] != '&' && src->data[at] != '*' &&
+	       src->data[at] != '!';
 }
 
 static const struct dtl_node *key_node(const struct dtl_node *map, const char *key)
@@ -574,10 +575,11 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 	while (found < e->depth && (node = child(deepest, e->path[found]))) {
 		const struct dtl_node *k = key_node(deepest, e->path[found]);
 		if (!k || !own_text(src, offset_of(src, k->line, k->column), node))
-			return dtl_error_set(error, loc, -ENOTSUP,
-			                     "'%s' is written through a YAML anchor or alias: edit "
-			                     "it by hand",
-			                     e->path[found]);
+			return dtl_error_set(
+			    error, loc, -ENOTSUP,
+			    "'%s' is written through a YAML anchor, alias or tag: edit "
+			    "it by hand",
+			    e->path[found]);
 		found++;
 		if (found < e->depth) {
 			if (node->type != DTL_NODE_MAP)
@@ -593,10 +595,11 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 		if (e->kind == V_LIST && node->type == DTL_NODE_SEQ) {
 			int r = edit_list(src, node, e, json, a, sp);
 			if (r == -EPERM)
-				return dtl_error_set(error, loc, -ENOTSUP,
-				                     "'%s' holds a YAML anchor or alias: edit it "
-				                     "by hand",
-				                     e->path[e->depth - 1]);
+				return dtl_error_set(
+				    error, loc, -ENOTSUP,
+				    "'%s' holds a YAML anchor, alias or tag: edit it "
+				    "by hand",
+				    e->path[e->depth - 1]);
 			if (r == -EINVAL)
 				return dtl_error_set(error, loc, r,
 				                     "cannot edit a list of non-strings");

@@ -96,12 +96,24 @@ printf 'x-defaults: &thr 100000\nstrategy: zero3\nprecision: bf16\nworld_size: 8
 cp p.yaml p.orig
 "$dtypelint" m.yaml --plan p.yaml --fix-plan --write >w.out 2>w.err
 status=$?
-if [ $status -eq 0 ] && grep -q "anchor or alias: edit it by hand" w.err &&
+if [ $status -eq 0 ] && grep -q "anchor, alias or tag: edit it by hand" w.err &&
 	grep -q '^+versions: {deepspeed: "0.19.3"}$' w.out &&
 	[ "$(diff p.orig p.yaml | grep -c '^[<>]')" = 2 ]; then
 	ok "yaml-alias-untouched"
 else
 	bad "yaml-alias-untouched (exit $status)"; cat w.out w.err
+fi
+
+# 6b. a tagged mapping (!!map) is left alone too: the fix goes elsewhere
+mkdir "$tmp/6b" && cd "$tmp/6b" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+printf 'strategy: zero3\nprecision: bf16\nworld_size: 8\nversions: {deepspeed: "0.19.2"}\nzero3: !!map {init: true}\n' >p.yaml
+"$dtypelint" m.yaml --plan p.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+if [ $status -eq 0 ] && grep -q "anchor, alias or tag" w.err && grep -q '^ zero3: !!map {init: true}$' w.out; then
+	ok "yaml-tag-untouched"
+else
+	bad "yaml-tag-untouched (exit $status)"; cat w.out w.err
 fi
 
 # 7. CRLF line endings stay CRLF in the inserted line
