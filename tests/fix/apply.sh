@@ -70,6 +70,8 @@ case_ plan-insert DT121 plan-zero3.yaml 0 model-zero3.yaml --plan plan-zero3.yam
 case_ plan-replace-quoted DT121 plan-zero3.yaml 3 model-zero3.yaml --plan plan-zero3.yaml
 # insertion into a multi-line DeepSpeed JSON object, at its indentation
 case_ ds-insert DT121 ds-insert.json 0 model-zero3-ds.yaml --deepspeed ds-insert.json
+# a JSON file indented with tabs and no newline at its end ("\ No newline at end of file")
+case_ ds-no-eol DT121 ds-no-eol.json 0 model-zero3-ds.yaml --deepspeed ds-no-eol.json
 # replacement of a JSON value
 case_ ds-replace DT121 ds-replace.json 0 model-zero3-ds.yaml --deepspeed ds-replace.json
 # deletion of a block-list item (DT131: the embedding leaves fsdp.wrap)
