@@ -96,6 +96,18 @@ elif cmp -s "$root/fixtures/rules/dt122-fires.yaml" "$tmp/n.yaml"; then
 else
 	echo "FAIL unwritable: the file changed"; fail=$((fail + 1))
 fi
+# a fix that re-simulation ranks first but that leaves the rule firing on the finding's
+# tensors (it creates a root group that mixes them): --write writes it, lints again, says the
+# finding is still reported and exits 1
+cp "$root/fixtures/rules/dt202-fires.yaml" "$tmp/s.yaml"
+"$dtypelint" "$tmp/s.yaml" --fix-plan --write >"$tmp/s.out" 2>"$tmp/s.err"
+status=$?
+if [ $status -eq 1 ] && grep -q "re-run: DT111 fsdp2-mixed-dtype-group is still reported" "$tmp/s.err" &&
+	grep -q '^+  fsdp: {param_dtype: bfloat16, wrap: \[model.layers.0.block_sparse_moe.experts.0.w1\]}$' "$tmp/s.out"; then
+	echo "ok still-reported"; pass=$((pass + 1))
+else
+	echo "FAIL still-reported (exit $status)"; cat "$tmp/s.out" "$tmp/s.err"; fail=$((fail + 1))
+fi
 # DT501: the fix is a code change (a gather context), proven by re-simulation: printed in the
 # plan, never written
 cp "$root/fixtures/qlora/zero3-direct-access.yaml" "$tmp/g.yaml"
