@@ -35,6 +35,7 @@ struct edit {
 	const char *const *list; /* V_LIST: the whole new list, for a key that is not there */
 	size_t list_count;
 	const char *added, *removed; /* V_LIST: the one item the fix adds or removes */
+	bool comma;                  /* V_LIST kept as one "A,B" string (accelerate's class list) */
 };
 
 /* The kinds of file a setting can live in, each with its own spelling of the keys. */
@@ -221,6 +222,71 @@ static int list_edit(struct edit *e, struct dtl_arena *a, const struct dtl_patte
 	return 0;
 }
 
+/* The items of a comma-separated list ("A, B"), trimmed: does it hold item? */
+static bool comma_has(const char *text, const char *item)
+{
+	size_t n = strlen(item);
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *q = p;
+		size_t l = len;
+		while (l && *q == ' ')
+			q++, l--;
+		while (l && q[l - 1] == ' ')
+			l--;
+		if (l == n && !memcmp(q, item, n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+/* The list with e's item added or removed, separated as the old one was. */
+static char *comma_edit(struct dtl_arena *a, const char *text, const struct edit *e)
+{
+	const char *sep = strstr(text, ", ") ? ", " : ",";
+	char *out = dtl_arena_strndup(a, "", 0);
+	bool first = true;
+	for (const char *p = text; out && *p;) {
+		size_t len = strcspn(p, ",");
+		const char *q = p;
+		size_t l = len;
+		while (l && *q == ' ')
+			q++, l--;
+		while (l && q[l - 1] == ' ')
+			l--;
+		if (l && !(e->removed && strlen(e->removed) == l && !memcmp(q, e->removed, l))) {
+			out = dtl_arena_sprintf(a, "%s%s%.*s", out, first ? "" : sep, (int)l, q);
+			first = false;
+		}
+		p += len + (p[len] == ',');
+	}
+	if (out && e->added)
+		out = dtl_arena_sprintf(a, "%s%s%s", out, first ? "" : sep, e->added);
+	return out;
+}
+
+/* The whole new list as one quoted "A,B" string, for a key that is not there yet. */
+static char *comma_text(struct dtl_arena *a, const struct edit *e)
+{
+	char *out = dtl_arena_strndup(a, "\"", 1);
+	for (size_t i = 0; out && i < e->list_count; i++)
+		out = dtl_arena_sprintf(a, "%s%s%s", out, i ? "," : "", e->list[i]);
+	return out ? dtl_arena_sprintf(a, "%s\"", out) : NULL;
+}
+
+/* A class name, as accelerate's wrap list takes: no module path, no glob. */
+static bool class_name(const char *text)
+{
+	if (!text[0])
+		return false;
+	for (const char *p = text; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
 /* The fix as a key of the manifest (dotted) and its value; the setting's current location. */
 static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m,
                          const struct dtl_plan *plan, struct dtl_arena *a, struct edit *e,
@@ -336,6 +402,7 @@ static const char *dialect_key(enum dialect d, const char *key, const struct edi
 	    {D_DEEPSPEED, "training.zero3.data_types.buffer_dtype", "data_types.buffer_dtype"},
 	    /* §5.1: accelerate's fsdp_config keys */
 	    {D_ACCELERATE, "training.fsdp.use_orig_params", "fsdp_config.fsdp_use_orig_params"},
+	    {D_ACCELERATE, "training.fsdp.wrap", "fsdp_config.fsdp_transformer_layer_cls_to_wrap"},
 	    /* TrlParser / LLaMA-Factory: BitsAndBytesConfig(bnb_4bit_quant_storage=...) */
 	    {D_TRAINER_ARGS, "quantization.quant_storage", "bnb_4bit_quant_storage"},
 	};
@@ -607,6 +674,22 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 			                                    "'%s' is not in the list", e->removed)
 			                    : r;
 		}
+		if (e->kind == V_LIST && e->comma && node->type == DTL_NODE_STRING) {
+			/* "A,B": one string, its quotes kept; quoted when in a flow mapping */
+			char quote =
+			    src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
+			size_t key_at = offset_of(src, deepest->line, deepest->column);
+			const char *list = comma_edit(a, node->string.text, e);
+			if (!list)
+				return -ENOMEM;
+			if (!quote && src->data[key_at] == '{')
+				quote = '"';
+			sp->at = at;
+			sp->end = node_end(src, at, node);
+			sp->text =
+			    quote ? dtl_arena_sprintf(a, "%c%s%c", quote, list, quote) : list;
+			return sp->text ? 0 : -ENOMEM;
+		}
 		if (e->kind == V_LIST || node->type == DTL_NODE_SEQ || node->type == DTL_NODE_MAP)
 			return dtl_error_set(error, loc, -ENOTSUP,
 			                     "'%s' holds another kind of value than the fix sets",
@@ -617,7 +700,9 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 		sp->text = scalar_text(a, e, json, quote);
 		return sp->text ? 0 : -ENOMEM;
 	}
-	const char *value = e->kind == V_LIST ? list_text(a, e, json) : scalar_text(a, e, json, 0);
+	const char *value = e->kind == V_LIST && e->comma ? comma_text(a, e)
+	                    : e->kind == V_LIST           ? list_text(a, e, json)
+	                                                  : scalar_text(a, e, json, 0);
 	const char *insert = value ? nested(a, e, found, value, json) : NULL;
 	if (!insert)
 		return -ENOMEM;
@@ -666,6 +751,9 @@ static bool holds(const struct dtl_node *root, const struct edit *e)
 		n = child(n, e->path[i]);
 	if (!n)
 		return false;
+	if (e->kind == V_LIST && e->comma && n->type == DTL_NODE_STRING)
+		return (!e->removed || !comma_has(n->string.text, e->removed)) &&
+		       (!e->added || comma_has(n->string.text, e->added));
 	if (e->kind == V_LIST) {
 		bool seen = false;
 		if (n->type != DTL_NODE_SEQ)
@@ -738,6 +826,19 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 		                     "change (%s)",
 		                     key, file, dialect_names[d], fix->title);
 	set_path(&e, spelled, arena);
+	if (d == D_ACCELERATE && e.kind == V_LIST) {
+		/* accelerate wraps by class name only (facts §5.1) */
+		bool classes = true;
+		for (size_t i = 0; i < e.list_count; i++)
+			classes = classes && class_name(e.list[i]);
+		if (!classes)
+			return dtl_error_set(
+			    error, loc, -ENOTSUP,
+			    "'%s' comes from %s, and accelerate wraps by class name "
+			    "only: a code change (%s)",
+			    key, file, fix->title);
+		e.comma = true;
+	}
 	if (d == D_DEEPSPEED && e.kind == V_STRING)
 		/* DeepSpeed spells dtypes fp32/fp16/bf16 */
 		e.scalar = !strcmp(e.scalar, "bfloat16")  ? "bf16"

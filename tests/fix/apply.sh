@@ -78,6 +78,8 @@ case_ ds-replace DT121 ds-replace.json 0 model-zero3-ds.yaml --deepspeed ds-repl
 case_ plan-delete DT131 plan-tied.yaml 0 model-tied.yaml --plan plan-tied.yaml
 # an accelerate YAML key (DT102: fsdp_use_orig_params), its comment kept
 FAIL_ON=error case_ accelerate-replace DT102 accelerate-fsdp1.yaml 0 model-fsdp1.yaml --accelerate accelerate-fsdp1.yaml
+# accelerate's comma-separated class list: one class removed (DT131), the comment kept
+case_ accelerate-classes DT131 accelerate-fsdp2.yaml 0 model-tied-classes.yaml --accelerate accelerate-fsdp2.yaml
 # a trainer-args YAML (DT401: bnb_4bit_quant_storage)
 case_ trainer-args-storage DT401 trainer-qlora.yaml 0 model-qlora.yaml --trainer-args trainer-qlora.yaml
 # DT302: keep the buffers in float32 (DeepSpeed data_types.buffer_dtype, spelled fp32)
