@@ -596,6 +596,14 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	             &suppressed, &relinted, &error);
 	if (r < 0)
 		return print_error(&error, r);
+	/* the finding's tensors, by name: one look-up per tensor of the findings after */
+	struct dtl_strmap names;
+	dtl_strmap_init(&names, arena);
+	for (size_t a = 0; a < target->tensor_count; a++) {
+		uint32_t t = target->tensors[a];
+		if (dtl_strmap_put(&names, sim->t.name[t], sim->t.name_len[t], 1) < 0)
+			return print_error(&error, -ENOMEM);
+	}
 	const struct dtl_finding *now = found->items.items;
 	for (size_t n = 0; n < found->items.count; n++) {
 		const char *k2 = dtl_fix_finding_key(arena, again.sim, &now[n]);
@@ -604,10 +612,11 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		/* the same finding, or the same rule still on one of its tensors (a finding that
 		 * stood for several alike) */
 		bool same = key && k2 && !strcmp(key, k2);
-		for (size_t a = 0; a < target->tensor_count && !same; a++)
-			for (size_t b = 0; b < now[n].tensor_count && !same; b++)
-				same = !strcmp(sim->t.name[target->tensors[a]],
-				               again.sim->t.name[now[n].tensors[b]]);
+		for (size_t b = 0; b < now[n].tensor_count && !same; b++) {
+			uint32_t t = now[n].tensors[b];
+			same = dtl_strmap_get(&names, again.sim->t.name[t],
+			                      again.sim->t.name_len[t]) >= 0;
+		}
 		if (same) {
 			fprintf(stderr,
 			        "dtypelint: re-run: %s %s is still reported: ", target->rule->id,

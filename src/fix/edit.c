@@ -162,13 +162,35 @@ static char *scalar_text(struct dtl_arena *a, const struct edit *e, bool json, c
 	return dtl_arena_strndup(a, e->scalar, strlen(e->scalar));
 }
 
+/* Joins n pieces with sep between them and open/close around them, in one allocation: a list
+ * of any length costs its length. */
+static char *join(struct dtl_arena *a, const char *open, const char *const *items, size_t n,
+                  const char *sep, const char *close)
+{
+	size_t len = strlen(open) + strlen(close) + 1;
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i])
+			return NULL;
+		len += strlen(items[i]) + (i ? strlen(sep) : 0);
+	}
+	char *out = dtl_arena_alloc(a, len), *p = out;
+	if (!out)
+		return NULL;
+	p = stpcpy(p, open);
+	for (size_t i = 0; i < n; i++)
+		p = stpcpy(i ? stpcpy(p, sep) : p, items[i]);
+	stpcpy(p, close);
+	return out;
+}
+
 static char *list_text(struct dtl_arena *a, const struct edit *e, bool json)
 {
-	char *out = dtl_arena_strndup(a, "[", 1);
-	for (size_t i = 0; out && i < e->list_count; i++)
-		out = dtl_arena_sprintf(a, "%s%s%s", out, i ? ", " : "",
-		                        string_text(a, e->list[i], json, 0));
-	return out ? dtl_arena_sprintf(a, "%s]", out) : NULL;
+	const char **items = dtl_arena_calloc(a, e->list_count + 1, sizeof(*items));
+	if (!items)
+		return NULL;
+	for (size_t i = 0; i < e->list_count; i++)
+		items[i] = string_text(a, e->list[i], json, 0);
+	return join(a, "[", items, e->list_count, ", ", "]");
 }
 
 /* key: {key2: value} for the keys missing below the deepest existing mapping */
@@ -244,10 +266,14 @@ static bool comma_has(const char *text, const char *item)
 /* The list with e's item added or removed, separated as the old one was. */
 static char *comma_edit(struct dtl_arena *a, const char *text, const struct edit *e)
 {
-	const char *sep = strstr(text, ", ") ? ", " : ",";
-	char *out = dtl_arena_strndup(a, "", 0);
-	bool first = true;
-	for (const char *p = text; out && *p;) {
+	size_t n = 2;
+	for (const char *p = text; *p; p++)
+		n += *p == ',';
+	const char **items = dtl_arena_calloc(a, n, sizeof(*items));
+	size_t k = 0;
+	if (!items)
+		return NULL;
+	for (const char *p = text; *p;) {
 		size_t len = strcspn(p, ",");
 		const char *q = p;
 		size_t l = len;
@@ -255,24 +281,19 @@ static char *comma_edit(struct dtl_arena *a, const char *text, const struct edit
 			q++, l--;
 		while (l && q[l - 1] == ' ')
 			l--;
-		if (l && !(e->removed && strlen(e->removed) == l && !memcmp(q, e->removed, l))) {
-			out = dtl_arena_sprintf(a, "%s%s%.*s", out, first ? "" : sep, (int)l, q);
-			first = false;
-		}
+		if (l && !(e->removed && strlen(e->removed) == l && !memcmp(q, e->removed, l)))
+			items[k++] = dtl_arena_strndup(a, q, l);
 		p += len + (p[len] == ',');
 	}
-	if (out && e->added)
-		out = dtl_arena_sprintf(a, "%s%s%s", out, first ? "" : sep, e->added);
-	return out;
+	if (e->added)
+		items[k++] = e->added;
+	return join(a, "", items, k, strstr(text, ", ") ? ", " : ",", "");
 }
 
 /* The whole new list as one quoted "A,B" string, for a key that is not there yet. */
 static char *comma_text(struct dtl_arena *a, const struct edit *e)
 {
-	char *out = dtl_arena_strndup(a, "\"", 1);
-	for (size_t i = 0; out && i < e->list_count; i++)
-		out = dtl_arena_sprintf(a, "%s%s%s", out, i ? "," : "", e->list[i]);
-	return out ? dtl_arena_sprintf(a, "%s\"", out) : NULL;
+	return join(a, "\"", (const char *const *)e->list, e->list_count, ",", "\"");
 }
 
 /* A class name, as accelerate's wrap list takes: no module path, no glob. */
@@ -562,13 +583,16 @@ static int edit_list(const struct dtl_source *src, const struct dtl_node *node,
 
 	if (node->type != DTL_NODE_SEQ)
 		return -EINVAL;
-	for (size_t i = 0, prev = at ? at - 1 : 0; i < node->seq.count; i++) {
+	/* items written in order after the list's start: an alias resolves to its anchor,
+	 * written before (compared by line and column: linear in the items) */
+	for (size_t i = 0; i < node->seq.count; i++) {
 		const struct dtl_node *it = &node->seq.items[i];
+		const struct dtl_node *prev = i ? &node->seq.items[i - 1] : node;
 		if (it->type != DTL_NODE_STRING)
 			return -EINVAL;
-		if (!own_text(src, prev, it))
+		if (it->line < prev->line ||
+		    (it->line == prev->line && it->column <= prev->column && (i || flow)))
 			return -EPERM;
-		prev = offset_of(src, it->line, it->column);
 	}
 	if (e->added) {
 		const char *item = string_text(a, e->added, json, 0);
@@ -600,6 +624,8 @@ static int edit_list(const struct dtl_source *src, const struct dtl_node *node,
 		if (strcmp(it->string.text, e->removed) != 0)
 			continue;
 		size_t it_at = offset_of(src, it->line, it->column);
+		if (s[it_at] == '&' || s[it_at] == '*' || s[it_at] == '!')
+			return -EPERM;
 		size_t it_end = scalar_end(src, it_at, it);
 		sp->text = "";
 		if (!flow) {
