@@ -409,7 +409,7 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 }
 
 /* The manifest's key as another kind of file spells it (NULL: that file has no such key). */
-static const char *dialect_key(enum dialect d, const char *key, const struct edit *e)
+static const char *dialect_key(enum dialect d, const char *key)
 {
 	static const struct {
 		enum dialect d;
@@ -427,7 +427,6 @@ static const char *dialect_key(enum dialect d, const char *key, const struct edi
 	    /* TrlParser / LLaMA-Factory: BitsAndBytesConfig(bnb_4bit_quant_storage=...) */
 	    {D_TRAINER_ARGS, "quantization.quant_storage", "bnb_4bit_quant_storage"},
 	};
-	(void)e;
 	if (d == D_MANIFEST)
 		return key;
 	if (d == D_PLAN)
@@ -846,7 +845,7 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 		                     "a code change, not a file edit: pass "
 		                     "autocast_adapter_dtype=False to get_peft_model%s",
 		                     m->adapter.present ? "" : " and export the model again");
-	if (!(spelled = dialect_key(d, key, &e)))
+	if (!(spelled = dialect_key(d, key)))
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "'%s' comes from %s (%s), which has no key for it: a code "
 		                     "change (%s)",
