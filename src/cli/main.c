@@ -512,11 +512,12 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 /* --fix-plan --diff / --write for input i: the first of its most severe findings with a proven
  * fix, and of its fixes the first one a file of the input can hold (or the --pick N-th); the
  * others are code changes, printed as such. --write edits that file, lints the input again and
- * says whether the finding is gone (exit 0) or still reported (exit 1). */
+ * says whether the finding is gone (exit 0) or still reported (exit 1), and names findings the
+ * edit brought (exit 1 when they reach --fail-on). */
 static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *arena,
                      const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
-                     const struct dtl_sim *sim, const struct linted *linted,
-                     const struct dtl_fix_plan *plan)
+                     const struct dtl_sim *sim, const struct dtl_findings *findings,
+                     const struct linted *linted, const struct dtl_fix_plan *plan)
 {
 	struct dtl_fix_files files = {.input = o->inputs[i],
 	                              .plan_file = o->plan_file,
@@ -630,7 +631,28 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	        target->rule->name);
 	dtl_report_put_path(stderr, o->inputs[i]);
 	fputc('\n', stderr);
-	return EXIT_CLEAN;
+	/* findings the edit brought (the plan said so: "it creates"): at --fail-on they fail */
+	struct dtl_strmap before;
+	const struct dtl_finding *old = findings->items.items;
+	int status = EXIT_CLEAN;
+	dtl_strmap_init(&before, arena);
+	for (size_t n = 0; n < findings->items.count; n++) {
+		const char *was = dtl_fix_finding_key(arena, sim, &old[n]);
+		if (!was || dtl_strmap_put(&before, was, strlen(was), 1) < 0)
+			return print_error(&error, -ENOMEM);
+	}
+	for (size_t n = 0; n < found->items.count; n++) {
+		const char *is = dtl_fix_finding_key(arena, again.sim, &now[n]);
+		if (!is || dtl_strmap_get(&before, is, strlen(is)) >= 0 ||
+		    now[n].severity < linted->settings.fail_on)
+			continue;
+		fprintf(stderr, "dtypelint: re-run: the edit brings %s %s: ", now[n].rule->id,
+		        now[n].rule->name);
+		dtl_report_put_escaped(stderr, now[n].message);
+		fputc('\n', stderr);
+		status = EXIT_FINDINGS;
+	}
+	return status;
 }
 
 /* --fix-plan and --wrap-plan: printed instead of the report. */
@@ -689,8 +711,8 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 			        : dtl_fix_plan_write_text(stdout, &plan);
 			continue;
 		}
-		int status =
-		    write_fix(o, i, arena, behaviors, ops, inputs[i].sim, &linted[i], &plan);
+		int status = write_fix(o, i, arena, behaviors, ops, inputs[i].sim, findings[i],
+		                       &linted[i], &plan);
 		if (status > worst)
 			worst = status;
 	}
