@@ -558,8 +558,9 @@ static const char *newline_of(const struct dtl_source *src)
 static bool own_text(const struct dtl_source *src, size_t after, const struct dtl_node *n)
 {
 	size_t at = offset_of(src, n->line, n->column);
-	return at > after && at < src->size && src->data[at] != '&' && src->data[at] != '*' &&
-	       src->data[at] != '!';
+	/* an empty value at the end of the file sits at its end */
+	return at > after && (at >= src->size || (src->data[at] != '&' && src->data[at] != '*' &&
+	                                          src->data[at] != '!'));
 }
 
 static const struct dtl_node *key_node(const struct dtl_node *map, const char *key)
@@ -720,6 +721,22 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 			                     "'%s' holds another kind of value than the fix sets",
 			                     e->path[e->depth - 1]);
 		char quote = src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
+		if (node->type == DTL_NODE_NULL && node->raw_len == 0) {
+			/* "key:" with nothing after it: the value goes after the colon */
+			const struct dtl_node *k = key_node(deepest, e->path[e->depth - 1]);
+			size_t c =
+			    k ? offset_of(src, k->line, k->column) + k->string.len : src->size;
+			while (c < src->size && src->data[c] != ':')
+				c++;
+			if (c >= src->size)
+				return dtl_error_set(error, loc, -EINVAL,
+				                     "cannot find the ':' of '%s'",
+				                     e->path[e->depth - 1]);
+			sp->at = sp->end = c + 1;
+			const char *v = scalar_text(a, e, json, 0);
+			sp->text = v ? dtl_arena_sprintf(a, " %s", v) : NULL;
+			return sp->text ? 0 : -ENOMEM;
+		}
 		sp->at = at;
 		sp->end = node_end(src, at, node);
 		sp->text = scalar_text(a, e, json, quote);

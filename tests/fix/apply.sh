@@ -46,7 +46,8 @@ case_() {
 	# shellcheck disable=SC2086
 	"$dtypelint" "$@" --fix-plan --write $pickarg >w.diff 2>w.err
 	status=$?
-	[ $status -eq 0 ] || { bad "--write exited $status: $(cat w.err)"; return; }
+	# WRITE_STATUS=1: the edit brings another finding (the plan says "it creates")
+	[ $status -eq "${WRITE_STATUS:-0}" ] || { bad "--write exited $status: $(cat w.err)"; return; }
 	cmp -s d.diff w.diff || { bad "--write printed another diff than --diff"; return; }
 	grep -q "$rule.* is gone" w.err || { bad "--write did not report the finding gone: $(cat w.err)"; return; }
 	for f in *.yaml *.json; do
@@ -80,6 +81,9 @@ case_ plan-delete DT131 plan-tied.yaml 0 model-tied.yaml --plan plan-tied.yaml
 FAIL_ON=error case_ accelerate-replace DT102 accelerate-fsdp1.yaml 0 model-fsdp1.yaml --accelerate accelerate-fsdp1.yaml
 # accelerate's comma-separated class list: one class removed (DT131), the comment kept
 case_ accelerate-classes DT131 accelerate-fsdp2.yaml 0 model-tied-classes.yaml --accelerate accelerate-fsdp2.yaml
+# "buffer_dtype:" with no value, on the last line, no final newline: the value after the colon
+# (FSDP1 buffer_dtype for DT301; it brings DT302 for inv_freq, so exit 1)
+WRITE_STATUS=1 case_ plan-empty-value DT301 plan-empty-value.yaml 0 model-buffers.yaml --plan plan-empty-value.yaml
 # a trainer-args YAML (DT401: bnb_4bit_quant_storage)
 case_ trainer-args-storage DT401 trainer-qlora.yaml 0 model-qlora.yaml --trainer-args trainer-qlora.yaml
 # DT302: keep the buffers in float32 (DeepSpeed data_types.buffer_dtype, spelled fp32)
