@@ -1046,6 +1046,33 @@ static const char *diff_path(const char *path, char *buf, size_t size)
 	return out;
 }
 
+/* A name in a diff header as git writes it: C-quoted when it holds a control character, a
+ * quote or a backslash; followed by a tab when it holds a space, so that patch reads it whole. */
+static void put_name(FILE *out, const char *prefix, const char *name)
+{
+	bool quote = false;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		quote = quote || *p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\';
+	if (!quote) {
+		fprintf(out, "%s%s%s\n", prefix, name, strchr(name, ' ') ? "\t" : "");
+		return;
+	}
+	fprintf(out, "\"%s", prefix);
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\%03o", *p);
+		else
+			fputc(*p, out);
+	}
+	fputs("\"\n", out);
+}
+
 int dtl_fix_edit_diff(FILE *out, const struct dtl_fix_edit *edit)
 {
 	const char *a = edit->old_text, *b = edit->new_text;
@@ -1073,7 +1100,10 @@ int dtl_fix_edit_diff(FILE *out, const struct dtl_fix_edit *edit)
 	size_t a_to = an - suf + (suf > CONTEXT ? CONTEXT : suf);
 	size_t b_to = bn - suf + (suf > CONTEXT ? CONTEXT : suf);
 	const char *p = diff_path(edit->path, buf, sizeof(buf));
-	fprintf(out, "--- a/%s\n+++ b/%s\n", p, p);
+	fputs("--- ", out);
+	put_name(out, "a/", p);
+	fputs("+++ ", out);
+	put_name(out, "b/", p);
 	/* an empty range is named by the line before it (0 at the top), as diff -u does */
 	fprintf(out, "@@ -%zu,%zu +%zu,%zu @@\n", a_to > from ? from + 1 : from, a_to - from,
 	        b_to > from ? from + 1 : from, b_to - from);

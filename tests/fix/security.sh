@@ -128,5 +128,20 @@ else
 	bad "crlf-kept (exit $status)"; od -c c.yaml | head; cat w.err
 fi
 
+# 8. file names with a space, a newline and a quote: the diff header names them as git does
+#    (a tab after a name with a space; C-quoted otherwise), and both tools find the file
+mkdir "$tmp/8" && cd "$tmp/8" || exit 2
+cp "$src/model-zero3.yaml" m.yaml
+for name in "my plan.yaml" "$(printf 'odd\nname"q.yaml')"; do
+	cp "$src/plan-zero3.yaml" "$name"
+	"$dtypelint" m.yaml --plan "$name" --fix-plan --diff >d.diff 2>d.err
+	if git apply --check d.diff 2>>d.err && patch -s -p1 --dry-run <d.diff >>d.err 2>&1 &&
+		[ "$(grep -c '^@@' d.diff)" = 1 ]; then
+		ok "diff-name $(head -1 d.diff | tr -d '\t\\')"
+	else
+		bad "diff-name: $(cat d.err)"; cat d.diff
+	fi
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
