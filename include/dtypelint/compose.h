@@ -10,6 +10,7 @@
 #define DTYPELINT_COMPOSE_H
 
 #include "dtypelint/manifest.h"
+#include "dtypelint/source.h"
 
 struct dtl_compose_inputs {
 	const char *input;	     /* a manifest (.json .yaml .yml) or a model folder; required */
@@ -18,6 +19,9 @@ struct dtl_compose_inputs {
 	const char *accelerate_file; /* --accelerate */
 	const char *peft_file;	     /* --peft */
 	const char *trainer_args_file; /* --trainer-args */
+	/* when input is "-": the manifest already read from standard input, named as the report
+	 * should name it (--stdin-filename); not owned */
+	const struct dtl_source *input_source;
 };
 
 /* Builds *ret_manifest (with its plan in ret_manifest->plan) in arena. */

@@ -66,7 +66,8 @@ struct dtl_options {
 	bool show_plan; /* --show-plan: the resolved plan instead of the report */
 	bool quiet;
 	enum dtl_color color;
-	const char *config_file; /* --config */
+	const char *config_file;    /* --config */
+	const char *stdin_filename; /* --stdin-filename: the name of input "-" */
 	bool no_config;
 	const char *baseline, *write_baseline;
 	struct dtl_vec trace; /* --trace globs, const char * */
@@ -142,10 +143,12 @@ bool dtl_cli_path_glob(const char *glob, const char *path);
 
 /* Suppressions of one input (the manifest's suppress: list and inline comments): removes the
  * findings they match and, when DT002 runs, adds one DT002 finding per unused suppression.
- * Returns the number of findings removed in *ret_suppressed. */
+ * Comments are read from read_already when given (standard input), else from the manifest's
+ * file. Returns the number of findings removed in *ret_suppressed. */
 int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
                      const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
-                     struct dtl_arena *arena, size_t *ret_suppressed, struct dtl_error *error);
+                     const struct dtl_source *read_already, struct dtl_arena *arena,
+                     size_t *ret_suppressed, struct dtl_error *error);
 
 /* Baselines (see dtypelint(1), BASELINE). */
 struct dtl_baseline_entry {

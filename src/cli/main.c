@@ -44,7 +44,38 @@ struct settings {
 	struct dtl_limits limits;
 	struct dtl_rule_selection selection;
 	enum dtl_severity fail_on;
+	const struct dtl_source *stdin_source; /* input "-", read once into the arena */
 };
+
+/* Standard input ("-"), read within the input's limits, its text kept in the arena (the
+ * manifest and the inline-suppression scan both read it) and named --stdin-filename. */
+static int read_stdin(const struct dtl_options *o, struct settings *s, struct dtl_arena *arena,
+                      struct dtl_error *error)
+{
+	struct dtl_source raw, *kept = dtl_arena_alloc(arena, sizeof(*kept));
+	const char *name = o->stdin_filename ? o->stdin_filename : "-";
+	int r;
+
+	if (!kept)
+		return -ENOMEM;
+	if ((r = dtl_source_read(&raw, "-", &s->limits, error)) < 0) {
+		if (error->loc.file && strcmp(error->loc.file, "-") == 0) {
+			struct dtl_error named;
+			dtl_error_copy(&named, error);
+			named.loc.file = name;
+			dtl_error_copy(error, &named);
+		}
+		return r;
+	}
+	kept->path = dtl_arena_strndup(arena, name, strlen(name));
+	kept->data = dtl_arena_strndup(arena, raw.data, raw.size);
+	kept->size = raw.size;
+	dtl_source_fini(&raw);
+	if (!kept->path || !kept->data)
+		return -ENOMEM;
+	s->stdin_source = kept;
+	return 0;
+}
 
 /* Config files read so far, by path: inputs in one directory share one. */
 struct config_cache {
@@ -277,7 +308,8 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	                                .deepspeed_file = o->deepspeed_file,
 	                                .accelerate_file = o->accelerate_file,
 	                                .peft_file = o->peft_file,
-	                                .trainer_args_file = o->trainer_args_file};
+	                                .trainer_args_file = o->trainer_args_file,
+	                                .input_source = s->stdin_source};
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
@@ -313,7 +345,8 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	r = dtl_rules_run(sim, &s->selection, findings, error);
 	if (r < 0)
 		return r;
-	r = dtl_cli_suppress(sim, findings, &s->selection, &s->limits, arena, &suppressed, error);
+	r = dtl_cli_suppress(sim, findings, &s->selection, &s->limits, s->stdin_source, arena,
+	                     &suppressed, error);
 	if (r < 0)
 		return r;
 	if (s->config) {
@@ -815,7 +848,12 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 	bool input_failed = false;
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct settings s;
-		r = settings_for(o->inputs[i], o, &cache, arena, &s, &error);
+		bool from_stdin = strcmp(o->inputs[i], "-") == 0;
+		/* standard input finds its config from the name it is given */
+		const char *where = from_stdin && o->stdin_filename ? o->stdin_filename : o->inputs[i];
+		r = settings_for(where, o, &cache, arena, &s, &error);
+		if (r >= 0 && from_stdin)
+			r = read_stdin(o, &s, arena, &error);
 		if (r >= 0)
 			r = lint_one(o->inputs[i], o, &s, behaviors, ops, arena, &inputs[i],
 			             &findings[i], &suppressed, &linted[i], &error);

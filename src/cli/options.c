@@ -72,6 +72,8 @@ static const char usage_head[] =
     "  --list-rules          list the rules (with -f json: as JSON)\n"
     "  --explain RULE        print a rule's documentation\n"
     "Configuration, baselines:\n"
+    "  --stdin-filename PATH name standard input ('-') PATH in the report, and find its\n"
+    "                        .dtypelint.yaml from PATH\n"
     "  --config FILE         read FILE instead of the nearest .dtypelint.yaml\n"
     "  --no-config           read no configuration file\n"
     "  --baseline FILE       do not report the findings recorded in FILE\n"
@@ -117,6 +119,7 @@ enum {
 	OPT_SHOW_PLAN,
 	OPT_COLOR,
 	OPT_CONFIG,
+	OPT_STDIN_FILENAME,
 	OPT_NO_CONFIG,
 	OPT_BASELINE,
 	OPT_WRITE_BASELINE,
@@ -269,6 +272,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	    {"exit-zero", no_argument, NULL, OPT_EXIT_ZERO},
 	    {"config", required_argument, NULL, OPT_CONFIG},
+	    {"stdin-filename", required_argument, NULL, OPT_STDIN_FILENAME},
 	    {"no-config", no_argument, NULL, OPT_NO_CONFIG},
 	    {"baseline", required_argument, NULL, OPT_BASELINE},
 	    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
@@ -381,6 +385,9 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			break;
 		case OPT_CONFIG:
 			o->config_file = optarg;
+			break;
+		case OPT_STDIN_FILENAME:
+			o->stdin_filename = optarg;
 			break;
 		case OPT_NO_CONFIG:
 			o->no_config = true;
@@ -503,5 +510,13 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		return usage_error("--fix-plan and --wrap-plan exclude each other");
 	if (!o->input_count && !o->list_rules && !o->explain && !o->scan_kernels.count)
 		return usage_error("no manifest given");
+	size_t dashes = 0;
+	for (size_t i = 0; i < o->input_count; i++)
+		dashes += strcmp(o->inputs[i], "-") == 0;
+	if (dashes > 1)
+		return usage_error("standard input ('-') can be given once");
+	if (o->stdin_filename && !dashes)
+		return usage_error("--stdin-filename names standard input ('-'), which is not an "
+		                   "input");
 	return 0;
 }

@@ -238,7 +238,8 @@ static int unused(struct dtl_findings *findings, const struct dtl_rule *dt002,
 
 int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
                      const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
-                     struct dtl_arena *arena, size_t *ret_suppressed, struct dtl_error *error)
+                     const struct dtl_source *read_already, struct dtl_arena *arena,
+                     size_t *ret_suppressed, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
 	const struct dtl_rule *dt002 = dtl_rule_find("DT002");
@@ -250,7 +251,11 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 
 	*ret_suppressed = 0;
 	/* comments only in a manifest file (a model folder has none) */
-	if (!named_json(m->file) && stat(m->file, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (read_already) {
+		if (!is_json(read_already, m->file) &&
+		    (r = scan_comments(read_already, m->file, arena, &comments, error)) < 0)
+			return r;
+	} else if (!named_json(m->file) && stat(m->file, &st) == 0 && S_ISREG(st.st_mode)) {
 		r = dtl_source_read(&source, m->file, limits, error);
 		if (r < 0)
 			return r;
@@ -269,8 +274,8 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 	const struct dtl_rule *const *rules = dtl_rules_all(&rule_count);
 	bool *covers = dtl_arena_calloc(arena, m->suppress_count * rule_count + 1, sizeof(bool));
 	size_t *by_rule_start = dtl_arena_calloc(arena, rule_count + 2, sizeof(size_t));
-	uint32_t *by_rule = dtl_arena_calloc(arena, m->suppress_count * rule_count + 1,
-	                                     sizeof(uint32_t));
+	uint32_t *by_rule =
+	    dtl_arena_calloc(arena, m->suppress_count * rule_count + 1, sizeof(uint32_t));
 	if (!listed_used || !covers || !by_rule_start || !by_rule)
 		return -ENOMEM;
 	for (size_t k = 0; k < m->suppress_count; k++) {

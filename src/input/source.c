@@ -24,9 +24,13 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 	size_t size = 0, capacity;
 	int fd, r;
 
-	/* O_NONBLOCK: opening a FIFO nobody writes to must not wait for a writer (it reads as
+	/* "-": standard input, under the same limits (a dup, so that closing it keeps fd 0);
+	 * O_NONBLOCK: opening a FIFO nobody writes to must not wait for a writer (it reads as
 	 * empty); reads block again once we know what the file is */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (strcmp(path, "-") == 0)
+		fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		struct dtl_loc loc = {.file = path};

@@ -5,6 +5,7 @@
 
 #include "dtypelint/compose.h"
 #include "dtypelint/import.h"
+#include "load.h"
 
 static bool is_dir(const char *path)
 {
@@ -26,7 +27,9 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		if (typed[i] &&
 		    (r = dtl_confine_check(typed[i], NULL, (struct dtl_loc){0}, error)) < 0)
 			return r;
-	if (is_dir(in->input))
+	if (in->input_source)
+		r = dtl_manifest_load_source(in->input_source, arena, limits, &manifest, error);
+	else if (is_dir(in->input))
 		r = dtl_import_hf_folder(in->input, arena, limits, &manifest, error);
 	else
 		r = dtl_manifest_load(in->input, arena, limits, &manifest, error);
