@@ -13,7 +13,8 @@
 struct dtl_report_input {
 	const struct dtl_sim *sim; /* NULL: the input could not be read; its finding is DT001 */
 	const struct dtl_findings *findings;
-	const char *file; /* the input as given */
+	const char *file;  /* the input as given */
+	const char *setup; /* the config's set-up it belongs to, or NULL */
 };
 
 struct dtl_report_counts {

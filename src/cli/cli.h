@@ -71,6 +71,8 @@ struct dtl_options {
 	bool no_config;
 	const char *baseline, *write_baseline;
 	struct dtl_vec trace; /* --trace globs, const char * */
+	struct dtl_vec setups;    /* --setup names, const char * */
+	struct dtl_cli_job *jobs; /* one per input: what it is composed from */
 	struct dtl_limit_settings limits;
 	bool list_rules;
 	const char *explain;
@@ -109,6 +111,16 @@ struct dtl_file_ignore {
 	struct dtl_vec rules; /* const char * selectors */
 };
 
+/* What one input is composed from: the command line's files for every input, or one set-up
+ * of a config's `setups:` (paths relative to the working directory). */
+struct dtl_cli_job {
+	const char *input; /* a manifest, a model folder or "-" */
+	const char *plan_file, *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
+	struct dtl_plan versions; /* a set-up's `with:`: versions only, below --with */
+	const char *setup;        /* the set-up's name; NULL for a command-line input */
+	struct dtl_loc loc;       /* where the set-up is defined */
+};
+
 struct dtl_config {
 	const char *path; /* as shown in messages */
 	const char *dir;  /* lexically absolute directory of the file */
@@ -121,6 +133,7 @@ struct dtl_config {
 	bool has_plan;
 	struct dtl_plan plan; /* defaults below the manifest's own plan */
 	struct dtl_limit_settings limits;
+	struct dtl_vec setups; /* struct dtl_cli_job, in the file's order */
 };
 
 /* The nearest trusted .dtypelint.yaml in input's directory (the input itself when it is a

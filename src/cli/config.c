@@ -285,6 +285,124 @@ static int parse_limits(const struct dtl_schema *s, const struct dtl_node *map,
 	return r;
 }
 
+/* "a/b/../c/./d" -> "a/c/d" in place, lexically (as the report shows it; the file is opened
+ * by this name, so a ".." is only dropped after a real segment, never a leading one) */
+static void lexical_normalize(char *path)
+{
+	char *out = path, *p = path;
+	bool absolute = *p == '/';
+	size_t kept = 0; /* segments written that a ".." may remove */
+
+	if (absolute)
+		out = ++p;
+	while (*p) {
+		char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.' && kept > 0) {
+			out--; /* the slash after the last segment */
+			while (out > path + absolute && out[-1] != '/')
+				out--;
+			kept--;
+		} else {
+			memmove(out, p, n);
+			out += n;
+			*out++ = '/';
+			if (!(n == 2 && p[0] == '.' && p[1] == '.'))
+				kept++;
+		}
+		p += n + (end ? 1 : 0);
+	}
+	if (out > path + absolute && out[-1] == '/')
+		out--;
+	if (out == path)
+		*out++ = '.';
+	*out = '\0';
+}
+
+/* A set-up's path: relative to the config's folder as the config is shown (so relative to the
+ * working directory when the config is), unless absolute. */
+static int setup_path(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                      const struct dtl_config *c, const char **ret)
+{
+	if (v->type != DTL_NODE_STRING || v->string.len == 0)
+		return dtl_schema_type_error(s, v, what, "a path, relative to the config's folder");
+	const char *slash = strrchr(c->path, '/');
+	char *joined;
+	if (v->string.text[0] == '/' || !slash)
+		joined = dtl_arena_strndup(s->arena, v->string.text, v->string.len);
+	else
+		joined = dtl_arena_sprintf(s->arena, "%.*s/%s", (int)(slash - c->path), c->path,
+		                           v->string.text);
+	if (!joined)
+		return -ENOMEM;
+	lexical_normalize(joined);
+	*ret = joined;
+	return 0;
+}
+
+/* setups: a list of {name, model, plan, deepspeed, accelerate, peft, trainer-args, with} */
+static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
+                        struct dtl_config *c)
+{
+	static const char *const keys[] = {"name",         "model",      "plan",
+	                                   "deepspeed",    "accelerate", "peft",
+	                                   "trainer-args", "with",       NULL};
+	if (list->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, list, "setups", "a list of set-ups");
+	for (size_t i = 0; i < list->seq.count; i++) {
+		const struct dtl_node *map = &list->seq.items[i];
+		int r = dtl_schema_map(s, map, "setups[]");
+		if (r < 0 || (r = dtl_schema_check_keys(s, map, "setups[]", keys)) < 0)
+			return r;
+		struct dtl_cli_job *job = dtl_vec_push(&c->setups, s->arena, sizeof(*job));
+		if (!job)
+			return -ENOMEM;
+		memset(job, 0, sizeof(*job));
+		dtl_plan_init(&job->versions);
+		job->loc = dtl_schema_loc(s, map);
+		const struct dtl_node *name = dtl_node_get(map, "name");
+		if (!name || name->type != DTL_NODE_STRING || name->string.len == 0)
+			return dtl_schema_fail(s, name ? name : map,
+			                       "a set-up needs a 'name' (a non-empty string)");
+		job->setup = copy_string(s, name);
+		const struct dtl_cli_job *prev = c->setups.items;
+		for (size_t k = 0; k + 1 < c->setups.count; k++)
+			if (strcmp(prev[k].setup, job->setup) == 0)
+				return dtl_schema_fail(
+				    s, name, "set-up %s is defined twice (first at line %u)",
+				    dtl_schema_describe(s, name), prev[k].loc.line);
+		if (!dtl_node_get(map, "model"))
+			return dtl_schema_fail(s, map,
+			                       "set-up '%s' needs a 'model' (a manifest or an HF "
+			                       "model folder)",
+			                       job->setup);
+		for (size_t k = 0; k < map->map.count; k++) {
+			const char *key = map->map.pairs[k].key.string.text;
+			const struct dtl_node *v = &map->map.pairs[k].value;
+			if (strcmp(key, "model") == 0)
+				r = setup_path(s, v, "model", c, &job->input);
+			else if (strcmp(key, "plan") == 0)
+				r = setup_path(s, v, "plan", c, &job->plan_file);
+			else if (strcmp(key, "deepspeed") == 0)
+				r = setup_path(s, v, "deepspeed", c, &job->deepspeed_file);
+			else if (strcmp(key, "accelerate") == 0)
+				r = setup_path(s, v, "accelerate", c, &job->accelerate_file);
+			else if (strcmp(key, "peft") == 0)
+				r = setup_path(s, v, "peft", c, &job->peft_file);
+			else if (strcmp(key, "trainer-args") == 0)
+				r = setup_path(s, v, "trainer-args", c, &job->trainer_args_file);
+			else if (strcmp(key, "with") == 0)
+				r = dtl_plan_parse_versions(v, s->file, s->arena, &job->versions,
+				                            s->error);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 /* Only blanks and comments? */
 static bool blank(const struct dtl_source *source)
 {
@@ -305,9 +423,9 @@ static bool blank(const struct dtl_source *source)
 int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
                     struct dtl_config *ret_config, struct dtl_error *error)
 {
-	static const char *const keys[] = {"select",   "extend-select", "ignore",
-	                                   "severity", "fail-on",       "per-file-ignores",
-	                                   "plan",     "limits",        NULL};
+	static const char *const keys[] = {
+	    "select",           "extend-select", "ignore", "severity", "fail-on",
+	    "per-file-ignores", "plan",          "limits", "setups",   NULL};
 	struct dtl_source source;
 	struct dtl_node *root = NULL;
 	struct dtl_config c;
@@ -371,6 +489,8 @@ int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_
 			r = parse_plan(&s, v, &c);
 		} else if (strcmp(k, "limits") == 0) {
 			r = parse_limits(&s, v, &c);
+		} else if (strcmp(k, "setups") == 0) {
+			r = parse_setups(&s, v, &c);
 		}
 	}
 done:

@@ -288,7 +288,8 @@ struct linted {
 	struct settings settings;            /* to lint it again after --write */
 };
 
-static int lint_one(const char *path, const struct dtl_options *o, const struct settings *s,
+static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
+                    const struct settings *s,
                     const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
                     struct dtl_arena *arena, struct dtl_report_input *ret_input,
                     struct dtl_findings **ret_findings, size_t *ret_suppressed,
@@ -303,12 +304,13 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 
 	if (!manifest || !sim || !findings || !plan)
 		return -ENOMEM;
+	const char *path = job->input;
 	struct dtl_compose_inputs in = {.input = path,
-	                                .plan_file = o->plan_file,
-	                                .deepspeed_file = o->deepspeed_file,
-	                                .accelerate_file = o->accelerate_file,
-	                                .peft_file = o->peft_file,
-	                                .trainer_args_file = o->trainer_args_file,
+	                                .plan_file = job->plan_file,
+	                                .deepspeed_file = job->deepspeed_file,
+	                                .accelerate_file = job->accelerate_file,
+	                                .peft_file = job->peft_file,
+	                                .trainer_args_file = job->trainer_args_file,
 	                                .input_source = s->stdin_source};
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
@@ -324,7 +326,8 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	*plan = manifest->plan;
 	if (s->config && s->config->has_plan)
 		plan_defaults(plan, &s->config->plan);
-	/* DESIGN §3: options win over every file */
+	/* a set-up's `with:` versions, then the options: DESIGN §3, options win over every file */
+	dtl_plan_overlay(plan, &job->versions);
 	dtl_plan_overlay(plan, &o->overrides);
 	if (o->export_file) {
 		/* the export carries the plan the simulation uses, so linting it gives the same */
@@ -364,6 +367,7 @@ static int lint_one(const char *path, const struct dtl_options *o, const struct 
 	dtl_findings_sort(findings);
 	ret_input->sim = sim;
 	ret_input->file = path;
+	ret_input->setup = job->setup;
 	ret_input->findings = findings;
 	*ret_findings = findings;
 	*ret_suppressed += suppressed;
@@ -498,6 +502,88 @@ static void print_summary(const struct dtl_options *o, const struct dtl_report_c
 static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
                        const struct dtl_op_oracle *ops);
 
+/* No file arguments: lint the set-ups of the config (--config, else the nearest trusted
+ * .dtypelint.yaml from the working directory up), all or those --setup names. That config then
+ * applies to every set-up. Returns 0, or the exit status of a usage or config error. */
+static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
+{
+	struct dtl_error error = {0};
+	struct dtl_config config;
+	struct dtl_limits limits;
+	const char *path = o->config_file, *ignored = NULL, *why = NULL;
+	int r;
+
+	if (o->plan_file || o->deepspeed_file || o->accelerate_file || o->peft_file ||
+	    o->trainer_args_file || o->stdin_filename) {
+		fprintf(stderr, "dtypelint: --plan, --deepspeed, --accelerate, --peft and "
+		                "--trainer-args go with file arguments; a set-up names its own files "
+		                "in the config's setups:\n");
+		return EXIT_INPUT;
+	}
+	if (!path && !o->no_config && (r = dtl_config_find(".", arena, &path, &ignored, &why)) < 0)
+		return print_error(&error, r);
+	if (ignored) {
+		fputs("dtypelint: warning: ignoring ", stderr);
+		dtl_report_put_path(stderr, ignored);
+		fprintf(stderr, ": %s (pass it with --config to use it)\n", why);
+	}
+	if (!path) {
+		fprintf(stderr, "dtypelint: no manifest given, and no .dtypelint.yaml with setups: "
+		                "here or above\nTry 'dtypelint --help'.\n");
+		return EXIT_INPUT;
+	}
+	dtl_limits_default(&limits);
+	dtl_cli_limits_apply(&limits, &o->limits);
+	if ((r = dtl_config_load(path, arena, &limits, &config, &error)) < 0)
+		return print_error(&error, r);
+	const struct dtl_cli_job *all = config.setups.items;
+	if (config.setups.count == 0) {
+		fputs("dtypelint: no manifest given, and ", stderr);
+		dtl_report_put_path(stderr, path);
+		fputs(" has no setups:\nTry 'dtypelint --help'.\n", stderr);
+		return EXIT_INPUT;
+	}
+	const char *const *names = o->setups.items;
+	for (size_t k = 0; k < o->setups.count; k++) {
+		bool known = false;
+		for (size_t j = 0; j < config.setups.count; j++)
+			known = known || strcmp(all[j].setup, names[k]) == 0;
+		if (known)
+			continue;
+		fputs("dtypelint: --setup: ", stderr);
+		dtl_report_put_path(stderr, path);
+		fputs(" has no set-up named '", stderr);
+		dtl_report_put_escaped(stderr, names[k]);
+		fputs("' (it has:", stderr);
+		for (size_t j = 0; j < config.setups.count; j++) {
+			fputc(' ', stderr);
+			dtl_report_put_escaped(stderr, all[j].setup);
+		}
+		fputs(")\n", stderr);
+		return EXIT_INPUT;
+	}
+	struct dtl_cli_job *jobs = dtl_arena_calloc(arena, config.setups.count, sizeof(*jobs));
+	const char **inputs = dtl_arena_calloc(arena, config.setups.count, sizeof(*inputs));
+	size_t n = 0;
+	if (!jobs || !inputs)
+		return print_error(&error, -ENOMEM);
+	for (size_t j = 0; j < config.setups.count; j++) {
+		bool picked = o->setups.count == 0;
+		for (size_t k = 0; k < o->setups.count; k++)
+			picked = picked || strcmp(all[j].setup, names[k]) == 0;
+		if (!picked)
+			continue;
+		jobs[n] = all[j];
+		inputs[n++] = all[j].input;
+	}
+	o->jobs = jobs;
+	o->inputs = inputs;
+	o->input_count = n;
+	o->config_file = path;
+	o->no_config = false;
+	return 0;
+}
+
 static int run(struct dtl_options *o, struct dtl_arena *arena)
 {
 	struct dtl_error error = {0};
@@ -528,6 +614,8 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 			return print_error(&error, r);
 		return EXIT_CLEAN;
 	}
+	if (o->input_count == 0 && (r = choose_setups(o, arena)) != 0)
+		return r;
 	struct dtl_op_oracle ops_storage, *ops = NULL;
 	void *kernels = NULL;
 	if (o->kernels.count) {
@@ -552,12 +640,12 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
                      const struct dtl_sim *sim, const struct dtl_findings *findings,
                      const struct linted *linted, const struct dtl_fix_plan *plan)
 {
-	struct dtl_fix_files files = {.input = o->inputs[i],
-	                              .plan_file = o->plan_file,
-	                              .deepspeed_file = o->deepspeed_file,
-	                              .accelerate_file = o->accelerate_file,
-	                              .peft_file = o->peft_file,
-	                              .trainer_args_file = o->trainer_args_file};
+	struct dtl_fix_files files = {.input = o->jobs[i].input,
+	                              .plan_file = o->jobs[i].plan_file,
+	                              .deepspeed_file = o->jobs[i].deepspeed_file,
+	                              .accelerate_file = o->jobs[i].accelerate_file,
+	                              .peft_file = o->jobs[i].peft_file,
+	                              .trainer_args_file = o->jobs[i].trainer_args_file};
 	struct dtl_error error = {0};
 	struct dtl_fix_edit edit;
 	size_t best = plan->count;
@@ -626,7 +714,7 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	struct dtl_findings *found;
 	struct linted relinted;
 	size_t suppressed = 0;
-	r = lint_one(o->inputs[i], o, &linted->settings, behaviors, ops, arena, &again, &found,
+	r = lint_one(&o->jobs[i], o, &linted->settings, behaviors, ops, arena, &again, &found,
 	             &suppressed, &relinted, &error);
 	if (r < 0)
 		return print_error(&error, r);
@@ -718,12 +806,12 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		if (!o->fix_write && !o->fix_diff) {
 			/* say of each fix where --write would put it, or that it is a code change
 			 */
-			struct dtl_fix_files files = {.input = o->inputs[i],
-			                              .plan_file = o->plan_file,
-			                              .deepspeed_file = o->deepspeed_file,
-			                              .accelerate_file = o->accelerate_file,
-			                              .peft_file = o->peft_file,
-			                              .trainer_args_file = o->trainer_args_file};
+			struct dtl_fix_files files = {.input = o->jobs[i].input,
+			                              .plan_file = o->jobs[i].plan_file,
+			                              .deepspeed_file = o->jobs[i].deepspeed_file,
+			                              .accelerate_file = o->jobs[i].accelerate_file,
+			                              .peft_file = o->jobs[i].peft_file,
+			                              .trainer_args_file = o->jobs[i].trainer_args_file};
 			for (size_t k = 0; k < plan.count; k++)
 				for (size_t n = 0; n < plan.items[k].count; n++) {
 					struct dtl_fix *fix = &plan.items[k].fixes[n];
@@ -767,8 +855,13 @@ static int output_is_input(const struct dtl_options *o, const char *output)
 
 	if (!output || strcmp(output, "-") == 0 || stat(output, &out) != 0 || !S_ISREG(out.st_mode))
 		return 0;
-	for (size_t i = 0; i < o->input_count + sizeof(named) / sizeof(named[0]); i++) {
-		const char *path = i < o->input_count ? o->inputs[i] : named[i - o->input_count];
+	size_t per_job = 6, jobs = o->input_count * per_job;
+	for (size_t i = 0; i < jobs + sizeof(named) / sizeof(named[0]); i++) {
+		const struct dtl_cli_job *job = &o->jobs[i / per_job];
+		const char *of_job[] = {job->input,     job->plan_file, job->deepspeed_file,
+		                        job->accelerate_file, job->peft_file,
+		                        job->trainer_args_file};
+		const char *path = i < jobs ? of_job[i % per_job] : named[i - jobs];
 		if (!path || stat(path, &in) != 0 || in.st_dev != out.st_dev ||
 		    in.st_ino != out.st_ino)
 			continue;
@@ -855,7 +948,7 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		if (r >= 0 && from_stdin)
 			r = read_stdin(o, &s, arena, &error);
 		if (r >= 0)
-			r = lint_one(o->inputs[i], o, &s, behaviors, ops, arena, &inputs[i],
+			r = lint_one(&o->jobs[i], o, &s, behaviors, ops, arena, &inputs[i],
 			             &findings[i], &suppressed, &linted[i], &error);
 		dtl_cli_json_heap_release();
 		/* a report of findings keeps the other inputs; the modes that act on the
@@ -867,6 +960,7 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 			if ((r = input_error_finding(o->inputs[i], &error, arena, &inputs[i],
 			                             &findings[i])) < 0)
 				return print_error(&error, r);
+			inputs[i].setup = o->jobs[i].setup;
 			input_failed = true;
 			fail_on[i] = DTL_SEVERITY_ERROR;
 			memset(&error, 0, sizeof(error));

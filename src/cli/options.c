@@ -72,6 +72,8 @@ static const char usage_head[] =
     "  --list-rules          list the rules (with -f json: as JSON)\n"
     "  --explain RULE        print a rule's documentation\n"
     "Configuration, baselines:\n"
+    "  --setup NAME          with no file arguments: lint only this set-up of the config's\n"
+    "                        setups: (repeatable; default: every set-up)\n"
     "  --stdin-filename PATH name standard input ('-') PATH in the report, and find its\n"
     "                        .dtypelint.yaml from PATH\n"
     "  --config FILE         read FILE instead of the nearest .dtypelint.yaml\n"
@@ -120,6 +122,7 @@ enum {
 	OPT_COLOR,
 	OPT_CONFIG,
 	OPT_STDIN_FILENAME,
+	OPT_SETUP,
 	OPT_NO_CONFIG,
 	OPT_BASELINE,
 	OPT_WRITE_BASELINE,
@@ -273,6 +276,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	    {"exit-zero", no_argument, NULL, OPT_EXIT_ZERO},
 	    {"config", required_argument, NULL, OPT_CONFIG},
 	    {"stdin-filename", required_argument, NULL, OPT_STDIN_FILENAME},
+	    {"setup", required_argument, NULL, OPT_SETUP},
 	    {"no-config", no_argument, NULL, OPT_NO_CONFIG},
 	    {"baseline", required_argument, NULL, OPT_BASELINE},
 	    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
@@ -389,6 +393,13 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		case OPT_STDIN_FILENAME:
 			o->stdin_filename = optarg;
 			break;
+		case OPT_SETUP: {
+			const char **slot = dtl_vec_push(&o->setups, arena, sizeof(*slot));
+			if (!slot)
+				return -ENOMEM;
+			*slot = optarg;
+			break;
+		}
 		case OPT_NO_CONFIG:
 			o->no_config = true;
 			break;
@@ -508,8 +519,23 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		return usage_error("--pick goes with --fix-plan --write or --diff");
 	if (o->fix_plan && o->wrap_plan)
 		return usage_error("--fix-plan and --wrap-plan exclude each other");
-	if (!o->input_count && !o->list_rules && !o->explain && !o->scan_kernels.count)
-		return usage_error("no manifest given");
+	/* no file arguments: the set-ups of the config (checked once it is read) */
+	if (o->input_count && o->setups.count)
+		return usage_error(
+		    "--setup picks set-ups of the config; it takes no file arguments");
+	o->jobs = dtl_arena_calloc(arena, o->input_count ? o->input_count : 1, sizeof(*o->jobs));
+	if (!o->jobs)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->input_count; i++) {
+		struct dtl_cli_job *job = &o->jobs[i];
+		job->input = o->inputs[i];
+		job->plan_file = o->plan_file;
+		job->deepspeed_file = o->deepspeed_file;
+		job->accelerate_file = o->accelerate_file;
+		job->peft_file = o->peft_file;
+		job->trainer_args_file = o->trainer_args_file;
+		dtl_plan_init(&job->versions);
+	}
 	size_t dashes = 0;
 	for (size_t i = 0; i < o->input_count; i++)
 		dashes += strcmp(o->inputs[i], "-") == 0;

@@ -204,6 +204,15 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 	return r;
 }
 
+int dtl_plan_parse_versions(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
+                            struct dtl_plan *plan, struct dtl_error *error)
+{
+	struct dtl_limits limits;
+	dtl_limits_default(&limits);
+	struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
+	return parse_versions(&s, map, plan);
+}
+
 int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
                    struct dtl_plan *plan, struct dtl_error *error)
 {

@@ -35,7 +35,10 @@ int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, s
 		if (!sim)
 			continue;
 		fputs("Versions", out);
-		if (n > 1) {
+		if (inputs[i].setup) {
+			fputs(" for set-up ", out);
+			dtl_report_put_escaped(out, inputs[i].setup);
+		} else if (n > 1) {
 			fputs(" for ", out);
 			dtl_report_put_escaped(out,
 			                       sim->manifest->file ? sim->manifest->file : "-");
