@@ -55,5 +55,43 @@ grep -q 'failing.dtypelint.yaml:6:22: error: .*\[DT101 fsdp1-mixed-dtype-unit\]'
 run fail --all-files
 # ci.yaml is no manifest: the hook's files: pattern must skip it
 run pass --files ci.yaml
-[ $fail = 0 ] && echo "pre-commit hook: fails on a failing manifest, passes on a passing one"
+# the set-ups hook: a repository as ML teams keep one (an HF model folder, a DeepSpeed JSON,
+# a PEFT config) with its set-ups in .dtypelint.yaml; it fails on the broken set-up and passes
+# once the DeepSpeed JSON is fixed
+mkdir -p "$tmp/repo" && cd "$tmp/repo" || exit 99
+cp -r "$root/fixtures/import/tiny-qwen2" model
+cp "$root/fixtures/import/ds_z3_bf16.json" ds_config.json
+cp "$root/fixtures/import/adapter_config.json" adapter_config.json
+cat > .dtypelint.yaml <<'YAML'
+setups:
+  - name: zero3-lora
+    model: model
+    deepspeed: ds_config.json
+    peft: adapter_config.json
+    with: {deepspeed: "0.19.2"}
+YAML
+git init -q && git add . && git commit -qm repo || exit 99
+setups() {
+	expect=$1
+	shift
+	pre-commit try-repo "$tmp/hooks" dtypelint-setups "$@" >"$tmp/out" 2>&1
+	status=$?
+	if { [ "$expect" = pass ] && [ $status -ne 0 ]; } ||
+		{ [ "$expect" = fail ] && [ $status -eq 0 ]; }; then
+		cat "$tmp/out"
+		echo "pre-commit try-repo dtypelint-setups $*: expected to $expect, exit $status"
+		fail=1
+	fi
+}
+setups fail --files ds_config.json
+grep -q 'ds_config.json:[0-9]*:[0-9]*: error: .*\[DT121 zero3-mixed-dtype-persistent-gather\]' "$tmp/out" ||
+	{ cat "$tmp/out"; echo "the set-ups hook does not show DT121 at the DeepSpeed JSON"; fail=1; }
+# the fix dtypelint proposes: gather the persistent parameters one dtype at a time
+sed -i 's/"stage3_param_persistence_threshold"/"stage3_allgather_sequential": true, "stage3_param_persistence_threshold"/' ds_config.json
+git add ds_config.json
+setups pass --files ds_config.json
+# a change to a file no set-up reads (a .txt) does not run the hook at all
+printf 'notes\n' > notes.txt && git add notes.txt
+setups pass --files notes.txt
+[ $fail = 0 ] && echo "pre-commit hooks: the manifest hook and the set-ups hook fail and pass as they should"
 exit $fail
