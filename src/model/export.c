@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtypelint/atomic-file.h"
@@ -305,12 +306,24 @@ int dtl_export_manifest(const char *path, const struct dtl_manifest *m, struct d
 	bool first = true;
 
 	struct dtl_atomic_file file;
+	char *text = NULL;
+	size_t size = 0;
 	int r = dtl_atomic_open(&file, path, error);
 	if (r < 0)
 		return r;
 	w.out = file.out;
+	/* YAML is written to memory first, and copied without the space a "key: " leaves at the
+	 * end of a line when a block follows (yamllint's trailing-spaces); no string can end a
+	 * line, since every string is quoted with its newlines escaped */
+	if (w.yaml && !(w.out = open_memstream(&text, &size))) {
+		dtl_atomic_abort(&file);
+		return -ENOMEM;
+	}
 	if (w.yaml)
-		fputs("# written by dtypelint --export", w.out);
+		fputs("# written by dtypelint --export; one tensor per line, so lines may be long\n"
+		      "# yamllint disable rule:line-length\n"
+		      "---",
+		      w.out);
 	open_map(&w);
 	key(&w, 0, "dtypelint", &first), fputs("1", w.out);
 	key(&w, 0, "model", &first), model(&w, &m->model);
@@ -328,5 +341,25 @@ int dtl_export_manifest(const char *path, const struct dtl_manifest *m, struct d
 		tensor(&w, &m->tensors[i]);
 	}
 	fputs(w.yaml ? (m->tensor_count ? "\n" : "[]\n") : "\n]\n}\n", w.out);
+	if (w.yaml) {
+		if (fclose(w.out) != 0 || !text) {
+			free(text);
+			dtl_atomic_abort(&file);
+			return -ENOMEM;
+		}
+		size_t start = 0;
+		for (size_t i = 0; i <= size; i++) {
+			if (i < size && text[i] != '\n')
+				continue;
+			size_t end = i;
+			while (end > start && text[end - 1] == ' ')
+				end--;
+			fwrite(text + start, 1, end - start, file.out);
+			if (i < size)
+				fputc('\n', file.out);
+			start = i + 1;
+		}
+		free(text);
+	}
 	return dtl_atomic_commit(&file, error);
 }
