@@ -21,7 +21,8 @@ struct dtl_loc {
 
 struct dtl_error {
 	struct dtl_loc loc;
-	char file_storage[512]; /* loc.file points here once set: errors outlive sources */
+	char file_storage[4096]; /* loc.file points here once set: errors outlive sources; PATH_MAX,
+	                          * so a path that open() takes is never cut */
 	char message[DTL_ERROR_MESSAGE_MAX];
 };
 

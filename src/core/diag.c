@@ -12,7 +12,14 @@ int dtl_error_setv(struct dtl_error *error, struct dtl_loc loc, int code, const 
 	snprintf(error->file_storage, sizeof(error->file_storage), "%s", loc.file ? loc.file : "");
 	error->loc = loc;
 	error->loc.file = error->file_storage;
-	vsnprintf(error->message, sizeof(error->message), fmt, args);
+	int n = vsnprintf(error->message, sizeof(error->message), fmt, args);
+	/* a message cut at the buffer's size says so, never silently (at a UTF-8 boundary) */
+	if (n >= (int)sizeof(error->message)) {
+		size_t end = sizeof(error->message) - 4;
+		while (end > 0 && ((unsigned char)error->message[end] & 0xc0) == 0x80)
+			end--;
+		memcpy(error->message + end, "...", 4);
+	}
 	return code;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of src/core: dtypes, globs, versions, arena and string map. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "dtl-test.h"
 #include "dtypelint/arena.h"
+#include "dtypelint/diag.h"
 #include "dtypelint/dtype.h"
 #include "dtypelint/glob.h"
 #include "dtypelint/version.h"
@@ -77,6 +79,33 @@ static int cmp(const char *a, const char *b)
 	ck_assert_int_eq(dtl_version_parse(b, strlen(b), &vb), 0);
 	return dtl_version_compare(&va, &vb);
 }
+
+/* issue 21, item 6: an error never cuts a path open() takes, and a cut message says so */
+START_TEST(error_never_truncates_silently)
+{
+	struct dtl_error error;
+	char path[4000], long_text[3000];
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	struct dtl_loc loc = {.file = path, .line = 1, .column = 2};
+	dtl_error_set(&error, loc, -EINVAL, "%s", long_text);
+	ck_assert_str_eq(error.loc.file, path);
+	ck_assert_uint_eq(strlen(error.message), DTL_ERROR_MESSAGE_MAX - 1);
+	ck_assert_str_eq(error.message + DTL_ERROR_MESSAGE_MAX - 4, "...");
+	/* a cut never splits a UTF-8 sequence */
+	char utf8[2100] = "";
+	for (int i = 0; i < 700; i++)
+		strcat(utf8, "\xc3\xa9");
+	dtl_error_set(&error, loc, -EINVAL, "%s", utf8);
+	size_t n = strlen(error.message);
+	ck_assert_str_eq(error.message + n - 3, "...");
+	ck_assert_int_eq((unsigned char)error.message[n - 4], 0xa9);
+	dtl_error_set(&error, loc, -EINVAL, "short %d", 7);
+	ck_assert_str_eq(error.message, "short 7");
+}
+END_TEST
 
 START_TEST(versions)
 {
@@ -507,6 +536,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, dtype_promotion);
 	tcase_add_test(tc, glob_matching);
 	tcase_add_test(tc, versions);
+	tcase_add_test(tc, error_never_truncates_silently);
 	tcase_add_test(tc, arena_and_strmap);
 	tcase_add_test(tc, globset_agrees_with_glob_match);
 	tcase_add_test(tc, common_prefix_agrees_with_bytes);
