@@ -161,7 +161,7 @@ struct dtl_globset_node {
 	uint32_t accept;  /* chain of patterns that end here */
 	uint32_t literal_count;
 	uint64_t literal_bits; /* segment_bit() of every literal child: most lookups end here */
-	bool is_star2; /* reached through '**': it consumes any segment and stays */
+	bool is_star2;         /* reached through '**': it consumes any segment and stays */
 	struct dtl_strmap *literal_map; /* segment -> edge, once literal_count > MAP_AT */
 };
 
@@ -613,11 +613,11 @@ struct dtl_globset_cursor {
 	const struct dtl_globset *set;
 	const char *path; /* the previous path (borrowed), NULL when none */
 	size_t len;
-	size_t depth;                       /* walks[0..depth] are valid for path */
-	bool exhausted;                     /* the last walk came to nothing, no fallback */
-	uint32_t seg_end[CURSOR_DEPTH];     /* [j]: where path's segment j ends (j >= 0) */
+	size_t depth;                        /* walks[0..depth] are valid for path */
+	bool exhausted;                      /* the last walk came to nothing, no fallback */
+	uint32_t seg_end[CURSOR_DEPTH];      /* [j]: where path's segment j ends (j >= 0) */
 	struct walk walks[CURSOR_DEPTH + 1]; /* [j]: the walk after j segments of path */
-	struct walk spare[2];               /* past CURSOR_DEPTH segments */
+	struct walk spare[2];                /* past CURSOR_DEPTH segments */
 };
 
 struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
@@ -634,8 +634,8 @@ struct dtl_globset_cursor *dtl_globset_cursor_new(const struct dtl_globset *set,
 /* shared: how many leading segments path has in common with the previous path, or
  * UNKNOWN_SHARED; ends[j]: where segment j of path ends, for j < known. */
 #define UNKNOWN_SHARED SIZE_MAX
-static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t len,
-                         size_t shared, const uint32_t *ends, size_t known, struct found *f)
+static void cursor_match(struct dtl_globset_cursor *c, const char *path, size_t len, size_t shared,
+                         const uint32_t *ends, size_t known, struct found *f)
 {
 	const struct dtl_globset *set = c->set;
 	size_t k = 0;
@@ -700,9 +700,9 @@ size_t dtl_globset_cursor_matches(struct dtl_globset_cursor *c, const char *path
 	return f.count;
 }
 
-size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path,
-                                        size_t len, const struct dtl_path_known *known,
-                                        uint32_t *out, size_t max)
+size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path, size_t len,
+                                        const struct dtl_path_known *known, uint32_t *out,
+                                        size_t max)
 {
 	struct found f = {.first = -1, .out = out, .max = max};
 
@@ -710,8 +710,8 @@ size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char
 	return f.count;
 }
 
-int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char *path,
-                                       size_t len, const struct dtl_path_known *known)
+int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char *path, size_t len,
+                                       const struct dtl_path_known *known)
 {
 	struct found f = {.first = -1};
 

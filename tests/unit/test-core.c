@@ -164,8 +164,8 @@ static size_t random_path(uint32_t *state, char *out, bool pattern)
 {
 	static const char *const words[] = {"model",  "layers", "0",       "1", "mlp", "gate",
 	                                    "weight", "lora_A", "experts", "a", ""};
-	static const char *const wild[] = {"*",   "**",    "*_proj", "lay*", "*s",
-	                                   "l*r*", "l*s", "ex*ts", "a*a",  "lo*A"};
+	static const char *const wild[] = {"*",    "**",  "*_proj", "lay*", "*s",
+	                                   "l*r*", "l*s", "ex*ts",  "a*a",  "lo*A"};
 	size_t n = 1 + next_random(state) % 5, o = 0;
 	/* one pattern in four is '**' and literal segments, which the set looks up by the
 	 * path's last segments */
@@ -241,8 +241,10 @@ END_TEST
 START_TEST(globset_cursor_tensor_order_agrees)
 {
 	static const char *const prefixes[] = {"model.layers.0", "model.layers.1.mlp", "a", ""};
-	static const char *const middles[] = {"0", "1", "2", "experts", "gate", "lora_A", "x", "17"};
-	static const char *const endings[] = {"weight", "gate.weight", "lora_A.weight", "a.b.c", "1"};
+	static const char *const middles[] = {"0",    "1",      "2", "experts",
+	                                      "gate", "lora_A", "x", "17"};
+	static const char *const endings[] = {"weight", "gate.weight", "lora_A.weight", "a.b.c",
+	                                      "1"};
 	uint32_t state = 5;
 	for (int round = 0; round < 60; round++) {
 		struct dtl_arena arena;
@@ -282,9 +284,10 @@ START_TEST(globset_cursor_tensor_order_agrees)
 			       memcmp(path, prev, end[shared]) == 0)
 				shared++;
 			segments[q % 2] = count;
-			struct dtl_path_known known = {
-			    .shared = shared - (shared && q % 4 == 1), .ends = end,
-			    .count = count - (q % 7 < count ? q % 7 % 3 : 0)};
+			struct dtl_path_known known = {.shared = shared - (shared && q % 4 == 1),
+			                               .ends = end,
+			                               .count =
+			                                   count - (q % 7 < count ? q % 7 % 3 : 0)};
 			if (q % 2) {
 				ck_assert_uint_eq(dtl_globset_cursor_matches_known(
 				                      kc, path, (size_t)len, &known, got, 30),
@@ -371,7 +374,8 @@ START_TEST(globset_cursor_agrees_with_set)
 			}
 		}
 		if (round % 3 == 0)
-			qsort(paths, count, sizeof(paths[0]), (int (*)(const void *, const void *))strcmp);
+			qsort(paths, count, sizeof(paths[0]),
+			      (int (*)(const void *, const void *))strcmp);
 		struct dtl_globset_cursor *c = dtl_globset_cursor_new(&set, &arena);
 		ck_assert_ptr_nonnull(c);
 		for (size_t q = 0; q < count; q++) {
@@ -382,8 +386,8 @@ START_TEST(globset_cursor_agrees_with_set)
 				ck_assert_int_eq(dtl_globset_cursor_first(c, paths[q], len),
 				                 dtl_globset_first(&set, paths[q], len));
 			} else {
-				ck_assert_uint_eq(dtl_globset_cursor_matches(c, paths[q], len, got, 40),
-				                  nw);
+				ck_assert_uint_eq(
+				    dtl_globset_cursor_matches(c, paths[q], len, got, 40), nw);
 				for (size_t k = 0; k < nw && k < 40; k++)
 					ck_assert_uint_eq(got[k], want[k]);
 			}
