@@ -97,40 +97,51 @@ static size_t segment_end(const char *s, size_t start, size_t len)
 	return start;
 }
 
-/* Matches pattern segments [pi..) against path segments [ti..); positions are offsets of a
- * segment start, or len+1 for "past the end". Backtracking only at '**'. */
-static bool match_from(const char *pat, size_t plen, size_t pi, const char *path, size_t tlen,
-                       size_t ti)
+static bool is_star2(const char *pat, size_t start, size_t end)
 {
-	while (pi <= plen) {
-		if (pi == plen + 1)
-			break;
-		size_t pe = segment_end(pat, pi, plen);
-		if (pe - pi == 2 && pat[pi] == '*' && pat[pi + 1] == '*') {
-			size_t next_pi = pe + 1;
-			if (next_pi > plen)
-				return true; /* trailing '**' matches the rest, even nothing */
-			/* try every split point: zero or more whole segments */
-			size_t t = ti;
-			for (;;) {
-				if (match_from(pat, plen, next_pi, path, tlen, t))
-					return true;
-				if (t > tlen)
-					return false;
-				t = segment_end(path, t, tlen) + 1;
+	return end - start == 2 && pat[start] == '*' && pat[start + 1] == '*';
+}
+
+/*
+ * Matches the pattern's segments against the path's, '**' taking any number of whole
+ * segments: segment_match() one level up. Each '**' remembers where it started to take
+ * segments; on a mismatch the last one takes one more and the segments after it are tried
+ * again. No recursion, no memory, and a pair (pattern segment, path segment) is compared at
+ * most once per '**' region, so the time is O(len(pattern) x len(path)) whatever the number of
+ * '**' (the backtracking version took exponential time on "**.**.**...x").
+ */
+static bool segments_match(const char *pat, size_t plen, const char *path, size_t tlen)
+{
+	size_t p = 0, t = 0;                  /* segment starts; len + 1 is past the end */
+	size_t star_p = SIZE_MAX, star_t = 0; /* after the last '**', and where it stopped */
+
+	while (t <= tlen) {
+		size_t te = segment_end(path, t, tlen);
+		if (p <= plen) {
+			size_t pe = segment_end(pat, p, plen);
+			if (is_star2(pat, p, pe)) {
+				p = star_p = pe + 1;
+				star_t = t;
+				continue;
+			}
+			if (segment_match(pat + p, pe - p, path + t, te - t)) {
+				p = pe + 1;
+				t = te + 1;
+				continue;
 			}
 		}
-		if (ti > tlen)
+		if (star_p == SIZE_MAX)
 			return false;
-		size_t te = segment_end(path, ti, tlen);
-		if (!segment_match(pat + pi, pe - pi, path + ti, te - ti))
-			return false;
-		pi = pe + 1;
-		ti = te + 1;
-		if (pi > plen)
-			return ti > tlen;
+		/* the last '**' takes one more segment */
+		star_t = segment_end(path, star_t, tlen) + 1;
+		p = star_p;
+		t = star_t;
 	}
-	return ti > tlen;
+	/* the path is used up: what is left of the pattern must be '**' (none of a segment) */
+	for (; p <= plen; p = segment_end(pat, p, plen) + 1)
+		if (!is_star2(pat, p, segment_end(pat, p, plen)))
+			return false;
+	return true;
 }
 
 bool dtl_glob_match(const char *pattern, size_t pattern_len, const char *path, size_t path_len)
@@ -139,7 +150,7 @@ bool dtl_glob_match(const char *pattern, size_t pattern_len, const char *path, s
 		return pattern_len == path_len && memcmp(pattern, path, path_len) == 0;
 	if (path_len == 0) /* the root path "" matches only a lone '**' */
 		return pattern_len == 2 && pattern[0] == '*' && pattern[1] == '*';
-	return match_from(pattern, pattern_len, 0, path, path_len, 0);
+	return segments_match(pattern, pattern_len, path, path_len);
 }
 
 /* ---- compiled sets ------------------------------------------------------------------------ */

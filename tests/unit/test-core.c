@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "dtl-test.h"
 #include "dtypelint/arena.h"
@@ -187,6 +188,138 @@ static size_t random_path(uint32_t *state, char *out, bool pattern)
 	out[o] = '\0';
 	return o;
 }
+
+/* The matcher as it was before it was made linear (recursive, backtracking at '**'):
+ * the reference the new one must agree with, on inputs small enough for it. */
+static size_t ref_segment_end(const char *s, size_t start, size_t len)
+{
+	while (start < len && s[start] != '.')
+		start++;
+	return start;
+}
+
+static bool ref_segment_match(const char *pat, size_t plen, const char *text, size_t tlen)
+{
+	if (plen == 0)
+		return tlen == 0;
+	if (pat[0] == '*') {
+		for (size_t k = 0; k <= tlen; k++)
+			if (ref_segment_match(pat + 1, plen - 1, text + k, tlen - k))
+				return true;
+		return false;
+	}
+	return tlen > 0 && pat[0] == text[0] &&
+	       ref_segment_match(pat + 1, plen - 1, text + 1, tlen - 1);
+}
+
+static bool ref_match_from(const char *pat, size_t plen, size_t pi, const char *path, size_t tlen,
+                           size_t ti)
+{
+	while (pi <= plen) {
+		size_t pe = ref_segment_end(pat, pi, plen);
+		if (pe - pi == 2 && pat[pi] == '*' && pat[pi + 1] == '*') {
+			size_t next_pi = pe + 1;
+			if (next_pi > plen)
+				return true;
+			for (size_t t = ti;; t = ref_segment_end(path, t, tlen) + 1) {
+				if (ref_match_from(pat, plen, next_pi, path, tlen, t))
+					return true;
+				if (t > tlen)
+					return false;
+			}
+		}
+		if (ti > tlen)
+			return false;
+		size_t te = ref_segment_end(path, ti, tlen);
+		if (!ref_segment_match(pat + pi, pe - pi, path + ti, te - ti))
+			return false;
+		pi = pe + 1;
+		ti = te + 1;
+		if (pi > plen)
+			return ti > tlen;
+	}
+	return ti > tlen;
+}
+
+static bool ref_glob_match(const char *pat, size_t plen, const char *path, size_t tlen)
+{
+	if (!memchr(pat, '*', plen))
+		return plen == tlen && memcmp(pat, path, tlen) == 0;
+	if (tlen == 0)
+		return plen == 2 && pat[0] == '*' && pat[1] == '*';
+	return ref_match_from(pat, plen, 0, path, tlen, 0);
+}
+
+/* Random strings over a small alphabet with dots, stars and '**' segments (valid globs or
+ * not: empty segments, "a**b"): dtl_glob_match() answers what the reference answers. */
+START_TEST(glob_match_agrees_with_reference)
+{
+	static const char *const pieces[] = {"a", "b", "ab", "*", "**", ".", "a*", "*b", ""};
+	uint32_t state = 21;
+	char pattern[64], path[64];
+
+	for (int round = 0; round < 200000; round++) {
+		size_t pl = 0, tl = 0;
+		size_t np = next_random(&state) % 7, nt = next_random(&state) % 7;
+		for (size_t k = 0; k < np; k++) {
+			const char *w = pieces[next_random(&state) % 9];
+			if (k && next_random(&state) % 2)
+				pattern[pl++] = '.';
+			memcpy(pattern + pl, w, strlen(w));
+			pl += strlen(w);
+		}
+		for (size_t k = 0; k < nt; k++) {
+			const char *w =
+			    next_random(&state) % 3 ? pieces[next_random(&state) % 3] : "";
+			if (k)
+				path[tl++] = '.';
+			memcpy(path + tl, w, strlen(w));
+			tl += strlen(w);
+		}
+		pattern[pl] = path[tl] = '\0';
+		ck_assert_msg(dtl_glob_match(pattern, pl, path, tl) ==
+		                  ref_glob_match(pattern, pl, path, tl),
+		              "pattern '%s', path '%s'", pattern, path);
+	}
+}
+END_TEST
+
+/* Issue 21: '**' does not backtrack exponentially. 40 '**' and a literal no path has, against
+ * 80 segments, took the recursive matcher longer than any test timeout; and 1 KiB of pattern
+ * against 1 KiB of path (the fuzz target's bound) is O(product), not more. */
+START_TEST(glob_match_hostile_is_fast)
+{
+	char pattern[1100], path[1100];
+	size_t pl = 0, tl = 0;
+	struct timespec a, b;
+
+	for (int k = 0; k < 40; k++)
+		pl += (size_t)sprintf(pattern + pl, "**.");
+	pl += (size_t)sprintf(pattern + pl, "nomatch");
+	for (int k = 0; k < 80; k++)
+		tl += (size_t)sprintf(path + tl, k ? ".x" : "x");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert(!dtl_glob_match(pattern, pl, path, tl));
+	/* '*a*a*a...' against 'aaaa...b' in one segment, and '**.a.a.a...' across segments */
+	memset(path, 'a', 1023);
+	path[1023] = 'b';
+	for (pl = 0; pl + 2 <= 1024; pl += 2)
+		memcpy(pattern + pl, "*a", 2);
+	ck_assert(!dtl_glob_match(pattern, pl, path, 1024));
+	ck_assert(dtl_glob_match(pattern, pl - 1, path, 1024));
+	for (tl = 0; tl + 2 <= 1024; tl += 2)
+		memcpy(path + tl, "a.", 2);
+	path[tl - 1] = '\0';
+	pl = (size_t)sprintf(pattern, "**");
+	while (pl + 4 < 1024)
+		pl += (size_t)sprintf(pattern + pl, ".a");
+	pl += (size_t)sprintf(pattern + pl, ".b");
+	ck_assert(!dtl_glob_match(pattern, pl, path, tl - 1));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	ck_assert_msg(ms < 1000, "%.1f ms", ms);
+}
+END_TEST
 
 /* The compiled set answers exactly what dtl_glob_match() answers, pattern by pattern. */
 START_TEST(globset_agrees_with_glob_match)
@@ -539,6 +672,8 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, dtype_names_and_aliases);
 	tcase_add_test(tc, dtype_promotion);
 	tcase_add_test(tc, glob_matching);
+	tcase_add_test(tc, glob_match_agrees_with_reference);
+	tcase_add_test(tc, glob_match_hostile_is_fast);
 	tcase_add_test(tc, versions);
 	tcase_add_test(tc, error_never_truncates_silently);
 	tcase_add_test(tc, arena_and_strmap);
