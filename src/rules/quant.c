@@ -534,6 +534,72 @@ static int ref_model_check(struct dtl_check *c)
 	return 0;
 }
 
+/* A direct_access pattern and a tensor it names that ZeRO-3 partitions. */
+struct dtl_direct_hit {
+	uint32_t pattern, tensor;
+};
+
+/*
+ * The (pattern, tensor) pairs DT501 reports, by pattern, then in tensor order: a parameter
+ * that is neither persistent nor tied (persistent params stay gathered; a tied one is
+ * gathered by the module that owns it, facts §4.3: TRL checks ds_status == AVAILABLE).
+ * Linear in the tensors and the pairs: the tied ones are marked once (a scan of every tensor
+ * per matched one took 10 s for `direct_access: ["**"]` and 160k tensors), and each name is
+ * matched once against a glob set of the patterns.
+ */
+static int direct_hits(struct dtl_check *c, const struct dtl_patterns *direct,
+                       const struct dtl_direct_hit **ret, size_t *ret_count)
+{
+	const struct dtl_sim *sim = c->sim;
+	uint32_t n = sim->t.count;
+	bool *tied = dtl_arena_calloc(c->arena, n ? n : 1, sizeof(bool));
+	uint32_t *matched = dtl_arena_calloc(c->arena, direct->count, sizeof(uint32_t));
+	size_t *per_pattern = dtl_arena_calloc(c->arena, direct->count + 1, sizeof(size_t));
+	struct dtl_vec pairs = {0}; /* struct dtl_direct_hit, in tensor order */
+	struct dtl_globset set;
+
+	if (!tied || !matched || !per_pattern)
+		return -ENOMEM;
+	for (uint32_t a = 0; a < n; a++)
+		if (sim->t.alias_of[a] != DTL_NONE_INDEX)
+			tied[sim->t.alias_of[a]] = true;
+	dtl_globset_init(&set, c->arena);
+	for (size_t i = 0; i < direct->count; i++)
+		if (dtl_globset_add(&set, direct->items[i].text, direct->items[i].len) < 0)
+			return -ENOMEM;
+	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, c->arena);
+	if (!cursor)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t t = sim->t.order[k];
+		if (sim->t.kind[t] != DTL_KIND_PARAM || (sim->t.flags[t] & DTL_TF_ALIAS) ||
+		    (sim->t.flags[t] & DTL_TF_ZERO_PERSIST) || tied[t])
+			continue;
+		size_t m = dtl_globset_cursor_matches(cursor, sim->t.name[t], sim->t.name_len[t],
+		                                      matched, direct->count);
+		for (size_t j = 0; j < m; j++) {
+			struct dtl_direct_hit *hit = dtl_vec_push(&pairs, c->arena, sizeof(*hit));
+			if (!hit)
+				return -ENOMEM;
+			*hit = (struct dtl_direct_hit){.pattern = matched[j], .tensor = t};
+			per_pattern[matched[j] + 1]++;
+		}
+	}
+	/* by pattern, keeping tensor order (a counting sort) */
+	struct dtl_direct_hit *sorted =
+	    dtl_arena_calloc(c->arena, pairs.count ? pairs.count : 1, sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < direct->count; i++)
+		per_pattern[i + 1] += per_pattern[i];
+	const struct dtl_direct_hit *from = pairs.items;
+	for (size_t h = 0; h < pairs.count; h++)
+		sorted[per_pattern[from[h].pattern]++] = from[h];
+	*ret = sorted;
+	*ret_count = pairs.count;
+	return 0;
+}
+
 /* DT501 — a ZeRO-3 partitioned tensor read outside its module's forward. */
 static int dt501_check(struct dtl_check *c)
 {
@@ -545,45 +611,37 @@ static int dt501_check(struct dtl_check *c)
 		return 0;
 	if ((r = target_parameters_check(c)) < 0 || (r = ref_model_check(c)) < 0)
 		return r;
-	for (size_t i = 0; i < direct->count; i++) {
-		const struct dtl_pattern *p = &direct->items[i];
-		for (size_t k = 0; k < sim->t.count; k++) {
-			uint32_t t = sim->t.order[k];
-			if (sim->t.kind[t] != DTL_KIND_PARAM ||
-			    !dtl_glob_match(p->text, p->len, sim->t.name[t], sim->t.name_len[t]))
-				continue;
-			uint32_t owner = (sim->t.flags[t] & DTL_TF_ALIAS) ? sim->t.alias_of[t] : t;
-			/* persistent params stay gathered; a tied one is gathered by the module
-			 * that owns it (facts §4.3: TRL checks ds_status == AVAILABLE) */
-			if ((sim->t.flags[owner] & DTL_TF_ZERO_PERSIST) || owner != t)
-				continue;
-			bool tied = false;
-			for (uint32_t a = 0; a < sim->t.count && !tied; a++)
-				tied = sim->t.alias_of[a] == t;
-			if (tied)
-				continue;
-			struct dtl_finding *f = dtl_check_report(
-			    c, c->rule->severity, p->loc,
-			    "'%s' is read outside its module's forward, but ZeRO-3 partitions it "
-			    "(numel %lld > persistence threshold %lld)",
-			    sim->t.name[t], (long long)sim->t.numel[t],
-			    (long long)sim->rp.persistence_threshold);
-			if (!f)
-				return -ENOMEM;
-			dtl_check_predict(
-			    c, f,
-			    "RuntimeError on a 0-element tensor (e.g. \"size mismatch, got "
-			    "input (2048), mat (2048x128), vec (0)\" or \"'weight' must be "
-			    "2-D\")",
-			    "where the code reads it: outside the pre-forward hooks each "
-			    "rank holds a 0-element shard",
-			    DTL_FW_DEEPSPEED,
-			    "wrap the read in deepspeed.zero.GatheredParameters([param]), or "
-			    "register_external_parameter(module, param); TRL >= 1.6 gathers "
-			    "lm_head for chunked_nll itself");
-			if (dtl_check_add_tensor(c, f, t, NULL) < 0)
-				return -ENOMEM;
-		}
+	if (direct->count == 0)
+		return 0;
+	/* which tensors are partitioned and read directly: each tensor once against every
+	 * pattern (a glob set), then the findings pattern by pattern, tensors in order */
+	const struct dtl_direct_hit *hits;
+	size_t hit_count;
+	if ((r = direct_hits(c, direct, &hits, &hit_count)) < 0)
+		return r;
+	for (size_t h = 0; h < hit_count; h++) {
+		const struct dtl_pattern *p = &direct->items[hits[h].pattern];
+		uint32_t t = hits[h].tensor;
+		struct dtl_finding *f = dtl_check_report(
+		    c, c->rule->severity, p->loc,
+		    "'%s' is read outside its module's forward, but ZeRO-3 partitions it "
+		    "(numel %lld > persistence threshold %lld)",
+		    sim->t.name[t], (long long)sim->t.numel[t],
+		    (long long)sim->rp.persistence_threshold);
+		if (!f)
+			return -ENOMEM;
+		dtl_check_predict(c, f,
+		                  "RuntimeError on a 0-element tensor (e.g. \"size mismatch, got "
+		                  "input (2048), mat (2048x128), vec (0)\" or \"'weight' must be "
+		                  "2-D\")",
+		                  "where the code reads it: outside the pre-forward hooks each "
+		                  "rank holds a 0-element shard",
+		                  DTL_FW_DEEPSPEED,
+		                  "wrap the read in deepspeed.zero.GatheredParameters([param]), or "
+		                  "register_external_parameter(module, param); TRL >= 1.6 gathers "
+		                  "lm_head for chunked_nll itself");
+		if (dtl_check_add_tensor(c, f, t, NULL) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
