@@ -149,6 +149,7 @@ struct dtl_model_view {
 	bool keep_from_profile, strict_from_profile, no_split_from_profile;
 	struct dtl_router_rule *routers;
 	size_t router_count;
+	uint32_t *router_of; /* per module: the first rule covering it, or DTL_NONE_INDEX */
 };
 
 struct dtl_sim {
@@ -216,9 +217,9 @@ const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
 /* A buffer that is float32 on purpose (the profile's list, else inv_freq and
  * e_score_correction_bias); NULL otherwise. */
 const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor);
-/* The router rule covering a module path, or NULL. */
-const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
-                                                  uint32_t len);
+/* The (first) router rule covering a module, or NULL: found once per module when the routers
+ * were (a scan of the rules per router module was routers x routers with the heuristic). */
+const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, uint32_t module);
 /* Appends a tensor a stage creates (PEFT adapters, modules_to_save copies), with the modules
  * its name implies; name must live in the sim's arena. -EEXIST when the name is already a
  * module or a tensor.

@@ -212,7 +212,7 @@ static int dt202_check(struct dtl_check *c)
 		if (!dtl_dtype_is_half(model))
 			continue; /* a float32 model: the router is cast with everything else */
 		const struct dtl_module *md = &sim->modules[sim->t.module[t]];
-		const struct dtl_router_rule *rr = dtl_sim_router_rule(sim, md->path, md->path_len);
+		const struct dtl_router_rule *rr = dtl_sim_router_rule(sim, sim->t.module[t]);
 		if (rr && rr->upcasts)
 			continue; /* logits from fp32 operands whatever the storage */
 		const char *key = rr ? rr->path.text : "heuristic";

@@ -103,21 +103,25 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 	for (size_t i = 0; i < rules.count; i++)
 		if (dtl_globset_add(&set, rr[i].path.text, rr[i].path.len) < 0)
 			return -ENOMEM;
-	if (dtl_module_match_init(&match, sim, &set) < 0)
+	uint32_t *router_of = dtl_arena_alloc(sim->arena, sim->module_count * sizeof(uint32_t));
+	if (!router_of || dtl_module_match_init(&match, sim, &set) < 0)
 		return -ENOMEM;
+	router_of[0] = DTL_NONE_INDEX;
 	for (size_t mod = 1; mod < sim->module_count; mod++) {
 		const struct dtl_module *md = &sim->modules[mod];
-		bool is_router = false;
+		int64_t first = -1;
 		if (!heuristic) {
-			is_router = dtl_module_match_first(&match, sim, (uint32_t)mod) >= 0;
+			first = dtl_module_match_first(&match, sim, (uint32_t)mod);
 		} else if (looks_like_router(sim, md)) {
+			/* its own path: no earlier rule (another module's path) covers it */
 			struct dtl_pattern path = {.text = md->path, .len = md->path_len};
+			first = (int64_t)rules.count;
 			r = add_rule(sim, &rules, path, false, DTL_FROM_HEURISTIC);
 			if (r < 0)
 				return r;
-			is_router = true;
 		}
-		if (!is_router)
+		router_of[mod] = first < 0 ? DTL_NONE_INDEX : (uint32_t)first;
+		if (first < 0)
 			continue;
 		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
 			if (sim->t.kind[t] == DTL_KIND_PARAM)
@@ -125,17 +129,14 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 	}
 	sim->model.routers = rules.items;
 	sim->model.router_count = rules.count;
+	sim->model.router_of = router_of;
 	return 0;
 }
 
-/* The router rule covering a module path, or NULL. */
-const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, const char *path,
-						  uint32_t len)
+/* The router rule covering a module, or NULL. */
+const struct dtl_router_rule *dtl_sim_router_rule(const struct dtl_sim *sim, uint32_t module)
 {
-	for (size_t i = 0; i < sim->model.router_count; i++) {
-		const struct dtl_router_rule *rr = &sim->model.routers[i];
-		if (dtl_glob_match(rr->path.text, rr->path.len, path, len))
-			return rr;
-	}
-	return NULL;
+	uint32_t i = sim->model.router_of ? sim->model.router_of[module] : DTL_NONE_INDEX;
+
+	return i == DTL_NONE_INDEX ? NULL : &sim->model.routers[i];
 }
