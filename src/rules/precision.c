@@ -565,11 +565,50 @@ static void tell_segments(const struct dtl_sim *sim, const struct dtl_keep_set *
 	}
 }
 
+/* DT601 for the manifest's routers: every module is matched once against the set of them,
+ * marking the globs it matches, until none is left unmarked (a scan of the modules per glob
+ * took 15 s for 8,000 globs that match nothing). */
+static int dt601_routers(struct dtl_check *c)
+{
+	const struct dtl_sim *sim = c->sim;
+	const struct dtl_patterns *routers = &sim->manifest->model.routers;
+	size_t n = routers->count, left = n;
+	struct dtl_globset set;
+	int r;
+
+	if (n == 0)
+		return 0;
+	bool *hit = dtl_arena_calloc(c->arena, n, sizeof(bool));
+	uint32_t *matched = dtl_arena_calloc(c->arena, n, sizeof(uint32_t));
+	if (!hit || !matched)
+		return -ENOMEM;
+	dtl_globset_init(&set, c->arena);
+	for (size_t k = 0; k < n; k++)
+		if (dtl_globset_add(&set, routers->items[k].text, routers->items[k].len) < 0)
+			return -ENOMEM;
+	struct dtl_globset_cursor *cursor = dtl_globset_cursor_new(&set, c->arena);
+	if (!cursor)
+		return -ENOMEM;
+	for (size_t mod = 0; mod < sim->module_count && left; mod++) {
+		const struct dtl_module *md = &sim->modules[mod];
+		size_t count =
+		    dtl_globset_cursor_matches(cursor, md->path, md->path_len, matched, n);
+		for (size_t j = 0; j < count; j++)
+			if (!hit[matched[j]]) {
+				hit[matched[j]] = true;
+				left--;
+			}
+	}
+	for (size_t k = 0; k < n; k++)
+		if (!hit[k] && (r = unused(c, &routers->items[k], "routers")) < 0)
+			return r;
+	return 0;
+}
+
 /* DT601 — a pattern the user wrote that matches nothing. */
 static int dt601_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;
-	const struct dtl_manifest *m = sim->manifest;
 	/* the manifest's own lists: when given, they are the ones the simulation compiled
 	 * (dtl_sim_resolve_model prefers them to the profile's) */
 	const struct dtl_keep_set *sets[] = {&sim->model.keep_set, &sim->model.strict_set};
@@ -599,16 +638,7 @@ static int dt601_check(struct dtl_check *c)
 	}
 	if ((r = dt601_frozen(c)) < 0)
 		return r;
-	for (size_t k = 0; k < m->model.routers.count; k++) {
-		const struct dtl_pattern *p = &m->model.routers.items[k];
-		bool hit = false;
-		for (size_t mod = 0; mod < sim->module_count && !hit; mod++)
-			hit = dtl_glob_match(p->text, p->len, sim->modules[mod].path,
-			                     sim->modules[mod].path_len);
-		if (!hit && (r = unused(c, p, "routers")) < 0)
-			return r;
-	}
-	return 0;
+	return dt601_routers(c);
 }
 
 /* DT603 — no profile for the named architecture. */
