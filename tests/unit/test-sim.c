@@ -552,8 +552,59 @@ START_TEST(streamed_yaml_anchors)
 }
 END_TEST
 
+/* The quantize stage's skip list: an entry names a module when it is one of its dotted
+ * component sequences; the first entry wins, skip_modules before keep_in_fp32 before the
+ * strict list (the automaton that replaced the entry x module scan keeps this order). */
+static const char *skip_reason(const struct dtl_sim *sim, const char *name)
+{
+	struct dtl_event ev[16];
+	uint32_t t = dtl_sim_find(sim, name, strlen(name));
+
+	ck_assert_msg(t != DTL_NONE_INDEX, "%s", name);
+	size_t n = dtl_sim_history(sim, t, ev, 16);
+	for (size_t k = 0; k < n && k < 16; k++)
+		if (ev[k].stage == DTL_STAGE_QUANTIZE && strstr(ev[k].reason, "skip list"))
+			return ev[k].reason;
+	return "";
+}
+
+START_TEST(quantize_skip_list_first_entry_wins)
+{
+	struct dtl_sim sim;
+	static const char *const want[][2] = {
+	    {"m.lm_head.proj.weight", "'lm_head'"}, {"model.lm_head_x.weight", ""},
+	    {"a.b.c.weight", "'a.b'"},       {"x.a.b.weight", "'a.b'"},
+	    {"xa.b.weight", "'b'"},          {"a.bc.weight", ""},
+	    {"k.weight", "'k'"},             {"s.k.weight", "'k'"},
+	    {"s.t.weight", "'s'"},           {"q.x.y.weight", "'x.y'"},
+	    {"q.xx.y.weight", ""}};
+
+	run("dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16, keep_in_fp32: [b, lm_head, x.y],"
+	    " keep_in_fp32_strict: [s]}\ntensors:\n"
+	    "  - {name: m.lm_head.proj.weight, shape: [8, 8]}\n"
+	    "  - {name: model.lm_head_x.weight, shape: [8, 8]}\n"
+	    "  - {name: a.b.c.weight, shape: [8, 8]}\n  - {name: x.a.b.weight, shape: [8, 8]}\n"
+	    "  - {name: xa.b.weight, shape: [8, 8]}\n  - {name: a.bc.weight, shape: [8, 8]}\n"
+	    "  - {name: k.weight, shape: [8, 8]}\n  - {name: s.k.weight, shape: [8, 8]}\n"
+	    "  - {name: s.t.weight, shape: [8, 8]}\n  - {name: q.x.y.weight, shape: [8, 8]}\n"
+	    "  - {name: q.xx.y.weight, shape: [8, 8]}\n"
+	    "quantization: {method: bnb-4bit, compute_dtype: bfloat16, skip_modules: [a.b, k]}\n"
+	    "training: {strategy: fsdp2, precision: bf16}\n",
+	    &sim);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *reason = skip_reason(&sim, want[i][0]);
+		if (!*want[i][1])
+			ck_assert_msg(!*reason, "%s: %s", want[i][0], reason);
+		else
+			ck_assert_msg(strstr(reason, want[i][1]) != NULL, "%s: '%s'", want[i][0],
+			              reason);
+	}
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
+	tcase_add_test(tc, quantize_skip_list_first_entry_wins);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, torch_order_own_tensors_first);
 	tcase_add_test(tc, tied_name_missing_is_an_alias);
