@@ -18,7 +18,7 @@
 /* Does pattern (with '.' any character and, when star, '*' any run) match name[start..] up to
  * an end position accepted by end_ok? Patterns are short: plain backtracking is fine. */
 static bool match_here(const char *p, size_t pl, const char *s, size_t sl, size_t si, bool star,
-		       bool need_boundary)
+                       bool need_boundary)
 {
 	if (pl == 0)
 		return !need_boundary || si == sl || s[si] == '.';
@@ -36,7 +36,7 @@ static bool match_here(const char *p, size_t pl, const char *s, size_t sl, size_
 }
 
 bool dtl_keep_match(enum dtl_keep_matcher matcher, const char *pattern, size_t pattern_len,
-		    const char *name, size_t name_len)
+                    const char *name, size_t name_len)
 {
 	switch (matcher) {
 	case DTL_KEEP_COMPONENT: {
@@ -44,7 +44,8 @@ bool dtl_keep_match(enum dtl_keep_matcher matcher, const char *pattern, size_t p
 		for (size_t i = 0; i <= name_len; i++) {
 			if (i < name_len && name[i] != '.')
 				continue;
-			if (i - start == pattern_len && memcmp(name + start, pattern, pattern_len) == 0)
+			if (i - start == pattern_len &&
+			    memcmp(name + start, pattern, pattern_len) == 0)
 				return true;
 			start = i + 1;
 		}
@@ -80,7 +81,7 @@ const char *dtl_keep_matcher_description(enum dtl_keep_matcher matcher)
 
 /* Compiled sets ---------------------------------------------------------------------------- */
 
-#define NONE UINT32_MAX
+#define NONE     UINT32_MAX
 #define DFA_KEYS (UINT32_C(1) << 31)
 
 static bool is_literal(enum dtl_keep_matcher matcher, char c)
@@ -109,7 +110,8 @@ static uint32_t child_of(const struct dtl_keep_set *set, uint32_t node, uint8_t 
 static uint32_t step(const struct dtl_keep_set *set, uint32_t state, uint8_t c)
 {
 	if (set->dfa)
-		return (set->dfa[(size_t)state * set->class_count + set->byte_class[c]] & ~DFA_KEYS) /
+		return (set->dfa[(size_t)state * set->class_count + set->byte_class[c]] &
+		        ~DFA_KEYS) /
 		       set->class_count;
 	for (;;) {
 		uint32_t next = child_of(set, state, c);
@@ -196,7 +198,8 @@ static int build_dfa(struct dtl_keep_set *set, struct dtl_arena *arena)
 		if (used[c])
 			set->byte_class[c] = (uint8_t)classes++;
 	set->class_count = classes;
-	uint32_t *dfa = dtl_arena_calloc(arena, (size_t)set->node_count * classes, sizeof(uint32_t));
+	uint32_t *dfa =
+	    dtl_arena_calloc(arena, (size_t)set->node_count * classes, sizeof(uint32_t));
 	if (!dfa)
 		return -ENOMEM;
 	for (unsigned c = 0; c < 256; c++)
@@ -216,7 +219,7 @@ static int build_dfa(struct dtl_keep_set *set, struct dtl_arena *arena)
 }
 
 int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
-		       const struct dtl_pattern *entries, size_t count, struct dtl_arena *arena)
+                       const struct dtl_pattern *entries, size_t count, struct dtl_arena *arena)
 {
 	size_t capacity = 1;
 
@@ -252,8 +255,8 @@ int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
 	set->unkeyed = dtl_arena_calloc(arena, count + 1, sizeof(uint32_t));
 	if (!set->child || !set->sibling || !set->byte || !set->fail || !set->out || !set->dict ||
 	    !set->report || !set->order || !set->runs || !set->run_start || !set->run_len ||
-	    !set->run_first || !set->run_count || !set->key || !set->key_start ||
-	    !set->key_len || !set->fixed || !set->entry_next || !set->verify || !set->unkeyed)
+	    !set->run_first || !set->run_count || !set->key || !set->key_start || !set->key_len ||
+	    !set->fixed || !set->entry_next || !set->verify || !set->unkeyed)
 		return -ENOMEM;
 	set->node_count = 1;
 
@@ -289,8 +292,9 @@ int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
 		/* where a key hit places the whole entry: every character but a SUBSTRING '*'
 		 * matches one byte (a COMPONENT entry with a '.' matches nothing: left to
 		 * dtl_keep_match) */
-		set->fixed[e] = matcher == DTL_KEEP_DOT_REGEX ||
-				memchr(p->text, matcher == DTL_KEEP_COMPONENT ? '.' : '*', p->len) == NULL;
+		set->fixed[e] =
+		    matcher == DTL_KEEP_DOT_REGEX ||
+		    memchr(p->text, matcher == DTL_KEEP_COMPONENT ? '.' : '*', p->len) == NULL;
 		if (set->run_count[e] == 0)
 			set->unkeyed[set->unkeyed_count++] = e;
 	}
@@ -317,8 +321,8 @@ int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
 	return build_dfa(set, arena);
 }
 
-int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names,
-		      const uint32_t *name_lens, size_t n)
+int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names, const uint32_t *name_lens,
+                      size_t n)
 {
 	bool choice = false;
 	for (uint32_t e = 0; e < set->entry_count && !choice; e++)
@@ -335,11 +339,12 @@ int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names,
 		free(is_run);
 		return -ENOMEM;
 	}
-	for (uint32_t r = 0; r < set->run_first[set->entry_count - 1] +
-				     set->run_count[set->entry_count - 1]; r++)
+	for (uint32_t r = 0;
+	     r < set->run_first[set->entry_count - 1] + set->run_count[set->entry_count - 1]; r++)
 		is_run[set->runs[r]] = true;
 	/* a sample of the names, evenly spread, is enough to rank the runs (256: each name walks
-	 * its fail chains, which miss the caches; 1,024 cost 1 % of a 100k run with 1,000 entries) */
+	 * its fail chains, which miss the caches; 1,024 cost 1 % of a 100k run with 1,000 entries)
+	 */
 	size_t stride = n / 256 + 1;
 	for (size_t i = 0; i < n; i += stride) {
 		uint32_t state = 0;
@@ -353,7 +358,8 @@ int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names,
 		}
 	}
 	for (uint32_t e = 0; e < set->entry_count; e++)
-		for (uint32_t r = set->run_first[e]; r < set->run_first[e] + set->run_count[e]; r++) {
+		for (uint32_t r = set->run_first[e]; r < set->run_first[e] + set->run_count[e];
+		     r++) {
 			uint32_t node = set->runs[r];
 			if (hits[node] < hits[set->key[e]]) {
 				set->key[e] = node;
@@ -385,7 +391,7 @@ static void scan_start(struct keep_scan *s, const char *name, size_t len)
 /* The next candidate (an entry whose key occurs in the name, ending before *hit_end, or an
  * unkeyed entry, *hit_end SIZE_MAX); an entry may come more than once. false at the end. */
 static bool scan_next(const struct dtl_keep_set *set, struct keep_scan *s, uint32_t *entry,
-		      size_t *hit_end)
+                      size_t *hit_end)
 {
 	for (;;) {
 		if (s->entry != NONE) {
@@ -407,7 +413,8 @@ static bool scan_next(const struct dtl_keep_set *set, struct keep_scan *s, uint3
 			if (set->dfa) {
 				const uint32_t *dfa = set->dfa;
 				const uint8_t *cls = set->byte_class;
-				uint32_t classes = set->class_count, row = state * classes, cell = 0;
+				uint32_t classes = set->class_count, row = state * classes,
+				         cell = 0;
 				while (pos < len) {
 					cell = dfa[row + cls[name[pos++]]];
 					row = cell & ~DFA_KEYS;
@@ -438,12 +445,13 @@ static bool scan_next(const struct dtl_keep_set *set, struct keep_scan *s, uint3
 
 /* dtl_keep_match() for an entry of fixed width placed at name[start..]. */
 static bool match_at(enum dtl_keep_matcher matcher, const struct dtl_pattern *p, const char *name,
-		     size_t len, size_t start)
+                     size_t len, size_t start)
 {
 	if (start + p->len > len)
 		return false;
 	for (uint32_t i = 0; i < p->len; i++)
-		if (p->text[i] != name[start + i] && (matcher == DTL_KEEP_COMPONENT || p->text[i] != '.'))
+		if (p->text[i] != name[start + i] &&
+		    (matcher == DTL_KEEP_COMPONENT || p->text[i] != '.'))
 			return false;
 	if (matcher == DTL_KEEP_SUBSTRING)
 		return true;
@@ -454,7 +462,7 @@ static bool match_at(enum dtl_keep_matcher matcher, const struct dtl_pattern *p,
 /* Does the candidate match: at the place its key hit puts it when it has a fixed width,
  * else anywhere. */
 static bool confirm(const struct dtl_keep_set *set, uint32_t e, const char *name, size_t len,
-		    size_t hit_end)
+                    size_t hit_end)
 {
 	const struct dtl_pattern *p = &set->entries[e];
 	size_t before = (size_t)set->key_start[e] + set->key_len[e];
@@ -481,7 +489,7 @@ uint32_t dtl_keep_set_first(const struct dtl_keep_set *set, const char *name, si
 }
 
 int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
-		       const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first)
+                       const uint32_t *name_lens, size_t n, uint32_t *count, uint32_t *first)
 {
 	/* seen[e] == i + 1: entry e matched name i (a failed candidate may match elsewhere) */
 	size_t *seen = calloc(set->entry_count + 1, sizeof(size_t));
@@ -534,7 +542,7 @@ struct any_scan {
 /* Confirms the entries keyed at the state's report chain for the name (index i), leaving
  * those that read only the first shared bytes (0: none). */
 static void any_confirm(struct any_scan *a, uint32_t state, const char *name, size_t len,
-			size_t hit_end, uint32_t i, size_t shared)
+                        size_t hit_end, uint32_t i, size_t shared)
 {
 	const struct dtl_keep_set *set = a->set;
 
@@ -544,7 +552,7 @@ static void any_confirm(struct any_scan *a, uint32_t state, const char *name, si
 				continue;
 			if (shared && set->fixed[e] &&
 			    hit_end + (set->entries[e].len - set->key_start[e] - set->key_len[e]) <
-				shared)
+			        shared)
 				continue;
 			if (confirm(set, e, name, len, hit_end)) {
 				a->first[e] = i;
@@ -573,7 +581,7 @@ static int any_reserve(struct any_scan *a, size_t len)
 }
 
 static int any_scan_names(struct any_scan *a, const char *const *names, const uint32_t *name_lens,
-			  size_t n)
+                          size_t n)
 {
 	const struct dtl_keep_set *set = a->set;
 	const uint32_t classes = set->dfa ? set->class_count : 1;
@@ -598,7 +606,7 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 				h--;
 			for (; h < a->hit_count; h++)
 				any_confirm(a, a->state_at[a->hit_at[h]] / classes, names[i], len,
-					    a->hit_at[h], (uint32_t)i, shared);
+				            a->hit_at[h], (uint32_t)i, shared);
 		} else {
 			a->state_at[0] = 0;
 			a->hit_count = 0;
@@ -614,8 +622,8 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 				a->state_at[pos] = row;
 				if (cell & DFA_KEYS) {
 					a->hit_at[a->hit_count++] = (uint32_t)pos;
-					any_confirm(a, row / classes, names[i], len, pos, (uint32_t)i,
-						    0);
+					any_confirm(a, row / classes, names[i], len, pos,
+					            (uint32_t)i, 0);
 				}
 			}
 		} else {
@@ -633,7 +641,7 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 			uint32_t e = set->unkeyed[k];
 			if (a->first[e] == NONE &&
 			    dtl_keep_match(set->matcher, set->entries[e].text, set->entries[e].len,
-					   names[i], len)) {
+			                   names[i], len)) {
 				a->first[e] = (uint32_t)i;
 				a->unmatched--;
 			}
@@ -656,7 +664,7 @@ struct dtl_keep_told {
 };
 
 int dtl_keep_possible_init(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
-			   struct dtl_arena *arena)
+                           struct dtl_arena *arena)
 {
 	p->possible = dtl_arena_calloc(arena, set->entry_count + 1, sizeof(bool));
 	p->told = dtl_arena_calloc(arena, (size_t)1 << TOLD_BITS, sizeof(*p->told));
@@ -686,7 +694,7 @@ static bool told_before(struct dtl_keep_told *told, const char *text, size_t len
 }
 
 void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_set *set,
-			   const char *segment, size_t len)
+                           const char *segment, size_t len)
 {
 	const uint8_t *text = (const uint8_t *)segment;
 	uint32_t state = 0; /* from the root: a '.' before the segment led there */
@@ -713,7 +721,7 @@ void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_se
 }
 
 int dtl_keep_set_any(const struct dtl_keep_set *set, const char *const *names,
-		     const uint32_t *name_lens, size_t n, const bool *possible, uint32_t *first)
+                     const uint32_t *name_lens, size_t n, const bool *possible, uint32_t *first)
 {
 	struct any_scan a = {.set = set, .first = first, .unmatched = set->entry_count};
 	int r;
