@@ -15,24 +15,46 @@
 #include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 
-/* Does pattern (with '.' any character and, when star, '*' any run) match name[start..] up to
- * an end position accepted by end_ok? Patterns are short: plain backtracking is fine. */
-static bool match_here(const char *p, size_t pl, const char *s, size_t sl, size_t si, bool star,
-                       bool need_boundary)
+/* Does pattern, '.' any byte and nothing else special, match name[start..] and end where a
+ * component ends? O(pattern) per start. */
+static bool dotted_at(const char *p, size_t pl, const char *s, size_t sl, size_t start)
 {
-	if (pl == 0)
-		return !need_boundary || si == sl || s[si] == '.';
-	if (star && p[0] == '*') {
-		for (size_t k = si; k <= sl; k++)
-			if (match_here(p + 1, pl - 1, s, sl, k, star, need_boundary))
-				return true;
+	if (sl - start < pl)
 		return false;
+	for (size_t i = 0; i < pl; i++)
+		if (p[i] != '.' && p[i] != s[start + i])
+			return false;
+	return start + pl == sl || s[start + pl] == '.';
+}
+
+/*
+ * Does pattern, '*' any run and '.' any byte, occur anywhere in name (a regular expression
+ * search with '.*' for '*')? That is "*" pattern "*" matching all of name: the greedy
+ * wildcard algorithm, which on a mismatch lets the last '*' (at first the leading one) take
+ * one more byte. O(len(pattern) x len(name)); trying every split at every '*' (as this did)
+ * took exponential time: "*a*a*a*a*b" against 300 bytes did not finish in a minute.
+ */
+static bool wild_search(const char *p, size_t pl, const char *s, size_t sl)
+{
+	size_t pi = 0, si = 0, star_p = 0, star_s = 0;
+
+	while (si < sl) {
+		if (pi == pl)
+			return true; /* the rest of name is the trailing '*' */
+		if (p[pi] == '*') {
+			star_p = ++pi;
+			star_s = si;
+		} else if (p[pi] == '.' || p[pi] == s[si]) {
+			pi++;
+			si++;
+		} else {
+			pi = star_p;
+			si = ++star_s;
+		}
 	}
-	if (si >= sl)
-		return false;
-	if (p[0] != '.' && p[0] != s[si])
-		return false;
-	return match_here(p + 1, pl - 1, s, sl, si + 1, star, need_boundary);
+	while (pi < pl && p[pi] == '*')
+		pi++;
+	return pi == pl;
 }
 
 bool dtl_keep_match(enum dtl_keep_matcher matcher, const char *pattern, size_t pattern_len,
@@ -54,14 +76,11 @@ bool dtl_keep_match(enum dtl_keep_matcher matcher, const char *pattern, size_t p
 	case DTL_KEEP_DOT_REGEX:
 		for (size_t s = 0; s <= name_len; s++)
 			if ((s == 0 || name[s - 1] == '.') &&
-			    match_here(pattern, pattern_len, name, name_len, s, false, true))
+			    dotted_at(pattern, pattern_len, name, name_len, s))
 				return true;
 		return false;
 	case DTL_KEEP_SUBSTRING:
-		for (size_t s = 0; s <= name_len; s++)
-			if (match_here(pattern, pattern_len, name, name_len, s, true, false))
-				return true;
-		return false;
+		return wild_search(pattern, pattern_len, name, name_len);
 	}
 	return false;
 }

@@ -212,6 +212,73 @@ START_TEST(keep_in_fp32_matching_eras)
 }
 END_TEST
 
+/* The keep-in-fp32 matcher as it was (recursive, every split at every '*'): the reference
+ * for small inputs. */
+static bool ref_keep_here(const char *p, size_t pl, const char *s, size_t sl, size_t si,
+                          bool star, bool need_boundary)
+{
+	if (pl == 0)
+		return !need_boundary || si == sl || s[si] == '.';
+	if (star && p[0] == '*') {
+		for (size_t k = si; k <= sl; k++)
+			if (ref_keep_here(p + 1, pl - 1, s, sl, k, star, need_boundary))
+				return true;
+		return false;
+	}
+	if (si >= sl || (p[0] != '.' && p[0] != s[si]))
+		return false;
+	return ref_keep_here(p + 1, pl - 1, s, sl, si + 1, star, need_boundary);
+}
+
+static bool ref_keep_match(enum dtl_keep_matcher m, const char *p, size_t pl, const char *s,
+                           size_t sl)
+{
+	for (size_t k = 0; k <= sl; k++)
+		if (m == DTL_KEEP_SUBSTRING ? ref_keep_here(p, pl, s, sl, k, true, false)
+		                            : (k == 0 || s[k - 1] == '.') &&
+		                                  ref_keep_here(p, pl, s, sl, k, false, true))
+			return true;
+	return false;
+}
+
+/* Issue 21: the regex-like eras agree with the reference on random short inputs, and a
+ * pattern of many '*' against a long name takes no time (it did not finish before). */
+START_TEST(keep_match_linear_and_unchanged)
+{
+	static const char alphabet[] = "ab.*";
+	uint32_t state = 7;
+	char p[12], s[12];
+
+	for (int round = 0; round < 100000; round++) {
+		state = state * 1103515245u + 12345u;
+		size_t pl = (state >> 16) % 8;
+		for (size_t i = 0; i < pl; i++) {
+			state = state * 1103515245u + 12345u;
+			p[i] = alphabet[(state >> 16) % 4];
+		}
+		state = state * 1103515245u + 12345u;
+		size_t sl = (state >> 16) % 10;
+		for (size_t i = 0; i < sl; i++) {
+			state = state * 1103515245u + 12345u;
+			s[i] = alphabet[(state >> 16) % 3];
+		}
+		for (int m = DTL_KEEP_DOT_REGEX; m <= DTL_KEEP_SUBSTRING; m++)
+			ck_assert_msg(dtl_keep_match(m, p, pl, s, sl) == ref_keep_match(m, p, pl, s, sl),
+			              "matcher %d, '%.*s' in '%.*s'", m, (int)pl, p, (int)sl, s);
+	}
+	char name[1025], pattern[64];
+	memset(name, 'a', 1024);
+	name[0] = 'b';
+	size_t n = 0;
+	for (int k = 0; k < 20; k++)
+		n += (size_t)sprintf(pattern + n, "*a");
+	n += (size_t)sprintf(pattern + n, "*b");
+	ck_assert(!dtl_keep_match(DTL_KEEP_SUBSTRING, pattern, n, name, 1024));
+	name[1023] = 'b';
+	ck_assert(dtl_keep_match(DTL_KEEP_SUBSTRING, pattern, n, name, 1024));
+}
+END_TEST
+
 static int compare_names(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -604,6 +671,7 @@ END_TEST
 
 static void add_tests(TCase *tc)
 {
+	tcase_add_test(tc, keep_match_linear_and_unchanged);
 	tcase_add_test(tc, quantize_skip_list_first_entry_wins);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, torch_order_own_tensors_first);
