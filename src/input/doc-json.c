@@ -38,7 +38,7 @@
 #include "doc-private.h"
 #include "dtypelint/bytes.h"
 
-/* cJSON's nesting limit; beyond it a container is a syntax error (see above) */
+/* cJSON's nesting limit, the reader's whatever --max-depth says */
 #define CONTAINER_LIMIT 1000
 
 /*
@@ -266,8 +266,8 @@ static int check_escapes(const char *body, size_t len, size_t *ret_bad)
 			continue;
 		}
 		unsigned cp, low;
-		if (k + 1 >= len || body[k + 1] != 'u' || len - k < 6 || hex4(body + k + 2, &cp) < 0 ||
-		    (cp >= 0xDC00 && cp <= 0xDFFF)) {
+		if (k + 1 >= len || body[k + 1] != 'u' || len - k < 6 ||
+		    hex4(body + k + 2, &cp) < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) {
 			*ret_bad = k;
 			return -1;
 		}
@@ -421,7 +421,8 @@ static int parse_string(struct parser *p, struct dtl_node *out)
 	if (escaped) {
 		/* cJSON decodes the escapes (\uXXXX pairs included) */
 		const char *stop = NULL;
-		cJSON *decoded = cJSON_ParseWithLengthOpts(p->s + start, p->n - start + 1, &stop, 0);
+		cJSON *decoded =
+		    cJSON_ParseWithLengthOpts(p->s + start, p->n - start + 1, &stop, 0);
 		if (!decoded)
 			return syntax(p, stop ? (size_t)(stop - p->s) : start);
 		len = strlen(decoded->valuestring);
@@ -596,7 +597,7 @@ static int parse_object(struct parser *p, struct dtl_node *out, unsigned depth)
 			return r;
 		/* the root's list to stream: its first occurrence */
 		p->stream_next = depth == 1 && p->stream && !p->stream->used &&
-				 strcmp(pair.key.string.text, p->stream->key) == 0;
+		                 strcmp(pair.key.string.text, p->stream->key) == 0;
 		skip_ws(p);
 		if (p->pos >= p->n || p->s[p->pos] != ':')
 			return syntax(p, p->pos);
@@ -642,7 +643,7 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
 		out->column = column_at(p, start);
 	}
 	if (depth > p->limits->max_depth)
-		problem(p, start, "JSON: nesting deeper than %u levels (--max-depth)",
+		problem(p, start, "JSON: nested deeper than %u levels (--max-depth)",
 		        p->limits->max_depth);
 	if (start >= p->n)
 		return syntax(p, start);
@@ -650,9 +651,15 @@ static int parse_value(struct parser *p, struct dtl_node *out, unsigned depth)
 	case '{':
 	case '[':
 		/* deeper than any manifest: stop with the depth problem (--max-depth is
-		 * lower), or a syntax error (as cJSON did at its limit) */
-		if (depth > CONTAINER_LIMIT)
-			return p->problem ? -EINVAL : syntax(p, start);
+		 * lower), or say that this is the reader's limit (cJSON's: it was a bare
+		 * syntax error) */
+		if (depth > CONTAINER_LIMIT) {
+			if (!p->problem)
+				problem(p, start,
+				        "JSON: nested deeper than %u levels (the reader's limit)",
+				        CONTAINER_LIMIT);
+			return -EINVAL;
+		}
 		if (p->s[start] == '{')
 			return parse_object(p, out, depth);
 		return parse_array(p, out, depth);

@@ -344,6 +344,10 @@ static int emit(struct builder *b, const struct dtl_node *node, size_t nodes)
 	return 0;
 }
 
+/* The deepest a YAML document may nest whatever --max-depth says (as JSON's reader): libyaml's
+ * scanner takes time quadratic in the depth of flow collections. */
+#define YAML_DEPTH_LIMIT 1000u
+
 static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type type,
                 const char *anchor, const char *tag)
 {
@@ -354,10 +358,16 @@ static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type
 	    strcmp(tag, "tag:yaml.org,2002:map") != 0)
 		return dtl_error_set(b->error, loc, -EINVAL, "YAML: unsupported tag '%s'", tag);
 
+	/* checked as libyaml's events arrive, so its scanner never runs far deeper: it looks
+	 * at every open flow level for each token, and '[' 100,000 deep took 43 s */
 	if (b->frame_count + 1 >= b->limits->max_depth)
 		return dtl_error_set(b->error, loc, -EINVAL,
-		                     "YAML: nesting deeper than %u levels (--max-depth)",
+		                     "YAML: nested deeper than %u levels (--max-depth)",
 		                     b->limits->max_depth);
+	if (b->frame_count + 1 >= YAML_DEPTH_LIMIT)
+		return dtl_error_set(b->error, loc, -EINVAL,
+		                     "YAML: nested deeper than %u levels (the reader's limit)",
+		                     YAML_DEPTH_LIMIT);
 	if (b->frame_count == b->frame_capacity &&
 	    grow((void **)&b->frames, &b->frame_capacity, sizeof(*b->frames)) < 0)
 		return -ENOMEM;

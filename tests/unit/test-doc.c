@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dtl-test.h"
 #include "dtypelint/doc.h"
@@ -236,6 +237,54 @@ START_TEST(json_strings_and_lines)
 }
 END_TEST
 
+/* Issue 21: past the readers' own limit (1000 levels, whatever --max-depth allows) both say
+ * "nested deeper than N"; YAML's is checked as libyaml's events arrive, so that its scanner,
+ * which looks at every open flow level for each token, never goes 100,000 deep (43 s). */
+START_TEST(depth_reader_limits)
+{
+	static const struct {
+		const char *name, *head, open, *message;
+	} cases[] = {
+	    {"m.json", "", '[', "JSON: nested deeper than 1000 levels (the reader's limit)"},
+	    {"m.yaml", "a: ", '[', "YAML: nested deeper than 1000 levels (the reader's limit)"},
+	    {"n.yaml", "a: ", '{', "YAML: nested deeper than 1000 levels (the reader's limit)"},
+	};
+	static char text[100010];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct parsed p;
+		struct dtl_limits limits;
+		struct timespec a, b;
+		size_t o = (size_t)sprintf(text, "%s", cases[i].head);
+		memset(text + o, cases[i].open, 100000);
+		text[o + 100000] = '\0';
+		dtl_limits_default(&limits);
+		limits.max_depth = 100000;
+		dtl_arena_init(&p.arena);
+		ck_assert_int_eq(dtl_source_init_mem(&p.source, cases[i].name, text, strlen(text)),
+		                 0);
+		p.root = NULL;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		p.r = dtl_doc_parse(&p.source, &p.arena, &limits, &p.root, &p.error);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ck_assert_int_lt(p.r, 0);
+		ck_assert_str_eq(p.error.message, cases[i].message);
+		ck_assert_uint_eq(p.error.loc.line, 1);
+		double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+		ck_assert_msg(s < 2, "%s: %.2f s", cases[i].name, s);
+		done(&p);
+	}
+	/* under the default limit the message names --max-depth */
+	struct parsed p;
+	memset(text, '[', 70);
+	text[70] = '\0';
+	parse(&p, "m.yaml", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_str_eq(p.error.message, "YAML: nested deeper than 64 levels (--max-depth)");
+	done(&p);
+}
+END_TEST
+
 START_TEST(json_depth)
 {
 	struct parsed p;
@@ -249,7 +298,7 @@ START_TEST(json_depth)
 	text[o] = '\0';
 	parse(&p, "m.json", text);
 	ck_assert_int_lt(p.r, 0);
-	ck_assert_str_eq(p.error.message, "JSON: nesting deeper than 64 levels (--max-depth)");
+	ck_assert_str_eq(p.error.message, "JSON: nested deeper than 64 levels (--max-depth)");
 	ck_assert_uint_eq(p.error.loc.column, 65);
 	done(&p);
 	/* far deeper than anything: no recursion without end, the same message */
@@ -259,7 +308,7 @@ START_TEST(json_depth)
 	text[o] = '\0';
 	parse(&p, "m.json", text);
 	ck_assert_int_lt(p.r, 0);
-	ck_assert_str_eq(p.error.message, "JSON: nesting deeper than 64 levels (--max-depth)");
+	ck_assert_str_eq(p.error.message, "JSON: nested deeper than 64 levels (--max-depth)");
 	done(&p);
 }
 END_TEST
@@ -325,6 +374,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, json_strings_and_lines);
 	tcase_add_test(tc, json_duplicate_huge_keys);
 	tcase_add_test(tc, json_depth);
+	tcase_add_test(tc, depth_reader_limits);
 	tcase_add_test(tc, split_tree_outlives_source);
 	tcase_add_test(tc, yaml_nul_and_anchors);
 }
