@@ -84,6 +84,14 @@ struct config_cache {
 	struct dtl_vec ignored; /* const char *: untrusted configs already warned about */
 };
 
+/* A .dtypelint.yaml others can write, skipped (cli.h, dtl_config_find) */
+static void warn_untrusted_config(const char *path, const char *why)
+{
+	fputs("dtypelint: warning: ignoring ", stderr);
+	dtl_report_put_path(stderr, path);
+	fprintf(stderr, ": %s (pass it with --config to use it)\n", why);
+}
+
 /* Was path warned about already? Remembers it if not. */
 static bool warned_before(struct config_cache *cache, const char *path, struct dtl_arena *arena)
 {
@@ -209,11 +217,8 @@ static int settings_for(const char *input, const struct dtl_options *o, struct c
 		r = dtl_config_find(input, arena, &path, &ignored, &why);
 		if (r < 0)
 			return r;
-		if (ignored && !warned_before(cache, ignored, arena)) {
-			fputs("dtypelint: warning: ignoring ", stderr);
-			dtl_report_put_path(stderr, ignored);
-			fprintf(stderr, ": %s (pass it with --config to use it)\n", why);
-		}
+		if (ignored && !warned_before(cache, ignored, arena))
+			warn_untrusted_config(ignored, why);
 	}
 	if (!o->no_config && path &&
 	    (r = load_config(path, o, cache, arena, &s->config, error)) < 0)
@@ -522,11 +527,8 @@ static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
 	}
 	if (!path && !o->no_config && (r = dtl_config_find(".", arena, &path, &ignored, &why)) < 0)
 		return print_error(&error, r);
-	if (ignored) {
-		fputs("dtypelint: warning: ignoring ", stderr);
-		dtl_report_put_path(stderr, ignored);
-		fprintf(stderr, ": %s (pass it with --config to use it)\n", why);
-	}
+	if (ignored)
+		warn_untrusted_config(ignored, why);
 	if (!path) {
 		fprintf(stderr, "dtypelint: no manifest given, and no .dtypelint.yaml with setups: "
 		                "here or above\nTry 'dtypelint --help'.\n");

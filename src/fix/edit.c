@@ -244,21 +244,30 @@ static int list_edit(struct edit *e, struct dtl_arena *a, const struct dtl_patte
 	return 0;
 }
 
-/* The items of a comma-separated list ("A, B"), trimmed: does it hold item? */
+/* The next item of a comma-separated list ("A, B") at *p, trimmed of spaces, its length in
+ * *ret_len; *p moves past it and its comma. */
+static const char *comma_next(const char **p, size_t *ret_len)
+{
+	size_t len = strcspn(*p, ",");
+	const char *q = *p;
+	size_t l = len;
+	while (l && *q == ' ')
+		q++, l--;
+	while (l && q[l - 1] == ' ')
+		l--;
+	*p += len + ((*p)[len] == ',');
+	*ret_len = l;
+	return q;
+}
+
+/* The items of a comma-separated list, trimmed: does it hold item? */
 static bool comma_has(const char *text, const char *item)
 {
-	size_t n = strlen(item);
+	size_t n = strlen(item), l;
 	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, ",");
-		const char *q = p;
-		size_t l = len;
-		while (l && *q == ' ')
-			q++, l--;
-		while (l && q[l - 1] == ' ')
-			l--;
+		const char *q = comma_next(&p, &l);
 		if (l == n && !memcmp(q, item, n))
 			return true;
-		p += len + (p[len] == ',');
 	}
 	return false;
 }
@@ -274,16 +283,10 @@ static char *comma_edit(struct dtl_arena *a, const char *text, const struct edit
 	if (!items)
 		return NULL;
 	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, ",");
-		const char *q = p;
-		size_t l = len;
-		while (l && *q == ' ')
-			q++, l--;
-		while (l && q[l - 1] == ' ')
-			l--;
+		size_t l;
+		const char *q = comma_next(&p, &l);
 		if (l && !(e->removed && strlen(e->removed) == l && !memcmp(q, e->removed, l)))
 			items[k++] = dtl_arena_strndup(a, q, l);
-		p += len + (p[len] == ',');
 	}
 	if (e->added)
 		items[k++] = e->added;
