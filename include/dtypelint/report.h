@@ -65,6 +65,12 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 /* GitHub Actions workflow commands (::error file=...::), most severe first, at most 10
  * annotations per level and one notice for the rest. */
 int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n);
+/* Markdown for a GitHub job summary or pull-request comment: verdict, one section per
+ * finding, versions assumed; at most 1 MiB (GitHub's limit), the rest counted. */
+int dtl_report_markdown(FILE *out, const struct dtl_report_input *inputs, size_t n);
+/* One self-contained HTML page (inline CSS and script under a strict CSP): findings linked
+ * to their tensors, the module tree with each tensor's dtype at each stage, the groups. */
+int dtl_report_html(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* GitLab Code Quality (a JSON array of issues). */
 int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* --statistics: the number of findings per rule, most frequent first; as

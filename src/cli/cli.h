@@ -14,6 +14,8 @@ enum dtl_format {
 	DTL_FORMAT_SARIF,
 	DTL_FORMAT_GITHUB,
 	DTL_FORMAT_GITLAB,
+	DTL_FORMAT_MARKDOWN,
+	DTL_FORMAT_HTML,
 };
 
 enum dtl_color {

@@ -479,6 +479,10 @@ static int write_report(FILE *out, const struct dtl_options *o,
 		return dtl_report_github(out, inputs, n);
 	case DTL_FORMAT_GITLAB:
 		return dtl_report_gitlab(out, inputs, n);
+	case DTL_FORMAT_MARKDOWN:
+		return dtl_report_markdown(out, inputs, n);
+	case DTL_FORMAT_HTML:
+		return dtl_report_html(out, inputs, n);
 	}
 	return -EINVAL;
 }

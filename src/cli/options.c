@@ -48,7 +48,8 @@ static const char usage_head[] =
     "                        accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)\n"
     "Output:\n"
     "  -f, --format FMT      text (gcc-style, default) | json | json-lines | sarif |\n"
-    "                        github (workflow commands) | gitlab (Code Quality)\n"
+    "                        github (workflow commands) | gitlab (Code Quality) |\n"
+    "                        markdown (job summary) | html (one self-contained page)\n"
     "  -o, --output FILE     write the report to FILE instead of standard output\n"
     "  --color WHEN          auto (default: when standard output is a terminal and\n"
     "                        NO_COLOR is unset) | always | never; text format only\n"
@@ -230,6 +231,8 @@ static const struct {
     {"sarif", DTL_FORMAT_SARIF},
     {"github", DTL_FORMAT_GITHUB},
     {"gitlab", DTL_FORMAT_GITLAB},
+    {"markdown", DTL_FORMAT_MARKDOWN},
+    {"html", DTL_FORMAT_HTML},
 };
 
 static int parse_format(const char *arg, enum dtl_format *ret_format)
@@ -240,7 +243,9 @@ static int parse_format(const char *arg, enum dtl_format *ret_format)
 			return 0;
 		}
 	return usage_error(
-	    "--format: '%s' is not one of text, json, json-lines, sarif, github, gitlab", arg);
+	    "--format: '%s' is not one of text, json, json-lines, sarif, github, gitlab, "
+	    "markdown, html",
+	    arg);
 }
 
 int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *o)

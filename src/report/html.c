@@ -1,0 +1,792 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One self-contained HTML page: the findings, linked to their tensors; per input the groups
+ * (FSDP1 units, FSDP2 groups, ZeRO-3 sets) with the mixed ones marked, and the module tree,
+ * each tensor with its shape, whether it trains, its dtype after each stage (cells coloured
+ * by dtype), its group and its trace.
+ *
+ * No network: CSS and the one script are inline, allowed by their hashes in a
+ * Content-Security-Policy <meta> that allows nothing else (tests/html checks the hashes in
+ * Chromium). Every input-derived string is HTML-escaped; ids are made of indices only.
+ *
+ * Large models stay readable and small: every module is collapsed (but those holding a
+ * tensor of an error, which open), and a run of sibling modules named <prefix>.<N> that are
+ * identical (tensors, shapes, flags, dtype at every stage, groups relative to the module) is
+ * drawn once with its count, unless a finding names one of its tensors. The tree is walked
+ * without recursion, and nesting stops at NEST_LIMIT (deeper modules are drawn flat).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "dtl-config.h"
+#include "report-private.h"
+
+#define STAGES     (DTL_STAGE_COMPUTE + 1)
+#define NEST_LIMIT 24
+/* groups listed per input besides the mixed ones (all of which are) */
+#define GROUP_ROWS 200
+
+/* The style and the script, allowed by the hashes in CSP below: change one, change its hash
+ * (tests/html/check-html.py recomputes them). */
+#define STYLE                                                                                      \
+	"body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}"                       \
+	"h1{font-size:1.5em}h1.bad{color:#b00}h1.ok{color:#070}"                                   \
+	"code,.n,td{font-family:ui-monospace,monospace;font-size:12px}"                            \
+	".finding{border-left:4px solid #888;padding:.2em .8em;margin:.8em 0;background:#f8f8f8}"  \
+	".finding.error{border-color:#c00}.finding.warning{border-color:#d80}"                     \
+	".finding.info{border-color:#38c}.finding:target{outline:2px solid #38c}"                  \
+	".sev{font-weight:bold;text-transform:uppercase;margin-right:.5em}"                        \
+	"table{border-collapse:collapse;margin:.2em 0}td,th{border:1px solid #ddd;"                \
+	"padding:1px 4px;text-align:left;vertical-align:top}th{background:#f0f0f0;"                \
+	"font-weight:normal;font-size:11px}"                                                       \
+	"details.mod{margin:2px 0 2px 1.2em;padding:1px 4px}"                                      \
+	"details.unit{border:2px solid #4a4;border-radius:4px}"                                    \
+	"details.unit.mixed{border:2px dashed #c00}"                                               \
+	"summary{cursor:pointer}.cls{color:#777}"                                                  \
+	".badge{display:inline-block;border-radius:3px;padding:0 4px;margin-left:4px;"             \
+	"font-size:11px;background:#dfd}.badge.mixed{background:#c00;color:#fff}"                  \
+	".badge.rep{background:#eef}tr:target{outline:2px solid #38c}tr.p td.n{"                   \
+	"border-left:4px solid #a6f}tr.hit td.n{font-weight:bold}"                                 \
+	"td.n{min-width:18em}.fl{color:#c00;margin-left:4px}"                                      \
+	"details.tr ol{margin:0;padding-left:1.4em;font-family:system-ui,sans-serif}"              \
+	".f32{background:#cfe3ff}.bf16{background:#ffd9a8}.f16{background:#ffc9dc}"                \
+	".f64{background:#d9ccff}.f8e4m3{background:#d4f2c4}.f8e5m2{background:#c4ecd8}"           \
+	".u8,.i8,.i16{background:#e2e2e2}.i32,.i64,.bool{background:#eeeedd}"                      \
+	"td.x{background:#fafafa;color:#bbb}td.c{font-weight:bold}.legend span{padding:0 6px;"     \
+	"margin-right:4px}"
+#define SCRIPT                                                                                     \
+	"function show(){var e=document.getElementById(location.hash.slice(1));"                   \
+	"if(!e)return;for(var p=e.parentElement;p;p=p.parentElement)"                              \
+	"if(p.tagName==='DETAILS')p.open=true;e.scrollIntoView();}"                                \
+	"addEventListener('hashchange',show);addEventListener('DOMContentLoaded',show);"
+#define STYLE_HASH  "sha256-A5zZfl0f6GNlcXzOiBZTrFoADdxBcDmUZRj/4pqhjfA="
+#define SCRIPT_HASH "sha256-1M3WwTqUzAYZ9TsoeRbk/6BREz3qUqa4utjA7yu/+XE="
+#define CSP                                                                                        \
+	"default-src 'none'; style-src '" STYLE_HASH "'; script-src '" SCRIPT_HASH                 \
+	"'; img-src 'none'; base-uri 'none'; form-action 'none'"
+
+static const char *const stage_labels[STAGES] = {
+    "manifest", "load",    "zero.Init", "quantize", "kbit",
+    "peft",     "trainer", "engine",    "shard",    "compute",
+};
+
+/* short dtype names, also their CSS classes */
+static const char *short_name(enum dtl_dtype d)
+{
+	static const char *const names[DTL_DTYPE_COUNT] = {
+	    [DTL_DTYPE_NONE] = "x",         [DTL_DTYPE_F32] = "f32",
+	    [DTL_DTYPE_BF16] = "bf16",      [DTL_DTYPE_F16] = "f16",
+	    [DTL_DTYPE_F64] = "f64",        [DTL_DTYPE_F8_E4M3FN] = "f8e4m3",
+	    [DTL_DTYPE_F8_E5M2] = "f8e5m2", [DTL_DTYPE_U8] = "u8",
+	    [DTL_DTYPE_I8] = "i8",          [DTL_DTYPE_I16] = "i16",
+	    [DTL_DTYPE_I32] = "i32",        [DTL_DTYPE_I64] = "i64",
+	    [DTL_DTYPE_BOOL] = "bool",
+	};
+	return d < DTL_DTYPE_COUNT && names[d] ? names[d] : "x";
+}
+
+/* HTML text and attribute values: the five specials as entities; controls and bytes of
+ * invalid UTF-8 shown as \xNN / \uNNNN (a NUL or a raw C1 has no business in a page). */
+static void put_n(FILE *out, const char *s, size_t len)
+{
+	for (const char *p = s, *e = s + len; p < e;) {
+		uint32_t cp;
+		bool escape;
+		size_t n = dtl_report_char_at(p, &cp, &escape);
+		if (escape)
+			dtl_report_put_char_escape(out, cp);
+		else if (*p == '&')
+			fputs("&amp;", out);
+		else if (*p == '<')
+			fputs("&lt;", out);
+		else if (*p == '>')
+			fputs("&gt;", out);
+		else if (*p == '"')
+			fputs("&quot;", out);
+		else if (*p == '\'')
+			fputs("&#39;", out);
+		else
+			fwrite(p, 1, n, out);
+		p += n;
+	}
+}
+
+static void put(FILE *out, const char *s)
+{
+	put_n(out, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void put_loc(FILE *out, const struct dtl_loc *loc)
+{
+	put(out, loc->file ? loc->file : "-");
+	fprintf(out, ":%u:%u", loc->line ? loc->line : 1, loc->column ? loc->column : 1);
+}
+
+static const char *plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static const char *group_kind(enum dtl_group_kind kind)
+{
+	switch (kind) {
+	case DTL_GROUP_FSDP1_UNIT:
+		return "FSDP1 unit";
+	case DTL_GROUP_FSDP2_GROUP:
+		return "FSDP2 group";
+	case DTL_GROUP_ZERO3_PERSISTENT:
+		return "ZeRO-3 persistent set";
+	case DTL_GROUP_ZERO3_TRAINABLE:
+		return "ZeRO-3 trainable set";
+	}
+	return "group";
+}
+
+/* what one input's page needs, computed once in linear time */
+struct view {
+	FILE *out;
+	size_t input;
+	const struct dtl_sim *sim;
+	const struct dtl_group *groups;
+	uint8_t *stage; /* [tensor * STAGES + s]: dtype after stage s, NONE before it exists */
+	uint32_t *first, *end; /* modules: the subtree's tensors are order[first..end) */
+	bool *contiguous;      /* modules: and no other tensor lies in that range */
+	uint32_t *depth;
+	uint32_t *next;          /* modules: the next sibling to draw (past a run of repeats) */
+	uint32_t *repeats;       /* modules: the length of the run it heads (1: none) */
+	uint32_t *last;          /* modules: the last module of that run */
+	bool *open;              /* modules: open by default */
+	uint32_t *group_of;      /* modules: the FSDP unit / group wrapping it, or NONE */
+	uint32_t *hot;           /* hot[r]: tensors named by a finding among order[0..r) */
+	uint32_t *link;          /* tensors: the first finding naming it (report index), or NONE */
+	uint16_t *mix;           /* groups: the set of stored dtypes of its members */
+	uint32_t *group_finding; /* groups: a finding about it, or NONE */
+};
+
+static bool mixed(uint16_t set)
+{
+	return set & (set - 1);
+}
+
+static void dtype_set(FILE *out, uint16_t set)
+{
+	bool first = true;
+
+	for (int d = 0; d < DTL_DTYPE_COUNT; d++)
+		if (set & (1u << d)) {
+			fprintf(out, "%s%s", first ? "" : "+", short_name(d));
+			first = false;
+		}
+}
+
+static void stages_of(struct view *v, uint32_t t, uint8_t *row)
+{
+	struct dtl_event history[64];
+	size_t n = dtl_sim_history(v->sim, t, history, 64), e = 0;
+	enum dtl_dtype cur = n == 64 ? history[0].from : DTL_DTYPE_NONE;
+
+	for (int s = 0; s < DTL_STAGE_COMPUTE; s++) {
+		for (; e < n && (int)history[e].stage <= s; e++)
+			if (history[e].stage != DTL_STAGE_COMPUTE)
+				cur = history[e].to;
+		row[s] = (uint8_t)cur;
+	}
+	row[DTL_STAGE_COMPUTE] = v->sim->t.compute_dtype[t];
+}
+
+/* a module path's last segment is a number: a repeated layer's name */
+static bool numbered(const struct dtl_module *m)
+{
+	uint32_t k = m->path_len;
+
+	while (k > 0 && m->path[k - 1] >= '0' && m->path[k - 1] <= '9')
+		k--;
+	return k < m->path_len && (k == 0 || m->path[k - 1] == '.');
+}
+
+/* the path of a group's module relative to module m (*ret_len bytes; module paths are not
+ * NUL-terminated), or NULL when it is not inside it */
+static const char *inside(const struct dtl_sim *sim, const struct dtl_group *g,
+                          const struct dtl_module *m, uint32_t *ret_len)
+{
+	if (g->module == DTL_NONE_INDEX)
+		return NULL;
+	const struct dtl_module *gm = &sim->modules[g->module];
+	if (gm->path_len < m->path_len || memcmp(gm->path, m->path, m->path_len) != 0)
+		return NULL;
+	if (gm->path_len > m->path_len && gm->path[m->path_len] != '.')
+		return NULL;
+	*ret_len = gm->path_len - m->path_len;
+	return gm->path + m->path_len;
+}
+
+static bool same_shape(const struct dtl_sim *sim, uint32_t a, uint32_t b)
+{
+	uint32_t da = sim->t.decl[a], db = sim->t.decl[b];
+	const int64_t *sa = NULL, *sb = NULL;
+	uint32_t ra = 0, rb = 0;
+
+	if (sim->t.numel[a] != sim->t.numel[b])
+		return false;
+	if (da != DTL_NONE_INDEX) {
+		sa = sim->manifest->tensors[da].shape;
+		ra = sim->manifest->tensors[da].rank;
+	}
+	if (db != DTL_NONE_INDEX) {
+		sb = sim->manifest->tensors[db].shape;
+		rb = sim->manifest->tensors[db].rank;
+	}
+	if (!sa || !sb)
+		return !sa && !sb;
+	return ra == rb && memcmp(sa, sb, ra * sizeof(*sa)) == 0;
+}
+
+/* Are modules a and b (siblings) drawn alike? Linear in their tensors. */
+static bool identical(const struct view *v, uint32_t a, uint32_t b)
+{
+	const struct dtl_sim *sim = v->sim;
+	const struct dtl_module *ma = &sim->modules[a], *mb = &sim->modules[b];
+
+	if (!v->contiguous[a] || !v->contiguous[b] || !numbered(ma) || !numbered(mb))
+		return false;
+	if (v->end[a] - v->first[a] != v->end[b] - v->first[b] || ma->wrapped != mb->wrapped)
+		return false;
+	if ((ma->class_name || mb->class_name) &&
+	    (!ma->class_name || !mb->class_name || strcmp(ma->class_name, mb->class_name) != 0))
+		return false;
+	if (v->hot[v->end[a]] != v->hot[v->first[a]] || v->hot[v->end[b]] != v->hot[v->first[b]])
+		return false; /* a finding links to its tensors: they are drawn */
+	for (uint32_t k = 0; k < v->end[a] - v->first[a]; k++) {
+		uint32_t x = sim->t.order[v->first[a] + k], y = sim->t.order[v->first[b] + k];
+		uint32_t lx = sim->t.name_len[x] - ma->path_len,
+		         ly = sim->t.name_len[y] - mb->path_len;
+		if (lx != ly ||
+		    memcmp(sim->t.name[x] + ma->path_len, sim->t.name[y] + mb->path_len, lx) != 0)
+			return false;
+		if (sim->t.kind[x] != sim->t.kind[y] || sim->t.flags[x] != sim->t.flags[y] ||
+		    !same_shape(sim, x, y) ||
+		    memcmp(v->stage + (size_t)x * STAGES, v->stage + (size_t)y * STAGES, STAGES) !=
+		        0)
+			return false;
+		uint32_t gx = sim->t.group[x], gy = sim->t.group[y];
+		if ((gx == DTL_NONE_INDEX) != (gy == DTL_NONE_INDEX))
+			return false;
+		if (gx == DTL_NONE_INDEX || gx == gy)
+			continue;
+		uint32_t nx = 0, ny = 0;
+		const char *rx = inside(sim, &v->groups[gx], ma, &nx);
+		const char *ry = inside(sim, &v->groups[gy], mb, &ny);
+		if (v->groups[gx].kind != v->groups[gy].kind || !rx || !ry || nx != ny ||
+		    memcmp(rx, ry, nx) != 0 || v->mix[gx] != v->mix[gy])
+			return false;
+	}
+	return true;
+}
+
+static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_report_item *items,
+                     size_t count)
+{
+	const struct dtl_sim *sim = v->sim;
+	size_t nt = sim->t.count, nm = sim->module_count, ng = sim->groups.count;
+
+	v->groups = sim->groups.items;
+	v->stage = dtl_arena_alloc(arena, (nt ? nt : 1) * STAGES);
+	v->first = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->end = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->contiguous = dtl_arena_calloc(arena, nm, sizeof(bool));
+	v->depth = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->next = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->repeats = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->last = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->open = dtl_arena_calloc(arena, nm, sizeof(bool));
+	v->group_of = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->hot = dtl_arena_calloc(arena, nt + 1, sizeof(uint32_t));
+	v->link = dtl_arena_calloc(arena, nt ? nt : 1, sizeof(uint32_t));
+	v->mix = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(uint16_t));
+	v->group_finding = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(uint32_t));
+	uint32_t *size = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	if (!v->stage || !v->first || !v->end || !v->contiguous || !v->depth || !v->next ||
+	    !v->repeats || !v->last || !v->open || !v->group_of || !v->hot || !v->link || !v->mix ||
+	    !v->group_finding || !size)
+		return -ENOMEM;
+
+	for (size_t t = 0; t < nt; t++) {
+		stages_of(v, (uint32_t)t, v->stage + t * STAGES);
+		v->link[t] = DTL_NONE_INDEX;
+	}
+	for (size_t g = 0; g < ng; g++) {
+		v->group_finding[g] = DTL_NONE_INDEX;
+		for (size_t k = 0; k < v->groups[g].count; k++)
+			v->mix[g] |= (uint16_t)(1u << sim->t.dtype[v->groups[g].members[k]]);
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct dtl_finding *f = items[i].finding;
+		if (items[i].input->sim != sim)
+			continue;
+		if (f->group && f->group >= v->groups && f->group < v->groups + ng &&
+		    v->group_finding[f->group - v->groups] == DTL_NONE_INDEX)
+			v->group_finding[f->group - v->groups] = (uint32_t)i;
+		for (size_t k = 0; k < f->tensor_count; k++) {
+			uint32_t t = f->tensors[k];
+			if (v->link[t] == DTL_NONE_INDEX)
+				v->link[t] = (uint32_t)i;
+			if (f->severity != DTL_SEVERITY_ERROR)
+				continue;
+			for (uint32_t m = sim->t.module[t]; m != DTL_NONE_INDEX && !v->open[m];
+			     m = sim->modules[m].parent)
+				v->open[m] = true;
+		}
+	}
+	for (size_t r = 0; r < nt; r++)
+		v->hot[r + 1] = v->hot[r] + (v->link[sim->t.order[r]] != DTL_NONE_INDEX);
+
+	/* subtree ranges: modules are made parents first, so children have larger indices */
+	for (size_t m = 0; m < nm; m++) {
+		v->first[m] = UINT32_MAX;
+		v->group_of[m] = DTL_NONE_INDEX;
+		v->next[m] = sim->modules[m].next_sibling;
+		v->repeats[m] = 1;
+		v->last[m] = (uint32_t)m;
+		uint32_t p = sim->modules[m].parent;
+		if (p != DTL_NONE_INDEX && p >= m)
+			return -EINVAL;
+		v->depth[m] = p == DTL_NONE_INDEX ? 0 : v->depth[p] + 1;
+	}
+	for (size_t t = 0; t < nt; t++) {
+		uint32_t m = sim->t.module[t], r = sim->t.rank[t];
+		size[m]++;
+		if (r < v->first[m])
+			v->first[m] = r;
+		if (r + 1 > v->end[m])
+			v->end[m] = r + 1;
+	}
+	for (size_t m = nm; m-- > 1;) {
+		uint32_t p = sim->modules[m].parent;
+		if (p == DTL_NONE_INDEX)
+			continue;
+		size[p] += size[m];
+		if (v->first[m] < v->first[p])
+			v->first[p] = v->first[m];
+		if (v->end[m] > v->end[p])
+			v->end[p] = v->end[m];
+	}
+	for (size_t m = 0; m < nm; m++) {
+		if (v->first[m] == UINT32_MAX)
+			v->first[m] = v->end[m] = 0;
+		v->contiguous[m] = v->end[m] - v->first[m] == size[m];
+	}
+	for (size_t g = 0; g < ng; g++)
+		if (v->groups[g].module != DTL_NONE_INDEX &&
+		    (v->groups[g].kind == DTL_GROUP_FSDP1_UNIT ||
+		     v->groups[g].kind == DTL_GROUP_FSDP2_GROUP))
+			v->group_of[v->groups[g].module] = (uint32_t)g;
+
+	/* runs of identical numbered siblings: each compared with the run's first */
+	for (size_t m = 0; m < nm; m++) {
+		uint32_t head = sim->modules[m].first_child;
+		while (head != DTL_NONE_INDEX) {
+			uint32_t s = sim->modules[head].next_sibling;
+			while (s != DTL_NONE_INDEX && identical(v, head, s)) {
+				v->repeats[head]++;
+				v->last[head] = s;
+				s = sim->modules[s].next_sibling;
+			}
+			v->next[head] = s;
+			head = s;
+		}
+	}
+	return 0;
+}
+
+static void group_link(FILE *out, const struct view *v, uint32_t g)
+{
+	const struct dtl_group *gr = &v->groups[g];
+	const char *letter = gr->kind == DTL_GROUP_FSDP1_UNIT         ? "U"
+	                     : gr->kind == DTL_GROUP_FSDP2_GROUP      ? "G"
+	                     : gr->kind == DTL_GROUP_ZERO3_PERSISTENT ? "P"
+	                                                              : "T";
+	fprintf(out, "<a href=\"#g%zu-%u\">%s%u</a>", v->input, g, letter, gr->index);
+}
+
+static void trace(FILE *out, const struct view *v, uint32_t t)
+{
+	struct dtl_event history[64];
+	size_t n = dtl_sim_history(v->sim, t, history, 64);
+
+	fprintf(out, "<details class=tr id=\"tr%zu-%u\"><summary>%zu step%s</summary><ol>",
+	        v->input, t, n, plural(n));
+	for (size_t e = 0; e < n; e++) {
+		const struct dtl_event *ev = &history[e];
+		fprintf(out, "<li>%s: %s \u2192 %s: ", dtl_stage_name(ev->stage),
+		        short_name(ev->from), short_name(ev->to));
+		put(out, ev->reason);
+		if (ev->loc.file) {
+			fputs(" (", out);
+			put_loc(out, &ev->loc);
+			fputc(')', out);
+		}
+		if (ev->fact) {
+			fputs(" [", out);
+			put(out, ev->fact);
+			fputc(']', out);
+		}
+	}
+	fputs("</ol></details>", out);
+}
+
+static void shape(FILE *out, const struct dtl_sim *sim, uint32_t t)
+{
+	uint32_t d = sim->t.decl[t];
+
+	if (d != DTL_NONE_INDEX && sim->manifest->tensors[d].shape) {
+		const struct dtl_tensor_decl *decl = &sim->manifest->tensors[d];
+		fputc('[', out);
+		for (uint32_t k = 0; k < decl->rank; k++)
+			fprintf(out, "%s%" PRId64, k ? ", " : "", decl->shape[k]);
+		fputc(']', out);
+	} else if (sim->t.numel[t] >= 0) {
+		fprintf(out, "numel %" PRId64, sim->t.numel[t]);
+	}
+}
+
+static void tensor_row(FILE *out, const struct view *v, const struct dtl_report_item *items,
+                       uint32_t t, const struct dtl_module *m)
+{
+	const struct dtl_sim *sim = v->sim;
+	const uint8_t *row = v->stage + (size_t)t * STAGES;
+	uint32_t skip = m->path_len ? m->path_len + 1 : 0;
+	bool persist = sim->t.flags[t] & DTL_TF_ZERO_PERSIST;
+
+	fprintf(out, "<tr id=\"t%zu-%u\"%s><td class=n>", v->input, t,
+	        v->link[t] != DTL_NONE_INDEX ? (persist ? " class=\"hit p\"" : " class=hit")
+	        : persist                    ? " class=p"
+	                                     : "");
+	if (skip <= sim->t.name_len[t])
+		put_n(out, sim->t.name[t] + skip, sim->t.name_len[t] - skip);
+	else
+		put_n(out, sim->t.name[t], sim->t.name_len[t]);
+	if (v->link[t] != DTL_NONE_INDEX)
+		fprintf(out, "<a class=fl href=\"#f%u\">%s</a>", v->link[t],
+		        items[v->link[t]].finding->rule->id);
+	fputs("<td>", out);
+	shape(out, sim, t);
+	fprintf(out, "<td>%s",
+	        sim->t.kind[t] == DTL_KIND_BUFFER        ? "buffer"
+	        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "q-state"
+	        : (sim->t.flags[t] & DTL_TF_TRAINABLE)   ? "yes"
+	                                                 : "no");
+	for (int s = 0; s < STAGES; s++) {
+		const char *name = short_name(row[s]);
+		bool changed = s > 0 && row[s] != row[s - 1] && row[s - 1] != DTL_DTYPE_NONE;
+		if (row[s] == DTL_DTYPE_NONE)
+			fputs("<td class=x>\u00b7", out);
+		else if (changed)
+			fprintf(out, "<td class=\"%s c\">%s", name, name);
+		else
+			fprintf(out, "<td class=%s>%s", name, name);
+	}
+	fputs("<td>", out);
+	if (sim->t.group[t] != DTL_NONE_INDEX)
+		group_link(out, v, sim->t.group[t]);
+	fputs("<td>", out);
+	trace(out, v, t);
+	fputs("</tr>\n", out);
+}
+
+static void table_head(FILE *out)
+{
+	fputs("<table><tr><th>tensor<th>shape<th>trains", out);
+	for (int s = 0; s < STAGES; s++)
+		fprintf(out, "<th>%s", stage_labels[s]);
+	fputs("<th>group<th>trace</tr>\n", out);
+}
+
+static void own_tensors(FILE *out, const struct view *v, const struct dtl_report_item *items,
+                        uint32_t m)
+{
+	const struct dtl_module *md = &v->sim->modules[m];
+
+	if (md->first_tensor == DTL_NONE_INDEX)
+		return;
+	table_head(out);
+	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = v->sim->t.next_in_module[t])
+		tensor_row(out, v, items, t, md);
+	fputs("</table>\n", out);
+}
+
+/* a module's name below its parent (its full path when drawn flat, past NEST_LIMIT) */
+static void segment(FILE *out, const struct view *v, uint32_t m)
+{
+	const struct dtl_module *md = &v->sim->modules[m];
+	const struct dtl_module *p = &v->sim->modules[md->parent];
+
+	if (v->depth[m] > NEST_LIMIT || !p->path_len)
+		put_n(out, md->path, md->path_len);
+	else
+		put_n(out, md->path + p->path_len + 1, md->path_len - p->path_len - 1);
+}
+
+static void open_module(FILE *out, const struct view *v, const struct dtl_report_item *items,
+                        uint32_t m)
+{
+	const struct dtl_module *md = &v->sim->modules[m];
+	uint32_t g = v->group_of[m];
+
+	fprintf(out, "<details id=\"m%zu-%u\" class=\"mod%s%s\"%s><summary>", v->input, m,
+	        g != DTL_NONE_INDEX ? " unit" : "",
+	        g != DTL_NONE_INDEX && mixed(v->mix[g]) ? " mixed" : "", v->open[m] ? " open" : "");
+	segment(out, v, m);
+	if (md->class_name) {
+		fputs(" <span class=cls>", out);
+		put(out, md->class_name);
+		fputs("</span>", out);
+	}
+	if (g != DTL_NONE_INDEX) {
+		fprintf(out, " <span class=badge>%s %u \u00b7 %zu tensor%s \u00b7 ",
+		        group_kind(v->groups[g].kind), v->groups[g].index, v->groups[g].count,
+		        plural(v->groups[g].count));
+		dtype_set(out, v->mix[g]);
+		fputs("</span>", out);
+		if (mixed(v->mix[g]))
+			fputs(" <span class=\"badge mixed\">mixed</span>", out);
+	}
+	if (v->repeats[m] > 1) {
+		fprintf(out, " <span class=\"badge rep\">\u00d7%u identical: ", v->repeats[m]);
+		segment(out, v, m);
+		fputs(" \u2026 ", out);
+		segment(out, v, v->last[m]);
+		fputs("</span>", out);
+	}
+	fputs("</summary>\n", out);
+	own_tensors(out, v, items, m);
+}
+
+/* The module tree in pre-order, without recursion: down the first children, along the next
+ * siblings (past runs of repeats), up the parents. */
+static void tree(FILE *out, const struct view *v, const struct dtl_report_item *items,
+                 uint32_t root)
+{
+	const struct dtl_module *mods = v->sim->modules;
+	uint32_t m = mods[root].first_child;
+
+	own_tensors(out, v, items, root);
+	while (m != DTL_NONE_INDEX) {
+		open_module(out, v, items, m);
+		if (v->depth[m] > NEST_LIMIT)
+			fputs("</details>\n", out);
+		if (mods[m].first_child != DTL_NONE_INDEX) {
+			m = mods[m].first_child;
+			continue;
+		}
+		for (;;) {
+			if (v->depth[m] <= NEST_LIMIT)
+				fputs("</details>\n", out);
+			if (v->next[m] != DTL_NONE_INDEX) {
+				m = v->next[m];
+				break;
+			}
+			m = mods[m].parent;
+			if (m == root) {
+				m = DTL_NONE_INDEX;
+				break;
+			}
+		}
+	}
+}
+
+static void groups_table(FILE *out, const struct view *v)
+{
+	size_t ng = v->sim->groups.count, listed = 0, left = 0;
+
+	if (!ng)
+		return;
+	fputs("<h3>Groups</h3>\n<table><tr><th>kind<th>#<th>name<th>tensors<th>stored "
+	      "dtypes<th>finding</tr>\n",
+	      out);
+	for (size_t g = 0; g < ng; g++) {
+		const struct dtl_group *gr = &v->groups[g];
+		bool mix = mixed(v->mix[g]);
+		if (!mix && v->group_finding[g] == DTL_NONE_INDEX && listed >= GROUP_ROWS) {
+			left++;
+			continue;
+		}
+		listed++;
+		fprintf(out, "<tr id=\"g%zu-%zu\"><td>%s<td>%u<td>", v->input, g,
+		        group_kind(gr->kind), gr->index);
+		if (gr->module != DTL_NONE_INDEX)
+			fprintf(out, "<a href=\"#m%zu-%u\">", v->input, gr->module);
+		put(out, gr->name);
+		if (gr->module != DTL_NONE_INDEX)
+			fputs("</a>", out);
+		fprintf(out, "<td>%zu<td>", gr->count);
+		dtype_set(out, v->mix[g]);
+		if (mix)
+			fputs(" <span class=\"badge mixed\">mixed</span>", out);
+		fputs("<td>", out);
+		if (v->group_finding[g] != DTL_NONE_INDEX)
+			fprintf(out, "<a href=\"#f%u\">finding</a>", v->group_finding[g]);
+		fputs("</tr>\n", out);
+	}
+	if (left)
+		fprintf(out, "<tr><td colspan=6>%zu more group%s, none mixed</tr>\n", left,
+		        plural(left));
+	fputs("</table>\n", out);
+}
+
+static void legend(FILE *out)
+{
+	fputs("<p class=legend>dtype after each stage: ", out);
+	for (int d = 1; d < DTL_DTYPE_COUNT; d++)
+		fprintf(out, "<span class=%s>%s = %s</span>", short_name(d), short_name(d),
+		        dtl_dtype_name(d));
+	fputs("<span class=x>\u00b7 = not there yet</span>; bold: changed by that stage. Group: "
+	      "U = FSDP1 unit, G = FSDP2 group, P = ZeRO-3 persistent, T = ZeRO-3 trainable. "
+	      "Outlined modules are units or groups; dashed red: mixed dtypes.</p>\n",
+	      out);
+}
+
+static int input_section(FILE *out, size_t i, const struct dtl_report_input *input,
+                         const struct dtl_report_item *items, size_t count)
+{
+	struct dtl_arena arena;
+	struct view v = {.out = out, .input = i, .sim = input->sim};
+	const struct dtl_sim *sim = input->sim;
+	char ver[32];
+	int r;
+
+	fprintf(out, "<section class=input id=\"i%zu\"><h2>", i);
+	put(out, sim->manifest->file ? sim->manifest->file : input->file);
+	fprintf(out, "</h2>\n<p>%s, %s, world size %lld; %zu tensors, %zu groups. Versions:",
+	        dtl_strategy_name(sim->rp.plan.strategy),
+	        dtl_precision_name(sim->rp.plan.precision), (long long)sim->rp.plan.world_size,
+	        sim->t.count, sim->groups.count);
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		fprintf(out, "%s %s ", fw ? "," : "", dtl_framework_name(fw));
+		put(out, dtl_version_format(&sim->rp.plan.versions[fw], ver, sizeof(ver)));
+		if (sim->rp.version_assumed[fw])
+			fputs(" (assumed)", out);
+	}
+	fputs("</p>\n", out);
+	dtl_arena_init(&arena);
+	r = view_init(&v, &arena, items, count);
+	if (r < 0)
+		goto done;
+	groups_table(out, &v);
+	fputs("<h3>Modules</h3>\n", out);
+	legend(out);
+	uint32_t root = 0;
+	while (root < sim->module_count && sim->modules[root].parent != DTL_NONE_INDEX)
+		root++;
+	if (root < sim->module_count) {
+		if (v.group_of[root] != DTL_NONE_INDEX) {
+			uint32_t g = v.group_of[root];
+			fprintf(out, "<p>The root is %s %u (%zu tensors, ",
+			        group_kind(v.groups[g].kind), v.groups[g].index, v.groups[g].count);
+			dtype_set(out, v.mix[g]);
+			fprintf(out, ")%s</p>\n",
+			        mixed(v.mix[g]) ? " <span class=\"badge mixed\">mixed</span>" : "");
+		}
+		tree(out, &v, items, root);
+	}
+	fputs("</section>\n", out);
+done:
+	dtl_arena_fini(&arena);
+	return r;
+}
+
+static void finding(FILE *out, size_t k, const struct dtl_report_item *it, size_t i)
+{
+	const struct dtl_finding *f = it->finding;
+	const struct dtl_sim *sim = it->input->sim;
+
+	fprintf(out, "<div class=\"finding %s\" id=\"f%zu\"><h3><span class=sev>%s</span>%s ",
+	        dtl_severity_name(f->severity), k, dtl_severity_name(f->severity), f->rule->id);
+	put(out, f->rule->name);
+	fputs("</h3>\n<p class=msg>", out);
+	put(out, f->message);
+	fputs("</p>\n<p><code>", out);
+	put(out, it->path);
+	fprintf(out, ":%u:%u</code>", f->loc.line ? f->loc.line : 1,
+	        f->loc.column ? f->loc.column : 1);
+	fputs("</p>\n", out);
+	if (f->error_text) {
+		fputs("<p>", out);
+		put(out, f->error_versions);
+		fputs(" raises ", out);
+		put(out, f->error_when);
+		fputs(":<br><code>", out);
+		put(out, f->error_text);
+		fputs("</code></p>\n", out);
+	}
+	if (f->effect) {
+		fputs("<p>Effect: ", out);
+		put(out, f->effect);
+		fputs("</p>\n", out);
+	}
+	if (sim && f->tensor_count) {
+		fputs("<ul>", out);
+		for (size_t t = 0; t < f->tensor_count; t++) {
+			uint32_t x = f->tensors[t];
+			fprintf(out, "<li><a href=\"#t%zu-%u\"><code>", i, x);
+			put(out, sim->t.name[x]);
+			fprintf(out, "</code></a> <span class=%s>%s</span>",
+			        short_name(sim->t.dtype[x]), short_name(sim->t.dtype[x]));
+			fprintf(out, " (<a href=\"#tr%zu-%u\">trace</a>)", i, x);
+		}
+		fputs("</ul>\n", out);
+	}
+	if (f->fix) {
+		fputs("<p>Fix: ", out);
+		put(out, f->fix);
+		fputs("</p>\n", out);
+	}
+	fputs("</div>\n", out);
+}
+
+int dtl_report_html(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	struct dtl_arena arena;
+	struct dtl_report_item *items;
+	struct dtl_report_counts c;
+	size_t count;
+	int r;
+
+	dtl_arena_init(&arena);
+	r = dtl_report_items(&arena, inputs, n, &items, &count);
+	if (r < 0)
+		goto done;
+	dtl_report_count(inputs, n, &c);
+	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"" CSP "\">\n"
+	      "<meta name=viewport content=\"width=device-width\">\n"
+	      "<title>dtypelint report</title>\n<style>" STYLE "</style>\n"
+	      "<script>" SCRIPT "</script>\n</head><body>\n",
+	      out);
+	if (c.errors)
+		fprintf(out, "<h1 class=bad>%zu error%s would stop this run</h1>\n", c.errors,
+		        plural(c.errors));
+	else
+		fputs("<h1 class=ok>No error would stop this run</h1>\n", out);
+	fprintf(out,
+	        "<p>%zu error%s, %zu warning%s, %zu info in %zu file%s (dtypelint %s)</p>\n"
+	        "<h2>Findings</h2>\n",
+	        c.errors, plural(c.errors), c.warnings, plural(c.warnings), c.infos, n, plural(n),
+	        DTL_VERSION);
+	if (!count)
+		fputs("<p>None.</p>\n", out);
+	/* most severe first, each level in report order */
+	for (int s = DTL_SEVERITY_ERROR; s >= DTL_SEVERITY_INFO; s--)
+		for (size_t k = 0; k < count; k++)
+			if ((int)items[k].finding->severity == s)
+				finding(out, k, &items[k], (size_t)(items[k].input - inputs));
+	for (size_t i = 0; i < n && r >= 0; i++)
+		if (inputs[i].sim)
+			r = input_section(out, i, &inputs[i], items, count);
+	fputs("</body></html>\n", out);
+	if (r >= 0)
+		r = ferror(out) ? -EIO : 0;
+done:
+	dtl_arena_fini(&arena);
+	return r;
+}
