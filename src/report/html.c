@@ -54,13 +54,13 @@
 	".f64{background:#d9ccff}.f8e4m3{background:#d4f2c4}.f8e5m2{background:#c4ecd8}"           \
 	".u8,.i8,.i16{background:#e2e2e2}.i32,.i64,.bool{background:#eeeedd}"                      \
 	"td.x{background:#fafafa;color:#bbb}td.c{font-weight:bold}.legend span{padding:0 6px;"     \
-	"margin-right:4px}"
+	"margin-right:4px}ol.facts{overflow-wrap:anywhere}"
 #define SCRIPT                                                                                     \
 	"function show(){var e=document.getElementById(location.hash.slice(1));"                   \
 	"if(!e)return;for(var p=e.parentElement;p;p=p.parentElement)"                              \
 	"if(p.tagName==='DETAILS')p.open=true;e.scrollIntoView();}"                                \
 	"addEventListener('hashchange',show);addEventListener('DOMContentLoaded',show);"
-#define STYLE_HASH  "sha256-A5zZfl0f6GNlcXzOiBZTrFoADdxBcDmUZRj/4pqhjfA="
+#define STYLE_HASH  "sha256-zLeX4wUmLQyQzVnmyKPR//S5ipWX9uY+nVctvaUATRQ="
 #define SCRIPT_HASH "sha256-1M3WwTqUzAYZ9TsoeRbk/6BREz3qUqa4utjA7yu/+XE="
 #define CSP                                                                                        \
 	"default-src 'none'; style-src '" STYLE_HASH "'; script-src '" SCRIPT_HASH                 \
@@ -162,6 +162,11 @@ struct view {
 	uint32_t *link;          /* tensors: the first finding naming it (report index), or NONE */
 	uint16_t *mix;           /* groups: the set of stored dtypes of its members */
 	uint32_t *group_finding; /* groups: a finding about it, or NONE */
+	bool *inlined; /* modules: a plain leaf, whose tensors are rows of its parent's table */
+	struct dtl_strmap facts;  /* fact -> number: each is written once, at the section's end */
+	struct dtl_vec fact_list; /* const char * */
+	struct dtl_arena *arena;
+	int error; /* -ENOMEM from the fact list */
 };
 
 static bool mixed(uint16_t set)
@@ -305,10 +310,13 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	v->link = dtl_arena_calloc(arena, nt ? nt : 1, sizeof(uint32_t));
 	v->mix = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(uint16_t));
 	v->group_finding = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(uint32_t));
+	v->inlined = dtl_arena_calloc(arena, nm, sizeof(bool));
+	v->arena = arena;
+	dtl_strmap_init(&v->facts, arena);
 	uint32_t *size = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	if (!v->stage || !v->first || !v->end || !v->contiguous || !v->depth || !v->next ||
 	    !v->repeats || !v->last || !v->open || !v->group_of || !v->hot || !v->link || !v->mix ||
-	    !v->group_finding || !size)
+	    !v->group_finding || !v->inlined || !size)
 		return -ENOMEM;
 
 	for (size_t t = 0; t < nt; t++) {
@@ -396,7 +404,41 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 			head = s;
 		}
 	}
+	/* a leaf that is neither a unit nor a run (a Linear with its weight and bias) is rows
+	 * of its parent's table: no box and table of its own per tensor */
+	for (size_t m = 0; m < nm; m++)
+		v->inlined[m] = sim->modules[m].parent != DTL_NONE_INDEX &&
+		                sim->modules[m].first_child == DTL_NONE_INDEX &&
+		                v->group_of[m] == DTL_NONE_INDEX && v->repeats[m] == 1 &&
+		                v->depth[m] <= NEST_LIMIT;
 	return 0;
+}
+
+/* m, or the first sibling after it that is drawn as a module of its own */
+static uint32_t drawn(const struct view *v, uint32_t m)
+{
+	while (m != DTL_NONE_INDEX && v->inlined[m])
+		m = v->next[m];
+	return m;
+}
+
+/* the number of a fact in the section's list ("[3]"), adding it; 0 when memory ran out */
+static size_t fact_number(struct view *v, const char *fact)
+{
+	int64_t k = dtl_strmap_put(&v->facts, fact, strlen(fact), (int64_t)v->fact_list.count);
+	if (k < 0) {
+		v->error = -ENOMEM;
+		return 0;
+	}
+	if ((size_t)k == v->fact_list.count) {
+		const char **slot = dtl_vec_push(&v->fact_list, v->arena, sizeof(*slot));
+		if (!slot) {
+			v->error = -ENOMEM;
+			return 0;
+		}
+		*slot = fact;
+	}
+	return (size_t)k + 1;
 }
 
 static void group_link(FILE *out, const struct view *v, uint32_t g)
@@ -409,7 +451,7 @@ static void group_link(FILE *out, const struct view *v, uint32_t g)
 	fprintf(out, "<a href=\"#g%zu-%u\">%s%u</a>", v->input, g, letter, gr->index);
 }
 
-static void trace(FILE *out, const struct view *v, uint32_t t)
+static void trace(FILE *out, struct view *v, uint32_t t)
 {
 	struct dtl_event history[64];
 	size_t n = dtl_sim_history(v->sim, t, history, 64);
@@ -421,15 +463,18 @@ static void trace(FILE *out, const struct view *v, uint32_t t)
 		fprintf(out, "<li>%s: %s \u2192 %s: ", dtl_stage_name(ev->stage),
 		        short_name(ev->from), short_name(ev->to));
 		put(out, ev->reason);
-		if (ev->loc.file) {
+		if (ev->loc.file && v->sim->manifest->file &&
+		    strcmp(ev->loc.file, v->sim->manifest->file) == 0) /* the section's file */
+			fprintf(out, " (line %u:%u)", ev->loc.line, ev->loc.column);
+		else if (ev->loc.file) {
 			fputs(" (", out);
 			put_loc(out, &ev->loc);
 			fputc(')', out);
 		}
 		if (ev->fact) {
-			fputs(" [", out);
-			put(out, ev->fact);
-			fputc(']', out);
+			size_t k = fact_number(v, ev->fact);
+			if (k)
+				fprintf(out, " <a href=\"#fact%zu-%zu\">[%zu]</a>", v->input, k, k);
 		}
 	}
 	fputs("</ol></details>", out);
@@ -450,8 +495,8 @@ static void shape(FILE *out, const struct dtl_sim *sim, uint32_t t)
 	}
 }
 
-static void tensor_row(FILE *out, const struct view *v, const struct dtl_report_item *items,
-                       uint32_t t, const struct dtl_module *m)
+static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t t,
+                       const struct dtl_module *m)
 {
 	const struct dtl_sim *sim = v->sim;
 	const uint8_t *row = v->stage + (size_t)t * STAGES;
@@ -476,15 +521,21 @@ static void tensor_row(FILE *out, const struct view *v, const struct dtl_report_
 	        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "q-state"
 	        : (sim->t.flags[t] & DTL_TF_TRAINABLE)   ? "yes"
 	                                                 : "no");
-	for (int s = 0; s < STAGES; s++) {
+	/* one cell per run of stages that keep the dtype: a bar that breaks where it changes */
+	for (int s = 0, e; s < STAGES; s = e) {
 		const char *name = short_name(row[s]);
-		bool changed = s > 0 && row[s] != row[s - 1] && row[s - 1] != DTL_DTYPE_NONE;
+		bool changed = s > 0 && row[s - 1] != DTL_DTYPE_NONE;
+		for (e = s + 1; e < STAGES && row[e] == row[s];)
+			e++;
+		fputs("<td", out);
+		if (e - s > 1)
+			fprintf(out, " colspan=%d", e - s);
 		if (row[s] == DTL_DTYPE_NONE)
-			fputs("<td class=x>\u00b7", out);
+			fputs(" class=x>\u00b7", out);
 		else if (changed)
-			fprintf(out, "<td class=\"%s c\">%s", name, name);
+			fprintf(out, " class=\"%s c\">%s", name, name);
 		else
-			fprintf(out, "<td class=%s>%s", name, name);
+			fprintf(out, " class=%s>%s", name, name);
 	}
 	fputs("<td>", out);
 	if (sim->t.group[t] != DTL_NONE_INDEX)
@@ -502,17 +553,26 @@ static void table_head(FILE *out)
 	fputs("<th>group<th>trace</tr>\n", out);
 }
 
-static void own_tensors(FILE *out, const struct view *v, const struct dtl_report_item *items,
-                        uint32_t m)
+/* the table of a module's own tensors and those of its inlined children */
+static void own_tensors(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
 {
-	const struct dtl_module *md = &v->sim->modules[m];
+	const struct dtl_module *mods = v->sim->modules;
+	bool head = false;
 
-	if (md->first_tensor == DTL_NONE_INDEX)
-		return;
-	table_head(out);
-	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = v->sim->t.next_in_module[t])
-		tensor_row(out, v, items, t, md);
-	fputs("</table>\n", out);
+	for (uint32_t c = m; c != DTL_NONE_INDEX;
+	     c = c == m ? mods[m].first_child : mods[c].next_sibling) {
+		if (c != m && !v->inlined[c])
+			continue;
+		for (uint32_t t = mods[c].first_tensor; t != DTL_NONE_INDEX;
+		     t = v->sim->t.next_in_module[t]) {
+			if (!head)
+				table_head(out);
+			head = true;
+			tensor_row(out, v, items, t, &mods[m]);
+		}
+	}
+	if (head)
+		fputs("</table>\n", out);
 }
 
 /* a module's name below its parent (its full path when drawn flat, past NEST_LIMIT) */
@@ -527,8 +587,7 @@ static void segment(FILE *out, const struct view *v, uint32_t m)
 		put_n(out, md->path + p->path_len + 1, md->path_len - p->path_len - 1);
 }
 
-static void open_module(FILE *out, const struct view *v, const struct dtl_report_item *items,
-                        uint32_t m)
+static void open_module(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
 {
 	const struct dtl_module *md = &v->sim->modules[m];
 	uint32_t g = v->group_of[m];
@@ -564,26 +623,25 @@ static void open_module(FILE *out, const struct view *v, const struct dtl_report
 
 /* The module tree in pre-order, without recursion: down the first children, along the next
  * siblings (past runs of repeats), up the parents. */
-static void tree(FILE *out, const struct view *v, const struct dtl_report_item *items,
-                 uint32_t root)
+static void tree(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t root)
 {
 	const struct dtl_module *mods = v->sim->modules;
-	uint32_t m = mods[root].first_child;
+	uint32_t m = drawn(v, mods[root].first_child);
 
 	own_tensors(out, v, items, root);
 	while (m != DTL_NONE_INDEX) {
 		open_module(out, v, items, m);
 		if (v->depth[m] > NEST_LIMIT)
 			fputs("</details>\n", out);
-		if (mods[m].first_child != DTL_NONE_INDEX) {
-			m = mods[m].first_child;
+		if (drawn(v, mods[m].first_child) != DTL_NONE_INDEX) {
+			m = drawn(v, mods[m].first_child);
 			continue;
 		}
 		for (;;) {
 			if (v->depth[m] <= NEST_LIMIT)
 				fputs("</details>\n", out);
-			if (v->next[m] != DTL_NONE_INDEX) {
-				m = v->next[m];
+			if (drawn(v, v->next[m]) != DTL_NONE_INDEX) {
+				m = drawn(v, v->next[m]);
 				break;
 			}
 			m = mods[m].parent;
@@ -640,7 +698,8 @@ static void legend(FILE *out)
 	for (int d = 1; d < DTL_DTYPE_COUNT; d++)
 		fprintf(out, "<span class=%s>%s = %s</span>", short_name(d), short_name(d),
 		        dtl_dtype_name(d));
-	fputs("<span class=x>\u00b7 = not there yet</span>; bold: changed by that stage. Group: "
+	fputs("<span class=x>\u00b7 = not there yet</span>; a cell spans the stages that keep "
+	      "the dtype, bold: changed. Lines are in the file this section is about. Group: "
 	      "U = FSDP1 unit, G = FSDP2 group, P = ZeRO-3 persistent, T = ZeRO-3 trainable. "
 	      "Outlined modules are units or groups; dashed red: mixed dtypes.</p>\n",
 	      out);
@@ -673,11 +732,11 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 	if (r < 0)
 		goto done;
 	groups_table(out, &v);
-	fputs("<h3>Modules</h3>\n", out);
-	legend(out);
 	uint32_t root = 0;
 	while (root < sim->module_count && sim->modules[root].parent != DTL_NONE_INDEX)
 		root++;
+	fprintf(out, "<h3 id=\"m%zu-%u\">Modules</h3>\n", i, root); /* the root's anchor */
+	legend(out);
 	if (root < sim->module_count) {
 		if (v.group_of[root] != DTL_NONE_INDEX) {
 			uint32_t g = v.group_of[root];
@@ -689,6 +748,16 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 		}
 		tree(out, &v, items, root);
 	}
+	if (v.fact_list.count) {
+		const char **facts = v.fact_list.items;
+		fputs("<h3>Facts the steps cite</h3>\n<ol class=facts>", out);
+		for (size_t k = 0; k < v.fact_list.count; k++) {
+			fprintf(out, "<li id=\"fact%zu-%zu\">", i, k + 1);
+			put(out, facts[k]);
+		}
+		fputs("</ol>\n", out);
+	}
+	r = v.error;
 	fputs("</section>\n", out);
 done:
 	dtl_arena_fini(&arena);
