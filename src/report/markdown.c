@@ -19,8 +19,9 @@
 #define SUMMARY_LIMIT ((size_t)1 << 20)
 /* the room kept for the truncation note and the closing line */
 #define TAIL_RESERVE ((size_t)2048)
-/* tensors listed per finding; the rest are counted */
+/* tensors and notes listed per finding; the rest are counted */
 #define TABLE_ROWS 20
+#define NOTE_ROWS  20
 
 /* Writes s so that Markdown and the HTML inside it show its characters as they are: no tag,
  * entity, link, emphasis, table cell, math or code span can start from an input ('[' is
@@ -182,15 +183,19 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 			        f->tensor_count - TABLE_ROWS);
 		fputc('\n', out);
 	}
-	bool notes = false;
+	size_t notes = 0;
 	for (size_t k = 0; k < f->note_count; k++) {
 		if (f->notes[k].tensor != DTL_NONE_INDEX)
 			continue; /* the tensor's row says it */
+		if (++notes > NOTE_ROWS)
+			continue;
 		fputs("- note: ", out);
 		md_put(out, f->notes[k].text);
 		fputc('\n', out);
-		notes = true;
 	}
+	if (notes > NOTE_ROWS)
+		fprintf(out, "- \u2026 and %zu more note%s\n", notes - NOTE_ROWS,
+		        plural(notes - NOTE_ROWS));
 	if (notes)
 		fputc('\n', out);
 	if (f->fix) {
