@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""The HTML page (-f html) and the job summary (-f markdown) in a real browser (issue 26).
+
+For the bundled example, the hostile-names fixture and a two-input run, in headless Chromium:
+- the page needs nothing from the network and its CSP allows exactly its one <style> and one
+  <script> (their sha256 recomputed here); Chromium logs no console message at all (a CSP
+  violation, an uncaught exception);
+- every finding of `-f json` is in the DOM (rule, message) and every link to a tensor, trace,
+  group or module lands on an element of the DOM;
+- hostile names are text: no element, attribute or link comes from a name, and the names
+  are shown (controls as \\xNN);
+- opening the page at a tensor's anchor opens the modules around it (the inline script);
+- the Markdown summary rendered as GitHub does (cmark-gfm with tables and raw HTML, when
+  installed) has no element or link from a name and the same cells in every table row.
+Screenshots go to the build directory (check-html-*.png). Without Chromium the test is
+skipped (exit 77) and says so.
+Usage: check-html.py DTYPELINT SOURCE_ROOT OUTDIR
+"""
+import base64, hashlib, html.parser, json, os, re, shutil, subprocess, sys, tempfile
+
+dtypelint, root, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+if not chromium:
+    print("SKIP: chromium is not installed (Debian: apt-get install chromium)")
+    sys.exit(77)
+failures = []
+EXAMPLE = "fixtures/examples/qwen2-lora-zero3.yaml"
+HOSTILE = "fixtures/cli/formats/hostile-names.yaml"
+
+
+def fail(msg):
+    failures.append(msg)
+
+
+class Dom(html.parser.HTMLParser):
+    """Elements (tag, attrs), ids, the text of each id'd element's subtree, all text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.elements, self.ids, self.text = [], {}, []
+        self.stack = []  # open elements: [tag, id, text pieces, attrs]
+        self.ancestors = {}  # id -> the <details> around it: [(id, open)]
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.elements.append((tag, a))
+        if "id" in a:
+            self.ids[a["id"]] = (tag, a)
+            self.ancestors[a["id"]] = [(e[1], "open" in e[3]) for e in self.stack
+                                       if e[0] == "details"]
+        if tag not in ("meta", "br", "img", "input", "link", "hr", "col"):
+            self.stack.append([tag, a.get("id"), [], a])
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            t, i, pieces, _ = self.stack.pop()
+            if i:
+                self.ids[i] = self.ids[i] + ("".join(pieces),)
+            if self.stack:
+                self.stack[-1][2].extend(pieces)
+            if t == tag:
+                break
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self.stack:
+            self.stack[-1][2].append(data)
+
+
+def parse(text):
+    d = Dom()
+    d.feed(text)
+    d.close()
+    return d
+
+
+def browse(page, name, fragment="", screenshot=True):
+    """Loads page in Chromium: its DOM after the scripts, the console lines, a screenshot."""
+    with tempfile.TemporaryDirectory() as profile:
+        common = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                  "--window-size=1280,1600"]
+        url = "file://" + page + fragment
+        dom = subprocess.run(common + ["--dump-dom", url], capture_output=True, timeout=120)
+        shot = os.path.join(outdir, f"check-html-{name}.png")
+        if os.path.exists(shot):
+            os.remove(shot)
+        log = dom.stderr
+        if screenshot:
+            log += subprocess.run(common + [f"--screenshot={shot}", url], capture_output=True,
+                                  timeout=120).stderr
+    console = [l for l in log.decode("utf-8", "replace").splitlines()
+               if "CONSOLE" in l or "Uncaught" in l or "Refused" in l
+               or "Content Security Policy" in l]
+    for l in console:
+        fail(f"{name}: console: {l[:300]}")
+    if dom.returncode != 0:
+        fail(f"{name}: chromium --dump-dom exit {dom.returncode}")
+    if screenshot and (not os.path.exists(shot) or os.path.getsize(shot) < 10000):
+        fail(f"{name}: no screenshot (or a blank one) at {shot}")
+    return dom.stdout.decode("utf-8", "replace")
+
+
+def shown(s):
+    """A name as the reporters show it: C0, DEL and C1 controls as \\xNN / \\u00NN."""
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7f else
+                   f"\\u{ord(c):04x}" if 0x80 <= ord(c) <= 0x9f else c for c in s)
+
+
+def lint(fmt, *files):
+    r = subprocess.run([dtypelint, "-q", "-f", fmt, *files], cwd=root, capture_output=True)
+    if r.returncode not in (0, 1):
+        fail(f"-f {fmt} {files}: exit {r.returncode}: {r.stderr[:300]!r}")
+    return r.stdout.decode("utf-8")
+
+
+def static_checks(name, text):
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', text)
+    if not csp:
+        return fail(f"{name}: no CSP <meta>")
+    policy = dict((d.split(" ", 1) + [""])[:2] for d in csp.group(1).split("; "))
+    if policy.get("default-src") != "'none'":
+        fail(f"{name}: CSP default-src is not 'none': {csp.group(1)}")
+    for tag, directive in (("style", "style-src"), ("script", "script-src")):
+        bodies = re.findall(rf"<{tag}>(.*?)</{tag}>", text, re.S)
+        if len(bodies) != 1:
+            fail(f"{name}: {len(bodies)} <{tag}> elements, want 1")
+            continue
+        digest = base64.b64encode(hashlib.sha256(bodies[0].encode()).digest()).decode()
+        if policy.get(directive) != f"'sha256-{digest}'":
+            fail(f"{name}: {directive} is {policy.get(directive)!r}, the {tag} hashes to "
+                 f"sha256-{digest}")
+    style = "".join(re.findall(r"<style>(.*?)</style>", text, re.S))
+    for needle in ("url(", "@import"):
+        if needle in style:
+            fail(f"{name}: {needle!r} in the style: it would load something")
+    for tag, attrs in parse(text).elements:
+        if tag in ("link", "img", "iframe", "object", "embed", "base") or "src" in attrs or \
+                attrs.get("http-equiv") == "refresh":
+            fail(f"{name}: <{tag} {attrs}> in the page: it would load something")
+
+
+def dom_checks(name, dom, findings):
+    d = parse(dom)
+    scripts = [e for e in d.elements if e[0] == "script"]
+    if len(scripts) != 1:
+        fail(f"{name}: {len(scripts)} <script> elements in the DOM, want 1")
+    for tag, attrs in d.elements:
+        if tag in ("img", "iframe", "object", "embed", "svg", "form", "input"):
+            fail(f"{name}: a <{tag}> element in the DOM")
+        for k, v in attrs.items():
+            if k.startswith("on"):
+                fail(f"{name}: an {k} attribute on <{tag}>")
+            if k == "href" and not (v or "").startswith("#"):
+                fail(f"{name}: a link out of the page: {v!r}")
+            if k == "href" and (v or "#")[1:] not in d.ids:
+                fail(f"{name}: a link to #{v[1:]}, which is not in the DOM")
+    boxes = {i: e for i, e in d.ids.items() if "finding" in (e[1].get("class") or "")}
+    if len(boxes) != len(findings):
+        fail(f"{name}: {len(boxes)} findings in the DOM, {len(findings)} in -f json")
+    for k, f in enumerate(findings):
+        box = d.ids.get(f"f{k}")
+        if not box or len(box) < 3:
+            fail(f"{name}: finding {k} ({f['rule']}) is not in the DOM")
+            continue
+        for want in (f["rule"], shown(f["message"])):
+            if want not in box[2]:
+                fail(f"{name}: finding {k} lacks {want[:80]!r}")
+        for t in f["tensors"]:
+            if shown(t) not in box[2]:
+                fail(f"{name}: finding {k} does not name tensor {t[:80]!r}")
+    return d
+
+
+os.makedirs(outdir, exist_ok=True)
+with tempfile.TemporaryDirectory() as tmp:
+    cases = {"example": [EXAMPLE], "hostile": [HOSTILE],
+             "two-inputs": ["fixtures/rules/dt101-fires.yaml", "fixtures/cli/suppress/listed.yaml"]}
+    doms = {}
+    for name, files in cases.items():
+        page = os.path.join(tmp, name + ".html")
+        text = lint("html", *files)
+        with open(page, "w") as f:
+            f.write(text)
+        static_checks(name, text)
+        findings = json.loads(lint("json", *files))["findings"]
+        if not findings:
+            fail(f"{name}: no findings: the case tests nothing")
+        doms[name] = dom_checks(name, browse(page, name, screenshot=name != "two-inputs"),
+                                findings)
+
+    # hostile names are shown as text, every piece of them
+    names = [n for n in json.loads(lint("json", HOSTILE))["findings"][0]["tensors"]]
+    text = "".join(doms["hostile"].text)
+    segments = ["<script>alert(1)</script>", "](javascript:alert(2))|`code`|_em_$m$~s~",
+                "line\\x0abreak\\x1b[31m\\u0085&amp;'\"@x\\", "<img src=x onerror=alert(3)>",
+                "[link](https://example", "invalid/)<!--"]
+    for s in segments:
+        if s not in text:
+            fail(f"hostile: {s!r} is not text of the DOM")
+    if len(names) < 2:
+        fail("hostile: the fixture's finding names fewer than 2 tensors")
+
+    # the inline script opens the modules around a tensor named in the address
+    example = doms["example"]
+    hidden = [i for i, chain in example.ancestors.items()
+              if i.startswith("t0-") and any(not o for _, o in chain)]
+    if not hidden:
+        fail("example: no tensor row is in a collapsed module")
+    else:
+        dom = parse(browse(os.path.join(tmp, "example.html"), "example-anchor", "#" + hidden[0],
+                           screenshot=False))
+        closed = [m for m, o in dom.ancestors.get(hidden[0], [(None, False)]) if not o]
+        if closed:
+            fail(f"example: #{hidden[0]} in the address left {closed} closed")
+
+    # the Markdown summary as GitHub renders it
+    cmark = shutil.which("cmark-gfm")
+    if not cmark:
+        print("note: cmark-gfm is not installed: the Markdown rendering is not checked")
+    else:
+        for name, files in (("md-hostile", [HOSTILE]), ("md-example", [EXAMPLE])):
+            md = lint("markdown", *files)
+            body = subprocess.run([cmark, "--unsafe", "-e", "table"], input=md.encode(),
+                                  capture_output=True, check=True).stdout.decode()
+            page = os.path.join(tmp, name + ".html")
+            with open(page, "w") as f:
+                f.write("<!DOCTYPE html><html><head><meta charset=utf-8></head><body>" + body +
+                        "</body></html>")
+            d = parse(browse(page, name, screenshot=name == "md-example"))
+            allowed = {"html", "head", "body", "meta", "h2", "h3", "p", "code", "strong",
+                       "blockquote", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
+            for tag, attrs in d.elements:
+                if tag not in allowed:
+                    fail(f"{name}: a <{tag}> element from the summary: {attrs}")
+                for k in attrs:
+                    if k.startswith("on"):
+                        fail(f"{name}: an {k} attribute")
+            # every row of a table has its header's cells: no '|' from a name splits one
+            width = None
+            for line in md.splitlines():
+                if not line.startswith("|"):
+                    width = None
+                    continue
+                bars = sum(1 for t in re.findall(r"\\.|\|", line) if t == "|")
+                if width is None:
+                    width = bars
+                elif bars != width:
+                    fail(f"{name}: a row with {bars - 1} cells, its header {width - 1}: "
+                         f"{line[:100]!r}")
+            text = "".join(d.text)
+            if name == "md-hostile":
+                for s in segments[:2]:
+                    if s not in text:
+                        fail(f"{name}: {s!r} is not text of the rendered summary")
+for f in failures[:30]:
+    print("FAIL:", f)
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
