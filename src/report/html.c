@@ -162,7 +162,12 @@ struct view {
 	uint32_t *link;          /* tensors: the first finding naming it (report index), or NONE */
 	uint16_t *mix;           /* groups: the set of stored dtypes of its members */
 	uint32_t *group_finding; /* groups: a finding about it, or NONE */
-	bool *inlined; /* modules: a plain leaf, whose tensors are rows of its parent's table */
+	bool *inlined;  /* modules: a plain leaf, whose tensors are rows of its parent's table */
+	uint32_t *head; /* modules: the first of the run it is in (itself when drawn) */
+	/* modules: the module drawn for it: itself, or the first of the run that stands for it
+	 * or for its outermost ancestor in a run */
+	uint32_t *shown_as;
+	bool *listed; /* groups: a row of the groups table (all mixed ones, GROUP_ROWS more) */
 	struct dtl_strmap facts;  /* fact -> number: each is written once, at the section's end */
 	struct dtl_vec fact_list; /* const char * */
 	struct dtl_arena *arena;
@@ -311,12 +316,15 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	v->mix = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(uint16_t));
 	v->group_finding = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(uint32_t));
 	v->inlined = dtl_arena_calloc(arena, nm, sizeof(bool));
+	v->head = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->shown_as = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->listed = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(bool));
 	v->arena = arena;
 	dtl_strmap_init(&v->facts, arena);
 	uint32_t *size = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	if (!v->stage || !v->first || !v->end || !v->contiguous || !v->depth || !v->next ||
 	    !v->repeats || !v->last || !v->open || !v->group_of || !v->hot || !v->link || !v->mix ||
-	    !v->group_finding || !v->inlined || !size)
+	    !v->group_finding || !v->inlined || !v->head || !v->shown_as || !v->listed || !size)
 		return -ENOMEM;
 
 	for (size_t t = 0; t < nt; t++) {
@@ -356,6 +364,7 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 		v->next[m] = sim->modules[m].next_sibling;
 		v->repeats[m] = 1;
 		v->last[m] = (uint32_t)m;
+		v->head[m] = (uint32_t)m;
 		uint32_t p = sim->modules[m].parent;
 		if (p != DTL_NONE_INDEX && p >= m)
 			return -EINVAL;
@@ -396,6 +405,7 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 		while (head != DTL_NONE_INDEX) {
 			uint32_t s = sim->modules[head].next_sibling;
 			while (s != DTL_NONE_INDEX && identical(v, head, s)) {
+				v->head[s] = head;
 				v->repeats[head]++;
 				v->last[head] = s;
 				s = sim->modules[s].next_sibling;
@@ -403,6 +413,18 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 			v->next[head] = s;
 			head = s;
 		}
+	}
+	for (size_t m = 0; m < nm; m++) { /* parents first */
+		uint32_t p = sim->modules[m].parent;
+		if (p != DTL_NONE_INDEX && v->shown_as[p] != p)
+			v->shown_as[m] = v->shown_as[p];
+		else
+			v->shown_as[m] = v->head[m];
+	}
+	for (size_t g = 0, others = 0; g < ng; g++) {
+		bool notable = mixed(v->mix[g]) || v->group_finding[g] != DTL_NONE_INDEX;
+		v->listed[g] = notable || others < GROUP_ROWS;
+		others += !notable;
 	}
 	/* a leaf that is neither a unit nor a run (a Linear with its weight and bias) is rows
 	 * of its parent's table: no box and table of its own per tensor */
@@ -448,7 +470,10 @@ static void group_link(FILE *out, const struct view *v, uint32_t g)
 	                     : gr->kind == DTL_GROUP_FSDP2_GROUP      ? "G"
 	                     : gr->kind == DTL_GROUP_ZERO3_PERSISTENT ? "P"
 	                                                              : "T";
-	fprintf(out, "<a href=\"#g%zu-%u\">%s%u</a>", v->input, g, letter, gr->index);
+	if (v->listed[g])
+		fprintf(out, "<a href=\"#g%zu-%u\">%s%u</a>", v->input, g, letter, gr->index);
+	else
+		fprintf(out, "%s%u", letter, gr->index);
 }
 
 static void trace(FILE *out, struct view *v, uint32_t t)
@@ -655,7 +680,7 @@ static void tree(FILE *out, struct view *v, const struct dtl_report_item *items,
 
 static void groups_table(FILE *out, const struct view *v)
 {
-	size_t ng = v->sim->groups.count, listed = 0, left = 0;
+	size_t ng = v->sim->groups.count, left = 0;
 
 	if (!ng)
 		return;
@@ -665,15 +690,14 @@ static void groups_table(FILE *out, const struct view *v)
 	for (size_t g = 0; g < ng; g++) {
 		const struct dtl_group *gr = &v->groups[g];
 		bool mix = mixed(v->mix[g]);
-		if (!mix && v->group_finding[g] == DTL_NONE_INDEX && listed >= GROUP_ROWS) {
+		if (!v->listed[g]) {
 			left++;
 			continue;
 		}
-		listed++;
 		fprintf(out, "<tr id=\"g%zu-%zu\"><td>%s<td>%u<td>", v->input, g,
 		        group_kind(gr->kind), gr->index);
 		if (gr->module != DTL_NONE_INDEX)
-			fprintf(out, "<a href=\"#m%zu-%u\">", v->input, gr->module);
+			fprintf(out, "<a href=\"#m%zu-%u\">", v->input, v->shown_as[gr->module]);
 		put(out, gr->name);
 		if (gr->module != DTL_NONE_INDEX)
 			fputs("</a>", out);

@@ -174,7 +174,17 @@ def dom_checks(name, dom, findings):
 
 os.makedirs(outdir, exist_ok=True)
 with tempfile.TemporaryDirectory() as tmp:
-    cases = {"example": [EXAMPLE], "hostile": [HOSTILE],
+    # ten FSDP1 units: 0-3 and 5-9 alike, 4 mixed (a finding): two runs and one layer drawn
+    repeats = os.path.join(tmp, "repeats.yaml")
+    with open(repeats, "w") as f:
+        f.write("dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16}\ntensors:\n")
+        for i in range(10):
+            f.write(f"  - {{name: model.layers.{i}.attn.q_proj.weight, shape: [8, 8]}}\n"
+                    f"  - {{name: model.layers.{i}.norm.weight, shape: [8]"
+                    f"{', dtype: float32' if i == 4 else ''}}}\n")
+        f.write('training: {strategy: fsdp1, versions: {torch: "2.4.1"}, '
+                'fsdp: {wrap: ["model.layers.*"]}}\n')
+    cases = {"example": [EXAMPLE], "hostile": [HOSTILE], "repeats": [repeats],
              "two-inputs": ["fixtures/rules/dt101-fires.yaml", "fixtures/cli/suppress/listed.yaml"]}
     doms = {}
     for name, files in cases.items():
@@ -186,8 +196,17 @@ with tempfile.TemporaryDirectory() as tmp:
         findings = json.loads(lint("json", *files))["findings"]
         if not findings:
             fail(f"{name}: no findings: the case tests nothing")
-        doms[name] = dom_checks(name, browse(page, name, screenshot=name != "two-inputs"),
-                                findings)
+        doms[name] = dom_checks(name, browse(page, name, screenshot=name == "example"
+                                             or name == "hostile"), findings)
+
+    # repeated layers: drawn once each run, with the count; the mixed one on its own
+    text = "".join(doms["repeats"].text)
+    for run in ("\u00d74 identical: 0 \u2026 3", "\u00d75 identical: 5 \u2026 9"):
+        if run not in text:
+            fail(f"repeats: no {run!r}")
+    rows = [i for i, e in doms["repeats"].ids.items() if e[0] == "tr" and i.startswith("t0-")]
+    if len(rows) != 6:
+        fail(f"repeats: {len(rows)} tensor rows, want 6 (two runs drawn once, layer 4)")
 
     # hostile names are shown as text, every piece of them
     names = [n for n in json.loads(lint("json", HOSTILE))["findings"][0]["tensors"]]
