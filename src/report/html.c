@@ -117,6 +117,22 @@ static void put(FILE *out, const char *s)
 	put_n(out, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* a name that may be a deep module's path: at most its last TAIL bytes, after an ellipsis
+ * (a chain of n groups must not take n^2 bytes) */
+#define TAIL 160
+static void put_tail(FILE *out, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len <= TAIL)
+		return put_n(out, s, len);
+	const char *p = s + len - TAIL;
+	while ((*p & 0xc0) == 0x80) /* the start of a character */
+		p++;
+	fputs("\u2026", out);
+	put_n(out, p, (size_t)(s + len - p));
+}
+
 static void put_loc(FILE *out, const struct dtl_loc *loc)
 {
 	put(out, loc->file ? loc->file : "-");
@@ -600,13 +616,16 @@ static void own_tensors(FILE *out, struct view *v, const struct dtl_report_item 
 		fputs("</table>\n", out);
 }
 
-/* a module's name below its parent (its full path when drawn flat, past NEST_LIMIT) */
+/* a module's name below its parent; drawn flat, past NEST_LIMIT, with its depth (not its
+ * full path: a chain of n modules would take n^2 bytes) */
 static void segment(FILE *out, const struct view *v, uint32_t m)
 {
 	const struct dtl_module *md = &v->sim->modules[m];
 	const struct dtl_module *p = &v->sim->modules[md->parent];
 
-	if (v->depth[m] > NEST_LIMIT || !p->path_len)
+	if (v->depth[m] > NEST_LIMIT)
+		fprintf(out, "\u21b3 depth %u: ", v->depth[m]);
+	if (!p->path_len)
 		put_n(out, md->path, md->path_len);
 	else
 		put_n(out, md->path + p->path_len + 1, md->path_len - p->path_len - 1);
@@ -698,7 +717,7 @@ static void groups_table(FILE *out, const struct view *v)
 		        group_kind(gr->kind), gr->index);
 		if (gr->module != DTL_NONE_INDEX)
 			fprintf(out, "<a href=\"#m%zu-%u\">", v->input, v->shown_as[gr->module]);
-		put(out, gr->name);
+		put_tail(out, gr->name);
 		if (gr->module != DTL_NONE_INDEX)
 			fputs("</a>", out);
 		fprintf(out, "<td>%zu<td>", gr->count);
