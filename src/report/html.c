@@ -54,13 +54,14 @@
 	".f64{background:#d9ccff}.f8e4m3{background:#d4f2c4}.f8e5m2{background:#c4ecd8}"           \
 	".u8,.i8,.i16{background:#e2e2e2}.i32,.i64,.bool{background:#eeeedd}"                      \
 	"td.x{background:#fafafa;color:#bbb}td.c{font-weight:bold}.legend span{padding:0 6px;"     \
-	"margin-right:4px}ol.facts{overflow-wrap:anywhere}"
+	"margin-right:4px}ol.facts{overflow-wrap:anywhere}"                                        \
+	"td{white-space:nowrap}details.tr ol{white-space:normal;min-width:40em}"
 #define SCRIPT                                                                                     \
 	"function show(){var e=document.getElementById(location.hash.slice(1));"                   \
 	"if(!e)return;for(var p=e.parentElement;p;p=p.parentElement)"                              \
 	"if(p.tagName==='DETAILS')p.open=true;e.scrollIntoView();}"                                \
 	"addEventListener('hashchange',show);addEventListener('DOMContentLoaded',show);"
-#define STYLE_HASH  "sha256-zLeX4wUmLQyQzVnmyKPR//S5ipWX9uY+nVctvaUATRQ="
+#define STYLE_HASH  "sha256-3rx15aBsrT3uqkJ/kNYHnesZKmP1TZgYxGiu66hFRL0="
 #define SCRIPT_HASH "sha256-1M3WwTqUzAYZ9TsoeRbk/6BREz3qUqa4utjA7yu/+XE="
 #define CSP                                                                                        \
 	"default-src 'none'; style-src '" STYLE_HASH "'; script-src '" SCRIPT_HASH                 \
