@@ -48,6 +48,15 @@ enum dtl_offload {
 	DTL_OFFLOAD_NVME,
 };
 
+/* The optimizer the memory accounting sizes the states of (unset: adamw). */
+enum dtl_optimizer {
+	DTL_OPTIMIZER_UNSET = 0,
+	DTL_OPTIMIZER_ADAMW,
+	DTL_OPTIMIZER_ADAMW_8BIT,
+	DTL_OPTIMIZER_ADAFACTOR,
+	DTL_OPTIMIZER_SGD,
+};
+
 /* A tri-state boolean: unset means the framework default. */
 enum dtl_tristate {
 	DTL_UNSET = -1,
@@ -76,6 +85,8 @@ struct dtl_plan_fsdp {
 	enum dtl_tristate use_orig_params;
 	struct dtl_loc use_orig_params_loc;
 	struct dtl_patterns ignored;
+	enum dtl_tristate cpu_offload; /* CPUOffload(offload_params=True); unset: off */
+	struct dtl_loc cpu_offload_loc;
 	struct dtl_loc loc;
 };
 
@@ -91,6 +102,12 @@ struct dtl_plan_zero3 {
 	struct dtl_loc allgather_sequential_loc;
 	enum dtl_offload offload_param;
 	struct dtl_loc offload_param_loc;
+	enum dtl_offload offload_optimizer;
+	struct dtl_loc offload_optimizer_loc;
+	/* stage3_prefetch_bucket_size, stage3_max_live_parameters in elements (-1: unset,
+	 * DeepSpeed's 5e7 and 1e9) */
+	int64_t prefetch_bucket_size, max_live_parameters;
+	struct dtl_loc prefetch_bucket_size_loc, max_live_parameters_loc;
 	enum dtl_dtype buffer_dtype, param_dtype; /* data_types.*; NONE: unset */
 	struct dtl_loc buffer_dtype_loc, param_dtype_loc;
 	/* DeepSpeed's torch_autocast section: Linear/Conv params communicate in autocast_dtype
@@ -131,6 +148,12 @@ struct dtl_plan {
 	 * trainer wraps the model (NONE: none) */
 	enum dtl_dtype model_cast;
 	struct dtl_loc model_cast_loc;
+	/* the memory accounting: the optimizer, and the memory of one device in bytes (0:
+	 * unset; DT801 runs only when it is set) */
+	enum dtl_optimizer optimizer;
+	struct dtl_loc optimizer_loc;
+	int64_t device_memory;
+	struct dtl_loc device_memory_loc;
 };
 
 void dtl_plan_init(struct dtl_plan *plan);
@@ -145,5 +168,11 @@ int dtl_precision_parse(const char *text, enum dtl_precision *ret_precision);
 enum dtl_dtype dtl_precision_dtype(enum dtl_precision precision);
 const char *dtl_framework_name(enum dtl_framework framework);
 int dtl_framework_parse(const char *text, enum dtl_framework *ret_framework);
+const char *dtl_optimizer_name(enum dtl_optimizer optimizer); /* "adamw" when unset */
+int dtl_optimizer_parse(const char *text, enum dtl_optimizer *ret_optimizer);
+/* A memory size: an integer number of bytes, optionally followed by B, KB, MB, GB, TB
+ * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. "80GiB" or "1.5TB";
+ * -EINVAL when malformed, -ERANGE when zero or above 2^62. */
+int dtl_bytes_parse(const char *text, int64_t *ret_bytes);
 
 #endif

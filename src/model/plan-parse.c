@@ -50,9 +50,14 @@ static int parse_versions(const struct dtl_schema *s, const struct dtl_node *map
 static int parse_fsdp(const struct dtl_schema *s, const struct dtl_node *map,
                       struct dtl_plan_fsdp *fsdp)
 {
-	static const char *const keys[] = {
-	    "wrap",    "param_dtype", "reduce_dtype", "buffer_dtype", "use_orig_params",
-	    "ignored", NULL};
+	static const char *const keys[] = {"wrap",
+	                                   "param_dtype",
+	                                   "reduce_dtype",
+	                                   "buffer_dtype",
+	                                   "use_orig_params",
+	                                   "ignored",
+	                                   "cpu_offload",
+	                                   NULL};
 	int r = dtl_schema_map(s, map, "fsdp");
 	if (r < 0 || (r = dtl_schema_check_keys(s, map, "fsdp", keys)) < 0)
 		return r;
@@ -80,6 +85,9 @@ static int parse_fsdp(const struct dtl_schema *s, const struct dtl_node *map,
 			r = dtl_schema_tristate(s, v, "fsdp.use_orig_params",
 			                        &fsdp->use_orig_params);
 			fsdp->use_orig_params_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "cpu_offload") == 0) {
+			r = dtl_schema_tristate(s, v, "fsdp.cpu_offload", &fsdp->cpu_offload);
+			fsdp->cpu_offload_loc = dtl_schema_loc(s, v);
 		}
 	}
 	return r;
@@ -103,6 +111,26 @@ static int parse_threshold(const struct dtl_schema *s, const struct dtl_node *v,
 	return dtl_schema_int(s, v, what, 0, INT64_MAX, ret_value);
 }
 
+static int parse_offload(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                         enum dtl_offload *ret_offload)
+{
+	const char *text;
+	int r = dtl_schema_string(s, v, what, &text);
+
+	if (r < 0)
+		return r;
+	if (strcmp(text, "none") == 0)
+		*ret_offload = DTL_OFFLOAD_NONE;
+	else if (strcmp(text, "cpu") == 0)
+		*ret_offload = DTL_OFFLOAD_CPU;
+	else if (strcmp(text, "nvme") == 0)
+		*ret_offload = DTL_OFFLOAD_NVME;
+	else
+		return dtl_schema_fail(s, v, "'%s' must be none, cpu or nvme, got %s", what,
+		                       dtl_schema_describe(s, v));
+	return 0;
+}
+
 static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
                        struct dtl_plan_zero3 *z)
 {
@@ -115,6 +143,9 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "torch_autocast",
 	                                   "quantized_weights",
 	                                   "quantized_nontrainable_weights",
+	                                   "offload_optimizer",
+	                                   "prefetch_bucket_size",
+	                                   "max_live_parameters",
 	                                   NULL};
 	static const char *const data_type_keys[] = {"buffer_dtype", "param_dtype", NULL};
 	static const char *const autocast_keys[] = {"enabled", "dtype", NULL};
@@ -142,23 +173,19 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 			                        &z->allgather_sequential);
 			z->allgather_sequential_loc = dtl_schema_loc(s, v);
 		} else if (strcmp(k, "offload_param") == 0) {
-			const char *text;
-			r = dtl_schema_string(s, v, "zero3.offload_param", &text);
-			if (r < 0)
-				break;
-			if (strcmp(text, "none") == 0)
-				z->offload_param = DTL_OFFLOAD_NONE;
-			else if (strcmp(text, "cpu") == 0)
-				z->offload_param = DTL_OFFLOAD_CPU;
-			else if (strcmp(text, "nvme") == 0)
-				z->offload_param = DTL_OFFLOAD_NVME;
-			else
-				r = dtl_schema_fail(
-				    s, v,
-				    "'zero3.offload_param' must be none, cpu or nvme, "
-				    "got %s",
-				    dtl_schema_describe(s, v));
+			r = parse_offload(s, v, "zero3.offload_param", &z->offload_param);
 			z->offload_param_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "offload_optimizer") == 0) {
+			r = parse_offload(s, v, "zero3.offload_optimizer", &z->offload_optimizer);
+			z->offload_optimizer_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "prefetch_bucket_size") == 0) {
+			r = parse_threshold(s, v, "zero3.prefetch_bucket_size", false,
+			                    &z->prefetch_bucket_size, &unused_auto);
+			z->prefetch_bucket_size_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "max_live_parameters") == 0) {
+			r = parse_threshold(s, v, "zero3.max_live_parameters", false,
+			                    &z->max_live_parameters, &unused_auto);
+			z->max_live_parameters_loc = dtl_schema_loc(s, v);
 		} else if (strcmp(k, "quantized_weights") == 0) {
 			r = dtl_schema_tristate(s, v, "zero3.quantized_weights",
 			                        &z->quantized_weights);
@@ -213,12 +240,36 @@ int dtl_plan_parse_versions(const struct dtl_node *map, const char *file, struct
 	return parse_versions(&s, map, plan);
 }
 
+/* "80GiB" or a number of bytes (YAML reads 8e10 as a float: take its spelling) */
+static int parse_device_memory(const struct dtl_schema *s, const struct dtl_node *v,
+                               int64_t *ret_bytes)
+{
+	const char *text = v->type == DTL_NODE_STRING ? v->string.text : v->raw;
+	char buf[64];
+
+	if ((v->type == DTL_NODE_STRING || v->type == DTL_NODE_INT) && text) {
+		size_t len = v->type == DTL_NODE_STRING ? v->string.len : v->raw_len;
+		if (len < sizeof(buf)) {
+			memcpy(buf, text, len);
+			buf[len] = 0;
+			int r = dtl_bytes_parse(buf, ret_bytes);
+			if (r == 0)
+				return 0;
+		}
+	}
+	return dtl_schema_fail(s, v,
+	                       "'device_memory' must be a size such as \"80GiB\", \"40GB\" or "
+	                       "a number of bytes (at least 1, at most 2^62), got %s",
+	                       dtl_schema_describe(s, v));
+}
+
 int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
                    struct dtl_plan *plan, struct dtl_error *error)
 {
 	static const char *const keys[] = {"strategy", "precision",  "world_size", "versions",
 	                                   "trainer",  "fsdp",       "zero3",      "direct_access",
-	                                   "merge",    "model_cast", NULL};
+	                                   "merge",    "model_cast", "optimizer",  "device_memory",
+	                                   NULL};
 	struct dtl_limits limits;
 	dtl_limits_default(&limits);
 	struct dtl_schema s = {.file = file, .arena = arena, .limits = &limits, .error = error};
@@ -277,6 +328,17 @@ int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_aren
 		} else if (strcmp(k, "merge") == 0) {
 			r = dtl_schema_tristate(&s, v, "merge", &plan->merge);
 			plan->merge_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "optimizer") == 0) {
+			r = dtl_schema_string(&s, v, "optimizer", &text);
+			if (r >= 0 && dtl_optimizer_parse(text, &plan->optimizer) < 0)
+				r = dtl_schema_fail(&s, v,
+				                    "'optimizer' must be one of adamw, adamw_8bit, "
+				                    "adafactor, sgd, got %s",
+				                    dtl_schema_describe(&s, v));
+			plan->optimizer_loc = dtl_schema_loc(&s, v);
+		} else if (strcmp(k, "device_memory") == 0) {
+			r = parse_device_memory(&s, v, &plan->device_memory);
+			plan->device_memory_loc = dtl_schema_loc(&s, v);
 		} else if (strcmp(k, "model_cast") == 0) {
 			r = dtl_schema_dtype(&s, v, "model_cast", true, &plan->model_cast);
 			plan->model_cast_loc = dtl_schema_loc(&s, v);

@@ -16,6 +16,9 @@ void dtl_plan_init(struct dtl_plan *plan)
 	plan->zero3.quantized_weights = DTL_UNSET;
 	plan->zero3.quantized_nontrainable = DTL_UNSET;
 	plan->merge = DTL_UNSET;
+	plan->fsdp.cpu_offload = DTL_UNSET;
+	plan->zero3.prefetch_bucket_size = -1;
+	plan->zero3.max_live_parameters = -1;
 }
 
 #define TAKE(field, locfield, is_set)                                                              \
@@ -72,6 +75,15 @@ void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 	if (src->strategy != DTL_STRATEGY_UNSET)
 		dst->fsdp_version_from_trainer = src->fsdp_version_from_trainer;
 	TAKE(model_cast, model_cast_loc, src->model_cast != DTL_DTYPE_NONE);
+	TAKE(optimizer, optimizer_loc, src->optimizer != DTL_OPTIMIZER_UNSET);
+	TAKE(device_memory, device_memory_loc, src->device_memory > 0);
+	TAKE(fsdp.cpu_offload, fsdp.cpu_offload_loc, src->fsdp.cpu_offload != DTL_UNSET);
+	TAKE(zero3.offload_optimizer, zero3.offload_optimizer_loc,
+	     src->zero3.offload_optimizer != DTL_OFFLOAD_UNSET);
+	TAKE(zero3.prefetch_bucket_size, zero3.prefetch_bucket_size_loc,
+	     src->zero3.prefetch_bucket_size >= 0);
+	TAKE(zero3.max_live_parameters, zero3.max_live_parameters_loc,
+	     src->zero3.max_live_parameters >= 0);
 	if (src->file && !dst->file) {
 		dst->file = src->file;
 		dst->loc = src->loc;
@@ -153,6 +165,83 @@ int dtl_framework_parse(const char *text, enum dtl_framework *ret_framework)
 			*ret_framework = (enum dtl_framework)i;
 			return 0;
 		}
+	}
+	return -EINVAL;
+}
+
+static const char *const optimizer_names[] = {
+    [DTL_OPTIMIZER_UNSET] = "adamw",
+    [DTL_OPTIMIZER_ADAMW] = "adamw",
+    [DTL_OPTIMIZER_ADAMW_8BIT] = "adamw_8bit",
+    [DTL_OPTIMIZER_ADAFACTOR] = "adafactor",
+    [DTL_OPTIMIZER_SGD] = "sgd",
+};
+
+const char *dtl_optimizer_name(enum dtl_optimizer optimizer)
+{
+	return optimizer_names[optimizer];
+}
+
+int dtl_optimizer_parse(const char *text, enum dtl_optimizer *ret_optimizer)
+{
+	for (int i = DTL_OPTIMIZER_ADAMW; i <= DTL_OPTIMIZER_SGD; i++) {
+		if (strcmp(text, optimizer_names[i]) == 0) {
+			*ret_optimizer = (enum dtl_optimizer)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int dtl_bytes_parse(const char *text, int64_t *ret_bytes)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = {
+	    {"", 1},
+	    {"B", 1},
+	    {"KB", 1e3},
+	    {"MB", 1e6},
+	    {"GB", 1e9},
+	    {"TB", 1e12},
+	    {"KiB", 1024.0},
+	    {"MiB", 1048576.0},
+	    {"GiB", 1073741824.0},
+	    {"TiB", 1099511627776.0},
+	};
+	const char *p = text;
+	double value = 0, frac = 0.1;
+	bool digits = false, dot = false;
+
+	/* by hand, not strtod: no locale, no exponent, no hex, no sign */
+	for (; (*p >= '0' && *p <= '9') || (*p == '.' && !dot); p++) {
+		if (*p == '.') {
+			dot = true;
+			continue;
+		}
+		digits = true;
+		if (dot) {
+			value += (*p - '0') * frac;
+			frac /= 10;
+		} else {
+			value = value * 10 + (*p - '0');
+		}
+		if (value > 4.7e18)
+			return -ERANGE;
+	}
+	if (!digits)
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].suffix) != 0)
+			continue;
+		double bytes = value * units[i].scale;
+		if (bytes < 1 || bytes > 4611686018427387904.0)
+			return -ERANGE;
+		*ret_bytes = (int64_t)bytes;
+		return 0;
 	}
 	return -EINVAL;
 }
