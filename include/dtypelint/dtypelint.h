@@ -12,6 +12,7 @@
 #include "dtypelint/glob.h"
 #include "dtypelint/limits.h"
 #include "dtypelint/manifest.h"
+#include "dtypelint/memory.h"
 #include "dtypelint/plan.h"
 #include "dtypelint/report.h"
 #include "dtypelint/rules.h"
