@@ -66,6 +66,7 @@ struct dtl_options {
 	bool exit_zero;
 	bool statistics;
 	bool show_plan; /* --show-plan: the resolved plan instead of the report */
+	bool memory;    /* --memory: the per-rank model states beside the report */
 	bool quiet;
 	enum dtl_color color;
 	const char *config_file;    /* --config */

@@ -374,6 +374,13 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	ret_input->file = path;
 	ret_input->setup = job->setup;
 	ret_input->findings = findings;
+	if (o->memory) {
+		struct dtl_memory *memory = dtl_arena_alloc(arena, sizeof(*memory));
+		if (!memory)
+			return -ENOMEM;
+		dtl_memory_compute(sim, NULL, memory);
+		ret_input->memory = memory;
+	}
 	*ret_findings = findings;
 	*ret_suppressed += suppressed;
 	return 0;
@@ -1013,6 +1020,8 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 	}
 	errno = 0;
 	r = write_report(out, o, inputs, arena);
+	if (r >= 0 && o->memory && o->format == DTL_FORMAT_TEXT && !o->statistics && !o->show_plan)
+		r = dtl_report_memory_text(out, inputs, o->input_count);
 	if (r >= 0 && o->trace.count) {
 		/* after a text report on its stream; machine formats keep theirs clean */
 		FILE *trace_out = o->format == DTL_FORMAT_TEXT && !o->statistics ? out : stderr;

@@ -44,6 +44,7 @@ static const char usage_head[] =
     "  --plan FILE           read the plan from FILE (the `training:` mapping at top level)\n"
     "  --strategy S          zero3 | fsdp1 | fsdp2 | ddp | single\n"
     "  --precision P         bf16 | fp16 | fp32\n"
+    "  --device-memory SIZE  memory of one device (e.g. 80GiB) for DT801\n"
     "  --with NAME=VER[,..]  framework versions: torch, transformers, peft, deepspeed,\n"
     "                        accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)\n"
     "Output:\n"
@@ -58,6 +59,9 @@ static const char usage_head[] =
     "  --show-plan           print the resolved plan instead of the findings: versions and\n"
     "                        where each came from, defaults and \"auto\" resolved, the\n"
     "                        stages that apply (text or json)\n"
+    "  --memory              also print the per-rank memory of the model states (params,\n"
+    "                        gathered, grads, optimizer, quant state, buffers; text after\n"
+    "                        the report, or \"memory\" in each json input)\n"
     "  --trace GLOB          also print the dtype history of the tensors matching GLOB,\n"
     "                        stage by stage (repeatable; after a text report, else on\n"
     "                        standard error)\n"
@@ -143,6 +147,8 @@ enum {
 	OPT_WRAP_PLAN,
 	OPT_SCAN_KERNELS,
 	OPT_KERNELS,
+	OPT_MEMORY,
+	OPT_DEVICE_MEMORY,
 	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
 };
 
@@ -273,6 +279,8 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	    {"color", required_argument, NULL, OPT_COLOR},
 	    {"statistics", no_argument, NULL, OPT_STATISTICS},
 	    {"show-plan", no_argument, NULL, OPT_SHOW_PLAN},
+	    {"memory", no_argument, NULL, OPT_MEMORY},
+	    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
 	    {"trace", required_argument, NULL, OPT_TRACE},
 	    {"select", required_argument, NULL, OPT_SELECT},
 	    {"extend-select", required_argument, NULL, OPT_EXTEND_SELECT},
@@ -353,6 +361,16 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			break;
 		case OPT_SHOW_PLAN:
 			o->show_plan = true;
+			break;
+		case OPT_MEMORY:
+			o->memory = true;
+			break;
+		case OPT_DEVICE_MEMORY:
+			if (dtl_bytes_parse(optarg, &o->overrides.device_memory) < 0)
+				return usage_error("--device-memory: '%s' is not a size such as "
+				                   "80GiB, 40GB or a number of bytes",
+				                   optarg);
+			o->overrides.device_memory_loc = option_loc("--device-memory");
 			break;
 		case OPT_STATISTICS:
 			o->statistics = true;
@@ -513,6 +531,9 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		                   formats[o->format].name);
 	if (o->show_plan && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
 		return usage_error("--show-plan prints text or json, not the %s format",
+		                   formats[o->format].name);
+	if (o->memory && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
+		return usage_error("--memory prints text or json, not the %s format",
 		                   formats[o->format].name);
 	if (o->fix_write && !o->fix_plan)
 		return usage_error("--write goes with --fix-plan");

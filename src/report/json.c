@@ -197,6 +197,10 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 		dtl_json_string(out, inputs[i].sim->manifest->file);
 		fprintf(out, ", \"tensors\": %zu, \"plan\": ", inputs[i].sim->t.count);
 		plan_object(out, inputs[i].sim);
+		if (inputs[i].memory) {
+			fputs(", \"memory\": ", out);
+			dtl_report_memory_json(out, inputs[i].sim, inputs[i].memory);
+		}
 		fputc('}', out);
 	}
 	fputs("],\n \"findings\": [", out);
