@@ -43,6 +43,8 @@ extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl
     dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt407, dtl_rule_dt501;
 /* kernels.c */
 extern const struct dtl_rule dtl_rule_dt701;
+/* memory-fit.c */
+extern const struct dtl_rule dtl_rule_dt801;
 /* suppress.c */
 extern const struct dtl_rule dtl_rule_dt001;
 extern const struct dtl_rule dtl_rule_dt002;

@@ -12,7 +12,7 @@ static const struct dtl_rule *const registry[] = {
     &dtl_rule_dt131, &dtl_rule_dt201, &dtl_rule_dt202, &dtl_rule_dt203, &dtl_rule_dt301,
     &dtl_rule_dt302, &dtl_rule_dt401, &dtl_rule_dt402, &dtl_rule_dt403, &dtl_rule_dt404,
     &dtl_rule_dt405, &dtl_rule_dt406, &dtl_rule_dt407, &dtl_rule_dt501, &dtl_rule_dt601,
-    &dtl_rule_dt602, &dtl_rule_dt603, &dtl_rule_dt701,
+    &dtl_rule_dt602, &dtl_rule_dt603, &dtl_rule_dt701, &dtl_rule_dt801,
 };
 
 const struct dtl_rule *const *dtl_rules_all(size_t *ret_count)
