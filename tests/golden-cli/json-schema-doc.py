@@ -71,7 +71,7 @@ inputs += ["fixtures/cli/suppress/listed.yaml", "fixtures/cli/config/no-plan.yam
 inputs = [p for p in inputs
           if subprocess.run([dtypelint, "-q", "-f", "json-lines", p], capture_output=True,
                             check=False).returncode <= 1]
-out = subprocess.run([dtypelint, "-q", "-f", "json", *inputs], capture_output=True,
+out = subprocess.run([dtypelint, "-q", "--memory", "-f", "json", *inputs], capture_output=True,
                      text=True, check=False)
 if out.returncode > 1:
     sys.exit(f"dtypelint -f json exited {out.returncode}: {out.stderr}")
