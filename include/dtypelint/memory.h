@@ -35,7 +35,7 @@ struct dtl_memory_line {
 struct dtl_memory_what_if {
 	int64_t world_size;
 	enum dtl_offload offload_param, offload_optimizer;
-	enum dtl_tristate fsdp_cpu_offload;
+	bool fsdp_cpu_offload; /* true: CPUOffload on; false: the plan's */
 	enum dtl_optimizer optimizer;
 	int64_t prefetch_bucket_size; /* -1: the plan's */
 };

@@ -77,7 +77,7 @@ static void find_fixes(const struct dtl_sim *sim, const struct dtl_memory *m, ui
 			           limit, x);
 	}
 	if (fsdp && plan->fsdp.cpu_offload != DTL_TRUE) {
-		struct dtl_memory_what_if w = {.fsdp_cpu_offload = DTL_TRUE,
+		struct dtl_memory_what_if w = {.fsdp_cpu_offload = true,
 		                               .prefetch_bucket_size = -1};
 		try_change(sim, &w, "fsdp.cpu_offload: true", limit, x);
 	}

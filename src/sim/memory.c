@@ -412,10 +412,9 @@ void dtl_memory_compute(const struct dtl_sim *sim, const struct dtl_memory_what_
 		a.params_host = p == DTL_OFFLOAD_CPU || p == DTL_OFFLOAD_NVME;
 		a.grads_host = a.optim_host = o == DTL_OFFLOAD_CPU || o == DTL_OFFLOAD_NVME;
 	} else if (a.strategy == DTL_STRATEGY_FSDP1 || a.strategy == DTL_STRATEGY_FSDP2) {
-		enum dtl_tristate c =
-		    w->fsdp_cpu_offload != DTL_UNSET ? w->fsdp_cpu_offload : plan->fsdp.cpu_offload;
 		/* CPUOffload(offload_params=True): shards, gradients and the step on the CPU */
-		a.params_host = a.grads_host = a.optim_host = c == DTL_TRUE;
+		a.params_host = a.grads_host = a.optim_host =
+		    w->fsdp_cpu_offload || plan->fsdp.cpu_offload == DTL_TRUE;
 	}
 	ret_memory->strategy = a.strategy;
 	ret_memory->world_size = a.n;

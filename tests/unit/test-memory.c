@@ -105,9 +105,9 @@ START_TEST(fsdp2_gather_and_cpu_offload)
 	                   "  - {name: layers.1.w, shape: [16, 32], dtype: float32}\n"
 	                   "training: {strategy: fsdp2, world_size: 2,\n"
 	                   "           versions: {torch: \"2.7.1\", accelerate: \"1.10.0\"},\n"
-	                   "           fsdp: {param_dtype: bfloat16}}\n";
+	                   "           fsdp: {param_dtype: bfloat16, }}\n";
 	struct dtl_memory m, off;
-	struct dtl_memory_what_if w = {.fsdp_cpu_offload = DTL_TRUE, .prefetch_bucket_size = -1};
+	struct dtl_memory_what_if w = {.fsdp_cpu_offload = true, .prefetch_bucket_size = -1};
 
 	size(yaml, NULL, &m);
 	ck_assert_uint_eq(m.line[DTL_MEM_PARAMS].device, (256 + 512) / 2 * 4);
@@ -118,6 +118,15 @@ START_TEST(fsdp2_gather_and_cpu_offload)
 	size(yaml, &w, &off);
 	ck_assert_uint_eq(off.total, m.line[DTL_MEM_GATHERED].device);
 	ck_assert_uint_eq(off.host, m.total - m.line[DTL_MEM_GATHERED].device);
+	/* the plan's own fsdp.cpu_offload, without a what-if (an empty what-if keeps it) */
+	struct dtl_memory planned;
+	struct dtl_memory_what_if keep = {.prefetch_bucket_size = -1};
+	char *with_offload = dtl_arena_sprintf(&arena, "%.*scpu_offload: true}}\n",
+	                                       (int)(strlen(yaml) - 3), yaml);
+	size(with_offload, NULL, &planned);
+	ck_assert_uint_eq(planned.host, off.host);
+	size(with_offload, &keep, &planned);
+	ck_assert_uint_eq(planned.host, off.host);
 }
 END_TEST
 
