@@ -205,6 +205,7 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 	tri(w, 4, "use_orig_params", p->fsdp.use_orig_params, &sub);
 	if (p->fsdp.ignored.present)
 		key(w, 4, "ignored", &sub), patterns(w, &p->fsdp.ignored);
+	tri(w, 4, "cpu_offload", p->fsdp.cpu_offload, &sub);
 	if (sub && w->yaml)
 		fputs("{}", w->out);
 	close_map(w, 2);
@@ -226,6 +227,17 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 		    cstr(w, p->zero3.offload_param == DTL_OFFLOAD_CPU    ? "cpu"
 		            : p->zero3.offload_param == DTL_OFFLOAD_NVME ? "nvme"
 		                                                         : "none");
+	if (p->zero3.offload_optimizer)
+		key(w, 4, "offload_optimizer", &sub),
+		    cstr(w, p->zero3.offload_optimizer == DTL_OFFLOAD_CPU    ? "cpu"
+		            : p->zero3.offload_optimizer == DTL_OFFLOAD_NVME ? "nvme"
+		                                                             : "none");
+	if (p->zero3.prefetch_bucket_size >= 0)
+		key(w, 4, "prefetch_bucket_size", &sub),
+		    fprintf(w->out, "%lld", (long long)p->zero3.prefetch_bucket_size);
+	if (p->zero3.max_live_parameters >= 0)
+		key(w, 4, "max_live_parameters", &sub),
+		    fprintf(w->out, "%lld", (long long)p->zero3.max_live_parameters);
 	tri(w, 4, "quantized_weights", p->zero3.quantized_weights, &sub);
 	tri(w, 4, "quantized_nontrainable_weights", p->zero3.quantized_nontrainable, &sub);
 	if (p->zero3.autocast != DTL_UNSET) {
@@ -260,6 +272,11 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 	tri(w, 2, "merge", p->merge, &first);
 	if (p->model_cast != DTL_DTYPE_NONE)
 		key(w, 2, "model_cast", &first), cstr(w, dtl_dtype_name(p->model_cast));
+	if (p->optimizer != DTL_OPTIMIZER_UNSET)
+		key(w, 2, "optimizer", &first), cstr(w, dtl_optimizer_name(p->optimizer));
+	if (p->device_memory > 0)
+		key(w, 2, "device_memory", &first),
+		    fprintf(w->out, "%lld", (long long)p->device_memory);
 	close_map(w, 0);
 }
 

@@ -129,6 +129,12 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 		plan->fsdp.use_orig_params = truthy(v) ? DTL_TRUE : DTL_FALSE;
 		plan->fsdp.use_orig_params_loc = dtl_schema_loc(s, v);
 	}
+	/* FullyShardedDataParallelPlugin: fsdp_offload_params -> CPUOffload(offload_params=True),
+	 * which --memory moves to the host column */
+	if ((v = get(f, "fsdp_offload_params"))) {
+		plan->fsdp.cpu_offload = truthy(v) ? DTL_TRUE : DTL_FALSE;
+		plan->fsdp.cpu_offload_loc = dtl_schema_loc(s, v);
+	}
 	if (version == 2 && truthy(get(f, "fsdp_forward_prefetch")))
 		return dtl_schema_fail(s, get(f, "fsdp_forward_prefetch"),
 				       "accelerate refuses this config: 'ValueError: forward_prefetch "
@@ -203,6 +209,15 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 						    : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
 										: DTL_OFFLOAD_NONE;
 			plan->zero3.offload_param_loc = dtl_schema_loc(s, v);
+		}
+		if ((v = get(d, "offload_optimizer_device"))) {
+			const char *text;
+			if ((r = dtl_schema_string(s, v, "offload_optimizer_device", &text)) < 0)
+				return r;
+			plan->zero3.offload_optimizer = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
+							: strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
+										    : DTL_OFFLOAD_NONE;
+			plan->zero3.offload_optimizer_loc = dtl_schema_loc(s, v);
 		}
 	}
 	if ((v = get(d, "zero3_init_flag"))) {

@@ -79,6 +79,53 @@ static int bool_key(const struct dtl_schema *s, const struct dtl_node *section, 
 	return 0;
 }
 
+/* offload_param / offload_optimizer: {"device": "none" | "cpu" | "nvme", ...} */
+static int offload_key(const struct dtl_schema *s, const struct dtl_node *z, const char *key,
+                       enum dtl_offload *ret_offload, struct dtl_loc *ret_loc)
+{
+	const struct dtl_node *v = dtl_node_get(z, key), *device;
+	const char *text;
+	int r;
+
+	if (!v)
+		return 0;
+	if ((r = dtl_schema_map(s, v, key)) < 0)
+		return r;
+	if (!(device = dtl_node_get(v, "device")))
+		return 0;
+	if ((r = dtl_schema_string(s, device, key, &text)) < 0)
+		return r;
+	if (strcmp(text, "cpu") && strcmp(text, "nvme") && strcmp(text, "none"))
+		return dtl_schema_fail(s, device, "'%s.device' must be none, cpu or nvme, got %s",
+		                       key, dtl_schema_describe(s, device));
+	*ret_offload = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
+	               : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
+	                                           : DTL_OFFLOAD_NONE;
+	*ret_loc = dtl_schema_loc(s, device);
+	return 0;
+}
+
+/* stage3_prefetch_bucket_size, stage3_max_live_parameters: elements ("auto" is the HF
+ * Trainer's to fill in: left at DeepSpeed's default) */
+static int elements_key(const struct dtl_schema *s, const struct dtl_node *z, const char *key,
+                        int64_t *ret_value, struct dtl_loc *ret_loc)
+{
+	const struct dtl_node *v = dtl_node_get(z, key);
+	int r;
+
+	if (!v || is_auto(v))
+		return 0;
+	/* DeepSpeed's pp_int accepts 5e7: YAML and JSON read it as a float */
+	if (v->type == DTL_NODE_FLOAT && v->number >= 0 && v->number <= 9.2e18 &&
+	    v->number == (double)(int64_t)v->number) {
+		*ret_value = (int64_t)v->number;
+	} else if ((r = dtl_schema_int(s, v, key, 0, INT64_MAX, ret_value)) < 0) {
+		return r;
+	}
+	*ret_loc = dtl_schema_loc(s, v);
+	return 0;
+}
+
 static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struct dtl_plan *plan)
 {
 	const struct dtl_node *v;
@@ -119,26 +166,16 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 	                  &plan->zero3.quantized_nontrainable,
 	                  &plan->zero3.quantized_nontrainable_loc)) < 0)
 		return r;
-	if ((v = dtl_node_get(z, "offload_param"))) {
-		const struct dtl_node *device;
-		const char *text;
-		if ((r = dtl_schema_map(s, v, "offload_param")) < 0)
-			return r;
-		if ((device = dtl_node_get(v, "device"))) {
-			if ((r = dtl_schema_string(s, device, "offload_param.device", &text)) < 0)
-				return r;
-			plan->zero3.offload_param = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
-			                            : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
-			                                                        : DTL_OFFLOAD_NONE;
-			if (strcmp(text, "cpu") && strcmp(text, "nvme") && strcmp(text, "none"))
-				return dtl_schema_fail(
-				    s, device,
-				    "'offload_param.device' must be none, cpu or "
-				    "nvme, got %s",
-				    dtl_schema_describe(s, device));
-			plan->zero3.offload_param_loc = dtl_schema_loc(s, device);
-		}
-	}
+	if ((r = offload_key(s, z, "offload_param", &plan->zero3.offload_param,
+	                     &plan->zero3.offload_param_loc)) < 0 ||
+	    (r = offload_key(s, z, "offload_optimizer", &plan->zero3.offload_optimizer,
+	                     &plan->zero3.offload_optimizer_loc)) < 0 ||
+	    (r = elements_key(s, z, "stage3_prefetch_bucket_size",
+	                      &plan->zero3.prefetch_bucket_size,
+	                      &plan->zero3.prefetch_bucket_size_loc)) < 0 ||
+	    (r = elements_key(s, z, "stage3_max_live_parameters", &plan->zero3.max_live_parameters,
+	                      &plan->zero3.max_live_parameters_loc)) < 0)
+		return r;
 	return 0;
 }
 
