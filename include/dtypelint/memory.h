@@ -56,7 +56,8 @@ void dtl_memory_compute(const struct dtl_sim *sim, const struct dtl_memory_what_
                         struct dtl_memory *ret_memory);
 /* "params", "gathered", "grads", "optimizer", "quant_state", "buffers" */
 const char *dtl_memory_part_name(enum dtl_memory_part part);
-/* bytes as "80.0 GiB" (binary units, one decimal; "512 B" below 1 KiB) */
+/* bytes as "80.0 GiB" (binary units, one decimal; "512 B" below 1 KiB; "over 16 EiB" for
+ * UINT64_MAX, where the sizes saturate) */
 const char *dtl_memory_format(uint64_t bytes, char *buf, size_t size);
 
 #endif

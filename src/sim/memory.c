@@ -52,6 +52,10 @@ const char *dtl_memory_format(uint64_t bytes, char *buf, size_t size)
 	double v = (double)bytes;
 	int u = -1;
 
+	if (bytes == UINT64_MAX) { /* saturated: see mul() */
+		snprintf(buf, size, "over 16 EiB");
+		return buf;
+	}
 	if (bytes < 1024) {
 		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 		return buf;
@@ -79,15 +83,29 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return a / b + (a % b != 0);
 }
 
+/* Saturating: a hostile shape (numel up to 2^63 - 1) times a state size must read as "more
+ * than any device", never wrap to a small figure. */
+static uint64_t mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sum(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 static void add(struct acc *a, enum dtl_memory_part part, bool host, enum dtl_dtype dtype,
                 uint64_t bytes)
 {
 	struct dtl_memory_line *l = &a->m->line[part];
 	if (host)
-		l->host += bytes;
+		l->host = sum(l->host, bytes);
 	else
-		l->device += bytes;
-	l->by_dtype[dtype] += bytes;
+		l->device = sum(l->device, bytes);
+	l->by_dtype[dtype] = sum(l->by_dtype[dtype], bytes);
 }
 
 /* Elements this rank holds of a tensor of n elements. */
@@ -131,7 +149,7 @@ static uint64_t adafactor_elements(const struct acc *a, uint32_t t, uint64_t n, 
 	/* FSDP2 shards dim 0: the local matrix has a share of the rows */
 	if (e < n)
 		rows = div_up(rows, (uint64_t)a->n);
-	return rows + cols;
+	return sum(rows, cols);
 }
 
 static void param(struct acc *a, uint32_t t, uint64_t n)
@@ -141,7 +159,7 @@ static void param(struct acc *a, uint32_t t, uint64_t n)
 	uint64_t e = local(a, t, n);
 	size_t size = dtl_dtype_itemsize(d);
 
-	add(a, DTL_MEM_PARAMS, a->params_host, d, e * size);
+	add(a, DTL_MEM_PARAMS, a->params_host, d, mul(e, size));
 	if (!(sim->t.flags[t] & DTL_TF_TRAINABLE))
 		return;
 	/* gradients of the trainable only; ZeRO-3 reduce-scatters every gradient into
@@ -149,7 +167,7 @@ static void param(struct acc *a, uint32_t t, uint64_t n)
 	uint64_t ge = a->sharded_strategy && !(sim->t.flags[t] & DTL_TF_IGNORED)
 	                  ? div_up(n, (uint64_t)a->n)
 	                  : n;
-	add(a, DTL_MEM_GRADS, a->grads_host, d, ge * size);
+	add(a, DTL_MEM_GRADS, a->grads_host, d, mul(ge, size));
 	/* the optimizer's view: DeepSpeed steps an fp32 master partition of every trainable
 	 * parameter (ZeRO paper: K = 12 = 4 master + 8 Adam); torch optimizers keep their
 	 * states in the parameter's own dtype (zeros_like) */
@@ -158,31 +176,31 @@ static void param(struct acc *a, uint32_t t, uint64_t n)
 	if (a->strategy == DTL_STRATEGY_ZERO3) {
 		od = DTL_DTYPE_F32;
 		oe = ge;
-		add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_F32, oe * 4);
+		add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_F32, mul(oe, 4));
 	}
 	size_t osize = dtl_dtype_itemsize(od);
 	switch (a->optimizer) {
 	case DTL_OPTIMIZER_UNSET:
 	case DTL_OPTIMIZER_ADAMW:
-		add(a, DTL_MEM_OPTIMIZER, a->optim_host, od, 2 * oe * osize);
+		add(a, DTL_MEM_OPTIMIZER, a->optim_host, od, mul(mul(2, oe), osize));
 		break;
 	case DTL_OPTIMIZER_ADAMW_8BIT:
 		if (oe < BNB_MIN_8BIT_SIZE) {
-			add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_F32, 2 * oe * 4);
+			add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_F32, mul(oe, 8));
 		} else {
-			add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_U8, 2 * oe);
+			add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_U8, mul(oe, 2));
 			add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_F32,
-			    2 * div_up(oe, BNB_OPTIM_BLOCK) * 4);
+			    mul(div_up(oe, BNB_OPTIM_BLOCK), 8));
 		}
 		break;
 	case DTL_OPTIMIZER_ADAFACTOR:
 		/* transformers' Adafactor upcasts 16-bit gradients (grad.float()), so its
 		 * states are float32; no first moment by default (beta1=None) */
 		add(a, DTL_MEM_OPTIMIZER, a->optim_host, DTL_DTYPE_F32,
-		    adafactor_elements(a, t, n, oe) * 4);
+		    mul(adafactor_elements(a, t, n, oe), 4));
 		break;
 	case DTL_OPTIMIZER_SGD:
-		add(a, DTL_MEM_OPTIMIZER, a->optim_host, od, oe * osize);
+		add(a, DTL_MEM_OPTIMIZER, a->optim_host, od, mul(oe, osize));
 		break;
 	}
 }
@@ -201,13 +219,14 @@ static void implied_quant_state(struct acc *a, uint32_t t)
 	if (sim->t.flags[t] & DTL_TF_INT8) {
 		if (d && d->shape && d->rank >= 1 && d->shape[0] >= 0)
 			add(a, DTL_MEM_QUANT_STATE, false, DTL_DTYPE_F32,
-			    (uint64_t)d->shape[0] * 4);
+			    mul((uint64_t)d->shape[0], 4));
 		return;
 	}
 	uint64_t n = d && d->numel >= 0
 	                 ? (uint64_t)d->numel
-	                 : (uint64_t)sim->t.numel[t] * 2 * dtl_dtype_itemsize(sim->t.dtype[t]);
-	add(a, DTL_MEM_QUANT_STATE, false, DTL_DTYPE_F32, div_up(n, BNB_4BIT_BLOCK) * 4 + 16 * 4);
+	                 : mul((uint64_t)sim->t.numel[t], 2 * dtl_dtype_itemsize(sim->t.dtype[t]));
+	add(a, DTL_MEM_QUANT_STATE, false, DTL_DTYPE_F32,
+	    sum(mul(div_up(n, BNB_4BIT_BLOCK), 4), 16 * 4));
 }
 
 /* The unsharded working set of FSDP: the largest unit or group, parameters in the dtype
@@ -230,11 +249,11 @@ static void gathered_fsdp(struct acc *a)
 			if (sim->t.kind[t] != DTL_KIND_PARAM || (sim->t.flags[t] & DTL_TF_ALIAS) ||
 			    sim->t.numel[t] < 0)
 				continue;
-			uint64_t b =
-			    (uint64_t)sim->t.numel[t] * dtl_dtype_itemsize(sim->t.compute_dtype[t]);
-			b = sim->t.flags[t] & DTL_TF_TRAINABLE ? 2 * b : b;
-			bytes += b;
-			by[sim->t.compute_dtype[t]] += b;
+			uint64_t b = mul((uint64_t)sim->t.numel[t],
+			                 dtl_dtype_itemsize(sim->t.compute_dtype[t]));
+			b = sim->t.flags[t] & DTL_TF_TRAINABLE ? mul(2, b) : b;
+			bytes = sum(bytes, b);
+			by[sim->t.compute_dtype[t]] = sum(by[sim->t.compute_dtype[t]], b);
 		}
 		if (bytes > best) {
 			best = bytes;
@@ -266,13 +285,13 @@ static void gathered_zero3(struct acc *a, int64_t prefetch)
 			    sim->t.numel[t] < 0)
 				continue;
 			uint64_t n = (uint64_t)sim->t.numel[t];
-			uint64_t b = n * dtl_dtype_itemsize(sim->t.compute_dtype[t]);
-			b = sim->t.flags[t] & DTL_TF_TRAINABLE ? 2 * b : b;
-			elems += n;
-			bytes += b;
-			by[sim->t.compute_dtype[t]] += b;
+			uint64_t b = mul(n, dtl_dtype_itemsize(sim->t.compute_dtype[t]));
+			b = sim->t.flags[t] & DTL_TF_TRAINABLE ? mul(2, b) : b;
+			elems = sum(elems, n);
+			bytes = sum(bytes, b);
+			by[sim->t.compute_dtype[t]] = sum(by[sim->t.compute_dtype[t]], b);
 			if (!(sim->t.flags[t] & DTL_TF_ZERO_PERSIST))
-				partitioned += n;
+				partitioned = sum(partitioned, n);
 		}
 		if (bytes > best_bytes) {
 			best_bytes = bytes;
@@ -293,12 +312,12 @@ static void gathered_zero3(struct acc *a, int64_t prefetch)
 	    z->max_live_parameters >= 0 ? (uint64_t)z->max_live_parameters : DS_MAX_LIVE_DEFAULT;
 	if (ahead > partitioned - (partitioned < best_elems ? partitioned : best_elems))
 		ahead = partitioned - (partitioned < best_elems ? partitioned : best_elems);
-	if (best_elems + ahead > max_live)
+	if (sum(best_elems, ahead) > max_live)
 		ahead = max_live > best_elems ? max_live - best_elems : 0;
 	enum dtl_dtype gd =
 	    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_F32;
-	l->device = best_bytes + ahead * dtl_dtype_itemsize(gd);
-	l->by_dtype[gd] += ahead * dtl_dtype_itemsize(gd);
+	l->device = sum(best_bytes, mul(ahead, dtl_dtype_itemsize(gd)));
+	l->by_dtype[gd] = sum(l->by_dtype[gd], mul(ahead, dtl_dtype_itemsize(gd)));
 }
 
 static void describe(struct acc *a)
@@ -436,10 +455,10 @@ void dtl_memory_compute(const struct dtl_sim *sim, const struct dtl_memory_what_
 				implied_quant_state(&a, t);
 			break;
 		case DTL_KIND_BUFFER:
-			add(&a, DTL_MEM_BUFFERS, false, d, n * dtl_dtype_itemsize(d));
+			add(&a, DTL_MEM_BUFFERS, false, d, mul(n, dtl_dtype_itemsize(d)));
 			break;
 		case DTL_KIND_QUANT_STATE:
-			add(&a, DTL_MEM_QUANT_STATE, false, d, n * dtl_dtype_itemsize(d));
+			add(&a, DTL_MEM_QUANT_STATE, false, d, mul(n, dtl_dtype_itemsize(d)));
 			break;
 		}
 	}
@@ -450,7 +469,7 @@ void dtl_memory_compute(const struct dtl_sim *sim, const struct dtl_memory_what_
 		gathered_fsdp(&a);
 	describe(&a);
 	for (int p = 0; p < DTL_MEM_PART_COUNT; p++) {
-		ret_memory->total += ret_memory->line[p].device;
-		ret_memory->host += ret_memory->line[p].host;
+		ret_memory->total = sum(ret_memory->total, ret_memory->line[p].device);
+		ret_memory->host = sum(ret_memory->host, ret_memory->line[p].host);
 	}
 }
