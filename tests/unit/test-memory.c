@@ -121,8 +121,8 @@ START_TEST(fsdp2_gather_and_cpu_offload)
 	/* the plan's own fsdp.cpu_offload, without a what-if (an empty what-if keeps it) */
 	struct dtl_memory planned;
 	struct dtl_memory_what_if keep = {.prefetch_bucket_size = -1};
-	char *with_offload = dtl_arena_sprintf(&arena, "%.*scpu_offload: true}}\n",
-	                                       (int)(strlen(yaml) - 3), yaml);
+	char *with_offload =
+	    dtl_arena_sprintf(&arena, "%.*scpu_offload: true}}\n", (int)(strlen(yaml) - 3), yaml);
 	size(with_offload, NULL, &planned);
 	ck_assert_uint_eq(planned.host, off.host);
 	size(with_offload, &keep, &planned);
