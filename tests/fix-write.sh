@@ -85,6 +85,11 @@ check dt404-storage fixtures/qlora/zero3-float-storage-fp16.yaml DT404 \
 	'+quantization: {method: bnb-4bit, compute_dtype: float16, quant_storage: float16}'
 check dt124-version fixtures/rules/dt124-nontrainable.yaml DT124 \
 	'+  versions: {deepspeed: "0.19.8"}'
+# DT801: the top fix that the re-simulation proves fits (8-bit AdamW states)
+check dt801-optimizer fixtures/rules/dt801-fires.yaml DT801 \
+	'+  optimizer: adamw_8bit'
+check dt801-world-size fixtures/rules/dt801-fires.yaml DT801 \
+	'+  world_size: 16' --pick 2
 WRITE_STATUS=1
 check dt301-buffer tests/fix/model-dt301-fsdp1.yaml DT301 \
 	'+  fsdp: {wrap: [VisionTower], param_dtype: bfloat16, buffer_dtype: bfloat16}'

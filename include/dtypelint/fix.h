@@ -25,6 +25,11 @@ enum dtl_fix_kind {
 	DTL_FIX_FSDP_BUFFER_DTYPE,    /* training.fsdp.buffer_dtype: <dtype or null> */
 	DTL_FIX_ZERO3_BUFFER_DTYPE,   /* training.zero3.data_types.buffer_dtype: <dtype> */
 	DTL_FIX_KEEP_STRICT_ADD,      /* model.keep_in_fp32_strict += <text> */
+	/* DT801: what makes the model states fit (sized again by the whole simulation) */
+	DTL_FIX_WORLD_SIZE,        /* training.world_size: <text> */
+	DTL_FIX_OFFLOAD_OPTIMIZER, /* training.zero3.offload_optimizer: cpu */
+	DTL_FIX_FSDP_CPU_OFFLOAD,  /* training.fsdp.cpu_offload: true */
+	DTL_FIX_OPTIMIZER_8BIT,    /* training.optimizer: adamw_8bit */
 	/* code changes: proven by re-simulation, printed, never written */
 	DTL_FIX_GATHER_CONTEXT,	      /* read <text> inside deepspeed.zero.GatheredParameters */
 };

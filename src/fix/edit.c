@@ -396,6 +396,29 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 		r = list_edit(e, a, &plan->fsdp.ignored, fix->text, NULL);
 		loc = plan->fsdp.ignored.present ? plan->fsdp.ignored.loc : plan->fsdp.loc;
 		break;
+	case DTL_FIX_WORLD_SIZE:
+		key = "training.world_size";
+		e->scalar = fix->text;
+		loc = plan->world_size_loc.line ? plan->world_size_loc : plan->loc;
+		break;
+	case DTL_FIX_OFFLOAD_OPTIMIZER:
+		key = "training.zero3.offload_optimizer";
+		e->kind = V_STRING;
+		e->scalar = "cpu";
+		loc = plan->zero3.offload_optimizer_loc.line ? plan->zero3.offload_optimizer_loc
+		                                             : plan->zero3.loc;
+		break;
+	case DTL_FIX_FSDP_CPU_OFFLOAD:
+		key = "training.fsdp.cpu_offload";
+		e->scalar = "true";
+		loc = plan->fsdp.cpu_offload_loc.line ? plan->fsdp.cpu_offload_loc : plan->fsdp.loc;
+		break;
+	case DTL_FIX_OPTIMIZER_8BIT:
+		key = "training.optimizer";
+		e->kind = V_STRING;
+		e->scalar = "adamw_8bit";
+		loc = plan->optimizer_loc.line ? plan->optimizer_loc : plan->loc;
+		break;
 	case DTL_FIX_GATHER_CONTEXT:
 		return -ENOTSUP;
 	case DTL_FIX_KEEP_STRICT_ADD:
@@ -424,6 +447,11 @@ static const char *dialect_key(enum dialect d, const char *key)
 	    {D_DEEPSPEED, "training.zero3.persistence_threshold",
 	     "zero_optimization.stage3_param_persistence_threshold"},
 	    {D_DEEPSPEED, "training.zero3.data_types.buffer_dtype", "data_types.buffer_dtype"},
+	    {D_DEEPSPEED, "training.zero3.offload_optimizer",
+	     "zero_optimization.offload_optimizer.device"},
+	    /* accelerate's launcher and fsdp_config keys */
+	    {D_ACCELERATE, "training.world_size", "num_processes"},
+	    {D_ACCELERATE, "training.fsdp.cpu_offload", "fsdp_config.fsdp_offload_params"},
 	    /* §5.1: accelerate's fsdp_config keys */
 	    {D_ACCELERATE, "training.fsdp.use_orig_params", "fsdp_config.fsdp_use_orig_params"},
 	    {D_ACCELERATE, "training.fsdp.wrap", "fsdp_config.fsdp_transformer_layer_cls_to_wrap"},

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dtypelint/fix.h"
+#include "dtypelint/memory.h"
 
 /* A finding's identity across re-simulations: its rule and group (a unit that still fails
  * with another offender is the same finding), else its first tensor, else its message. */
@@ -17,8 +18,12 @@ const char *dtl_fix_finding_key(struct dtl_arena *arena, const struct dtl_sim *s
 {
 	if (f->group)
 		return dtl_arena_sprintf(arena, "%s|%s", f->rule->id, f->group->name);
-	return dtl_arena_sprintf(arena, "%s||%s", f->rule->id,
-	                         f->tensor_count ? sim->t.name[f->tensors[0]] : f->message);
+	if (f->tensor_count)
+		return dtl_arena_sprintf(arena, "%s||%s", f->rule->id, sim->t.name[f->tensors[0]]);
+	/* no tensor: its position (DT801's figures change with every fix; where it points,
+	 * device_memory, does not) */
+	return dtl_arena_sprintf(arena, "%s|||%s:%u:%u", f->rule->id,
+	                         f->loc.file ? f->loc.file : "", f->loc.line, f->loc.column);
 }
 
 static struct dtl_fix *add(struct dtl_vec *fixes, struct dtl_arena *arena, enum dtl_fix_kind kind,
@@ -275,6 +280,36 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, st
 		/* the buffers' policy itself casts them: keep them in float32 */
 		ADD(DTL_FIX_ZERO3_BUFFER_DTYPE, NULL, DTL_DTYPE_F32, 1,
 		    "keep buffers in float32: set training.zero3.data_types.buffer_dtype: float32");
+	if (!strcmp(id, "DT801")) {
+		/* each is kept only when the re-simulation no longer reports DT801 */
+		/* the smallest doubling of the world size that the accounting says fits */
+		int64_t n = sim->rp.plan.world_size ? sim->rp.plan.world_size : 1, w = 0;
+		for (int k = 1; k <= 6 && !w; k++) {
+			struct dtl_memory_what_if what = {.world_size = n << k,
+			                                  .prefetch_bucket_size = -1};
+			struct dtl_memory mem;
+			dtl_memory_compute(sim, &what, &mem);
+			if (mem.total <= (uint64_t)sim->rp.plan.device_memory)
+				w = n << k;
+		}
+		if (w)
+			ADD(DTL_FIX_WORLD_SIZE, dtl_arena_sprintf(a, "%lld", (long long)w), 0, 2,
+			    "set training.world_size: %lld (more ranks to shard over)",
+			    (long long)w);
+		if (sim->rp.plan.strategy == DTL_STRATEGY_ZERO3)
+			ADD(DTL_FIX_OFFLOAD_OPTIMIZER, NULL, 0, 2,
+			    "set training.zero3.offload_optimizer: cpu (offload_optimizer.device: "
+			    "cpu)");
+		if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 ||
+		    sim->rp.plan.strategy == DTL_STRATEGY_FSDP2)
+			ADD(DTL_FIX_FSDP_CPU_OFFLOAD, NULL, 0, 2,
+			    "set training.fsdp.cpu_offload: true (parameters and optimizer states "
+			    "on "
+			    "the host)");
+		if (sim->rp.plan.optimizer != DTL_OPTIMIZER_ADAMW_8BIT)
+			ADD(DTL_FIX_OPTIMIZER_8BIT, NULL, 0, 1,
+			    "set training.optimizer: adamw_8bit (bitsandbytes AdamW8bit states)");
+	}
 	if (!strcmp(id, "DT302") && sim->rp.plan.strategy == DTL_STRATEGY_FSDP1)
 		ADD(DTL_FIX_FSDP_BUFFER_DTYPE, NULL, DTL_DTYPE_NONE, 1,
 		    "set training.fsdp.buffer_dtype: null (FSDP1 leaves buffers uncast)");
@@ -388,6 +423,22 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 	case DTL_FIX_KEEP_STRICT_ADD:
 		m->model.keep_in_fp32_strict =
 		    append(arena, &m->model.keep_in_fp32_strict, fix->text, &ok);
+		break;
+	case DTL_FIX_WORLD_SIZE:
+		plan->world_size = strtoll(fix->text, NULL, 10);
+		plan->world_size_loc = fixed;
+		break;
+	case DTL_FIX_OFFLOAD_OPTIMIZER:
+		plan->zero3.offload_optimizer = DTL_OFFLOAD_CPU;
+		plan->zero3.offload_optimizer_loc = fixed;
+		break;
+	case DTL_FIX_FSDP_CPU_OFFLOAD:
+		plan->fsdp.cpu_offload = DTL_TRUE;
+		plan->fsdp.cpu_offload_loc = fixed;
+		break;
+	case DTL_FIX_OPTIMIZER_8BIT:
+		plan->optimizer = DTL_OPTIMIZER_ADAMW_8BIT;
+		plan->optimizer_loc = fixed;
 		break;
 	case DTL_FIX_GATHER_CONTEXT: {
 		/* the read, gathered, is no longer one of a partitioned tensor: the patterns
