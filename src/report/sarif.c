@@ -67,7 +67,7 @@ static const char *problem_severity(enum dtl_severity s)
 
 static int rule_object(FILE *out, const struct dtl_rule *rule)
 {
-	char *help = NULL;
+	char *help = NULL, *uri;
 	size_t help_size = 0;
 	FILE *mem = open_memstream(&help, &help_size);
 	int r;
@@ -77,10 +77,16 @@ static int rule_object(FILE *out, const struct dtl_rule *rule)
 	r = dtl_report_explain(mem, rule);
 	if (fclose(mem) != 0 && r == 0)
 		r = -ENOMEM;
+	size_t uri_size = sizeof(DTL_RULES_URL) + strlen(rule->id) + 4;
+	uri = malloc(uri_size);
+	if (!uri && r == 0)
+		r = -ENOMEM;
 	if (r < 0) {
 		free(help);
+		free(uri);
 		return r;
 	}
+	snprintf(uri, uri_size, "%s/%s.md", DTL_RULES_URL, rule->id);
 	fputs("        {\"id\": ", out);
 	dtl_json_string(out, rule->id);
 	fputs(", \"name\": ", out);
@@ -93,7 +99,11 @@ static int rule_object(FILE *out, const struct dtl_rule *rule)
 	dtl_json_string(out, help);
 	fputs(", \"markdown\": ", out);
 	dtl_json_string(out, help);
-	fputs("},\n         \"defaultConfiguration\": {\"level\": ", out);
+	/* the rule's page, docs/rules/<ID>.md (meson -Drules_url) */
+	fputs("},\n         \"helpUri\": ", out);
+	dtl_json_string(out, uri);
+	free(uri);
+	fputs(",\n         \"defaultConfiguration\": {\"level\": ", out);
 	dtl_json_string(out, dtl_report_sarif_level(rule->severity));
 	fputs("},\n         \"properties\": {\"tags\": [\"dtype\", \"dtypelint\"], "
 	      "\"precision\": \"high\", \"problem.severity\": ",
