@@ -12,6 +12,9 @@ struct dtl_version {
 	bool set;
 };
 
+/* dtypelint's own version as built: `git describe --always --dirty` from a git checkout,
+ * else the release version. */
+const char *dtl_build_version(void);
 /* Returns 0, or -EINVAL when text is not a version. Local labels (+cu121) are ignored. */
 int dtl_version_parse(const char *text, size_t len, struct dtl_version *ret_version);
 /* <0, 0, >0 like strcmp */

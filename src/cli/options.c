@@ -485,7 +485,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			o->explain = optarg;
 			break;
 		case OPT_VERSION:
-			printf("dtypelint %s\n", DTL_VERSION);
+			printf("dtypelint %s\n", dtl_build_version());
 			return 1;
 		case 'h':
 			print_usage(stdout);

@@ -3,7 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtl-build-version.h"
 #include "dtypelint/version.h"
+
+const char *dtl_build_version(void)
+{
+	return DTL_BUILD_VERSION;
+}
 
 /* PEP 440 subset: N(.N){0,3} then an optional pre/dev tag (aN, bN, rcN, .devN) and an optional
  * local label (+...). Pre-releases sort before their release: dev < a < b < rc < release. */
