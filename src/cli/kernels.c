@@ -146,6 +146,8 @@ int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error 
 
 #else
 
+#include "dtl-config.h"
+
 int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
                          struct dtl_op_oracle *ret_oracle, void **ret_kernels,
                          struct dtl_error *error)
@@ -153,7 +155,10 @@ int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *ar
 	struct dtl_loc loc = {.file = "dtypelint"};
 	(void)dirs, (void)n, (void)arena, (void)ret_oracle, (void)ret_kernels;
 	return dtl_error_set(error, loc, -ENOTSUP,
-	                     "this dtypelint was built without libclang (meson -Dkernels=enabled)");
+	                     "the kernel scanner is unavailable: this dtypelint was built without "
+	                     "libclang (%s); install llvm-config and libclang (Debian: llvm-14, "
+	                     "libclang-14-dev) and rebuild, or set -Dllvm_config",
+	                     DTL_KERNELS_MISSING);
 }
 
 void dtl_cli_kernels_fini(void *kernels)
