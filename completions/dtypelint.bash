@@ -17,7 +17,7 @@ _dtypelint()
 	fi
 	case $prev in
 	--deepspeed | --accelerate | --peft | --trainer-args | --export | -o | --output | \
-		--plan | --config | --baseline | --write-baseline)
+		--plan | --config | --baseline | --write-baseline | --stdin-filename)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
@@ -26,7 +26,7 @@ _dtypelint()
 		return
 		;;
 	-f | --format)
-		COMPREPLY=($(compgen -W "text json json-lines sarif github gitlab" -- "$cur"))
+		COMPREPLY=($(compgen -W "text json json-lines sarif github gitlab markdown html" -- "$cur"))
 		return
 		;;
 	--color)
@@ -54,17 +54,18 @@ _dtypelint()
 		COMPREPLY=($(compgen -W "ALL $(_dtypelint_rules)" -- "$cur"))
 		return
 		;;
-	--pick | --trace | --max-file-size | --max-depth | --max-alias-nodes | --max-tensors | \
+	--pick | --trace | --setup | --device-memory | --max-file-size | --max-depth | --max-alias-nodes | --max-tensors | \
 		--max-name-length | --max-rank | --max-header-size)
 		return
 		;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "--deepspeed --accelerate --peft --trainer-args --export
-			--fix-plan --write --pick --wrap-plan --scan-kernels --kernels --plan --strategy
+			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --plan --strategy
 			--precision --with -f --format -o --output --color --statistics --show-plan
 			--trace -q --quiet --select --extend-select --ignore --fail-on --exit-zero
-			--list-rules --explain --config --no-config --baseline --write-baseline
+			--list-rules --explain --config --no-config --setup --stdin-filename
+			--baseline --write-baseline
 			--max-file-size --max-depth --max-alias-nodes --max-tensors --max-name-length
 			--max-rank --max-header-size --version -h --help" -- "$cur"))
 		return

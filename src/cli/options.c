@@ -485,7 +485,11 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 			o->explain = optarg;
 			break;
 		case OPT_VERSION:
-			printf("dtypelint %s\n", dtl_build_version());
+			/* the release, and what git describe says of a checkout's build */
+			if (strcmp(dtl_build_version(), DTL_VERSION) == 0)
+				printf("dtypelint %s\n", DTL_VERSION);
+			else
+				printf("dtypelint %s (git %s)\n", DTL_VERSION, dtl_build_version());
 			return 1;
 		case 'h':
 			print_usage(stdout);

@@ -1,10 +1,11 @@
 #!/bin/sh
-# --version: `git describe --always --dirty` in a git checkout (meson vcs_tag), else the
-# release version. usage: version.sh DTYPELINT SOURCE_ROOT RELEASE_VERSION
+# --version: the release version, and in a git checkout also `git describe --always --dirty`
+# (meson vcs_tag): "dtypelint 0.1.0 (git 36e2460-dirty)". usage: version.sh DTYPELINT
+# SOURCE_ROOT RELEASE_VERSION
 set -eu
 got=$("$1" --version)
 if [ -e "$2/.git" ] && command -v git >/dev/null; then
-	want="dtypelint $(git -C "$2" describe --always --dirty)"
+	want="dtypelint $3 (git $(git -C "$2" describe --always --dirty))"
 else
 	want="dtypelint $3"
 fi
