@@ -3,15 +3,7 @@
 # findings as the file; --stdin-filename names it in the report and finds its .dtypelint.yaml
 # from that name; inline suppressions in it are read; the size limits apply; "-" is given at
 # most once. Usage: cli-stdin.sh DTYPELINT SOURCE_ROOT
-set -u
-dtypelint=$1 root=$2
-case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
-case "$root" in /*) ;; *) root="$(pwd)/$root" ;; esac
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 cd "$root" || exit 99
 m=fixtures/rules/dt101-fires.yaml
 

@@ -294,11 +294,10 @@ struct linted {
 };
 
 static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
-                    const struct settings *s,
-                    const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
-                    struct dtl_arena *arena, struct dtl_report_input *ret_input,
-                    struct dtl_findings **ret_findings, size_t *ret_suppressed,
-                    struct linted *ret_linted, struct dtl_error *error)
+                    const struct settings *s, const struct dtl_behavior_table *behaviors,
+                    const struct dtl_op_oracle *ops, struct dtl_arena *arena,
+                    struct dtl_report_input *ret_input, struct dtl_findings **ret_findings,
+                    size_t *ret_suppressed, struct linted *ret_linted, struct dtl_error *error)
 {
 	struct dtl_manifest *manifest = dtl_arena_alloc(arena, sizeof(*manifest));
 	struct dtl_sim *sim = dtl_arena_alloc(arena, sizeof(*sim));
@@ -531,9 +530,10 @@ static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
 
 	if (o->plan_file || o->deepspeed_file || o->accelerate_file || o->peft_file ||
 	    o->trainer_args_file || o->stdin_filename) {
-		fprintf(stderr, "dtypelint: --plan, --deepspeed, --accelerate, --peft and "
-		                "--trainer-args go with file arguments; a set-up names its own files "
-		                "in the config's setups:\n");
+		fprintf(stderr,
+		        "dtypelint: --plan, --deepspeed, --accelerate, --peft and "
+		        "--trainer-args go with file arguments; a set-up names its own files "
+		        "in the config's setups:\n");
 		return EXIT_INPUT;
 	}
 	if (!path && !o->no_config && (r = dtl_config_find(".", arena, &path, &ignored, &why)) < 0)
@@ -643,6 +643,17 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	return r;
 }
 
+/* The files --write may edit for a job: its own */
+static struct dtl_fix_files fix_files_of(const struct dtl_cli_job *job)
+{
+	return (struct dtl_fix_files){.input = job->input,
+	                              .plan_file = job->plan_file,
+	                              .deepspeed_file = job->deepspeed_file,
+	                              .accelerate_file = job->accelerate_file,
+	                              .peft_file = job->peft_file,
+	                              .trainer_args_file = job->trainer_args_file};
+}
+
 /* --fix-plan --diff / --write for input i: the first of its most severe findings with a proven
  * fix, and of its fixes the first one a file of the input can hold (or the --pick N-th); the
  * others are code changes, printed as such. --write edits that file, lints the input again and
@@ -653,12 +664,7 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
                      const struct dtl_sim *sim, const struct dtl_findings *findings,
                      const struct linted *linted, const struct dtl_fix_plan *plan)
 {
-	struct dtl_fix_files files = {.input = o->jobs[i].input,
-	                              .plan_file = o->jobs[i].plan_file,
-	                              .deepspeed_file = o->jobs[i].deepspeed_file,
-	                              .accelerate_file = o->jobs[i].accelerate_file,
-	                              .peft_file = o->jobs[i].peft_file,
-	                              .trainer_args_file = o->jobs[i].trainer_args_file};
+	struct dtl_fix_files files = fix_files_of(&o->jobs[i]);
 	struct dtl_error error = {0};
 	struct dtl_fix_edit edit;
 	size_t best = plan->count;
@@ -800,8 +806,8 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 
 	for (size_t i = 0; i < o->input_count && r >= 0; i++) {
 		if (o->wrap_plan) {
-			r = dtl_wrap_plan_write(stdout, inputs[i].sim,
-			                        o->format == DTL_FORMAT_JSON, &error);
+			r = dtl_wrap_plan_write(stdout, inputs[i].sim, o->format == DTL_FORMAT_JSON,
+			                        &error);
 			if (r < 0)
 				return print_error(&error, r);
 			continue;
@@ -819,12 +825,7 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		if (!o->fix_write && !o->fix_diff) {
 			/* say of each fix where --write would put it, or that it is a code change
 			 */
-			struct dtl_fix_files files = {.input = o->jobs[i].input,
-			                              .plan_file = o->jobs[i].plan_file,
-			                              .deepspeed_file = o->jobs[i].deepspeed_file,
-			                              .accelerate_file = o->jobs[i].accelerate_file,
-			                              .peft_file = o->jobs[i].peft_file,
-			                              .trainer_args_file = o->jobs[i].trainer_args_file};
+			struct dtl_fix_files files = fix_files_of(&o->jobs[i]);
 			for (size_t k = 0; k < plan.count; k++)
 				for (size_t n = 0; n < plan.items[k].count; n++) {
 					struct dtl_fix *fix = &plan.items[k].fixes[n];
@@ -871,9 +872,9 @@ static int output_is_input(const struct dtl_options *o, const char *output)
 	size_t per_job = 6, jobs = o->input_count * per_job;
 	for (size_t i = 0; i < jobs + sizeof(named) / sizeof(named[0]); i++) {
 		const struct dtl_cli_job *job = &o->jobs[i / per_job];
-		const char *of_job[] = {job->input,     job->plan_file, job->deepspeed_file,
-		                        job->accelerate_file, job->peft_file,
-		                        job->trainer_args_file};
+		const char *of_job[] = {job->input,          job->plan_file,
+		                        job->deepspeed_file, job->accelerate_file,
+		                        job->peft_file,      job->trainer_args_file};
 		const char *path = i < jobs ? of_job[i % per_job] : named[i - jobs];
 		if (!path || stat(path, &in) != 0 || in.st_dev != out.st_dev ||
 		    in.st_ino != out.st_ino)
@@ -956,7 +957,8 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		struct settings s;
 		bool from_stdin = strcmp(o->inputs[i], "-") == 0;
 		/* standard input finds its config from the name it is given */
-		const char *where = from_stdin && o->stdin_filename ? o->stdin_filename : o->inputs[i];
+		const char *where =
+		    from_stdin && o->stdin_filename ? o->stdin_filename : o->inputs[i];
 		r = settings_for(where, o, &cache, arena, &s, &error);
 		if (r >= 0 && from_stdin)
 			r = read_stdin(o, &s, arena, &error);

@@ -145,21 +145,6 @@ static const char *plural(size_t n)
 	return n == 1 ? "" : "s";
 }
 
-static const char *group_kind(enum dtl_group_kind kind)
-{
-	switch (kind) {
-	case DTL_GROUP_FSDP1_UNIT:
-		return "FSDP1 unit";
-	case DTL_GROUP_FSDP2_GROUP:
-		return "FSDP2 group";
-	case DTL_GROUP_ZERO3_PERSISTENT:
-		return "ZeRO-3 persistent set";
-	case DTL_GROUP_ZERO3_TRAINABLE:
-		return "ZeRO-3 trainable set";
-	}
-	return "group";
-}
-
 /* what one input's page needs, computed once in linear time */
 struct view {
 	FILE *out;
@@ -648,7 +633,7 @@ static void open_module(FILE *out, struct view *v, const struct dtl_report_item 
 	}
 	if (g != DTL_NONE_INDEX) {
 		fprintf(out, " <span class=badge>%s %u \u00b7 %zu tensor%s \u00b7 ",
-		        group_kind(v->groups[g].kind), v->groups[g].index, v->groups[g].count,
+		        dtl_report_group_kind(v->groups[g].kind), v->groups[g].index, v->groups[g].count,
 		        plural(v->groups[g].count));
 		dtype_set(out, v->mix[g]);
 		fputs("</span>", out);
@@ -715,7 +700,7 @@ static void groups_table(FILE *out, const struct view *v)
 			continue;
 		}
 		fprintf(out, "<tr id=\"g%zu-%zu\"><td>%s<td>%u<td>", v->input, g,
-		        group_kind(gr->kind), gr->index);
+		        dtl_report_group_kind(gr->kind), gr->index);
 		if (gr->module != DTL_NONE_INDEX)
 			fprintf(out, "<a href=\"#m%zu-%u\">", v->input, v->shown_as[gr->module]);
 		put_tail(out, gr->name);
@@ -785,7 +770,7 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 		if (v.group_of[root] != DTL_NONE_INDEX) {
 			uint32_t g = v.group_of[root];
 			fprintf(out, "<p>The root is %s %u (%zu tensors, ",
-			        group_kind(v.groups[g].kind), v.groups[g].index, v.groups[g].count);
+			        dtl_report_group_kind(v.groups[g].kind), v.groups[g].index, v.groups[g].count);
 			dtype_set(out, v.mix[g]);
 			fprintf(out, ")%s</p>\n",
 			        mixed(v.mix[g]) ? " <span class=\"badge mixed\">mixed</span>" : "");

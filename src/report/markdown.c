@@ -75,21 +75,6 @@ static const char *severity_mark(enum dtl_severity s)
 	                                   : "\u2139\ufe0f";
 }
 
-static const char *group_kind(enum dtl_group_kind kind)
-{
-	switch (kind) {
-	case DTL_GROUP_FSDP1_UNIT:
-		return "FSDP1 unit";
-	case DTL_GROUP_FSDP2_GROUP:
-		return "FSDP2 group";
-	case DTL_GROUP_ZERO3_PERSISTENT:
-		return "ZeRO-3 persistent set";
-	case DTL_GROUP_ZERO3_TRAINABLE:
-		return "ZeRO-3 trainable set";
-	}
-	return "group";
-}
-
 static void shape(FILE *out, const struct dtl_sim *sim, uint32_t t)
 {
 	uint32_t d = sim->t.decl[t];
@@ -144,7 +129,7 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 	fprintf(out, ":%u:%u</code>", f->loc.line ? f->loc.line : 1,
 	        f->loc.column ? f->loc.column : 1);
 	if (f->group) {
-		fprintf(out, " \u00b7 %s ", group_kind(f->group->kind));
+		fprintf(out, " \u00b7 %s ", dtl_report_group_kind(f->group->kind));
 		if (f->group->module != DTL_NONE_INDEX) { /* a ZeRO-3 set's name is its kind */
 			md_code(out, f->group->name);
 			fputc(' ', out);

@@ -29,6 +29,9 @@ size_t dtl_report_char_at(const char *p, uint32_t *ret_cp, bool *ret_escape);
 /* \xNN for a C0 control, DEL or a raw byte, \uNNNN for a C1 control */
 void dtl_report_put_char_escape(FILE *out, uint32_t cp);
 
+/* "FSDP1 unit", "FSDP2 group", "ZeRO-3 persistent set", "ZeRO-3 trainable set" */
+const char *dtl_report_group_kind(enum dtl_group_kind kind);
+
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);
 

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "dtypelint/report.h"
+#include "report-private.h"
 
 #define BOLD  "\033[1m"
 #define RESET "\033[0m"
@@ -81,6 +81,21 @@ void dtl_report_count(const struct dtl_report_input *inputs, size_t n, struct dt
 				c->infos++;
 		}
 	}
+}
+
+const char *dtl_report_group_kind(enum dtl_group_kind kind)
+{
+	switch (kind) {
+	case DTL_GROUP_FSDP1_UNIT:
+		return "FSDP1 unit";
+	case DTL_GROUP_FSDP2_GROUP:
+		return "FSDP2 group";
+	case DTL_GROUP_ZERO3_PERSISTENT:
+		return "ZeRO-3 persistent set";
+	case DTL_GROUP_ZERO3_TRAINABLE:
+		return "ZeRO-3 trainable set";
+	}
+	return "group";
 }
 
 int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, size_t n,

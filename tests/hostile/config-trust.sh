@@ -4,15 +4,7 @@
 # a world-writable folder such as /tmp) is ignored with a warning; --config still reads it. A
 # config can lower limits but not raise them above their defaults; options can.
 # Usage: config-trust.sh DTYPELINT SOURCE_ROOT
-set -u
-dtypelint=$1 root=$2
-case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
-case "$root" in /*) ;; *) root="$(pwd)/$root" ;; esac
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$(dirname "$0")/../lib.sh"
 # the config silences DT101, which the manifest fires: exit 0 when read, 1 when ignored
 setup() { # dir
 	mkdir -p "$1"

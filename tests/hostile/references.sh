@@ -5,15 +5,7 @@
 # the working directory or their git repository; otherwise exit 2, and no byte of the refused
 # file appears in any message. HF cache folders (snapshots/ linking to ../../blobs/) keep
 # working. Usage: references.sh DTYPELINT SOURCE_ROOT
-set -u
-dtypelint=$1 root=$2
-case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
-case "$root" in /*) ;; *) root="$(pwd)/$root" ;; esac
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+. "$(dirname "$0")/../lib.sh"
 # refused: exit 2, the refusal said, the secret nowhere in stdout or stderr
 refused() { # name exit-status
 	if [ "$2" = 2 ] && grep -q "resolves outside" out && ! grep -q SECRET out; then
