@@ -110,9 +110,11 @@ def main():
             env = {"PATH": shims + os.pathsep + os.environ["PATH"], "HOME": tmp,
                    "RUNNER_TEMP": runner, "GITHUB_PATH": os.path.join(runner, "path"),
                    "GITHUB_ENV": os.path.join(runner, "env"),
+                   "GITHUB_STEP_SUMMARY": os.path.join(runner, "summary.md"),
                    "GITHUB_SERVER_URL": "https://github.com", "GITHUB_WORKSPACE": work}
             open(env["GITHUB_PATH"], "w").close()
             open(env["GITHUB_ENV"], "w").close()
+            open(env["GITHUB_STEP_SUMMARY"], "w").close()
             if label == "workflow":
                 env.update({k: str(v) for k, v in doc.get("env", {}).items()})
                 env["DTYPELINT_GIT"], env["DTYPELINT_REF"] = clone, branch
@@ -122,8 +124,14 @@ def main():
                 steps = doc["runs"]["steps"]
                 ctx = {"github.action_path": clone, "github.action_repository": "",
                        "github.action_ref": "", "inputs.args": "models/*.dtypelint.yaml",
-                       "inputs.sarif-file": doc["inputs"]["sarif-file"]["default"]}
+                       "inputs.sarif-file": doc["inputs"]["sarif-file"]["default"],
+                       "inputs.summary": doc["inputs"]["summary"]["default"]}
             run_steps(label, steps, env, ctx, work, failures)
+            # both write the Markdown report to the job summary (issue 26)
+            with open(env["GITHUB_STEP_SUMMARY"]) as f:
+                summary = f.read()
+            if "dtypelint" not in summary:
+                failures.append(f"{label}: nothing in the job summary: {summary[:200]!r}")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
