@@ -13,11 +13,11 @@
 #include "dtypelint/source.h"
 
 struct dtl_compose_inputs {
-	const char *input;	     /* a manifest (.json .yaml .yml) or a model folder; required */
-	const char *plan_file;	     /* --plan */
+	const char *input;           /* a manifest (.json .yaml .yml) or a model folder; required */
+	const char *plan_file;       /* --plan */
 	const char *deepspeed_file;  /* --deepspeed */
 	const char *accelerate_file; /* --accelerate */
-	const char *peft_file;	     /* --peft */
+	const char *peft_file;       /* --peft */
 	const char *trainer_args_file; /* --trainer-args */
 	/* when input is "-": the manifest already read from standard input, named as the report
 	 * should name it (--stdin-filename); not owned */
@@ -26,7 +26,7 @@ struct dtl_compose_inputs {
 
 /* Builds *ret_manifest (with its plan in ret_manifest->plan) in arena. */
 int dtl_compose(const struct dtl_compose_inputs *inputs, struct dtl_arena *arena,
-		const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
-		struct dtl_error *error);
+                const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
+                struct dtl_error *error);
 
 #endif

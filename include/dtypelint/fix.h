@@ -13,15 +13,15 @@
 #include "dtypelint/rules.h"
 
 enum dtl_fix_kind {
-	DTL_FIX_VERSION,	      /* training.versions.<fw>: <text> */
+	DTL_FIX_VERSION,              /* training.versions.<fw>: <text> */
 	DTL_FIX_ALLGATHER_SEQUENTIAL, /* training.zero3.allgather_sequential: true */
 	DTL_FIX_PERSISTENCE_ZERO,     /* training.zero3.persistence_threshold: 0 */
-	DTL_FIX_AUTOCAST_OFF,	      /* adapter.autocast_adapter_dtype: false */
-	DTL_FIX_QUANT_STORAGE,	      /* quantization.quant_storage: <dtype> */
+	DTL_FIX_AUTOCAST_OFF,         /* adapter.autocast_adapter_dtype: false */
+	DTL_FIX_QUANT_STORAGE,        /* quantization.quant_storage: <dtype> */
 	DTL_FIX_USE_ORIG_PARAMS,      /* training.fsdp.use_orig_params: true */
-	DTL_FIX_WRAP_ADD,	      /* training.fsdp.wrap += <text> */
-	DTL_FIX_WRAP_REMOVE,	      /* training.fsdp.wrap -= <text> */
-	DTL_FIX_IGNORE_ADD,	      /* training.fsdp.ignored += <text> */
+	DTL_FIX_WRAP_ADD,             /* training.fsdp.wrap += <text> */
+	DTL_FIX_WRAP_REMOVE,          /* training.fsdp.wrap -= <text> */
+	DTL_FIX_IGNORE_ADD,           /* training.fsdp.ignored += <text> */
 	DTL_FIX_FSDP_BUFFER_DTYPE,    /* training.fsdp.buffer_dtype: <dtype or null> */
 	DTL_FIX_ZERO3_BUFFER_DTYPE,   /* training.zero3.data_types.buffer_dtype: <dtype> */
 	DTL_FIX_KEEP_STRICT_ADD,      /* model.keep_in_fp32_strict += <text> */
@@ -31,7 +31,7 @@ enum dtl_fix_kind {
 	DTL_FIX_FSDP_CPU_OFFLOAD,  /* training.fsdp.cpu_offload: true */
 	DTL_FIX_OPTIMIZER_8BIT,    /* training.optimizer: adamw_8bit */
 	/* code changes: proven by re-simulation, printed, never written */
-	DTL_FIX_GATHER_CONTEXT,	      /* read <text> inside deepspeed.zero.GatheredParameters */
+	DTL_FIX_GATHER_CONTEXT, /* read <text> inside deepspeed.zero.GatheredParameters */
 };
 
 struct dtl_fix {
@@ -39,13 +39,13 @@ struct dtl_fix {
 	const char *text;     /* a pattern, class name or version */
 	enum dtl_dtype dtype; /* NONE: null */
 	enum dtl_framework framework;
-	const char *title;    /* "set training.zero3.allgather_sequential: true" */
-	int cost;	      /* how much it changes (smaller is better) */
+	const char *title; /* "set training.zero3.allgather_sequential: true" */
+	int cost;          /* how much it changes (smaller is better) */
 	/* after re-simulation */
-	bool resolves;		/* the finding it was proposed for is gone */
-	size_t before, after;	/* findings at or above the warning level */
-	size_t total_after;	/* all findings, info included */
-	const char **appeared;	/* "DT201 fp32-pin-downcast: message" of findings it creates */
+	bool resolves;         /* the finding it was proposed for is gone */
+	size_t before, after;  /* findings at or above the warning level */
+	size_t total_after;    /* all findings, info included */
+	const char **appeared; /* "DT201 fp32-pin-downcast: message" of findings it creates */
 	size_t appeared_count;
 	/* where --write would put it (set by the caller from dtl_fix_edit_build): the file and
 	 * its key, or why no file of the input can hold it (a code change) */
@@ -65,7 +65,7 @@ struct dtl_fix_plan {
 
 struct dtl_fix_context {
 	const struct dtl_manifest *manifest; /* as composed, plan included */
-	const struct dtl_plan *plan;	     /* the plan the simulation used (options applied) */
+	const struct dtl_plan *plan;         /* the plan the simulation used (options applied) */
 	const struct dtl_behavior_table *behaviors;
 	const struct dtl_rule_selection *selection;
 	const struct dtl_op_oracle *ops;
@@ -74,18 +74,19 @@ struct dtl_fix_context {
 
 /* Candidates for every finding of sim, each re-simulated and ranked. */
 int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
-		       const struct dtl_findings *findings, struct dtl_fix_plan *ret_plan,
-		       struct dtl_error *error);
+                       const struct dtl_findings *findings, struct dtl_fix_plan *ret_plan,
+                       struct dtl_error *error);
 /* Applies one fix to copies of a manifest and a plan (copies live in arena). */
 int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *manifest, struct dtl_plan *plan,
-		  struct dtl_arena *arena);
+                  struct dtl_arena *arena);
 int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan);
 int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const struct dtl_sim *sim);
 
 /* The files one input was composed from (include/dtypelint/compose.h); the only files an edit
  * may touch. */
 struct dtl_fix_files {
-	const char *input; /* a manifest, or a model folder (its config.json, adapter_config.json) */
+	const char
+	    *input; /* a manifest, or a model folder (its config.json, adapter_config.json) */
 	const char *plan_file, *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
 };
 
@@ -102,9 +103,9 @@ struct dtl_fix_edit {
  * its text. -ENOTSUP when no file of the input can hold it (a code change, *error says
  * which); -EINVAL when the result would not parse or not hold the value. */
 int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *files,
-		       const struct dtl_manifest *m, const struct dtl_plan *plan,
-		       struct dtl_arena *arena, struct dtl_fix_edit *ret_edit,
-		       struct dtl_error *error);
+                       const struct dtl_manifest *m, const struct dtl_plan *plan,
+                       struct dtl_arena *arena, struct dtl_fix_edit *ret_edit,
+                       struct dtl_error *error);
 /* A unified diff with 3 lines of context, paths a/ and b/ relative to the working directory:
  * `git apply` and `patch -p1` take it there. */
 int dtl_fix_edit_diff(FILE *out, const struct dtl_fix_edit *edit);
@@ -114,7 +115,7 @@ int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error
 /* A finding's identity across runs: its rule and group, else its first tensor, else its
  * message. */
 const char *dtl_fix_finding_key(struct dtl_arena *arena, const struct dtl_sim *sim,
-				const struct dtl_finding *finding);
+                                const struct dtl_finding *finding);
 
 /* --wrap-plan: FSDP2 fully_shard groups in which every group has one trainable dtype, as JSON
  * and as a Python snippet. The snippet refuses (-EINVAL) a module path that is not dotted

@@ -191,9 +191,8 @@ int dtl_manifest_parse(const struct dtl_node *root, const char *file, struct dtl
                        struct dtl_error *error);
 
 /* A `versions:`-shaped mapping (framework: version) into plan->versions, with its positions. */
-int dtl_plan_parse_versions(const struct dtl_node *map, const char *file,
-                            struct dtl_arena *arena, struct dtl_plan *plan,
-                            struct dtl_error *error);
+int dtl_plan_parse_versions(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
+                            struct dtl_plan *plan, struct dtl_error *error);
 /* Validates a plan: the mapping under `training:` or the top of a --plan file. */
 int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,
                    struct dtl_plan *plan, struct dtl_error *error);

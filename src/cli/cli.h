@@ -73,7 +73,7 @@ struct dtl_options {
 	const char *stdin_filename; /* --stdin-filename: the name of input "-" */
 	bool no_config;
 	const char *baseline, *write_baseline;
-	struct dtl_vec trace; /* --trace globs, const char * */
+	struct dtl_vec trace;     /* --trace globs, const char * */
 	struct dtl_vec setups;    /* --setup names, const char * */
 	struct dtl_cli_job *jobs; /* one per input: what it is composed from */
 	struct dtl_limit_settings limits;

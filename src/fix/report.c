@@ -11,17 +11,18 @@ int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
 	for (size_t i = 0; i < plan->count; i++) {
 		const struct dtl_fix_item *item = &plan->items[i];
 		const struct dtl_finding *f = item->finding;
-		fprintf(out, "%s:%u:%u: %s: %s [%s %s]\n", f->loc.file, f->loc.line ? f->loc.line : 1,
-			f->loc.column ? f->loc.column : 1, dtl_severity_name(f->severity), f->message,
-			f->rule->id, f->rule->name);
+		fprintf(out, "%s:%u:%u: %s: %s [%s %s]\n", f->loc.file,
+		        f->loc.line ? f->loc.line : 1, f->loc.column ? f->loc.column : 1,
+		        dtl_severity_name(f->severity), f->message, f->rule->id, f->rule->name);
 		if (!item->count) {
-			fputs("  no fix dtypelint can prove for this finding (see --explain)\n", out);
+			fputs("  no fix dtypelint can prove for this finding (see --explain)\n",
+			      out);
 			continue;
 		}
 		for (size_t k = 0; k < item->count; k++) {
 			const struct dtl_fix *fix = &item->fixes[k];
-			fprintf(out, "  %zu. %s\n     findings at warning or above: %zu -> %zu", k + 1,
-				fix->title, fix->before, fix->after);
+			fprintf(out, "  %zu. %s\n     findings at warning or above: %zu -> %zu",
+			        k + 1, fix->title, fix->before, fix->after);
 			if (fix->appeared_count)
 				fprintf(out, "; it creates %zu:", fix->appeared_count);
 			fputc('\n', out);
@@ -56,16 +57,18 @@ int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const st
 		fprintf(out, ", \"location\": {\"file\": ");
 		dtl_json_string(out, item->finding->loc.file);
 		fprintf(out, ", \"line\": %u, \"column\": %u}, \"fixes\": [",
-			item->finding->loc.line ? item->finding->loc.line : 1,
-			item->finding->loc.column ? item->finding->loc.column : 1);
+		        item->finding->loc.line ? item->finding->loc.line : 1,
+		        item->finding->loc.column ? item->finding->loc.column : 1);
 		for (size_t k = 0; k < item->count; k++) {
 			const struct dtl_fix *fix = &item->fixes[k];
 			fputs(k ? ", {\"rank\": " : "{\"rank\": ", out);
 			fprintf(out, "%zu, \"title\": ", k + 1);
 			dtl_json_string(out, fix->title);
-			fprintf(out, ", \"cost\": %d, \"findings_before\": %zu, \"findings_after\": %zu, "
-				     "\"creates\": [",
-				fix->cost, fix->before, fix->after);
+			fprintf(
+			    out,
+			    ", \"cost\": %d, \"findings_before\": %zu, \"findings_after\": %zu, "
+			    "\"creates\": [",
+			    fix->cost, fix->before, fix->after);
 			for (size_t a = 0; a < fix->appeared_count; a++) {
 				fputs(a ? ", " : "", out);
 				dtl_json_string(out, fix->appeared[a]);

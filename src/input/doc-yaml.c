@@ -46,8 +46,8 @@ struct builder {
 	struct dtl_doc_stream *stream;
 	size_t stream_frame;
 	struct dtl_arena element;
-	bool anchored;  /* an anchored container was seen: no node is dropped any more */
-	size_t mark;    /* the end of the event being handled (libyaml's index) */
+	bool anchored; /* an anchored container was seen: no node is dropped any more */
+	size_t mark;   /* the end of the event being handled (libyaml's index) */
 	const struct dtl_limits *limits;
 	struct dtl_error *error;
 	struct frame *frames;
@@ -86,7 +86,10 @@ struct word {
 	const char *text;
 	size_t len;
 };
-#define WORD(s) {s, sizeof(s) - 1}
+#define WORD(s)                                                                                    \
+	{                                                                                          \
+		s, sizeof(s) - 1                                                                   \
+	}
 
 static bool is_one_of(const char *text, size_t len, const struct word *words)
 {
@@ -139,10 +142,11 @@ static int resolve_plain(struct dtl_node *node, const char *s, size_t n)
 	static const struct word nulls[] = {WORD(""),     WORD("~"),    WORD("null"),
 	                                    WORD("Null"), WORD("NULL"), {NULL, 0}};
 	static const struct word trues[] = {WORD("true"), WORD("True"), WORD("TRUE"), {NULL, 0}};
-	static const struct word falses[] = {WORD("false"), WORD("False"), WORD("FALSE"),
-	                                     {NULL, 0}};
-	static const struct word infs[] = {WORD(".inf"),  WORD(".Inf"),  WORD(".INF"), WORD("+.inf"),
-	                                   WORD("+.Inf"), WORD("+.INF"), {NULL, 0}};
+	static const struct word falses[] = {
+	    WORD("false"), WORD("False"), WORD("FALSE"), {NULL, 0}};
+	static const struct word infs[] = {WORD(".inf"),  WORD(".Inf"),  WORD(".INF"),
+	                                   WORD("+.inf"), WORD("+.Inf"), WORD("+.INF"),
+	                                   {NULL, 0}};
 	static const struct word ninfs[] = {WORD("-.inf"), WORD("-.Inf"), WORD("-.INF"), {NULL, 0}};
 	static const struct word nans[] = {WORD(".nan"), WORD(".NaN"), WORD(".NAN"), {NULL, 0}};
 
@@ -383,7 +387,8 @@ static int push(struct builder *b, const yaml_event_t *event, enum dtl_node_type
 	    b->frame_count == 1 && b->frames[0].node.type == DTL_NODE_MAP &&
 	    (b->child_count - b->frames[0].base) % 2 == 1) {
 		const struct dtl_node *key = &b->children[b->child_count - 1];
-		streamed = key->type == DTL_NODE_STRING && strcmp(key->string.text, b->stream->key) == 0;
+		streamed =
+		    key->type == DTL_NODE_STRING && strcmp(key->string.text, b->stream->key) == 0;
 	}
 	f = &b->frames[b->frame_count++];
 	memset(f, 0, sizeof(*f));

@@ -64,8 +64,7 @@ static const struct st_dtype st_dtypes[] = {
 #define N_DTYPES       (sizeof(st_dtypes) / sizeof(st_dtypes[0]))
 #define SUPPORTED_LIST "F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I64, I32, I16, I8, U8, BOOL"
 
-const char *
-dtl_safetensors_dtype_name(enum dtl_dtype dtype)
+const char *dtl_safetensors_dtype_name(enum dtl_dtype dtype)
 {
 	if (dtype == DTL_DTYPE_NONE)
 		return NULL;
@@ -79,15 +78,13 @@ dtl_safetensors_dtype_name(enum dtl_dtype dtype)
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
-static uint32_t
-column_of(size_t pos)
+static uint32_t column_of(size_t pos)
 {
 	uint64_t column = (uint64_t)pos + PREFIX_LEN + 1;
 	return column > UINT32_MAX ? UINT32_MAX : (uint32_t)column;
 }
 
-static struct dtl_loc
-loc_at(const char *path, uint32_t line, uint32_t column)
+static struct dtl_loc loc_at(const char *path, uint32_t line, uint32_t column)
 {
 	struct dtl_loc loc = {path, line, column};
 	return loc;
@@ -96,8 +93,7 @@ loc_at(const char *path, uint32_t line, uint32_t column)
 static int prefix_error(struct dtl_error *error, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int
-prefix_error(struct dtl_error *error, const char *path, const char *fmt, ...)
+static int prefix_error(struct dtl_error *error, const char *path, const char *fmt, ...)
 {
 	char message[DTL_ERROR_MESSAGE_MAX];
 	va_list args;
@@ -115,8 +111,7 @@ struct quoted {
 	char text[QUOTE_BUDGET + 16];
 };
 
-static const char *
-quote(struct quoted *q, const char *s, size_t len)
+static const char *quote(struct quoted *q, const char *s, size_t len)
 {
 	size_t o = 0;
 
@@ -181,8 +176,7 @@ struct parser {
 	struct dtl_arena scratch;
 };
 
-static const char *
-tensor_name(struct parser *ps)
+static const char *tensor_name(struct parser *ps)
 {
 	return quote(&ps->cur_quoted, ps->cur_name, ps->cur_name_len);
 }
@@ -190,8 +184,7 @@ tensor_name(struct parser *ps)
 static int fail(struct parser *ps, size_t pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int
-fail(struct parser *ps, size_t pos, const char *fmt, ...)
+static int fail(struct parser *ps, size_t pos, const char *fmt, ...)
 {
 	char message[DTL_ERROR_MESSAGE_MAX];
 	va_list args;
@@ -203,42 +196,36 @@ fail(struct parser *ps, size_t pos, const char *fmt, ...)
 	                     "safetensors header: %s", message);
 }
 
-static int
-oom(struct parser *ps)
+static int oom(struct parser *ps)
 {
 	return dtl_error_set(ps->error, loc_at(ps->path, 0, 0), -ENOMEM,
 	                     "safetensors header: out of memory");
 }
 
-static bool
-is_ws(unsigned char c)
+static bool is_ws(unsigned char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static void
-skip_ws(struct parser *ps)
+static void skip_ws(struct parser *ps)
 {
 	while (ps->i < ps->n && is_ws(ps->p[ps->i]))
 		ps->i++;
 }
 
-static int
-peek(const struct parser *ps)
+static int peek(const struct parser *ps)
 {
 	return ps->i < ps->n ? ps->p[ps->i] : -1;
 }
 
-static bool
-has_literal(const struct parser *ps, size_t pos, const char *literal)
+static bool has_literal(const struct parser *ps, size_t pos, const char *literal)
 {
 	size_t len = strlen(literal);
 	return ps->n - pos >= len && memcmp(ps->p + pos, literal, len) == 0;
 }
 
 /* What is at pos, for "found ..." in messages. */
-static const char *
-describe(const struct parser *ps, size_t pos, char buf[32])
+static const char *describe(const struct parser *ps, size_t pos, char buf[32])
 {
 	if (pos >= ps->n)
 		return "the end of the header";
@@ -281,8 +268,7 @@ describe(const struct parser *ps, size_t pos, char buf[32])
 
 /* Offset of the first byte that is not valid UTF-8 (RFC 3629: no overlong forms, no
  * surrogates, nothing above U+10FFFF), or n. */
-static size_t
-find_invalid_utf8(const unsigned char *s, size_t n)
+static size_t find_invalid_utf8(const unsigned char *s, size_t n)
 {
 	size_t i = 0;
 
@@ -331,8 +317,7 @@ find_invalid_utf8(const unsigned char *s, size_t n)
 	return n;
 }
 
-static int
-hex4(const unsigned char *s, unsigned *ret)
+static int hex4(const unsigned char *s, unsigned *ret)
 {
 	unsigned v = 0;
 
@@ -357,9 +342,8 @@ hex4(const unsigned char *s, unsigned *ret)
  * Otherwise *ret points at the text: into the input when there are no escapes (*ret_owned =
  * false; not NUL-terminated), or at a decoded NUL-terminated copy in the arena into.
  */
-static int
-parse_string(struct parser *ps, const char *what, struct dtl_arena *into, const char **ret,
-             size_t *ret_len, bool *ret_owned)
+static int parse_string(struct parser *ps, const char *what, struct dtl_arena *into,
+                        const char **ret, size_t *ret_len, bool *ret_owned)
 {
 	size_t start = ps->i, j = start + 1;
 	bool escaped = false;
@@ -504,8 +488,8 @@ parse_string(struct parser *ps, const char *what, struct dtl_arena *into, const 
 }
 
 /* A string the caller keeps: always a NUL-terminated arena copy. */
-static int
-parse_owned_string(struct parser *ps, const char *what, const char **ret, size_t *ret_len)
+static int parse_owned_string(struct parser *ps, const char *what, const char **ret,
+                              size_t *ret_len)
 {
 	bool owned = false;
 	int rc;
@@ -538,8 +522,8 @@ enum number_status {
 
 /* Scans a JSON number at ps->i (RFC 8259 §6) and reads it as a non-negative integer <= 2^53.
  * *ret_start and *ret_len give its text. ps->i moves past it unless NUMBER_NONE. */
-static enum number_status
-scan_number(struct parser *ps, uint64_t *ret, size_t *ret_start, size_t *ret_len)
+static enum number_status scan_number(struct parser *ps, uint64_t *ret, size_t *ret_start,
+                                      size_t *ret_len)
 {
 	const unsigned char *p = ps->p;
 	size_t n = ps->n, i = ps->i;
@@ -606,8 +590,7 @@ scan_number(struct parser *ps, uint64_t *ret, size_t *ret_start, size_t *ret_len
 
 /* Reads a non-negative integer, or fails with "tensor <name>: <field>[<index>]: ..." (the
  * context is only formatted on failure: this runs for every dimension of every tensor). */
-static int
-parse_uint(struct parser *ps, const char *field, unsigned index, uint64_t *ret)
+static int parse_uint(struct parser *ps, const char *field, unsigned index, uint64_t *ret)
 {
 	size_t start, len;
 	char buf[32];
@@ -642,8 +625,7 @@ parse_uint(struct parser *ps, const char *field, unsigned index, uint64_t *ret)
 
 /* Skips any JSON value (unknown keys of a tensor entry). depth counts the enclosing
  * containers. */
-static int
-skip_value(struct parser *ps, unsigned depth)
+static int skip_value(struct parser *ps, unsigned depth)
 {
 	char buf[32];
 	size_t pos = ps->i;
@@ -718,8 +700,7 @@ skip_value(struct parser *ps, unsigned depth)
 	            describe(ps, pos, buf));
 }
 
-static int
-parse_dtype(struct parser *ps, enum dtl_dtype *ret)
+static int parse_dtype(struct parser *ps, enum dtl_dtype *ret)
 {
 	char buf[32];
 	size_t pos = ps->i;
@@ -762,8 +743,7 @@ parse_dtype(struct parser *ps, enum dtl_dtype *ret)
 	            hint, *hint ? "')" : "");
 }
 
-static int
-parse_shape(struct parser *ps, uint32_t *ret_rank)
+static int parse_shape(struct parser *ps, uint32_t *ret_rank)
 {
 	char buf[32];
 	uint32_t rank = 0;
@@ -815,8 +795,7 @@ parse_shape(struct parser *ps, uint32_t *ret_rank)
 	}
 }
 
-static int
-parse_offsets(struct parser *ps, uint64_t offsets[2])
+static int parse_offsets(struct parser *ps, uint64_t offsets[2])
 {
 	char buf[32];
 	size_t pos = ps->i;
@@ -863,8 +842,7 @@ parse_offsets(struct parser *ps, uint64_t offsets[2])
 	return 0;
 }
 
-static const char *
-format_shape(char *buf, size_t size, const int64_t *shape, uint32_t rank)
+static const char *format_shape(char *buf, size_t size, const int64_t *shape, uint32_t rank)
 {
 	size_t o = 0;
 
@@ -878,8 +856,7 @@ format_shape(char *buf, size_t size, const int64_t *shape, uint32_t rank)
 	return buf;
 }
 
-static int
-parse_tensor(struct parser *ps, const char *name, size_t name_len, size_t name_pos)
+static int parse_tensor(struct parser *ps, const char *name, size_t name_len, size_t name_pos)
 {
 	char buf[32];
 
@@ -1037,8 +1014,7 @@ parse_tensor(struct parser *ps, const char *name, size_t name_len, size_t name_p
 	return 0;
 }
 
-static int
-parse_metadata(struct parser *ps)
+static int parse_metadata(struct parser *ps)
 {
 	char buf[32];
 	struct quoted q;
@@ -1112,8 +1088,7 @@ parse_metadata(struct parser *ps)
 	}
 }
 
-static int
-parse_root(struct parser *ps)
+static int parse_root(struct parser *ps)
 {
 	char buf[32];
 	int rc;
@@ -1209,8 +1184,7 @@ struct by_offset {
 	size_t index;
 };
 
-static int
-compare_offsets(const void *a, const void *b)
+static int compare_offsets(const void *a, const void *b)
 {
 	const struct by_offset *x = a, *y = b;
 
@@ -1227,8 +1201,7 @@ compare_offsets(const void *a, const void *b)
  * (huggingface/safetensors safetensors/src/tensor.rs: Metadata::validate() and
  * SafeTensors::read_metadata(); README "cannot contain holes".)
  */
-static int
-check_coverage(struct parser *ps, size_t **ret_order)
+static int check_coverage(struct parser *ps, size_t **ret_order)
 {
 	struct by_offset *sorted = NULL;
 	size_t *order = NULL;
@@ -1312,9 +1285,8 @@ check_coverage(struct parser *ps, size_t **ret_order)
 
 /* The prefix is printed only as "too long": a value that is no header length is 8 bytes of
  * some other file (a link to a secret named *.safetensors), and messages quote no file. */
-static int
-check_lengths(const char *path, uint64_t header_len, uint64_t file_size,
-              const struct dtl_limits *limits, struct dtl_error *error)
+static int check_lengths(const char *path, uint64_t header_len, uint64_t file_size,
+                         const struct dtl_limits *limits, struct dtl_error *error)
 {
 	if (file_size < PREFIX_LEN)
 		return prefix_error(
@@ -1337,10 +1309,9 @@ check_lengths(const char *path, uint64_t header_len, uint64_t file_size,
 	return 0;
 }
 
-int
-dtl_safetensors_parse_prefix(const char *path, const unsigned char prefix[PREFIX_LEN],
-                             uint64_t file_size, const struct dtl_limits *limits,
-                             uint64_t *ret_header_len, struct dtl_error *error)
+int dtl_safetensors_parse_prefix(const char *path, const unsigned char prefix[PREFIX_LEN],
+                                 uint64_t file_size, const struct dtl_limits *limits,
+                                 uint64_t *ret_header_len, struct dtl_error *error)
 {
 	uint64_t n = 0;
 
@@ -1354,11 +1325,10 @@ dtl_safetensors_parse_prefix(const char *path, const unsigned char prefix[PREFIX
 	return 0;
 }
 
-int
-dtl_safetensors_parse_header(const char *path, const unsigned char *bytes, size_t header_len,
-                             uint64_t file_size, const struct dtl_limits *limits,
-                             struct dtl_arena *arena, struct dtl_safetensors_header *ret_header,
-                             struct dtl_error *error)
+int dtl_safetensors_parse_header(const char *path, const unsigned char *bytes, size_t header_len,
+                                 uint64_t file_size, const struct dtl_limits *limits,
+                                 struct dtl_arena *arena, struct dtl_safetensors_header *ret_header,
+                                 struct dtl_error *error)
 {
 	struct parser ps = {
 	    .path = path,
@@ -1428,15 +1398,13 @@ dtl_safetensors_parse_header(const char *path, const unsigned char *bytes, size_
 
 /* ---- the file -------------------------------------------------------------------------- */
 
-static int
-io_error(struct dtl_error *error, const char *path, int code, const char *what)
+static int io_error(struct dtl_error *error, const char *path, int code, const char *what)
 {
 	return dtl_error_set(error, loc_at(path, 0, 0), code, "%s: %s", what, strerror(-code));
 }
 
 /* Reads exactly len bytes at offset; returns the count read (less at end of file) or -errno. */
-static ssize_t
-read_at(int fd, void *buf, size_t len, uint64_t offset)
+static ssize_t read_at(int fd, void *buf, size_t len, uint64_t offset)
 {
 	size_t done = 0;
 
@@ -1453,10 +1421,9 @@ read_at(int fd, void *buf, size_t len, uint64_t offset)
 	return (ssize_t)done;
 }
 
-int
-dtl_safetensors_read_header(const char *path, const struct dtl_limits *limits,
-                            struct dtl_arena *arena, struct dtl_safetensors_header *ret_header,
-                            struct dtl_error *error)
+int dtl_safetensors_read_header(const char *path, const struct dtl_limits *limits,
+                                struct dtl_arena *arena, struct dtl_safetensors_header *ret_header,
+                                struct dtl_error *error)
 {
 	unsigned char prefix[PREFIX_LEN] = {0};
 	unsigned char *bytes = NULL;

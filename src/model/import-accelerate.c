@@ -27,14 +27,15 @@ static bool truthy(const struct dtl_node *v)
 }
 
 /* "A,B" or [A, B] into patterns */
-static int class_list(const struct dtl_schema *s, const struct dtl_node *v, struct dtl_patterns *out)
+static int class_list(const struct dtl_schema *s, const struct dtl_node *v,
+                      struct dtl_patterns *out)
 {
 	if (v->type == DTL_NODE_SEQ)
-		return dtl_schema_patterns(s, v, "fsdp_transformer_layer_cls_to_wrap", DTL_PATTERN_PLAIN,
-					   out);
+		return dtl_schema_patterns(s, v, "fsdp_transformer_layer_cls_to_wrap",
+		                           DTL_PATTERN_PLAIN, out);
 	if (v->type != DTL_NODE_STRING)
 		return dtl_schema_type_error(s, v, "fsdp_transformer_layer_cls_to_wrap",
-					     "a comma-separated string of class names");
+		                             "a comma-separated string of class names");
 	size_t n = 1;
 	for (const char *p = v->string.text; *p; p++)
 		n += *p == ',';
@@ -68,7 +69,7 @@ static int class_list(const struct dtl_schema *s, const struct dtl_node *v, stru
 }
 
 static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struct dtl_plan *plan,
-		     struct dtl_loc precision_loc)
+                     struct dtl_loc precision_loc)
 {
 	const struct dtl_node *v;
 	int64_t version = 1;
@@ -79,13 +80,13 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 	if ((v = get(f, "fsdp_version"))) {
 		if (v->type == DTL_NODE_STRING) /* "1" or "2" exactly: "2x" is refused */
 			version = strcmp(v->string.text, "1") == 0   ? 1
-				  : strcmp(v->string.text, "2") == 0 ? 2
-								     : 0;
+			          : strcmp(v->string.text, "2") == 0 ? 2
+			                                             : 0;
 		else if ((r = dtl_schema_int(s, v, "fsdp_version", 1, 2, &version)) < 0)
 			return r;
 		if (version != 1 && version != 2)
 			return dtl_schema_fail(s, v, "'fsdp_version' must be 1 or 2, got %s",
-					       dtl_schema_describe(s, v));
+			                       dtl_schema_describe(s, v));
 	}
 	plan->strategy = version == 2 ? DTL_STRATEGY_FSDP2 : DTL_STRATEGY_FSDP1;
 	plan->strategy_loc = v ? dtl_schema_loc(s, v) : plan->strategy_loc;
@@ -110,15 +111,17 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 			plan->fsdp.wrap.count = 0;
 			plan->fsdp.wrap.loc = dtl_schema_loc(s, v);
 		} else if (strcmp(policy, "SIZE_BASED_WRAP") == 0) {
-			return dtl_schema_fail(s, v,
-					       "SIZE_BASED_WRAP is not simulated by dtypelint (units "
-					       "by parameter count); give the wrap classes in a plan "
-					       "(fsdp.wrap) instead");
+			return dtl_schema_fail(
+			    s, v,
+			    "SIZE_BASED_WRAP is not simulated by dtypelint (units "
+			    "by parameter count); give the wrap classes in a plan "
+			    "(fsdp.wrap) instead");
 		} else if (strcmp(policy, "TRANSFORMER_BASED_WRAP") != 0) {
-			return dtl_schema_fail(s, v,
-					       "'fsdp_auto_wrap_policy' must be TRANSFORMER_BASED_WRAP, "
-					       "SIZE_BASED_WRAP or NO_WRAP, got %s",
-					       dtl_schema_describe(s, v));
+			return dtl_schema_fail(
+			    s, v,
+			    "'fsdp_auto_wrap_policy' must be TRANSFORMER_BASED_WRAP, "
+			    "SIZE_BASED_WRAP or NO_WRAP, got %s",
+			    dtl_schema_describe(s, v));
 		}
 	}
 	/* absent: the model's _no_split_modules (facts §5.1) */
@@ -136,20 +139,21 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 		plan->fsdp.cpu_offload_loc = dtl_schema_loc(s, v);
 	}
 	if (version == 2 && truthy(get(f, "fsdp_forward_prefetch")))
-		return dtl_schema_fail(s, get(f, "fsdp_forward_prefetch"),
-				       "accelerate refuses this config: 'ValueError: forward_prefetch "
-				       "is not yet implemented in FSDP2'");
+		return dtl_schema_fail(
+		    s, get(f, "fsdp_forward_prefetch"),
+		    "accelerate refuses this config: 'ValueError: forward_prefetch "
+		    "is not yet implemented in FSDP2'");
 	return 0;
 }
 
 static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
-			  const struct dtl_node *mixed, struct dtl_plan *plan, const char *path,
-			  struct dtl_arena *arena, const struct dtl_limits *limits)
+                          const struct dtl_node *mixed, struct dtl_plan *plan, const char *path,
+                          struct dtl_arena *arena, const struct dtl_limits *limits)
 {
 	static const char *const ignored_with_file[] = {
-		"gradient_accumulation_steps", "gradient_clipping", "zero_stage",
-		"offload_optimizer_device", "offload_param_device", "offload_param_nvme_path",
-		"offload_optimizer_nvme_path", "zero3_save_16bit_model", NULL};
+	    "gradient_accumulation_steps", "gradient_clipping",      "zero_stage",
+	    "offload_optimizer_device",    "offload_param_device",   "offload_param_nvme_path",
+	    "offload_optimizer_nvme_path", "zero3_save_16bit_model", NULL};
 	const struct dtl_node *v, *file;
 	int r;
 
@@ -162,11 +166,12 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 		/* facts §5.3: with a config file these YAML keys are an error */
 		for (const char *const *k = ignored_with_file; *k; k++)
 			if (get(d, *k))
-				return dtl_schema_fail(s, get(d, *k),
-						       "accelerate refuses this config: 'When using "
-						       "`deepspeed_config_file`, the following accelerate "
-						       "config variables will be ignored: [%s]'",
-						       *k);
+				return dtl_schema_fail(
+				    s, get(d, *k),
+				    "accelerate refuses this config: 'When using "
+				    "`deepspeed_config_file`, the following accelerate "
+				    "config variables will be ignored: [%s]'",
+				    *k);
 		/* the precision so far: the YAML's mixed_precision, else an earlier source's
 		 * (the manifest, --deepspeed), which the file overrides without a conflict */
 		enum dtl_precision before = plan->precision;
@@ -184,12 +189,13 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 		/* facts §5.3: set_mixed_precision refuses a conflicting mode */
 		if (yaml_precision != DTL_PRECISION_UNSET && yaml_precision != DTL_PRECISION_FP32 &&
 		    plan->precision != DTL_PRECISION_UNSET && plan->precision != yaml_precision)
-			return dtl_schema_fail(s, mixed,
-					       "accelerate refuses this config: 'ValueError: "
-					       "`--mixed_precision` arg cannot be set to `%s` when `%s` is "
-					       "set in the DeepSpeed config file.'",
-					       dtl_precision_name(yaml_precision),
-					       dtl_precision_name(plan->precision));
+			return dtl_schema_fail(
+			    s, mixed,
+			    "accelerate refuses this config: 'ValueError: "
+			    "`--mixed_precision` arg cannot be set to `%s` when `%s` is "
+			    "set in the DeepSpeed config file.'",
+			    dtl_precision_name(yaml_precision),
+			    dtl_precision_name(plan->precision));
 		if (plan->precision == DTL_PRECISION_UNSET) {
 			plan->precision = before;
 			plan->precision_loc = before_loc;
@@ -206,31 +212,33 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 			if ((r = dtl_schema_string(s, v, "offload_param_device", &text)) < 0)
 				return r;
 			plan->zero3.offload_param = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
-						    : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
-										: DTL_OFFLOAD_NONE;
+			                            : strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
+			                                                        : DTL_OFFLOAD_NONE;
 			plan->zero3.offload_param_loc = dtl_schema_loc(s, v);
 		}
 		if ((v = get(d, "offload_optimizer_device"))) {
 			const char *text;
 			if ((r = dtl_schema_string(s, v, "offload_optimizer_device", &text)) < 0)
 				return r;
-			plan->zero3.offload_optimizer = strcmp(text, "cpu") == 0    ? DTL_OFFLOAD_CPU
-							: strcmp(text, "nvme") == 0 ? DTL_OFFLOAD_NVME
-										    : DTL_OFFLOAD_NONE;
+			plan->zero3.offload_optimizer = strcmp(text, "cpu") == 0 ? DTL_OFFLOAD_CPU
+			                                : strcmp(text, "nvme") == 0
+			                                    ? DTL_OFFLOAD_NVME
+			                                    : DTL_OFFLOAD_NONE;
 			plan->zero3.offload_optimizer_loc = dtl_schema_loc(s, v);
 		}
 	}
 	if ((v = get(d, "zero3_init_flag"))) {
 		/* facts §5.3: forced off for stages other than 3 */
-		plan->zero3.init = truthy(v) && plan->strategy == DTL_STRATEGY_ZERO3 ? DTL_TRUE : DTL_FALSE;
+		plan->zero3.init =
+		    truthy(v) && plan->strategy == DTL_STRATEGY_ZERO3 ? DTL_TRUE : DTL_FALSE;
 		plan->zero3.init_loc = dtl_schema_loc(s, v);
 	}
 	return 0;
 }
 
 int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
-			  const struct dtl_limits *limits, struct dtl_plan *plan,
-			  struct dtl_error *error)
+                          const struct dtl_limits *limits, struct dtl_plan *plan,
+                          struct dtl_error *error)
 {
 	struct dtl_loaded l;
 	const struct dtl_node *root, *v, *mixed;
@@ -256,9 +264,9 @@ int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
 		else if (strcmp(text, "no") == 0)
 			plan->precision = DTL_PRECISION_FP32;
 		else {
-			r = dtl_schema_fail(s, mixed,
-					    "'mixed_precision' must be no, fp16, bf16 or fp8, got %s",
-					    dtl_schema_describe(s, mixed));
+			r = dtl_schema_fail(
+			    s, mixed, "'mixed_precision' must be no, fp16, bf16 or fp8, got %s",
+			    dtl_schema_describe(s, mixed));
 			goto out;
 		}
 		plan->precision_loc = dtl_schema_loc(s, mixed);
@@ -282,16 +290,17 @@ int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
 	if (strcmp(text, "FSDP") == 0) {
 		r = read_fsdp(s, get(root, "fsdp_config"), plan, plan->precision_loc);
 	} else if (strcmp(text, "DEEPSPEED") == 0) {
-		r = read_deepspeed(s, get(root, "deepspeed_config"), mixed, plan, path, arena, limits);
+		r = read_deepspeed(s, get(root, "deepspeed_config"), mixed, plan, path, arena,
+		                   limits);
 	} else if (strcmp(text, "NO") == 0) {
 		plan->strategy = DTL_STRATEGY_SINGLE;
 	} else if (strncmp(text, "MULTI_", 6) == 0) {
 		plan->strategy = DTL_STRATEGY_DDP;
 	} else {
 		r = dtl_schema_fail(s, v,
-				    "'distributed_type' %s is not simulated (FSDP, DEEPSPEED, "
-				    "MULTI_GPU and the other MULTI_* types, NO)",
-				    dtl_schema_describe(s, v));
+		                    "'distributed_type' %s is not simulated (FSDP, DEEPSPEED, "
+		                    "MULTI_GPU and the other MULTI_* types, NO)",
+		                    dtl_schema_describe(s, v));
 	}
 out:
 	dtl_loaded_close(&l);

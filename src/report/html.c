@@ -507,21 +507,6 @@ static void trace(FILE *out, struct view *v, uint32_t t)
 	fputs("</ol></details>", out);
 }
 
-static void shape(FILE *out, const struct dtl_sim *sim, uint32_t t)
-{
-	uint32_t d = sim->t.decl[t];
-
-	if (d != DTL_NONE_INDEX && sim->manifest->tensors[d].shape) {
-		const struct dtl_tensor_decl *decl = &sim->manifest->tensors[d];
-		fputc('[', out);
-		for (uint32_t k = 0; k < decl->rank; k++)
-			fprintf(out, "%s%" PRId64, k ? ", " : "", decl->shape[k]);
-		fputc(']', out);
-	} else if (sim->t.numel[t] >= 0) {
-		fprintf(out, "numel %" PRId64, sim->t.numel[t]);
-	}
-}
-
 static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t t,
                        const struct dtl_module *m)
 {
@@ -542,7 +527,7 @@ static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *
 		fprintf(out, "<a class=fl href=\"#f%u\">%s</a>", v->link[t],
 		        items[v->link[t]].finding->rule->id);
 	fputs("<td>", out);
-	shape(out, sim, t);
+	dtl_report_put_shape(out, sim, t, "");
 	fprintf(out, "<td>%s",
 	        sim->t.kind[t] == DTL_KIND_BUFFER        ? "buffer"
 	        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "q-state"
@@ -633,8 +618,8 @@ static void open_module(FILE *out, struct view *v, const struct dtl_report_item 
 	}
 	if (g != DTL_NONE_INDEX) {
 		fprintf(out, " <span class=badge>%s %u \u00b7 %zu tensor%s \u00b7 ",
-		        dtl_report_group_kind(v->groups[g].kind), v->groups[g].index, v->groups[g].count,
-		        plural(v->groups[g].count));
+		        dtl_report_group_kind(v->groups[g].kind), v->groups[g].index,
+		        v->groups[g].count, plural(v->groups[g].count));
 		dtype_set(out, v->mix[g]);
 		fputs("</span>", out);
 		if (mixed(v->mix[g]))
@@ -770,7 +755,8 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 		if (v.group_of[root] != DTL_NONE_INDEX) {
 			uint32_t g = v.group_of[root];
 			fprintf(out, "<p>The root is %s %u (%zu tensors, ",
-			        dtl_report_group_kind(v.groups[g].kind), v.groups[g].index, v.groups[g].count);
+			        dtl_report_group_kind(v.groups[g].kind), v.groups[g].index,
+			        v.groups[g].count);
 			dtype_set(out, v.mix[g]);
 			fprintf(out, ")%s</p>\n",
 			        mixed(v.mix[g]) ? " <span class=\"badge mixed\">mixed</span>" : "");

@@ -75,23 +75,6 @@ static const char *severity_mark(enum dtl_severity s)
 	                                   : "\u2139\ufe0f";
 }
 
-static void shape(FILE *out, const struct dtl_sim *sim, uint32_t t)
-{
-	uint32_t d = sim->t.decl[t];
-
-	if (d != DTL_NONE_INDEX && sim->manifest->tensors[d].shape) {
-		const struct dtl_tensor_decl *decl = &sim->manifest->tensors[d];
-		fputc('[', out);
-		for (uint32_t k = 0; k < decl->rank; k++)
-			fprintf(out, "%s%" PRId64, k ? ", " : "", decl->shape[k]);
-		fputc(']', out);
-	} else if (sim->t.numel[t] >= 0) {
-		fprintf(out, "numel %" PRId64, sim->t.numel[t]);
-	} else {
-		fputs("?", out);
-	}
-}
-
 static void tensor_row(FILE *out, const struct dtl_sim *sim, uint32_t t)
 {
 	struct dtl_event history[64];
@@ -104,7 +87,7 @@ static void tensor_row(FILE *out, const struct dtl_sim *sim, uint32_t t)
 	        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "quantization state"
 	        : (sim->t.flags[t] & DTL_TF_TRAINABLE)   ? "yes"
 	                                                 : "no");
-	shape(out, sim, t);
+	dtl_report_put_shape(out, sim, t, "?");
 	fputs(" | ", out);
 	for (size_t e = 0; e < h; e++) {
 		if (e)

@@ -4,6 +4,7 @@
  * Colours (when asked for) follow gcc's: bold locations, red errors, magenta warnings, cyan
  * notes and info. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "report-private.h"
@@ -96,6 +97,23 @@ const char *dtl_report_group_kind(enum dtl_group_kind kind)
 		return "ZeRO-3 trainable set";
 	}
 	return "group";
+}
+
+void dtl_report_put_shape(FILE *out, const struct dtl_sim *sim, uint32_t t, const char *unknown)
+{
+	uint32_t d = sim->t.decl[t];
+
+	if (d != DTL_NONE_INDEX && sim->manifest->tensors[d].shape) {
+		const struct dtl_tensor_decl *decl = &sim->manifest->tensors[d];
+		fputc('[', out);
+		for (uint32_t k = 0; k < decl->rank; k++)
+			fprintf(out, "%s%" PRId64, k ? ", " : "", decl->shape[k]);
+		fputc(']', out);
+	} else if (sim->t.numel[t] >= 0) {
+		fprintf(out, "numel %" PRId64, sim->t.numel[t]);
+	} else {
+		fputs(unknown, out);
+	}
 }
 
 int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, size_t n,

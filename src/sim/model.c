@@ -11,7 +11,7 @@
 #include "sim-private.h"
 
 static const struct dtl_patterns *pick(const struct dtl_patterns *manifest,
-				       const struct dtl_patterns *profile, bool *ret_from_profile)
+                                       const struct dtl_patterns *profile, bool *ret_from_profile)
 {
 	*ret_from_profile = !manifest->present && profile && profile->present;
 	return *ret_from_profile ? profile : manifest;
@@ -31,11 +31,12 @@ int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error)
 		v->profile = dtl_profiles_find(&profiles, m->architecture);
 	}
 	const struct dtl_profile *p = v->profile;
-	v->keep_in_fp32 = *pick(&m->keep_in_fp32, p ? &p->keep_in_fp32 : NULL, &v->keep_from_profile);
+	v->keep_in_fp32 =
+	    *pick(&m->keep_in_fp32, p ? &p->keep_in_fp32 : NULL, &v->keep_from_profile);
 	v->keep_in_fp32_strict = *pick(&m->keep_in_fp32_strict, p ? &p->keep_in_fp32_strict : NULL,
-				       &v->strict_from_profile);
-	v->no_split_modules = *pick(&m->no_split_modules, p ? &p->no_split_modules : NULL,
-				    &v->no_split_from_profile);
+	                               &v->strict_from_profile);
+	v->no_split_modules =
+	    *pick(&m->no_split_modules, p ? &p->no_split_modules : NULL, &v->no_split_from_profile);
 	return 0;
 }
 
@@ -51,17 +52,19 @@ static bool looks_like_router(const struct dtl_sim *sim, const struct dtl_module
 {
 	if (md->parent == DTL_NONE_INDEX)
 		return false;
-	if (!segment_is(md->path, md->path_len, "gate") && !segment_is(md->path, md->path_len, "router"))
+	if (!segment_is(md->path, md->path_len, "gate") &&
+	    !segment_is(md->path, md->path_len, "router"))
 		return false;
 	const struct dtl_module *parent = &sim->modules[md->parent];
-	for (uint32_t c = parent->first_child; c != DTL_NONE_INDEX; c = sim->modules[c].next_sibling)
+	for (uint32_t c = parent->first_child; c != DTL_NONE_INDEX;
+	     c = sim->modules[c].next_sibling)
 		if (segment_is(sim->modules[c].path, sim->modules[c].path_len, "experts"))
 			return true;
 	return false;
 }
 
 static int add_rule(struct dtl_sim *sim, struct dtl_vec *rules, struct dtl_pattern path,
-		    bool upcasts, int origin)
+                    bool upcasts, int origin)
 {
 	struct dtl_router_rule *rule = dtl_vec_push(rules, sim->arena, sizeof(*rule));
 	if (!rule)
@@ -88,7 +91,7 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 	} else if (p) {
 		for (size_t i = 0; i < p->router_count && r >= 0; i++)
 			r = add_rule(sim, &rules, p->routers[i].path, p->routers[i].upcasts,
-				     DTL_FROM_PROFILE);
+			             DTL_FROM_PROFILE);
 	}
 	if (r < 0)
 		return r;
@@ -123,7 +126,8 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error)
 		router_of[mod] = first < 0 ? DTL_NONE_INDEX : (uint32_t)first;
 		if (first < 0)
 			continue;
-		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX; t = sim->t.next_in_module[t])
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX;
+		     t = sim->t.next_in_module[t])
 			if (sim->t.kind[t] == DTL_KIND_PARAM)
 				sim->t.flags[t] |= DTL_TF_ROUTER;
 	}

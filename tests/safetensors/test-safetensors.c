@@ -22,8 +22,7 @@ static char tmpdir[PATH_MAX];
 static struct dtl_arena arena;
 static struct dtl_limits limits;
 
-static void
-setup(void)
+static void setup(void)
 {
 	const char *base = getenv("TMPDIR");
 
@@ -34,8 +33,7 @@ setup(void)
 	dtl_limits_default(&limits);
 }
 
-static void
-teardown(void)
+static void teardown(void)
 {
 	DIR *dir = opendir(tmpdir);
 
@@ -54,15 +52,13 @@ teardown(void)
 }
 
 /* A path in tmpdir, in the arena. */
-static const char *
-path_of(const char *name)
+static const char *path_of(const char *name)
 {
 	return dtl_arena_sprintf(&arena, "%s/%s", tmpdir, name);
 }
 
 /* Writes bytes then extends the file (sparsely) to total bytes. */
-static const char *
-write_raw(const char *name, const void *bytes, size_t len, uint64_t total)
+static const char *write_raw(const char *name, const void *bytes, size_t len, uint64_t total)
 {
 	const char *path = path_of(name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -75,16 +71,14 @@ write_raw(const char *name, const void *bytes, size_t len, uint64_t total)
 	return path;
 }
 
-static void
-put_le64(unsigned char *out, uint64_t v)
+static void put_le64(unsigned char *out, uint64_t v)
 {
 	for (int k = 0; k < 8; k++)
 		out[k] = (unsigned char)(v >> (8 * k));
 }
 
 /* A safetensors file: prefix N = len, the header bytes, data_size bytes of (sparse) data. */
-static const char *
-write_st(const char *name, const char *header, size_t len, uint64_t data_size)
+static const char *write_st(const char *name, const char *header, size_t len, uint64_t data_size)
 {
 	unsigned char *buf = dtl_arena_alloc(&arena, len + 8);
 
@@ -94,8 +88,7 @@ write_st(const char *name, const char *header, size_t len, uint64_t data_size)
 }
 
 /* JSON written with ' for " (tests read better), in the arena. */
-static char *
-json(const char *squoted)
+static char *json(const char *squoted)
 {
 	char *out = dtl_arena_strndup(&arena, squoted, strlen(squoted));
 
@@ -105,16 +98,14 @@ json(const char *squoted)
 	return out;
 }
 
-static const char *
-write_json(const char *name, const char *squoted, uint64_t data_size)
+static const char *write_json(const char *name, const char *squoted, uint64_t data_size)
 {
 	const char *text = json(squoted);
 	return write_st(name, text, strlen(text), data_size);
 }
 
-static void
-assert_error(int rc, const struct dtl_error *error, const char *path, int code, uint32_t line,
-             uint32_t column, const char *message)
+static void assert_error(int rc, const struct dtl_error *error, const char *path, int code,
+                         uint32_t line, uint32_t column, const char *message)
 {
 	ck_assert_int_eq(rc, code);
 	ck_assert_str_eq(error->message, message);
@@ -123,8 +114,8 @@ assert_error(int rc, const struct dtl_error *error, const char *path, int code, 
 	ck_assert_uint_eq(error->loc.column, column);
 }
 
-static int
-read_file(const char *path, struct dtl_safetensors_header *header, struct dtl_error *error)
+static int read_file(const char *path, struct dtl_safetensors_header *header,
+                     struct dtl_error *error)
 {
 	memset(error, 0, sizeof(*error));
 	return dtl_safetensors_read_header(path, &limits, &arena, header, error);
@@ -689,8 +680,7 @@ static const struct bad_case bad_cases[] = {
      "tensor 'a\\x0ab\\'c': data_offsets [0, 2] span 2 bytes but shape [4] of BF16 needs 8"},
 };
 
-static const char *
-expand(const char *message, size_t header_len, uint64_t file_size)
+static const char *expand(const char *message, size_t header_len, uint64_t file_size)
 {
 	static char out[1024];
 	size_t o = 0;
@@ -803,8 +793,7 @@ START_TEST(test_limits)
 }
 END_TEST
 
-static void
-add_tests(TCase *tc)
+static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_all_dtypes);

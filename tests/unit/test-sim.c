@@ -35,11 +35,12 @@ static void run(const char *yaml, struct dtl_sim *sim)
 	struct dtl_manifest *m = dtl_arena_alloc(&arena, sizeof(*m));
 
 	ck_assert_int_eq(dtl_source_init_mem(&src, "t.yaml", yaml, strlen(yaml)), 0);
-	ck_assert_msg(dtl_doc_parse(&src, &arena, &limits, &root, &error) == 0, "%s", error.message);
+	ck_assert_msg(dtl_doc_parse(&src, &arena, &limits, &root, &error) == 0, "%s",
+	              error.message);
 	ck_assert_msg(dtl_manifest_parse(root, "t.yaml", &arena, &limits, m, &error) == 0, "%s",
-		      error.message);
+	              error.message);
 	ck_assert_msg(dtl_sim_run(sim, m, &m->plan, &behaviors, &arena, &error) == 0, "%s",
-		      error.message);
+	              error.message);
 	dtl_source_fini(&src);
 }
 
@@ -54,7 +55,8 @@ START_TEST(torch_order_own_tensors_first)
 	/* a.bias is listed after a child's tensor, but torch yields a module's own first */
 	run("dtypelint: 1\ntensors:\n"
 	    "  - {name: a.weight, shape: [1]}\n  - {name: a.b.weight, shape: [1]}\n"
-	    "  - {name: a.bias, shape: [1]}\n  - {name: c.weight, shape: [1]}\n", &sim);
+	    "  - {name: a.bias, shape: [1]}\n  - {name: c.weight, shape: [1]}\n",
+	    &sim);
 	ck_assert_str_eq(nth(&sim, 0), "a.weight");
 	ck_assert_str_eq(nth(&sim, 1), "a.bias");
 	ck_assert_str_eq(nth(&sim, 2), "a.b.weight");
@@ -65,8 +67,10 @@ END_TEST
 START_TEST(tied_name_missing_is_an_alias)
 {
 	struct dtl_sim sim;
-	run("dtypelint: 1\nmodel: {tied: [[lm_head.weight, embed.weight]], checkpoint_dtype: bf16}\n"
-	    "tensors:\n  - {name: embed.weight, shape: [8, 2]}\n", &sim);
+	run("dtypelint: 1\nmodel: {tied: [[lm_head.weight, embed.weight]], checkpoint_dtype: "
+	    "bf16}\n"
+	    "tensors:\n  - {name: embed.weight, shape: [8, 2]}\n",
+	    &sim);
 	ck_assert_uint_eq(sim.t.count, 2);
 	uint32_t alias = dtl_sim_find(&sim, "lm_head.weight", 14);
 	ck_assert_uint_ne(alias, DTL_NONE_INDEX);
@@ -82,7 +86,8 @@ START_TEST(fsdp1_units_post_order_root_last)
 	run("dtypelint: 1\nmodel: {modules: {\"l.*\": B, \"l.*.inner\": I}}\n"
 	    "tensors:\n  - {name: l.0.inner.w, shape: [1]}\n  - {name: l.0.w, shape: [1]}\n"
 	    "  - {name: l.1.w, shape: [1]}\n  - {name: head.w, shape: [1]}\n"
-	    "training: {strategy: fsdp1, fsdp: {wrap: [B, I]}}\n", &sim);
+	    "training: {strategy: fsdp1, fsdp: {wrap: [B, I]}}\n",
+	    &sim);
 	const struct dtl_group *g = sim.groups.items;
 	ck_assert_uint_eq(sim.groups.count, 4);
 	ck_assert_str_eq(g[0].name, "l.0.inner");
@@ -101,7 +106,8 @@ START_TEST(zero3_persistence_skips_but_does_not_stop)
 	run("dtypelint: 1\ntensors:\n  - {name: a.w, shape: [60]}\n  - {name: b.w, shape: [50]}\n"
 	    "  - {name: c.w, shape: [30]}\n  - {name: d.w, shape: [200]}\n"
 	    "training: {strategy: zero3, zero3: {persistence_threshold: 100, "
-	    "model_persistence_threshold: 100}}\n", &sim);
+	    "model_persistence_threshold: 100}}\n",
+	    &sim);
 	ck_assert(sim.t.flags[dtl_sim_find(&sim, "a.w", 3)] & DTL_TF_ZERO_PERSIST);
 	ck_assert(!(sim.t.flags[dtl_sim_find(&sim, "b.w", 3)] & DTL_TF_ZERO_PERSIST));
 	ck_assert(sim.t.flags[dtl_sim_find(&sim, "c.w", 3)] & DTL_TF_ZERO_PERSIST);
@@ -117,11 +123,12 @@ START_TEST(frozen_globs_across_top_level_names)
 	run("dtypelint: 1\ntensors:\n  - {name: a.b.w, shape: [4]}\n  - {name: top, shape: [4]}\n"
 	    "  - {name: a.b.x, shape: [4]}\n  - {name: topx, shape: [4]}\n"
 	    "  - {name: a.c.w, shape: [4]}\n  - {name: t.b.w, shape: [4]}\n"
-	    "frozen: ['a.b.*', 'top', 't.*.w']\n", &sim);
+	    "frozen: ['a.b.*', 'top', 't.*.w']\n",
+	    &sim);
 	static const struct {
 		const char *name;
 		bool frozen;
-	} want[] = {{"a.b.w", true}, {"top", true},   {"a.b.x", true},
+	} want[] = {{"a.b.w", true}, {"top", true},    {"a.b.x", true},
 	            {"topx", false}, {"a.c.w", false}, {"t.b.w", true}};
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
 		uint32_t t = dtl_sim_find(&sim, want[k].name, strlen(want[k].name));
@@ -138,8 +145,8 @@ END_TEST
 START_TEST(module_classes_agree_with_globs)
 {
 	static const char *const segments[] = {"a", "b", "0", "1", "ab"};
-	static const char *const globs[] = {"a", "a.*", "*.b", "a.**.b", "**.0", "b.*.*",
-	                                    "*b.1", "**.ab.**", "a.b.0.*", "**"};
+	static const char *const globs[] = {"a",     "a.*",  "*.b",      "a.**.b",  "**.0",
+	                                    "b.*.*", "*b.1", "**.ab.**", "a.b.0.*", "**"};
 	uint32_t seed = 99;
 	for (int round = 0; round < 300; round++) {
 		char yaml[16384], names[24][200];
@@ -164,12 +171,13 @@ START_TEST(module_classes_agree_with_globs)
 		while (n < 24) {
 			seed = seed * 1103515245u + 12345u;
 			/* mostly shallow, now and then past 32 segments */
-			size_t depth = (seed >> 16) % 7 == 0 ? 30 + (seed >> 20) % 10 : 1 + (seed >> 16) % 5;
+			size_t depth =
+			    (seed >> 16) % 7 == 0 ? 30 + (seed >> 20) % 10 : 1 + (seed >> 16) % 5;
 			size_t len = 0;
 			for (size_t d = 0; d < depth; d++) {
 				seed = seed * 1103515245u + 12345u;
-				len += (size_t)snprintf(names[n] + len, sizeof(names[n]) - len, "%s.",
-				                        segments[(seed >> 16) % 5]);
+				len += (size_t)snprintf(names[n] + len, sizeof(names[n]) - len,
+				                        "%s.", segments[(seed >> 16) % 5]);
 			}
 			snprintf(names[n] + len, sizeof(names[n]) - len, "w");
 			bool again = false;
@@ -188,8 +196,8 @@ START_TEST(module_classes_agree_with_globs)
 			const struct dtl_module *md = &sim.modules[mod];
 			char want[24] = "";
 			for (size_t g = 0; g < g_count && !*want; g++)
-				if (dtl_glob_match(globs[g_pick[g]], strlen(globs[g_pick[g]]), md->path,
-				                   md->path_len))
+				if (dtl_glob_match(globs[g_pick[g]], strlen(globs[g_pick[g]]),
+				                   md->path, md->path_len))
 					snprintf(want, sizeof(want), "C%zu", g);
 			ck_assert_msg(strcmp(md->class_name ? md->class_name : "", want) == 0,
 			              "round %d, '%.*s': %s, want %s", round, (int)md->path_len,
@@ -203,19 +211,23 @@ START_TEST(keep_in_fp32_matching_eras)
 {
 	/* facts §3.5 */
 	ck_assert(dtl_keep_match(DTL_KEEP_COMPONENT, "wo", 2, "enc.DenseReluDense.wo.weight", 28));
-	ck_assert(!dtl_keep_match(DTL_KEEP_COMPONENT, "router.proj", 11, "l.router.proj.weight", 20));
-	ck_assert(dtl_keep_match(DTL_KEEP_DOT_REGEX, "router.proj", 11, "l.router.proj.weight", 20));
-	ck_assert(dtl_keep_match(DTL_KEEP_DOT_REGEX, "router.proj", 11, "l.routerXproj.weight", 20));
+	ck_assert(
+	    !dtl_keep_match(DTL_KEEP_COMPONENT, "router.proj", 11, "l.router.proj.weight", 20));
+	ck_assert(
+	    dtl_keep_match(DTL_KEEP_DOT_REGEX, "router.proj", 11, "l.router.proj.weight", 20));
+	ck_assert(
+	    dtl_keep_match(DTL_KEEP_DOT_REGEX, "router.proj", 11, "l.routerXproj.weight", 20));
 	ck_assert(!dtl_keep_match(DTL_KEEP_DOT_REGEX, "norm", 4, "l.q_norm.weight", 15));
 	ck_assert(dtl_keep_match(DTL_KEEP_SUBSTRING, "norm", 4, "l.q_norm.weight", 15));
-	ck_assert(dtl_keep_match(DTL_KEEP_SUBSTRING, "e_score*bias", 12, "gate.e_score_correction_bias", 28));
+	ck_assert(dtl_keep_match(DTL_KEEP_SUBSTRING, "e_score*bias", 12,
+	                         "gate.e_score_correction_bias", 28));
 }
 END_TEST
 
 /* The keep-in-fp32 matcher as it was (recursive, every split at every '*'): the reference
  * for small inputs. */
-static bool ref_keep_here(const char *p, size_t pl, const char *s, size_t sl, size_t si,
-                          bool star, bool need_boundary)
+static bool ref_keep_here(const char *p, size_t pl, const char *s, size_t sl, size_t si, bool star,
+                          bool need_boundary)
 {
 	if (pl == 0)
 		return !need_boundary || si == sl || s[si] == '.';
@@ -263,7 +275,8 @@ START_TEST(keep_match_linear_and_unchanged)
 			s[i] = alphabet[(state >> 16) % 3];
 		}
 		for (int m = DTL_KEEP_DOT_REGEX; m <= DTL_KEEP_SUBSTRING; m++)
-			ck_assert_msg(dtl_keep_match(m, p, pl, s, sl) == ref_keep_match(m, p, pl, s, sl),
+			ck_assert_msg(dtl_keep_match(m, p, pl, s, sl) ==
+			                  ref_keep_match(m, p, pl, s, sl),
 			              "matcher %d, '%.*s' in '%.*s'", m, (int)pl, p, (int)sl, s);
 	}
 	char name[1025], pattern[64];
@@ -305,7 +318,8 @@ START_TEST(keep_set_agrees_with_matcher)
 				entry_text[e][i] = alphabet[(seed >> 16) % 5];
 			}
 			entry_text[e][len] = 0;
-			entries[e] = (struct dtl_pattern){.text = entry_text[e], .len = (uint32_t)len};
+			entries[e] =
+			    (struct dtl_pattern){.text = entry_text[e], .len = (uint32_t)len};
 		}
 		for (int n = 0; n < NAMES; n++) {
 			seed = seed * 1103515245u + 12345u;
@@ -328,27 +342,27 @@ START_TEST(keep_set_agrees_with_matcher)
 			ck_assert_int_eq(dtl_keep_set_build(&set, m, entries, ENTRIES, &arena), 0);
 			/* keyed on the longest run, or on the rarest (half of the names) */
 			if (round % 2)
-				ck_assert_int_eq(dtl_keep_set_tune(&set, name_ptr, name_len, NAMES / 2), 0);
+				ck_assert_int_eq(
+				    dtl_keep_set_tune(&set, name_ptr, name_len, NAMES / 2), 0);
 			/* the automaton as a table, or walked in the trie (a set too big for the
 			 * table) */
 			ck_assert_ptr_nonnull(set.dfa);
 			if (round % 3 == 0)
 				set.dfa = NULL;
-			ck_assert_int_eq(dtl_keep_set_count(&set, name_ptr, name_len, NAMES, count,
-							    first), 0);
+			ck_assert_int_eq(
+			    dtl_keep_set_count(&set, name_ptr, name_len, NAMES, count, first), 0);
 			for (int e = 0; e < ENTRIES; e++) {
 				uint32_t want_count = 0, want_first = UINT32_MAX;
 				for (int n = 0; n < NAMES; n++)
 					if (dtl_keep_match(m, entries[e].text, entries[e].len,
-							   names[n], name_len[n]) &&
+					                   names[n], name_len[n]) &&
 					    want_count++ == 0)
 						want_first = (uint32_t)n;
 				ck_assert_uint_eq(count[e], want_count);
 				ck_assert_uint_eq(first[e], want_first);
 			}
-			ck_assert_int_eq(dtl_keep_set_any(&set, name_ptr, name_len, NAMES, NULL,
-							  any),
-					 0);
+			ck_assert_int_eq(
+			    dtl_keep_set_any(&set, name_ptr, name_len, NAMES, NULL, any), 0);
 			for (int e = 0; e < ENTRIES; e++)
 				ck_assert_uint_eq(any[e], first[e]);
 			/* told every segment of every name (some twice), the entries left
@@ -361,7 +375,7 @@ START_TEST(keep_set_agrees_with_matcher)
 					if (i < name_len[n] && names[n][i] != '.')
 						continue;
 					dtl_keep_possible_add(&possible, &set, names[n] + start,
-							      i - start);
+					                      i - start);
 					start = i + 1;
 				}
 			size_t unset = 0;
@@ -372,18 +386,18 @@ START_TEST(keep_set_agrees_with_matcher)
 			}
 			ck_assert_uint_eq(possible.left, unset);
 			ck_assert_int_eq(dtl_keep_set_any(&set, name_ptr, name_len, NAMES,
-							  possible.possible, any),
-					 0);
+			                                  possible.possible, any),
+			                 0);
 			for (int e = 0; e < ENTRIES; e++)
 				ck_assert_uint_eq(any[e], first[e]);
 			for (int n = 0; n < NAMES; n++) {
 				uint32_t want = UINT32_MAX;
 				for (int e = 0; e < ENTRIES && want == UINT32_MAX; e++)
 					if (dtl_keep_match(m, entries[e].text, entries[e].len,
-							   names[n], name_len[n]))
+					                   names[n], name_len[n]))
 						want = (uint32_t)e;
 				ck_assert_uint_eq(dtl_keep_set_first(&set, names[n], name_len[n]),
-						  want);
+				                  want);
 			}
 		}
 	}
@@ -398,21 +412,30 @@ START_TEST(keep_possible_tells_segments_apart)
 	static const struct {
 		const char *told, *then;
 	} pairs[] = {
-	    {"aa", "aaa"}, {"aaa", "aa"}, {"ab", "abb"}, {"abcd", "abcdd"}, {"abcdxyz", "abcdyz"},
-	    {"abcdefgh", "abcdefghi"}, {"abcdefghXY", "abcdefghZY"}, {"x_proj_9", "x_proj_99"},
-	    {"abc", "axc"}, {"abcde", "abxde"},
+	    {"aa", "aaa"},
+	    {"aaa", "aa"},
+	    {"ab", "abb"},
+	    {"abcd", "abcdd"},
+	    {"abcdxyz", "abcdyz"},
+	    {"abcdefgh", "abcdefghi"},
+	    {"abcdefghXY", "abcdefghZY"},
+	    {"x_proj_9", "x_proj_99"},
+	    {"abc", "axc"},
+	    {"abcde", "abxde"},
 	};
 	for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
 		struct dtl_pattern entry = {.text = pairs[k].then,
 		                            .len = (uint32_t)strlen(pairs[k].then)};
 		struct dtl_keep_set set;
 		struct dtl_keep_possible possible;
-		ck_assert_int_eq(dtl_keep_set_build(&set, DTL_KEEP_DOT_REGEX, &entry, 1, &arena), 0);
+		ck_assert_int_eq(dtl_keep_set_build(&set, DTL_KEEP_DOT_REGEX, &entry, 1, &arena),
+		                 0);
 		ck_assert_int_eq(dtl_keep_possible_init(&possible, &set, &arena), 0);
 		ck_assert_uint_eq(possible.left, 1);
 		/* the first does not hold the entry's key; told again, still not */
 		for (int twice = 0; twice < 2; twice++)
-			dtl_keep_possible_add(&possible, &set, pairs[k].told, strlen(pairs[k].told));
+			dtl_keep_possible_add(&possible, &set, pairs[k].told,
+			                      strlen(pairs[k].told));
 		ck_assert_msg(possible.left == (strstr(pairs[k].told, pairs[k].then) ? 0u : 1u),
 		              "'%s' told", pairs[k].told);
 		dtl_keep_possible_add(&possible, &set, pairs[k].then, strlen(pairs[k].then));
@@ -470,10 +493,11 @@ START_TEST(table_grows_for_injected_tensors)
 	struct dtl_sim sim;
 	char yaml[8192];
 	size_t n = (size_t)snprintf(yaml, sizeof(yaml),
-				    "dtypelint: 1\nmodel: {checkpoint_dtype: bf16}\n"
-				    "adapter: {target_modules: [q], r: 2}\ntensors:\n");
+	                            "dtypelint: 1\nmodel: {checkpoint_dtype: bf16}\n"
+	                            "adapter: {target_modules: [q], r: 2}\ntensors:\n");
 	for (int l = 0; l < 40; l++)
-		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "  - {name: l.%d.q.weight, shape: [4, 4]}\n", l);
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n,
+		                      "  - {name: l.%d.q.weight, shape: [4, 4]}\n", l);
 	run(yaml, &sim);
 	ck_assert_uint_eq(sim.t.count, 120);
 	uint32_t a = dtl_sim_find(&sim, "l.39.q.lora_B.default.weight", 28);
@@ -496,11 +520,11 @@ static int load_json(size_t n, size_t dup, struct dtl_manifest *m)
 
 	ck_assert_ptr_nonnull(text);
 	len += (size_t)snprintf(text + len, cap - len,
-				"{\"dtypelint\": 1, \"model\": {\"checkpoint_dtype\": \"bf16\"},\n"
-				"\"tensors\": [\n");
+	                        "{\"dtypelint\": 1, \"model\": {\"checkpoint_dtype\": \"bf16\"},\n"
+	                        "\"tensors\": [\n");
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(text + len, cap - len, "{\"name\": \"m.%zu.w\"}%s\n",
-					i == dup ? (size_t)0 : i, i + 1 < n ? "," : "");
+		                        i == dup ? (size_t)0 : i, i + 1 < n ? "," : "");
 	len += (size_t)snprintf(text + len, cap - len, "]}\n");
 	ck_assert_int_eq(dtl_source_init_mem(&src, "t.json", text, len), 0);
 	int r = dtl_manifest_load_source(&src, &arena, &limits, m, &error);
@@ -521,7 +545,7 @@ START_TEST(streamed_names_index_the_simulation)
 	ck_assert_uint_eq(m.tensor_count, 5000);
 	ck_assert_uint_eq(m.tensor_index.count, 5000);
 	ck_assert_msg(dtl_sim_run(&sim, &m, &m.plan, &behaviors, &arena, &error) == 0, "%s",
-		      error.message);
+	              error.message);
 	ck_assert_ptr_eq(sim.declared_names, &m.tensor_index);
 	for (size_t i = 0; i < 5000; i++) {
 		int len = snprintf(name, sizeof(name), "m.%zu.w", i);
@@ -533,7 +557,7 @@ START_TEST(streamed_names_index_the_simulation)
 	struct dtl_manifest bare = m;
 	memset(&bare.tensor_index, 0, sizeof(bare.tensor_index));
 	ck_assert_msg(dtl_sim_run(&sim, &bare, &bare.plan, &behaviors, &arena, &error) == 0, "%s",
-		      error.message);
+	              error.message);
 	ck_assert_ptr_eq(sim.declared_names, &sim.own_declared);
 	ck_assert_uint_eq(dtl_sim_find(&sim, "m.4999.w", 8), 4999);
 }
@@ -557,21 +581,24 @@ START_TEST(tensor_name_segments)
 		const char *name;
 		bool ok;
 	} cases[] = {
-	    {"a", true},       {"a.b", true},     {"a.b.c.d.e.f.g.h", true}, {".a", false},
-	    {"a.", false},     {".", false},      {"..", false},             {"a..b", false},
-	    {"a.b..c", false}, {"a.b.c..", false}, {"a*b", false},           {"a.b.*", false},
+	    {"a", true},        {"a.b", true},   {"a.b.c.d.e.f.g.h", true},
+	    {".a", false},      {"a.", false},   {".", false},
+	    {"..", false},      {"a..b", false}, {"a.b..c", false},
+	    {"a.b.c..", false}, {"a*b", false},  {"a.b.*", false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char text[256];
 		struct dtl_source src;
 		struct dtl_node *root;
 		struct dtl_manifest m;
-		int len = snprintf(text, sizeof(text), "{\"dtypelint\": 1, \"tensors\": [{\"name\": \"%s\"}]}",
-				   cases[i].name);
+		int len = snprintf(text, sizeof(text),
+		                   "{\"dtypelint\": 1, \"tensors\": [{\"name\": \"%s\"}]}",
+		                   cases[i].name);
 		ck_assert_int_eq(dtl_source_init_mem(&src, "t.json", text, (size_t)len), 0);
 		ck_assert_int_eq(dtl_doc_parse(&src, &arena, &limits, &root, &error), 0);
 		int r = dtl_manifest_parse(root, "t.json", &arena, &limits, &m, &error);
-		ck_assert_msg((r == 0) == cases[i].ok, "%s: %d %s", cases[i].name, r, error.message);
+		ck_assert_msg((r == 0) == cases[i].ok, "%s: %d %s", cases[i].name, r,
+		              error.message);
 		dtl_source_fini(&src);
 	}
 }
@@ -605,7 +632,7 @@ START_TEST(streamed_yaml_anchors)
 		struct dtl_manifest m;
 		ck_assert_int_eq(dtl_source_init_mem(&src, "t.yaml", docs[k], strlen(docs[k])), 0);
 		ck_assert_msg(dtl_manifest_load_source(&src, &arena, &limits, &m, &error) == 0,
-			      "%zu: %s", k, error.message);
+		              "%zu: %s", k, error.message);
 		dtl_source_fini(&src);
 		ck_assert_uint_eq(m.tensor_count, 4);
 		ck_assert_uint_eq(m.tensor_index.count, 4);
@@ -638,13 +665,17 @@ static const char *skip_reason(const struct dtl_sim *sim, const char *name)
 START_TEST(quantize_skip_list_first_entry_wins)
 {
 	struct dtl_sim sim;
-	static const char *const want[][2] = {
-	    {"m.lm_head.proj.weight", "'lm_head'"}, {"model.lm_head_x.weight", ""},
-	    {"a.b.c.weight", "'a.b'"},       {"x.a.b.weight", "'a.b'"},
-	    {"xa.b.weight", "'b'"},          {"a.bc.weight", ""},
-	    {"k.weight", "'k'"},             {"s.k.weight", "'k'"},
-	    {"s.t.weight", "'s'"},           {"q.x.y.weight", "'x.y'"},
-	    {"q.xx.y.weight", ""}};
+	static const char *const want[][2] = {{"m.lm_head.proj.weight", "'lm_head'"},
+	                                      {"model.lm_head_x.weight", ""},
+	                                      {"a.b.c.weight", "'a.b'"},
+	                                      {"x.a.b.weight", "'a.b'"},
+	                                      {"xa.b.weight", "'b'"},
+	                                      {"a.bc.weight", ""},
+	                                      {"k.weight", "'k'"},
+	                                      {"s.k.weight", "'k'"},
+	                                      {"s.t.weight", "'s'"},
+	                                      {"q.x.y.weight", "'x.y'"},
+	                                      {"q.xx.y.weight", ""}};
 
 	run("dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16, keep_in_fp32: [b, lm_head, x.y],"
 	    " keep_in_fp32_strict: [s]}\ntensors:\n"
