@@ -11,6 +11,9 @@
  */
 #ifndef DTYPELINT_ARENA_H
 #define DTYPELINT_ARENA_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/arena.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,6 +10,9 @@
  */
 #ifndef DTYPELINT_ATOMIC_FILE_H
 #define DTYPELINT_ATOMIC_FILE_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/atomic-file.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdio.h>
 

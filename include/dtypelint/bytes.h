@@ -7,6 +7,9 @@
  */
 #ifndef DTYPELINT_BYTES_H
 #define DTYPELINT_BYTES_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/bytes.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,6 +5,9 @@
  */
 #ifndef DTYPELINT_DIAG_H
 #define DTYPELINT_DIAG_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/diag.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdarg.h>
 #include <stdint.h>

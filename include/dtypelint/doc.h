@@ -5,6 +5,9 @@
  */
 #ifndef DTYPELINT_DOC_H
 #define DTYPELINT_DOC_H
+#ifndef DTL_SEES_INPUT
+#error "dtypelint/doc.h is in the input layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,6 +2,9 @@
 /* The dtype algebra: names as torch prints them, aliases, sizes, promotion. */
 #ifndef DTYPELINT_DTYPE_H
 #define DTYPELINT_DTYPE_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/dtype.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,6 +2,9 @@
 /* dtypelint's public API: everything the CLI uses. */
 #ifndef DTYPELINT_DTYPELINT_H
 #define DTYPELINT_DTYPELINT_H
+#ifndef DTL_SEES_CLI
+#error "dtypelint/dtypelint.h is in the cli layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include "dtypelint/arena.h"
 #include "dtypelint/behavior.h"

@@ -2,6 +2,9 @@
 /* Data files from rules/ compiled into the binary (tools/embed.c). */
 #ifndef DTYPELINT_EMBEDDED_H
 #define DTYPELINT_EMBEDDED_H
+#ifndef DTL_SEES_MODEL
+#error "dtypelint/embedded.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stddef.h>
 

@@ -7,6 +7,9 @@
  */
 #ifndef DTYPELINT_FIX_H
 #define DTYPELINT_FIX_H
+#ifndef DTL_SEES_FIX
+#error "dtypelint/fix.h is in the fix layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdio.h>
 

@@ -6,6 +6,9 @@
  */
 #ifndef DTYPELINT_GLOB_H
 #define DTYPELINT_GLOB_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/glob.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

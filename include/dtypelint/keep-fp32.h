@@ -5,6 +5,9 @@
  */
 #ifndef DTYPELINT_KEEP_FP32_H
 #define DTYPELINT_KEEP_FP32_H
+#ifndef DTL_SEES_MODEL
+#error "dtypelint/keep-fp32.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,6 +11,9 @@
  */
 #ifndef DTYPELINT_KERNELS_H
 #define DTYPELINT_KERNELS_H
+#ifndef DTL_SEES_KERNELS
+#error "dtypelint/kernels.h is in the kernels layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,6 +2,9 @@
 /* Limits on every user-controlled size (DESIGN §7 "Robustness"). */
 #ifndef DTYPELINT_LIMITS_H
 #define DTYPELINT_LIMITS_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/limits.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stddef.h>
 

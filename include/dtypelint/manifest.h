@@ -5,6 +5,9 @@
  */
 #ifndef DTYPELINT_MANIFEST_H
 #define DTYPELINT_MANIFEST_H
+#ifndef DTL_SEES_MODEL
+#error "dtypelint/manifest.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,6 +7,9 @@
  */
 #ifndef DTYPELINT_MEMORY_H
 #define DTYPELINT_MEMORY_H
+#ifndef DTL_SEES_SIM
+#error "dtypelint/memory.h is in the sim layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,6 +6,9 @@
  */
 #ifndef DTYPELINT_PLAN_H
 #define DTYPELINT_PLAN_H
+#ifndef DTL_SEES_MODEL
+#error "dtypelint/plan.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stdint.h>

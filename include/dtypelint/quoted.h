@@ -2,6 +2,9 @@
 /* A double-quoted string, valid JSON and valid YAML, from any bytes. */
 #ifndef DTYPELINT_QUOTED_H
 #define DTYPELINT_QUOTED_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/quoted.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

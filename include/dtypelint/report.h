@@ -2,6 +2,9 @@
 /* Output formats. Each writes one run's findings (possibly of several inputs) to a stream. */
 #ifndef DTYPELINT_REPORT_H
 #define DTYPELINT_REPORT_H
+#ifndef DTL_SEES_REPORT
+#error "dtypelint/report.h is in the report layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stdint.h>

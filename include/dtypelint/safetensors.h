@@ -16,6 +16,9 @@
  */
 #ifndef DTYPELINT_SAFETENSORS_H
 #define DTYPELINT_SAFETENSORS_H
+#ifndef DTL_SEES_INPUT
+#error "dtypelint/safetensors.h is in the input layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,6 +6,9 @@
  */
 #ifndef DTYPELINT_SIM_H
 #define DTYPELINT_SIM_H
+#ifndef DTL_SEES_SIM
+#error "dtypelint/sim.h is in the sim layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stdint.h>

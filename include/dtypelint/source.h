@@ -2,6 +2,9 @@
 /* An input file read once into memory. */
 #ifndef DTYPELINT_SOURCE_H
 #define DTYPELINT_SOURCE_H
+#ifndef DTL_SEES_INPUT
+#error "dtypelint/source.h is in the input layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stddef.h>
 

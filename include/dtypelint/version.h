@@ -2,6 +2,9 @@
 /* Framework version numbers: "2.7.1", "0.19.2", "4.57.0.dev0", "2.1.0+cu121". */
 #ifndef DTYPELINT_VERSION_H
 #define DTYPELINT_VERSION_H
+#ifndef DTL_SEES_CORE
+#error "dtypelint/version.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "dtypelint/atomic-file.h"
-#include "model/schema.h"
+#include "dtypelint/schema.h"
 
 /* the directory of path, lexically absolute ("-": the working directory) */
 static const char *base_dir(const char *path, struct dtl_arena *arena)

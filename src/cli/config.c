@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "model/schema.h"
+#include "dtypelint/schema.h"
 
 #define CONFIG_NAME ".dtypelint.yaml"
 

@@ -5,7 +5,7 @@
 
 #include "dtypelint/doc.h"
 #include "dtypelint/manifest.h"
-#include "schema.h"
+#include "dtypelint/schema.h"
 
 struct dtl_loaded {
 	struct dtl_source source;

@@ -5,7 +5,7 @@
 
 #include "dtypelint/manifest.h"
 #include "load.h"
-#include "schema.h"
+#include "dtypelint/schema.h"
 
 static int parse_glob_map(const struct dtl_schema *s, const struct dtl_node *map, const char *what,
                           struct dtl_glob_map **ret_items, size_t *ret_count)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dtypelint/manifest.h"
-#include "schema.h"
+#include "dtypelint/schema.h"
 
 static const char *const trainers[] = {
     "none",       "hf-trainer", "trl-sft", "trl-dpo", "trl-grpo",       "trl-kto", "trl-rloo",

@@ -5,7 +5,7 @@
 
 #include "dtypelint/embedded.h"
 #include "dtypelint/profile.h"
-#include "schema.h"
+#include "dtypelint/schema.h"
 
 static int parse_names(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
                        const char ***ret, size_t *ret_count)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "dtypelint/glob.h"
-#include "schema.h"
+#include "dtypelint/schema.h"
 
 struct dtl_loc dtl_schema_loc(const struct dtl_schema *s, const struct dtl_node *node)
 {

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Typed reads from the document tree with "file:line:col: expected X, got Y" errors. */
-#ifndef DTL_SCHEMA_H
-#define DTL_SCHEMA_H
+#ifndef DTYPELINT_SCHEMA_H
+#define DTYPELINT_SCHEMA_H
+#ifndef DTL_SEES_MODEL
+#error "dtypelint/schema.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#endif
 
 #include "dtypelint/doc.h"
 #include "dtypelint/dtype.h"
