@@ -7,15 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-base_name(const char *path)
+static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	FILE *out;
 
@@ -48,7 +46,8 @@ main(int argc, char **argv)
 	}
 	fprintf(out, "const struct dtl_embedded_file %s[] = {\n", argv[2]);
 	for (int i = 3; i < argc; i++)
-		fprintf(out, "\t{\"%s\", data_%d, sizeof(data_%d) - 1},\n", base_name(argv[i]), i, i);
+		fprintf(out, "\t{\"%s\", data_%d, sizeof(data_%d) - 1},\n", base_name(argv[i]), i,
+		        i);
 	fprintf(out, "\t{NULL, NULL, 0}\n};\n");
 	return fclose(out) == 0 ? 0 : 1;
 }

@@ -17,27 +17,28 @@
  * is zero3; 0-2 keep parameters whole: ddp), stage-3 persistence keys, offload_param,
  * data_types. Sets the fields it finds in *plan. */
 int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
-			 struct dtl_plan *plan, struct dtl_error *error);
+                         struct dtl_plan *plan, struct dtl_error *error);
 /* An accelerate config YAML (distributed_type, mixed_precision, fsdp_config, deepspeed_config
  * with deepspeed_config_file relative to the YAML), with the conflicts accelerate rejects. */
 int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
-			  const struct dtl_limits *limits, struct dtl_plan *plan,
-			  struct dtl_error *error);
+                          const struct dtl_limits *limits, struct dtl_plan *plan,
+                          struct dtl_error *error);
 /* A PEFT adapter_config.json (LORA): into *adapter; *ret_base_model may be NULL. */
 int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
-		    struct dtl_adapter *adapter, const char **ret_base_model, struct dtl_error *error);
+                    struct dtl_adapter *adapter, const char **ret_base_model,
+                    struct dtl_error *error);
 /* Trainer arguments YAML as LLaMA-Factory and TRL write them (bf16, fp16, deepspeed, fsdp,
  * quantization_bit, lora_target, lora_rank, finetuning_type). */
 int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
-			    const struct dtl_limits *limits, struct dtl_manifest *manifest,
-			    struct dtl_error *error);
+                            const struct dtl_limits *limits, struct dtl_manifest *manifest,
+                            struct dtl_error *error);
 /* A Hugging Face model folder: config.json plus the safetensors headers (only the headers are
  * read), or model.safetensors.index.json alone (shapes from the architecture profile). */
 int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct dtl_limits *limits,
-			 struct dtl_manifest *ret_manifest, struct dtl_error *error);
+                         struct dtl_manifest *ret_manifest, struct dtl_error *error);
 /* Writes the composed manifest (JSON for .json, YAML otherwise); re-linting it gives the same
  * findings. */
 int dtl_export_manifest(const char *path, const struct dtl_manifest *manifest,
-			struct dtl_error *error);
+                        struct dtl_error *error);
 
 #endif

@@ -13,26 +13,26 @@
 #include "dtypelint/dtype.h"
 
 enum dtl_op_verdict {
-	DTL_OP_UNKNOWN,	   /* no contract, or no dtype fact in it */
+	DTL_OP_UNKNOWN, /* no contract, or no dtype fact in it */
 	DTL_OP_ACCEPTS,
-	DTL_OP_REJECTS,	   /* an unconditional check or dispatch raises */
+	DTL_OP_REJECTS,    /* an unconditional check or dispatch raises */
 	DTL_OP_MAY_REJECT, /* only guarded or conditional checks raise */
 	DTL_OP_UNCHECKED,  /* not handled, nothing raises: silent */
 };
 
 struct dtl_op_answer {
 	enum dtl_op_verdict verdict;
-	char message[1024];	/* the error torch would raise, or why nothing raises */
+	char message[1024];      /* the error torch would raise, or why nothing raises */
 	struct dtl_loc evidence; /* file:line of the deciding dispatch or check */
 	char evidence_file[512];
 	const char *evidence_kind; /* "dispatch", "check", ... */
-	const char *function;	   /* the C++ function the op is registered as */
+	const char *function;      /* the C++ function the op is registered as */
 };
 
 struct dtl_op_oracle {
 	/* 0, or -ENOENT when no contract names op */
 	int (*query)(void *data, const char *op, enum dtl_dtype dtype,
-		     struct dtl_op_answer *ret_answer);
+	             struct dtl_op_answer *ret_answer);
 	void *data;
 	const char *source; /* "scanned from DIR..." for messages */
 };

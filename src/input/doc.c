@@ -121,10 +121,11 @@ int dtl_doc_check_duplicate_keys(const struct dtl_node *map, const char *file,
 			 * file holds few) */
 			for (size_t j = 0; j < i; j++) {
 				const struct dtl_node *o = &map->map.pairs[j].key;
-				size_t olen = o->type == DTL_NODE_STRING ? o->string.len : o->raw_len;
+				size_t olen =
+				    o->type == DTL_NODE_STRING ? o->string.len : o->raw_len;
 				if (olen == len && key_equal(o, k))
-					return duplicate(&map->map.pairs[j], &map->map.pairs[i], file,
-					                 error);
+					return duplicate(&map->map.pairs[j], &map->map.pairs[i],
+					                 file, error);
 			}
 			continue;
 		}
@@ -155,7 +156,8 @@ int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node
                          struct dtl_error *error)
 {
 	if (has_suffix(source->path, ".json"))
-		return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root, error);
+		return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root,
+		                    error);
 	if (has_suffix(source->path, ".yaml") || has_suffix(source->path, ".yml"))
 		return dtl_doc_yaml(source, node_arena, text_arena, limits, stream, ret_root,
 		                    error);
@@ -164,8 +166,8 @@ int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node
 		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
 			continue;
 		if (c == '{' || c == '[')
-			return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root,
-			                    error);
+			return dtl_doc_json(source, node_arena, text_arena, limits, stream,
+			                    ret_root, error);
 		break;
 	}
 	return dtl_doc_yaml(source, node_arena, text_arena, limits, stream, ret_root, error);

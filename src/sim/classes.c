@@ -20,7 +20,8 @@ int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error)
 		return 0;
 	dtl_globset_init(&set, sim->arena);
 	for (size_t g = 0; g < model->module_count; g++)
-		if (dtl_globset_add(&set, model->modules[g].glob.text, model->modules[g].glob.len) < 0)
+		if (dtl_globset_add(&set, model->modules[g].glob.text, model->modules[g].glob.len) <
+		    0)
 			return -ENOMEM;
 	for (size_t g = 0; g < profile_count; g++)
 		if (dtl_globset_add(&set, profile->modules[g].glob.text,

@@ -23,13 +23,13 @@ static bool is_output_layer(const struct dtl_module *md)
 {
 	static const char lm[] = "lm_head";
 	return (md->path_len == sizeof(lm) - 1 && memcmp(md->path, lm, sizeof(lm) - 1) == 0) ||
-	       (md->path_len > sizeof(lm) && memcmp(md->path + md->path_len - (sizeof(lm) - 1), lm,
-						   sizeof(lm) - 1) == 0 &&
-		md->path[md->path_len - sizeof(lm)] == '.');
+	       (md->path_len > sizeof(lm) &&
+	        memcmp(md->path + md->path_len - (sizeof(lm) - 1), lm, sizeof(lm) - 1) == 0 &&
+	        md->path[md->path_len - sizeof(lm)] == '.');
 }
 
-bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weight,
-		    int64_t *ret_out, int64_t *ret_in)
+bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weight, int64_t *ret_out,
+                    int64_t *ret_in)
 {
 	const struct dtl_module *md = &sim->modules[mod];
 	const struct dtl_profile *p = sim->model.profile;
@@ -48,21 +48,23 @@ bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weigh
 	if (weight == DTL_NONE_INDEX || others || md->path_len == 0)
 		return false;
 	uint32_t decl = sim->t.decl[weight];
-	const struct dtl_tensor_decl *d = decl != DTL_NONE_INDEX ? &sim->manifest->tensors[decl] : NULL;
+	const struct dtl_tensor_decl *d =
+	    decl != DTL_NONE_INDEX ? &sim->manifest->tensors[decl] : NULL;
 	bool linear;
 	if (p) {
 		linear = false;
 		for (size_t i = 0; i < p->linear_modules.count && !linear; i++)
-			linear = dtl_glob_match(p->linear_modules.items[i].text,
-						p->linear_modules.items[i].len, md->path, md->path_len);
+			linear =
+			    dtl_glob_match(p->linear_modules.items[i].text,
+			                   p->linear_modules.items[i].len, md->path, md->path_len);
 	} else if (md->class_name) {
 		linear = strcmp(md->class_name, "Linear") == 0;
 	} else {
 		linear = d && d->shape && d->rank == 2 && !is_output_layer(md) &&
-			 !name_has(md->path, md->path_len, "embed") &&
-			 !name_has(md->path, md->path_len, "norm") &&
-			 !name_has(md->path, md->path_len, "wte") &&
-			 !name_has(md->path, md->path_len, "wpe");
+		         !name_has(md->path, md->path_len, "embed") &&
+		         !name_has(md->path, md->path_len, "norm") &&
+		         !name_has(md->path, md->path_len, "wte") &&
+		         !name_has(md->path, md->path_len, "wpe");
 	}
 	if (!linear)
 		return false;

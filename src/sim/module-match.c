@@ -25,8 +25,7 @@ static size_t depth_on_chain(const struct dtl_module_match *mm, const struct dtl
 	return 0;
 }
 
-int64_t dtl_module_match_first(struct dtl_module_match *mm, const struct dtl_sim *sim,
-                               uint32_t mod)
+int64_t dtl_module_match_first(struct dtl_module_match *mm, const struct dtl_sim *sim, uint32_t mod)
 {
 	const struct dtl_module *m = &sim->modules[mod];
 	int64_t first;
@@ -41,17 +40,20 @@ int64_t dtl_module_match_first(struct dtl_module_match *mm, const struct dtl_sim
 		mm->chain[depth - 1] = mod;
 		mm->end[depth - 1] = m->path_len;
 		mm->chain_len = depth;
-		struct dtl_path_known known = {.shared = depth - 1, .ends = mm->end, .count = depth};
+		struct dtl_path_known known = {
+		    .shared = depth - 1, .ends = mm->end, .count = depth};
 		first = dtl_globset_cursor_first_known(mm->cursor, m->path, m->path_len, &known);
 	} else {
 		/* the root, a path too deep, or a jump to another branch: the cursor finds what
 		 * it shares; the chain is rebuilt from the parents (or left empty) */
 		first = dtl_globset_cursor_first(mm->cursor, m->path, m->path_len);
 		size_t n = 0;
-		for (uint32_t a = mod; a != 0 && n <= DTL_MODULE_MATCH_DEPTH; a = sim->modules[a].parent)
+		for (uint32_t a = mod; a != 0 && n <= DTL_MODULE_MATCH_DEPTH;
+		     a = sim->modules[a].parent)
 			n++;
 		mm->chain_len = n <= DTL_MODULE_MATCH_DEPTH ? n : 0;
-		for (uint32_t a = mod, j = (uint32_t)mm->chain_len; j-- > 0; a = sim->modules[a].parent) {
+		for (uint32_t a = mod, j = (uint32_t)mm->chain_len; j-- > 0;
+		     a = sim->modules[a].parent) {
 			mm->chain[j] = a;
 			mm->end[j] = sim->modules[a].path_len;
 		}

@@ -84,10 +84,10 @@ size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, struct dtl_ev
 }
 
 int dtl_sim_set_compute_dtype(struct dtl_sim *sim, uint32_t tensor, enum dtl_dtype compute,
-			      const char *reason, const char *fact, struct dtl_loc loc)
+                              const char *reason, const char *fact, struct dtl_loc loc)
 {
 	int r = append(sim, tensor, DTL_STAGE_COMPUTE, sim->t.dtype[tensor], compute, reason, fact,
-		       loc);
+	               loc);
 	if (r < 0)
 		return r;
 	sim->t.compute_dtype[tensor] = (uint8_t)compute;

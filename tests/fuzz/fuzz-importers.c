@@ -44,25 +44,25 @@
 /* The manifest the importers' plan and adapter go on top of: a small Qwen2 with versions, so
  * the simulation has tensors, LoRA targets and layer classes to work on. */
 static const char base_manifest[] =
-	"dtypelint: 1\n"
-	"model: {architecture: Qwen2ForCausalLM, checkpoint_dtype: bfloat16, hidden_size: 64}\n"
-	"tensors:\n"
-	"  - {name: model.embed_tokens.weight, shape: [1000, 64]}\n"
-	"  - {name: model.layers.0.input_layernorm.weight, shape: [64]}\n"
-	"  - {name: model.layers.0.self_attn.q_proj.weight, shape: [64, 64]}\n"
-	"  - {name: model.layers.0.self_attn.v_proj.weight, shape: [16, 64]}\n"
-	"  - {name: model.layers.0.mlp.down_proj.weight, shape: [64, 128]}\n"
-	"  - {name: model.layers.0.post_attention_layernorm.weight, shape: [64]}\n"
-	"  - {name: model.norm.weight, shape: [64]}\n"
-	"  - {name: model.rotary_emb.inv_freq, kind: buffer, shape: [32], dtype: float32, "
-	"persistent: false}\n"
-	"  - {name: lm_head.weight, shape: [1000, 64]}\n"
-	"training:\n"
-	"  strategy: ddp\n"
-	"  precision: bf16\n"
-	"  world_size: 8\n"
-	"  versions: {torch: \"2.7.1\", peft: \"0.17.1\", deepspeed: \"0.19.2\", "
-	"transformers: \"4.57.0\"}\n";
+    "dtypelint: 1\n"
+    "model: {architecture: Qwen2ForCausalLM, checkpoint_dtype: bfloat16, hidden_size: 64}\n"
+    "tensors:\n"
+    "  - {name: model.embed_tokens.weight, shape: [1000, 64]}\n"
+    "  - {name: model.layers.0.input_layernorm.weight, shape: [64]}\n"
+    "  - {name: model.layers.0.self_attn.q_proj.weight, shape: [64, 64]}\n"
+    "  - {name: model.layers.0.self_attn.v_proj.weight, shape: [16, 64]}\n"
+    "  - {name: model.layers.0.mlp.down_proj.weight, shape: [64, 128]}\n"
+    "  - {name: model.layers.0.post_attention_layernorm.weight, shape: [64]}\n"
+    "  - {name: model.norm.weight, shape: [64]}\n"
+    "  - {name: model.rotary_emb.inv_freq, kind: buffer, shape: [32], dtype: float32, "
+    "persistent: false}\n"
+    "  - {name: lm_head.weight, shape: [1000, 64]}\n"
+    "training:\n"
+    "  strategy: ddp\n"
+    "  precision: bf16\n"
+    "  world_size: 8\n"
+    "  versions: {torch: \"2.7.1\", peft: \"0.17.1\", deepspeed: \"0.19.2\", "
+    "transformers: \"4.57.0\"}\n";
 
 enum { NAME_JSON, NAME_YAML, NAME_BARE, NAME_DS, NAME_COUNT };
 static const char *const names[NAME_COUNT] = {"config.json", "config.yaml", "config", "ds.json"};
@@ -106,7 +106,8 @@ static void setup(void)
 	atexit(cleanup);
 	dtl_limits_default(&limits);
 	dtl_arena_init(&g.arena);
-	if (dtl_source_init_mem(&source, "base.yaml", base_manifest, sizeof(base_manifest) - 1) < 0 ||
+	if (dtl_source_init_mem(&source, "base.yaml", base_manifest, sizeof(base_manifest) - 1) <
+	        0 ||
 	    dtl_manifest_load_source(&source, &g.arena, &limits, &g.base, &error) < 0 ||
 	    dtl_behavior_table_load(&g.behaviors, &g.arena, &error) < 0) {
 		fprintf(stderr, "fuzz-importers: %s\n", error.message);
@@ -141,8 +142,8 @@ static bool names_special(const uint8_t *data, size_t size)
 /* dtl_fuzz_check_error(), but a file the imported one points at may be refused as a whole */
 static void check_import_error(int r, const struct dtl_error *error, const char *path)
 {
-	if (r < 0 && r != -ENOMEM && error->loc.line == 0 && error->message[0] &&
-	    error->loc.file && strcmp(error->loc.file, path) != 0)
+	if (r < 0 && r != -ENOMEM && error->loc.line == 0 && error->message[0] && error->loc.file &&
+	    strcmp(error->loc.file, path) != 0)
 		return;
 	dtl_fuzz_check_error(r, error);
 }
@@ -165,9 +166,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	unsigned selector = data[0], importer = selector & 3, naming = (selector >> 2) & 3;
 	bool json = importer == 0 || importer == 2;
-	int name = naming == 0 ? (json ? NAME_JSON : NAME_YAML)
-		   : naming == 1 ? (json ? NAME_YAML : NAME_JSON)
-				 : NAME_BARE;
+	int name = naming == 0   ? (json ? NAME_JSON : NAME_YAML)
+	           : naming == 1 ? (json ? NAME_YAML : NAME_JSON)
+	                         : NAME_BARE;
 	data++;
 	size--;
 	size_t file_size = size;
