@@ -248,7 +248,7 @@ static int mark_prequantized(struct dtl_sim *sim, uint32_t weight, bool eight_bi
 	int r = dtl_sim_note(sim, weight, DTL_STAGE_QUANTIZE, reason, fact_prequantized, loc);
 	if (r < 0 || q->requested == DTL_QUANT_NONE)
 		return r;
-	/* facts/deepspeed-peft-bnb-trl-accelerate.md §3.5: from_pretrained keeps the
+	/* fact_merge (the notes have no section on it): from_pretrained keeps the
 	 * checkpoint's quantization_config over the one passed in */
 	reason =
 	    dtl_arena_sprintf(sim->arena,
