@@ -37,6 +37,6 @@ const struct dtl_rule dtl_rule_dt002 = {
     .fix = "Delete the suppression, or correct its rule or tensors glob so that it matches "
            "the finding it is meant to silence.",
     .facts = "https://github.com/astral-sh/ruff/blob/11c76bf48fdac06b2f240cba502eda96da4dce77/docs/"
-             "linter.md?plain=1#L24-L146 (ruff's RUF100 unused-noqa), §3.4",
+             "linter.md?plain=1#L24-L146 (ruff's RUF100 unused-noqa)",
     .check = dt002_check,
 };
