@@ -254,289 +254,377 @@ static int parse_format(const char *arg, enum dtl_format *ret_format)
 	    arg);
 }
 
-int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *o)
-{
-	static const struct option fixed_options[] = {
-	    {"plan", required_argument, NULL, OPT_PLAN},
-	    {"deepspeed", required_argument, NULL, OPT_DEEPSPEED},
-	    {"accelerate", required_argument, NULL, OPT_ACCELERATE},
-	    {"peft", required_argument, NULL, OPT_PEFT},
-	    {"trainer-args", required_argument, NULL, OPT_TRAINER_ARGS},
-	    {"export", required_argument, NULL, OPT_EXPORT},
-	    {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
-	    {"write", no_argument, NULL, OPT_WRITE},
-	    {"diff", no_argument, NULL, OPT_DIFF},
-	    {"pick", required_argument, NULL, OPT_PICK},
-	    {"wrap-plan", no_argument, NULL, OPT_WRAP_PLAN},
-	    {"scan-kernels", required_argument, NULL, OPT_SCAN_KERNELS},
-	    {"kernels", required_argument, NULL, OPT_KERNELS},
-	    {"strategy", required_argument, NULL, OPT_STRATEGY},
-	    {"precision", required_argument, NULL, OPT_PRECISION},
-	    {"with", required_argument, NULL, OPT_WITH},
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"color", required_argument, NULL, OPT_COLOR},
-	    {"statistics", no_argument, NULL, OPT_STATISTICS},
-	    {"show-plan", no_argument, NULL, OPT_SHOW_PLAN},
-	    {"memory", no_argument, NULL, OPT_MEMORY},
-	    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
-	    {"trace", required_argument, NULL, OPT_TRACE},
-	    {"select", required_argument, NULL, OPT_SELECT},
-	    {"extend-select", required_argument, NULL, OPT_EXTEND_SELECT},
-	    {"ignore", required_argument, NULL, OPT_IGNORE},
-	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
-	    {"exit-zero", no_argument, NULL, OPT_EXIT_ZERO},
-	    {"config", required_argument, NULL, OPT_CONFIG},
-	    {"stdin-filename", required_argument, NULL, OPT_STDIN_FILENAME},
-	    {"setup", required_argument, NULL, OPT_SETUP},
-	    {"no-config", no_argument, NULL, OPT_NO_CONFIG},
-	    {"baseline", required_argument, NULL, OPT_BASELINE},
-	    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
-	    {"list-rules", no_argument, NULL, OPT_LIST_RULES},
-	    {"explain", required_argument, NULL, OPT_EXPLAIN},
-	    {"version", no_argument, NULL, OPT_VERSION},
-	    {"help", no_argument, NULL, 'h'},
-	};
-	const size_t fixed = sizeof(fixed_options) / sizeof(fixed_options[0]);
-	/* the fixed options, one per limit, and the terminating zeros */
-	struct option
-	    long_options[sizeof(fixed_options) / sizeof(fixed_options[0]) + DTL_LIMIT_COUNT + 1];
-	uint64_t value;
-	int c, r;
+static const struct option fixed_options[] = {
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"deepspeed", required_argument, NULL, OPT_DEEPSPEED},
+    {"accelerate", required_argument, NULL, OPT_ACCELERATE},
+    {"peft", required_argument, NULL, OPT_PEFT},
+    {"trainer-args", required_argument, NULL, OPT_TRAINER_ARGS},
+    {"export", required_argument, NULL, OPT_EXPORT},
+    {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
+    {"write", no_argument, NULL, OPT_WRITE},
+    {"diff", no_argument, NULL, OPT_DIFF},
+    {"pick", required_argument, NULL, OPT_PICK},
+    {"wrap-plan", no_argument, NULL, OPT_WRAP_PLAN},
+    {"scan-kernels", required_argument, NULL, OPT_SCAN_KERNELS},
+    {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"with", required_argument, NULL, OPT_WITH},
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"statistics", no_argument, NULL, OPT_STATISTICS},
+    {"show-plan", no_argument, NULL, OPT_SHOW_PLAN},
+    {"memory", no_argument, NULL, OPT_MEMORY},
+    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"select", required_argument, NULL, OPT_SELECT},
+    {"extend-select", required_argument, NULL, OPT_EXTEND_SELECT},
+    {"ignore", required_argument, NULL, OPT_IGNORE},
+    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+    {"exit-zero", no_argument, NULL, OPT_EXIT_ZERO},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"stdin-filename", required_argument, NULL, OPT_STDIN_FILENAME},
+    {"setup", required_argument, NULL, OPT_SETUP},
+    {"no-config", no_argument, NULL, OPT_NO_CONFIG},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
+    {"list-rules", no_argument, NULL, OPT_LIST_RULES},
+    {"explain", required_argument, NULL, OPT_EXPLAIN},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, 'h'},
+};
 
+#define FIXED_OPTIONS (sizeof(fixed_options) / sizeof(fixed_options[0]))
+
+/* The fixed options, one per limit, and the terminating zeros. */
+static void build_long_options(struct option long_options[FIXED_OPTIONS + DTL_LIMIT_COUNT + 1])
+{
 	memcpy(long_options, fixed_options, sizeof(fixed_options));
 	for (int i = 0; i < DTL_LIMIT_COUNT; i++)
-		long_options[fixed + (size_t)i] =
+		long_options[FIXED_OPTIONS + (size_t)i] =
 		    (struct option){dtl_cli_limit_name(i), required_argument, NULL, OPT_LIMIT + i};
-	long_options[fixed + DTL_LIMIT_COUNT] = (struct option){NULL, 0, NULL, 0};
+	long_options[FIXED_OPTIONS + DTL_LIMIT_COUNT] = (struct option){NULL, 0, NULL, 0};
+}
 
-	memset(o, 0, sizeof(*o));
-	dtl_plan_init(&o->overrides);
-	o->fail_on = DTL_SEVERITY_WARNING;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:qh", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_PLAN:
-			o->plan_file = optarg;
-			break;
-		case OPT_STRATEGY:
-			if (dtl_strategy_parse(optarg, &o->overrides.strategy) < 0)
-				return usage_error("--strategy: '%s' is not one of zero3, fsdp1, "
-				                   "fsdp2, ddp, single",
-				                   optarg);
-			o->overrides.strategy_loc = option_loc("--strategy");
-			break;
-		case OPT_PRECISION:
-			if (dtl_precision_parse(optarg, &o->overrides.precision) < 0)
-				return usage_error(
-				    "--precision: '%s' is not one of bf16, fp16, fp32", optarg);
-			o->overrides.precision_loc = option_loc("--precision");
-			break;
-		case OPT_WITH:
-			if (parse_with(&o->overrides, optarg) < 0)
-				return -EINVAL;
-			break;
-		case 'f':
-			if (parse_format(optarg, &o->format) < 0)
-				return -EINVAL;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case OPT_COLOR:
-			if (strcmp(optarg, "auto") == 0)
-				o->color = DTL_COLOR_AUTO;
-			else if (strcmp(optarg, "always") == 0)
-				o->color = DTL_COLOR_ALWAYS;
-			else if (strcmp(optarg, "never") == 0)
-				o->color = DTL_COLOR_NEVER;
-			else
-				return usage_error(
-				    "--color: '%s' is not one of auto, always, never", optarg);
-			break;
-		case OPT_SHOW_PLAN:
-			o->show_plan = true;
-			break;
-		case OPT_MEMORY:
-			o->memory = true;
-			break;
-		case OPT_DEVICE_MEMORY:
-			if (dtl_bytes_parse(optarg, &o->overrides.device_memory) < 0)
-				return usage_error("--device-memory: '%s' is not a size such as "
-				                   "80GiB, 40GB or a number of bytes",
-				                   optarg);
-			o->overrides.device_memory_loc = option_loc("--device-memory");
-			break;
-		case OPT_STATISTICS:
-			o->statistics = true;
-			break;
-		case OPT_TRACE: {
-			const char **slot = dtl_vec_push(&o->trace, arena, sizeof(*slot));
-			const char *problem = dtl_glob_check(optarg, strlen(optarg));
-			if (!slot)
-				return -ENOMEM;
-			if (!*optarg || problem)
-				return usage_error("--trace: bad glob '%s': %s", optarg,
-				                   problem ? problem : "empty");
-			*slot = optarg;
-			break;
-		}
-		case OPT_SELECT:
-			/* a later --select replaces an earlier one, as in ruff */
-			o->select.count = 0;
-			o->select_given = true;
-			if (split_list(arena, &o->select, optarg) < 0)
-				return -ENOMEM;
-			break;
-		case OPT_EXTEND_SELECT:
-			if (split_list(arena, &o->extend_select, optarg) < 0)
-				return -ENOMEM;
-			break;
-		case OPT_IGNORE:
-			if (split_list(arena, &o->ignore, optarg) < 0)
-				return -ENOMEM;
-			break;
-		case OPT_FAIL_ON:
-			if (dtl_severity_parse(optarg, &o->fail_on) < 0)
-				return usage_error(
-				    "--fail-on: '%s' is not one of error, warning, info", optarg);
-			o->fail_on_given = true;
-			break;
-		case OPT_EXIT_ZERO:
-			o->exit_zero = true;
-			break;
-		case OPT_CONFIG:
-			o->config_file = optarg;
-			break;
-		case OPT_STDIN_FILENAME:
-			o->stdin_filename = optarg;
-			break;
-		case OPT_SETUP: {
-			const char **slot = dtl_vec_push(&o->setups, arena, sizeof(*slot));
-			if (!slot)
-				return -ENOMEM;
-			*slot = optarg;
-			break;
-		}
-		case OPT_NO_CONFIG:
-			o->no_config = true;
-			break;
-		case OPT_BASELINE:
-			o->baseline = optarg;
-			break;
-		case OPT_WRITE_BASELINE:
-			o->write_baseline = optarg;
-			break;
-		case OPT_LIST_RULES:
-			o->list_rules = true;
-			break;
-		case OPT_DEEPSPEED:
-			o->deepspeed_file = optarg;
-			break;
-		case OPT_ACCELERATE:
-			o->accelerate_file = optarg;
-			break;
-		case OPT_PEFT:
-			o->peft_file = optarg;
-			break;
-		case OPT_TRAINER_ARGS:
-			o->trainer_args_file = optarg;
-			break;
-		case OPT_EXPORT:
-			o->export_file = optarg;
-			break;
-		case OPT_FIX_PLAN:
-			o->fix_plan = true;
-			break;
-		case OPT_WRITE:
-			o->fix_write = true;
-			break;
-		case OPT_DIFF:
-			o->fix_diff = true;
-			break;
-		case OPT_PICK: {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > 1000)
-				return usage_error("--pick: '%s' is not a number from 1 to 1000",
-				                   optarg);
-			o->fix_pick = (int)n;
-			break;
-		}
-		case OPT_WRAP_PLAN:
-			o->wrap_plan = true;
-			break;
-		case OPT_SCAN_KERNELS:
-		case OPT_KERNELS: {
-			const char **slot =
-			    dtl_vec_push(c == OPT_KERNELS ? &o->kernels : &o->scan_kernels, arena,
-			                 sizeof(*slot));
-			if (!slot)
-				return -ENOMEM;
-			*slot = optarg;
-			break;
-		}
-		case OPT_EXPLAIN:
-			o->explain = optarg;
-			break;
-		case OPT_VERSION:
-			/* the release, and what git describe says of a checkout's build */
-			if (strcmp(dtl_build_version(), DTL_VERSION) == 0)
-				printf("dtypelint %s\n", DTL_VERSION);
-			else
-				printf("dtypelint %s (git %s)\n", DTL_VERSION, dtl_build_version());
-			return 1;
-		case 'h':
-			print_usage(stdout);
-			return 1;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			if (c >= OPT_LIMIT && c < OPT_LIMIT + DTL_LIMIT_COUNT) {
-				int i = c - OPT_LIMIT;
-				r = dtl_cli_limit_parse(i, optarg, &value);
-				if (r == -ERANGE)
-					return usage_error(
-					    "--%s: '%s' is out of range (1 to %llu)",
-					    dtl_cli_limit_name(i), optarg,
-					    (unsigned long long)dtl_cli_limit_max(i));
-				if (r < 0)
-					return usage_error("--%s: '%s' is not a positive integer "
-					                   "(with an optional K, M or G suffix)",
-					                   dtl_cli_limit_name(i), optarg);
-				o->limits.set |= 1u << i;
-				o->limits.values[i] = value;
-				break;
-			}
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+/* What the parser of one group of options returns, besides a negative errno. */
+enum {
+	OPTION_TAKEN = 0, /* handled: parse the next one */
+	OPTION_EXIT = 1,  /* --help or --version printed: the caller exits 0 */
+	OPTION_OTHER = 2, /* not this group's option */
+};
+
+static int push_arg(struct dtl_vec *vec, struct dtl_arena *arena, const char *arg)
+{
+	const char **slot = dtl_vec_push(vec, arena, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = arg;
+	return OPTION_TAKEN;
+}
+
+/* "Inputs" and "Kernels" of --help: the files and folders read besides the operands. */
+static int input_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
+{
+	switch (c) {
+	case OPT_DEEPSPEED:
+		o->deepspeed_file = arg;
+		return OPTION_TAKEN;
+	case OPT_ACCELERATE:
+		o->accelerate_file = arg;
+		return OPTION_TAKEN;
+	case OPT_PEFT:
+		o->peft_file = arg;
+		return OPTION_TAKEN;
+	case OPT_TRAINER_ARGS:
+		o->trainer_args_file = arg;
+		return OPTION_TAKEN;
+	case OPT_EXPORT:
+		o->export_file = arg;
+		return OPTION_TAKEN;
+	case OPT_SCAN_KERNELS:
+		return push_arg(&o->scan_kernels, arena, arg);
+	case OPT_KERNELS:
+		return push_arg(&o->kernels, arena, arg);
 	}
+	return OPTION_OTHER;
+}
+
+static int parse_pick(const char *arg, int *ret_pick)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*end || n < 1 || n > 1000)
+		return usage_error("--pick: '%s' is not a number from 1 to 1000", arg);
+	*ret_pick = (int)n;
+	return OPTION_TAKEN;
+}
+
+/* "Fixes" of --help. */
+static int fix_option(int c, const char *arg, struct dtl_options *o)
+{
+	switch (c) {
+	case OPT_FIX_PLAN:
+		o->fix_plan = true;
+		return OPTION_TAKEN;
+	case OPT_WRITE:
+		o->fix_write = true;
+		return OPTION_TAKEN;
+	case OPT_DIFF:
+		o->fix_diff = true;
+		return OPTION_TAKEN;
+	case OPT_PICK:
+		return parse_pick(arg, &o->fix_pick);
+	case OPT_WRAP_PLAN:
+		o->wrap_plan = true;
+		return OPTION_TAKEN;
+	}
+	return OPTION_OTHER;
+}
+
+/* "Plan" of --help: overrides of the manifest's `training:` section. */
+static int plan_option(int c, const char *arg, struct dtl_options *o)
+{
+	switch (c) {
+	case OPT_PLAN:
+		o->plan_file = arg;
+		return OPTION_TAKEN;
+	case OPT_STRATEGY:
+		if (dtl_strategy_parse(arg, &o->overrides.strategy) < 0)
+			return usage_error("--strategy: '%s' is not one of zero3, fsdp1, fsdp2, "
+			                   "ddp, single",
+			                   arg);
+		o->overrides.strategy_loc = option_loc("--strategy");
+		return OPTION_TAKEN;
+	case OPT_PRECISION:
+		if (dtl_precision_parse(arg, &o->overrides.precision) < 0)
+			return usage_error("--precision: '%s' is not one of bf16, fp16, fp32", arg);
+		o->overrides.precision_loc = option_loc("--precision");
+		return OPTION_TAKEN;
+	case OPT_DEVICE_MEMORY:
+		if (dtl_bytes_parse(arg, &o->overrides.device_memory) < 0)
+			return usage_error("--device-memory: '%s' is not a size such as 80GiB, "
+			                   "40GB or a number of bytes",
+			                   arg);
+		o->overrides.device_memory_loc = option_loc("--device-memory");
+		return OPTION_TAKEN;
+	case OPT_WITH:
+		return parse_with(&o->overrides, arg) < 0 ? -EINVAL : OPTION_TAKEN;
+	}
+	return OPTION_OTHER;
+}
+
+static int parse_color(const char *arg, enum dtl_color *ret_color)
+{
+	if (strcmp(arg, "auto") == 0)
+		*ret_color = DTL_COLOR_AUTO;
+	else if (strcmp(arg, "always") == 0)
+		*ret_color = DTL_COLOR_ALWAYS;
+	else if (strcmp(arg, "never") == 0)
+		*ret_color = DTL_COLOR_NEVER;
+	else
+		return usage_error("--color: '%s' is not one of auto, always, never", arg);
+	return OPTION_TAKEN;
+}
+
+static int parse_trace(const char *arg, struct dtl_arena *arena, struct dtl_options *o)
+{
+	const char *problem = dtl_glob_check(arg, strlen(arg));
+
+	if (!*arg || problem)
+		return usage_error("--trace: bad glob '%s': %s", arg, problem ? problem : "empty");
+	return push_arg(&o->trace, arena, arg);
+}
+
+/* "Output" of --help. */
+static int output_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
+{
+	switch (c) {
+	case 'f':
+		return parse_format(arg, &o->format) < 0 ? -EINVAL : OPTION_TAKEN;
+	case 'o':
+		o->output = arg;
+		return OPTION_TAKEN;
+	case 'q':
+		o->quiet = true;
+		return OPTION_TAKEN;
+	case OPT_COLOR:
+		return parse_color(arg, &o->color);
+	case OPT_STATISTICS:
+		o->statistics = true;
+		return OPTION_TAKEN;
+	case OPT_SHOW_PLAN:
+		o->show_plan = true;
+		return OPTION_TAKEN;
+	case OPT_MEMORY:
+		o->memory = true;
+		return OPTION_TAKEN;
+	case OPT_TRACE:
+		return parse_trace(arg, arena, o);
+	}
+	return OPTION_OTHER;
+}
+
+/* "Rules" of --help. */
+static int rules_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
+{
+	switch (c) {
+	case OPT_SELECT:
+		/* a later --select replaces an earlier one, as in ruff */
+		o->select.count = 0;
+		o->select_given = true;
+		return split_list(arena, &o->select, arg);
+	case OPT_EXTEND_SELECT:
+		return split_list(arena, &o->extend_select, arg);
+	case OPT_IGNORE:
+		return split_list(arena, &o->ignore, arg);
+	case OPT_FAIL_ON:
+		if (dtl_severity_parse(arg, &o->fail_on) < 0)
+			return usage_error("--fail-on: '%s' is not one of error, warning, info",
+			                   arg);
+		o->fail_on_given = true;
+		return OPTION_TAKEN;
+	case OPT_EXIT_ZERO:
+		o->exit_zero = true;
+		return OPTION_TAKEN;
+	case OPT_LIST_RULES:
+		o->list_rules = true;
+		return OPTION_TAKEN;
+	case OPT_EXPLAIN:
+		o->explain = arg;
+		return OPTION_TAKEN;
+	}
+	return OPTION_OTHER;
+}
+
+/* "Configuration, baselines" of --help. */
+static int config_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
+{
+	switch (c) {
+	case OPT_SETUP:
+		return push_arg(&o->setups, arena, arg);
+	case OPT_STDIN_FILENAME:
+		o->stdin_filename = arg;
+		return OPTION_TAKEN;
+	case OPT_CONFIG:
+		o->config_file = arg;
+		return OPTION_TAKEN;
+	case OPT_NO_CONFIG:
+		o->no_config = true;
+		return OPTION_TAKEN;
+	case OPT_BASELINE:
+		o->baseline = arg;
+		return OPTION_TAKEN;
+	case OPT_WRITE_BASELINE:
+		o->write_baseline = arg;
+		return OPTION_TAKEN;
+	}
+	return OPTION_OTHER;
+}
+
+/* "Limits" of --help: one option per limit. */
+static int limit_option(int c, const char *arg, struct dtl_options *o)
+{
+	uint64_t value;
+	int i, r;
+
+	if (c < OPT_LIMIT || c >= OPT_LIMIT + DTL_LIMIT_COUNT)
+		return OPTION_OTHER;
+	i = c - OPT_LIMIT;
+	r = dtl_cli_limit_parse(i, arg, &value);
+	if (r == -ERANGE)
+		return usage_error("--%s: '%s' is out of range (1 to %llu)", dtl_cli_limit_name(i),
+		                   arg, (unsigned long long)dtl_cli_limit_max(i));
+	if (r < 0)
+		return usage_error("--%s: '%s' is not a positive integer (with an optional K, M or "
+		                   "G suffix)",
+		                   dtl_cli_limit_name(i), arg);
+	o->limits.set |= 1u << i;
+	o->limits.values[i] = value;
+	return OPTION_TAKEN;
+}
+
+static void print_version(void)
+{
+	/* the release, and what git describe says of a checkout's build */
+	if (strcmp(dtl_build_version(), DTL_VERSION) == 0)
+		printf("dtypelint %s\n", DTL_VERSION);
+	else
+		printf("dtypelint %s (git %s)\n", DTL_VERSION, dtl_build_version());
+}
+
+/* "Other" of --help, and what getopt_long reports of an option it does not know. */
+static int other_option(int c, const char *option)
+{
+	switch (c) {
+	case OPT_VERSION:
+		print_version();
+		return OPTION_EXIT;
+	case 'h':
+		print_usage(stdout);
+		return OPTION_EXIT;
+	case ':':
+		return usage_error("option '%s' needs an argument", option);
+	}
+	return usage_error("unknown option '%s'", option);
+}
+
+/* One option getopt_long returned: each group of --help in turn, until one takes it. */
+static int parse_option(int c, const char *arg, const char *option, struct dtl_arena *arena,
+                        struct dtl_options *o)
+{
+	int r = input_option(c, arg, arena, o);
+
+	if (r == OPTION_OTHER)
+		r = fix_option(c, arg, o);
+	if (r == OPTION_OTHER)
+		r = plan_option(c, arg, o);
+	if (r == OPTION_OTHER)
+		r = output_option(c, arg, arena, o);
+	if (r == OPTION_OTHER)
+		r = rules_option(c, arg, arena, o);
+	if (r == OPTION_OTHER)
+		r = config_option(c, arg, arena, o);
+	if (r == OPTION_OTHER)
+		r = limit_option(c, arg, o);
+	if (r == OPTION_OTHER)
+		r = other_option(c, option);
+	return r;
+}
+
+/* The operands: inputs, or with --scan-kernels more directories to scan. */
+static int take_operands(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *o)
+{
 	o->inputs = (const char **)(argv + optind);
 	o->input_count = (size_t)(argc - optind);
 	/* "--scan-kernels DIR1 DIR2" (the usage line's DIR...): the operands are directories
 	 * too; they were dropped without a word before (issue 21). */
-	for (size_t i = 0; o->scan_kernels.count && i < o->input_count; i++) {
-		const char **slot = dtl_vec_push(&o->scan_kernels, arena, sizeof(*slot));
-		if (!slot)
+	if (!o->scan_kernels.count)
+		return 0;
+	for (size_t i = 0; i < o->input_count; i++)
+		if (push_arg(&o->scan_kernels, arena, o->inputs[i]) < 0)
 			return -ENOMEM;
-		*slot = o->inputs[i];
-	}
-	if (o->scan_kernels.count)
-		o->input_count = 0;
+	o->input_count = 0;
+	return 0;
+}
+
+/* Options that exclude each other, or that only go with another. */
+static int check_combinations(const struct dtl_options *o)
+{
+	bool text_or_json = o->format == DTL_FORMAT_TEXT || o->format == DTL_FORMAT_JSON;
+
 	if (o->config_file && o->no_config)
 		return usage_error("--config and --no-config exclude each other");
-	if (o->statistics && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
+	if (o->statistics && !text_or_json)
 		return usage_error("--statistics prints text or json, not the %s format",
 		                   formats[o->format].name);
-	if (o->show_plan && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
+	if (o->show_plan && !text_or_json)
 		return usage_error("--show-plan prints text or json, not the %s format",
 		                   formats[o->format].name);
-	if (o->memory && o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_JSON)
+	if (o->memory && !text_or_json)
 		return usage_error("--memory prints text or json, not the %s format",
 		                   formats[o->format].name);
 	if (o->fix_write && !o->fix_plan)
@@ -553,6 +641,12 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	if (o->input_count && o->setups.count)
 		return usage_error(
 		    "--setup picks set-ups of the config; it takes no file arguments");
+	return 0;
+}
+
+/* One job per input, each with the input files the options named. */
+static int make_jobs(struct dtl_arena *arena, struct dtl_options *o)
+{
 	o->jobs = dtl_arena_calloc(arena, o->input_count ? o->input_count : 1, sizeof(*o->jobs));
 	if (!o->jobs)
 		return -ENOMEM;
@@ -566,7 +660,13 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 		job->trainer_args_file = o->trainer_args_file;
 		dtl_plan_init(&job->versions);
 	}
+	return 0;
+}
+
+static int check_stdin(const struct dtl_options *o)
+{
 	size_t dashes = 0;
+
 	for (size_t i = 0; i < o->input_count; i++)
 		dashes += strcmp(o->inputs[i], "-") == 0;
 	if (dashes > 1)
@@ -574,5 +674,27 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	if (o->stdin_filename && !dashes)
 		return usage_error("--stdin-filename names standard input ('-'), which is not an "
 		                   "input");
+	return 0;
+}
+
+int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *o)
+{
+	struct option long_options[FIXED_OPTIONS + DTL_LIMIT_COUNT + 1];
+	int c, r;
+
+	build_long_options(long_options);
+	memset(o, 0, sizeof(*o));
+	dtl_plan_init(&o->overrides);
+	o->fail_on = DTL_SEVERITY_WARNING;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:qh", long_options, NULL)) != -1) {
+		r = parse_option(c, optarg, argv[optind - 1], arena, o);
+		if (r != OPTION_TAKEN)
+			return r;
+	}
+	if ((r = take_operands(argc, argv, arena, o)) < 0 || (r = check_combinations(o)) < 0 ||
+	    (r = make_jobs(arena, o)) < 0 || (r = check_stdin(o)) < 0)
+		return r;
 	return 0;
 }
