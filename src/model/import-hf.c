@@ -538,12 +538,177 @@ static int read_index(struct folder *f, const char *index_path, bool *ret_shards
 	return 0;
 }
 
+/* The model section from config.json: architecture, name, checkpoint dtype, hidden size. */
+static void read_model(struct folder *f, const struct dtl_schema *s, struct dtl_manifest *m)
+{
+	m->file = s->file;
+	m->model.loc = dtl_schema_loc(s, f->config);
+	const struct dtl_node *arch = dtl_node_get(f->config, "architectures");
+	if (arch && arch->type == DTL_NODE_SEQ && arch->seq.count &&
+	    arch->seq.items[0].type == DTL_NODE_STRING) {
+		m->model.architecture = arch->seq.items[0].string.text;
+		m->model.architecture_loc = dtl_schema_loc(s, &arch->seq.items[0]);
+	}
+	const char *slash = strrchr(f->dir, '/');
+	m->model.name = slash && slash[1] ? slash + 1 : f->dir;
+	m->model.checkpoint_dtype = config_dtype(f);
+	const struct dtl_node *dt = config_value(f, "torch_dtype");
+	if (!dt)
+		dt = config_value(f, "dtype");
+	if (dt)
+		m->model.checkpoint_dtype_loc = dtl_schema_loc(s, dt);
+	/* the checkpoint's dtypes are loaded with from_pretrained(dtype="auto") */
+	m->model.load_mode = DTL_LOAD_AUTO;
+	m->model.load_dtype_loc =
+	    m->model.checkpoint_dtype_loc.line ? m->model.checkpoint_dtype_loc : m->model.loc;
+	const struct dtl_node *hidden = config_value(f, "hidden_size");
+	if (hidden && hidden->type == DTL_NODE_INT && hidden->integer > 0) {
+		m->model.hidden_size = hidden->integer;
+		m->model.hidden_size_loc = dtl_schema_loc(s, hidden);
+	}
+}
+
+/* The headers of the shards an index names, each shard once. */
+static int read_index_shards(struct folder *f, const struct dtl_node *map)
+{
+	struct dtl_strmap seen;
+	int r = 0;
+
+	dtl_strmap_init(&seen, f->arena);
+	for (size_t i = 0; i < map->map.count && r >= 0; i++) {
+		const struct dtl_node *shard = &map->map.pairs[i].value;
+		int64_t prev =
+		    dtl_strmap_put(&seen, shard->string.text, shard->string.len, (int64_t)i);
+		if (prev < 0)
+			return -ENOMEM;
+		if ((size_t)prev != i)
+			continue;
+		const char *path = dtl_arena_sprintf(f->arena, "%s/%s", f->dir, shard->string.text);
+		r = path ? read_shard(f, path) : -ENOMEM;
+	}
+	return r;
+}
+
+/* An index without its shards: its names, with the config's dtype and the profile's shapes. */
+static int read_index_names(struct folder *f, const struct dtl_loaded *idx, enum dtl_dtype dtype,
+                            const struct dtl_profile *profile)
+{
+	const struct dtl_node *map = dtl_node_get(idx->root, "weight_map");
+	enum dtl_dtype d = dtype != DTL_DTYPE_NONE ? dtype : DTL_DTYPE_F32;
+
+	for (size_t i = 0; i < map->map.count; i++) {
+		const struct dtl_node *key = &map->map.pairs[i].key;
+		struct entry *e;
+		int r = add_entry(f, key->string.text, key->string.len, &e);
+		if (r < 0)
+			return r;
+		e->dtype = d;
+		e->loc = dtl_schema_loc(&idx->s, key);
+		shape_from_profile(f, profile, e->name, e->len, e);
+	}
+	return 0;
+}
+
+/* No index: the headers of every *.safetensors file in the folder, in name order. */
+static int read_folder_shards(struct folder *f)
+{
+	struct dtl_loc loc = {.file = f->dir};
+	struct dtl_vec files = {0};
+	struct dirent *de;
+	int r = 0;
+	DIR *dp = opendir(f->dir);
+
+	if (!dp)
+		return dtl_error_set(f->error, loc, -errno, "cannot read the folder");
+	while ((de = readdir(dp))) {
+		size_t n = strlen(de->d_name);
+		if (n <= 12 || strcmp(de->d_name + n - 12, ".safetensors") != 0)
+			continue;
+		const char **slot = dtl_vec_push(&files, f->arena, sizeof(*slot));
+		if (!slot || !(*slot = dtl_arena_sprintf(f->arena, "%s/%s", f->dir, de->d_name))) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (files.count == 0) {
+		r = dtl_error_set(f->error, loc, -ENOENT,
+		                  "no safetensors files and no model.safetensors.index.json");
+		goto out;
+	}
+	qsort(files.items, files.count, sizeof(const char *), cmp_path);
+	for (size_t i = 0; i < files.count && r >= 0; i++)
+		r = read_shard(f, ((const char **)files.items)[i]);
+out:
+	closedir(dp);
+	return r;
+}
+
+/* The manifest's tensors from the folder's entries, in natural name order. */
+static int make_tensors(struct folder *f, struct dtl_manifest *m)
+{
+	qsort(f->entries.items, f->entries.count, sizeof(struct entry), natural_cmp);
+	m->tensor_count = f->entries.count;
+	m->tensors = dtl_arena_calloc(f->arena, m->tensor_count + 1, sizeof(*m->tensors));
+	if (!m->tensors)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->entries.count; i++) {
+		const struct entry *e = &((const struct entry *)f->entries.items)[i];
+		struct dtl_tensor_decl *t = &m->tensors[i];
+		t->name = e->name;
+		t->name_len = e->len;
+		t->kind = e->created ? DTL_KIND_BUFFER : DTL_KIND_PARAM;
+		t->dtype = e->dtype;
+		t->rank = e->rank;
+		t->shape = e->shape;
+		t->numel = e->numel;
+		t->trainable = DTL_UNSET;
+		t->persistent = !e->created;
+		t->loc = t->dtype_loc = e->loc;
+		if (e->dtype_reason) {
+			t->dtype_reason = e->dtype_reason;
+			t->dtype_loc = e->dtype_loc;
+		}
+	}
+	return 0;
+}
+
+/* Tied weights: config's tie_word_embeddings, else the profile's default; a group of the
+ * profile counts when the folder holds one of its tensors. */
+static int tie_weights(struct folder *f, const struct dtl_schema *s,
+                       const struct dtl_profile *profile, struct dtl_manifest *m)
+{
+	const struct dtl_node *tie = config_value(f, "tie_word_embeddings");
+	bool tied = tie && tie->type == DTL_NODE_BOOL ? tie->boolean
+	            : profile                         ? profile->tie_word_embeddings_default
+	                                              : false;
+
+	if (!tied || !profile || !profile->tied_count)
+		return 0;
+	m->model.tied = dtl_arena_calloc(f->arena, profile->tied_count, sizeof(*m->model.tied));
+	if (!m->model.tied)
+		return -ENOMEM;
+	for (size_t g = 0; g < profile->tied_count; g++) {
+		const struct dtl_tied_group *tg = &profile->tied[g];
+		bool any = false;
+		for (size_t k = 0; k < tg->count && !any; k++)
+			any = dtl_strmap_get(&f->names, tg->names[k].text, tg->names[k].len) >= 0;
+		if (!any)
+			continue;
+		struct dtl_tied_group *out = &m->model.tied[m->model.tied_count++];
+		*out = *tg;
+		out->loc = tie ? dtl_schema_loc(s, tie) : m->model.architecture_loc;
+	}
+	return 0;
+}
+
 int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct dtl_limits *limits,
                          struct dtl_manifest *ret_manifest, struct dtl_error *error)
 {
 	struct folder f = {.dir = dir, .arena = arena, .limits = limits, .error = error};
 	struct dtl_loaded config, idx = {0};
 	struct dtl_manifest m;
+	struct dtl_profiles profiles;
+	const struct dtl_profile *profile = NULL;
 	bool have_index = false, shards = false;
 	int r;
 
@@ -570,31 +735,7 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	f.text_config = dtl_node_get(config.root, "text_config");
 	if (f.text_config && f.text_config->type != DTL_NODE_MAP)
 		f.text_config = NULL;
-	m.file = config.s.file;
-	m.model.loc = dtl_schema_loc(&config.s, config.root);
-	const struct dtl_node *arch = dtl_node_get(config.root, "architectures");
-	if (arch && arch->type == DTL_NODE_SEQ && arch->seq.count &&
-	    arch->seq.items[0].type == DTL_NODE_STRING) {
-		m.model.architecture = arch->seq.items[0].string.text;
-		m.model.architecture_loc = dtl_schema_loc(&config.s, &arch->seq.items[0]);
-	}
-	const char *slash = strrchr(dir, '/');
-	m.model.name = slash && slash[1] ? slash + 1 : dir;
-	m.model.checkpoint_dtype = config_dtype(&f);
-	const struct dtl_node *dt = config_value(&f, "torch_dtype");
-	if (!dt)
-		dt = config_value(&f, "dtype");
-	if (dt)
-		m.model.checkpoint_dtype_loc = dtl_schema_loc(&config.s, dt);
-	/* the checkpoint's dtypes are loaded with from_pretrained(dtype="auto") */
-	m.model.load_mode = DTL_LOAD_AUTO;
-	m.model.load_dtype_loc =
-	    m.model.checkpoint_dtype_loc.line ? m.model.checkpoint_dtype_loc : m.model.loc;
-	const struct dtl_node *hidden = config_value(&f, "hidden_size");
-	if (hidden && hidden->type == DTL_NODE_INT && hidden->integer > 0) {
-		m.model.hidden_size = hidden->integer;
-		m.model.hidden_size_loc = dtl_schema_loc(&config.s, hidden);
-	}
+	read_model(&f, &config.s, &m);
 	if ((r = read_quantization(&f, &config.s, &m)) < 0)
 		goto out;
 
@@ -602,77 +743,17 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	have_index = exists(index_path);
 	if (have_index && (r = read_index(&f, index_path, &shards, &idx)) < 0)
 		goto out;
-	struct dtl_profiles profiles;
-	const struct dtl_profile *profile = NULL;
 	if (m.model.architecture) {
 		if ((r = dtl_profiles_load(&profiles, m.model.architecture, arena, error)) < 0)
 			goto out;
 		profile = dtl_profiles_find(&profiles, m.model.architecture);
 	}
-	if (have_index && shards) {
-		const struct dtl_node *map = dtl_node_get(idx.root, "weight_map");
-		struct dtl_strmap seen;
-		dtl_strmap_init(&seen, arena);
-		for (size_t i = 0; i < map->map.count && r >= 0; i++) {
-			const struct dtl_node *shard = &map->map.pairs[i].value;
-			int64_t prev = dtl_strmap_put(&seen, shard->string.text, shard->string.len,
-			                              (int64_t)i);
-			if (prev < 0) {
-				r = -ENOMEM;
-				break;
-			}
-			if ((size_t)prev != i)
-				continue;
-			r = read_shard(&f,
-			               dtl_arena_sprintf(arena, "%s/%s", dir, shard->string.text));
-		}
-	} else if (have_index) {
-		const struct dtl_node *map = dtl_node_get(idx.root, "weight_map");
-		enum dtl_dtype d = m.model.checkpoint_dtype != DTL_DTYPE_NONE
-		                       ? m.model.checkpoint_dtype
-		                       : DTL_DTYPE_F32;
-		for (size_t i = 0; i < map->map.count && r >= 0; i++) {
-			const struct dtl_node *key = &map->map.pairs[i].key;
-			struct entry *e;
-			r = add_entry(&f, key->string.text, key->string.len, &e);
-			if (r < 0)
-				break;
-			e->dtype = d;
-			e->loc = dtl_schema_loc(&idx.s, key);
-			shape_from_profile(&f, profile, e->name, e->len, e);
-		}
-	} else {
-		DIR *dp = opendir(dir);
-		struct dirent *de;
-		struct dtl_vec files = {0};
-		if (!dp) {
-			struct dtl_loc loc = {.file = dir};
-			r = dtl_error_set(error, loc, -errno, "cannot read the folder");
-			goto out;
-		}
-		while ((de = readdir(dp))) {
-			size_t n = strlen(de->d_name);
-			if (n > 12 && strcmp(de->d_name + n - 12, ".safetensors") == 0) {
-				const char **slot = dtl_vec_push(&files, arena, sizeof(*slot));
-				if (!slot ||
-				    !(*slot = dtl_arena_sprintf(arena, "%s/%s", dir, de->d_name))) {
-					r = -ENOMEM;
-					break;
-				}
-			}
-		}
-		closedir(dp);
-		if (r >= 0 && files.count == 0) {
-			struct dtl_loc loc = {.file = dir};
-			r = dtl_error_set(
-			    error, loc, -ENOENT,
-			    "no safetensors files and no model.safetensors.index.json");
-		}
-		if (r >= 0)
-			qsort(files.items, files.count, sizeof(const char *), cmp_path);
-		for (size_t i = 0; i < files.count && r >= 0; i++)
-			r = read_shard(&f, ((const char **)files.items)[i]);
-	}
+	if (have_index && shards)
+		r = read_index_shards(&f, dtl_node_get(idx.root, "weight_map"));
+	else if (have_index)
+		r = read_index_names(&f, &idx, m.model.checkpoint_dtype, profile);
+	else
+		r = read_folder_shards(&f);
 	if (r < 0 || (r = created_buffers(&f, profile,
 	                                  m.model.architecture_loc.line ? m.model.architecture_loc
 	                                                                : m.model.loc)) < 0)
@@ -680,56 +761,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	if (have_index && !shards && m.quantization.prequantized &&
 	    (r = prequantized_dtypes(&f, &m.quantization)) < 0)
 		goto out;
-
-	qsort(f.entries.items, f.entries.count, sizeof(struct entry), natural_cmp);
-	m.tensor_count = f.entries.count;
-	m.tensors = dtl_arena_calloc(arena, m.tensor_count + 1, sizeof(*m.tensors));
-	if (!m.tensors) {
-		r = -ENOMEM;
+	if ((r = make_tensors(&f, &m)) < 0 || (r = tie_weights(&f, &config.s, profile, &m)) < 0)
 		goto out;
-	}
-	for (size_t i = 0; i < f.entries.count; i++) {
-		const struct entry *e = &((const struct entry *)f.entries.items)[i];
-		struct dtl_tensor_decl *t = &m.tensors[i];
-		t->name = e->name;
-		t->name_len = e->len;
-		t->kind = e->created ? DTL_KIND_BUFFER : DTL_KIND_PARAM;
-		t->dtype = e->dtype;
-		t->rank = e->rank;
-		t->shape = e->shape;
-		t->numel = e->numel;
-		t->trainable = DTL_UNSET;
-		t->persistent = !e->created;
-		t->loc = t->dtype_loc = e->loc;
-		if (e->dtype_reason) {
-			t->dtype_reason = e->dtype_reason;
-			t->dtype_loc = e->dtype_loc;
-		}
-	}
-	/* tied weights: config's tie_word_embeddings, else the profile's default */
-	const struct dtl_node *tie = config_value(&f, "tie_word_embeddings");
-	bool tied = tie && tie->type == DTL_NODE_BOOL ? tie->boolean
-	            : profile                         ? profile->tie_word_embeddings_default
-	                                              : false;
-	if (tied && profile && profile->tied_count) {
-		m.model.tied = dtl_arena_calloc(arena, profile->tied_count, sizeof(*m.model.tied));
-		if (!m.model.tied) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (size_t g = 0; g < profile->tied_count; g++) {
-			const struct dtl_tied_group *tg = &profile->tied[g];
-			bool any = false;
-			for (size_t k = 0; k < tg->count && !any; k++)
-				any = dtl_strmap_get(&f.names, tg->names[k].text,
-				                     tg->names[k].len) >= 0;
-			if (!any)
-				continue;
-			struct dtl_tied_group *out = &m.model.tied[m.model.tied_count++];
-			*out = *tg;
-			out->loc = tie ? dtl_schema_loc(&config.s, tie) : m.model.architecture_loc;
-		}
-	}
 	*ret_manifest = m;
 	r = 0;
 out:
