@@ -337,13 +337,9 @@ static int hex4(const unsigned char *s, unsigned *ret)
 	return 0;
 }
 
-/*
- * Parses the JSON string at ps->i (which must be '"'). With into == NULL it only validates.
- * Otherwise *ret points at the text: into the input when there are no escapes (*ret_owned =
- * false; not NUL-terminated), or at a decoded NUL-terminated copy in the arena into.
- */
-static int parse_string(struct parser *ps, const char *what, struct dtl_arena *into,
-                        const char **ret, size_t *ret_len, bool *ret_owned)
+/* Finds the closing '"' of the string at ps->i: *ret_end is its position, *ret_escaped whether
+ * the body holds a backslash. Control characters must be escaped. */
+static int scan_string(struct parser *ps, const char *what, size_t *ret_end, bool *ret_escaped)
 {
 	size_t start = ps->i, j = start + 1;
 	bool escaped = false;
@@ -365,8 +361,137 @@ static int parse_string(struct parser *ps, const char *what, struct dtl_arena *i
 	if (j >= ps->n)
 		return fail(ps, start, "unterminated string (%s): the header ends before its '\"'",
 		            what);
-	size_t body = start + 1, end = j;
-	ps->i = j + 1;
+	*ret_end = j;
+	*ret_escaped = escaped;
+	return 0;
+}
+
+/* The byte a two-character escape such as '\n' stands for; 0 for '\u' and for none. */
+static char simple_escape(unsigned char e)
+{
+	switch (e) {
+	case '"':
+	case '\\':
+	case '/':
+		return (char)e;
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	}
+	return 0;
+}
+
+/* The UTF-8 encoding of the code point cp (at most U+10FFFF) in utf8; returns its length. */
+static size_t utf8_encode(unsigned cp, unsigned char utf8[4])
+{
+	if (cp < 0x80) {
+		utf8[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		utf8[0] = (unsigned char)(0xc0 | (cp >> 6));
+		utf8[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		utf8[0] = (unsigned char)(0xe0 | (cp >> 12));
+		utf8[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		utf8[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	utf8[0] = (unsigned char)(0xf0 | (cp >> 18));
+	utf8[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+	utf8[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+	utf8[3] = (unsigned char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* The code point of the '\uXXXX' escape at k (a surrogate pair takes two) in a string body that
+ * ends at end; *ret_len is the escape's length in bytes. */
+static int unicode_escape(struct parser *ps, const char *what, size_t k, size_t end,
+                          unsigned *ret_cp, size_t *ret_len)
+{
+	unsigned cp, low;
+
+	if (end - k < 6 || hex4(ps->p + k + 2, &cp) < 0)
+		return fail(ps, k, "invalid escape in %s: '\\u' must be followed by 4 hex digits",
+		            what);
+	*ret_len = 6;
+	if (cp >= 0xdc00 && cp <= 0xdfff)
+		return fail(ps, k, "lone UTF-16 surrogate \\u%04X in %s", cp, what);
+	if (cp >= 0xd800 && cp <= 0xdbff) {
+		if (end - k < 12 || ps->p[k + 6] != '\\' || ps->p[k + 7] != 'u' ||
+		    hex4(ps->p + k + 8, &low) < 0 || low < 0xdc00 || low > 0xdfff)
+			return fail(ps, k, "lone UTF-16 surrogate \\u%04X in %s", cp, what);
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+		*ret_len = 12;
+	}
+	if (cp == 0)
+		return fail(ps, k, "U+0000 (\\u0000) in %s is not supported", what);
+	*ret_cp = cp;
+	return 0;
+}
+
+/* Decodes the escape at *k (a backslash) of a string body that ends at end, into out + *o when
+ * out is not NULL; moves *k past the escape and *o past the bytes it stands for. */
+static int decode_escape(struct parser *ps, const char *what, size_t *k, size_t end, char *out,
+                         size_t *o)
+{
+	unsigned char e = ps->p[*k + 1];
+	char simple = simple_escape(e);
+	unsigned char utf8[4];
+	size_t escape_len = 0, ulen;
+	unsigned cp = 0;
+	int rc;
+
+	if (simple) {
+		if (out)
+			out[*o] = simple;
+		*o += 1;
+		*k += 2;
+		return 0;
+	}
+	if (e != 'u') {
+		char buf[32];
+		if (e > 0x20 && e < 0x7f)
+			snprintf(buf, sizeof(buf), "'\\%c'", e);
+		else
+			snprintf(buf, sizeof(buf), "'\\' followed by byte 0x%02x", e);
+		return fail(ps, *k, "invalid escape %s in %s", buf, what);
+	}
+	rc = unicode_escape(ps, what, *k, end, &cp, &escape_len);
+	if (rc < 0)
+		return rc;
+	ulen = utf8_encode(cp, utf8);
+	if (out)
+		memcpy(out + *o, utf8, ulen);
+	*o += ulen;
+	*k += escape_len;
+	return 0;
+}
+
+/*
+ * Parses the JSON string at ps->i (which must be '"'). With into == NULL it only validates.
+ * Otherwise *ret points at the text: into the input when there are no escapes (*ret_owned =
+ * false; not NUL-terminated), or at a decoded NUL-terminated copy in the arena into.
+ */
+static int parse_string(struct parser *ps, const char *what, struct dtl_arena *into,
+                        const char **ret, size_t *ret_len, bool *ret_owned)
+{
+	size_t body = ps->i + 1, end = 0;
+	bool escaped = false;
+	int rc = scan_string(ps, what, &end, &escaped);
+
+	if (rc < 0)
+		return rc;
+	ps->i = end + 1;
 	if (!escaped) {
 		if (into) {
 			*ret = (const char *)ps->p + body;
@@ -386,97 +511,16 @@ static int parse_string(struct parser *ps, const char *what, struct dtl_arena *i
 			return oom(ps);
 	}
 	for (size_t k = body; k < end;) {
-		unsigned char c = ps->p[k];
-		if (c != '\\') {
+		if (ps->p[k] != '\\') {
 			if (out)
-				out[o] = (char)c;
+				out[o] = (char)ps->p[k];
 			o++;
 			k++;
 			continue;
 		}
-		unsigned char e = ps->p[k + 1];
-		char simple = 0;
-		switch (e) {
-		case '"':
-		case '\\':
-		case '/':
-			simple = (char)e;
-			break;
-		case 'b':
-			simple = '\b';
-			break;
-		case 'f':
-			simple = '\f';
-			break;
-		case 'n':
-			simple = '\n';
-			break;
-		case 'r':
-			simple = '\r';
-			break;
-		case 't':
-			simple = '\t';
-			break;
-		case 'u':
-			break;
-		default: {
-			char buf[32];
-			if (e > 0x20 && e < 0x7f)
-				snprintf(buf, sizeof(buf), "'\\%c'", e);
-			else
-				snprintf(buf, sizeof(buf), "'\\' followed by byte 0x%02x", e);
-			return fail(ps, k, "invalid escape %s in %s", buf, what);
-		}
-		}
-		if (simple) {
-			if (out)
-				out[o] = simple;
-			o++;
-			k += 2;
-			continue;
-		}
-		unsigned cp, low;
-		if (end - k < 6 || hex4(ps->p + k + 2, &cp) < 0)
-			return fail(ps, k,
-			            "invalid escape in %s: '\\u' must be followed by 4 hex digits",
-			            what);
-		size_t escape_len = 6;
-		if (cp >= 0xdc00 && cp <= 0xdfff)
-			return fail(ps, k, "lone UTF-16 surrogate \\u%04X in %s", cp, what);
-		if (cp >= 0xd800 && cp <= 0xdbff) {
-			if (end - k < 12 || ps->p[k + 6] != '\\' || ps->p[k + 7] != 'u' ||
-			    hex4(ps->p + k + 8, &low) < 0 || low < 0xdc00 || low > 0xdfff)
-				return fail(ps, k, "lone UTF-16 surrogate \\u%04X in %s", cp, what);
-			cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-			escape_len = 12;
-		}
-		if (cp == 0)
-			return fail(ps, k, "U+0000 (\\u0000) in %s is not supported", what);
-		unsigned char utf8[4];
-		size_t ulen;
-		if (cp < 0x80) {
-			utf8[0] = (unsigned char)cp;
-			ulen = 1;
-		} else if (cp < 0x800) {
-			utf8[0] = (unsigned char)(0xc0 | (cp >> 6));
-			utf8[1] = (unsigned char)(0x80 | (cp & 0x3f));
-			ulen = 2;
-		} else if (cp < 0x10000) {
-			utf8[0] = (unsigned char)(0xe0 | (cp >> 12));
-			utf8[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-			utf8[2] = (unsigned char)(0x80 | (cp & 0x3f));
-			ulen = 3;
-		} else {
-			utf8[0] = (unsigned char)(0xf0 | (cp >> 18));
-			utf8[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-			utf8[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-			utf8[3] = (unsigned char)(0x80 | (cp & 0x3f));
-			ulen = 4;
-		}
-		if (out)
-			memcpy(out + o, utf8, ulen);
-		o += ulen;
-		k += escape_len;
+		rc = decode_escape(ps, what, &k, end, out, &o);
+		if (rc < 0)
+			return rc;
 	}
 	if (out) {
 		out[o] = '\0';
@@ -856,17 +900,73 @@ static const char *format_shape(char *buf, size_t size, const int64_t *shape, ui
 	return buf;
 }
 
-static int parse_tensor(struct parser *ps, const char *name, size_t name_len, size_t name_pos)
+/* What a tensor's entry gave, as far as it has been read. */
+struct tensor_fields {
+	bool have_dtype, have_shape, have_offsets;
+	enum dtl_dtype dtype;
+	uint32_t rank; /* the shape is in ps->dims */
+	uint64_t offsets[2];
+	size_t shape_pos, offsets_pos;
+};
+
+/* One "key": value pair of a tensor's entry; unknown keys are skipped. */
+static int parse_tensor_field(struct parser *ps, struct tensor_fields *tf)
 {
 	char buf[32];
+	const char *key = NULL, *field = NULL;
+	size_t key_len = 0, key_pos = ps->i;
+	bool owned = false, *seen = NULL;
+	int rc;
 
-	ps->cur_name = name;
-	ps->cur_name_len = name_len;
-	size_t object_pos = ps->i, offsets_pos = 0, shape_pos = 0;
-	bool have_dtype = false, have_shape = false, have_offsets = false;
-	enum dtl_dtype dtype = DTL_DTYPE_NONE;
-	uint32_t rank = 0;
-	uint64_t offsets[2] = {0, 0};
+	if (peek(ps) != '"')
+		return fail(ps, key_pos, "tensor %s: expected a key (a JSON string), found %s",
+		            tensor_name(ps), describe(ps, key_pos, buf));
+	rc = parse_string(ps, "a key", &ps->scratch, &key, &key_len, &owned);
+	if (rc < 0)
+		return rc;
+	if (TEXT_IS(key, key_len, "dtype")) {
+		seen = &tf->have_dtype;
+		field = "dtype";
+	} else if (TEXT_IS(key, key_len, "shape")) {
+		seen = &tf->have_shape;
+		field = "shape";
+	} else if (TEXT_IS(key, key_len, "data_offsets")) {
+		seen = &tf->have_offsets;
+		field = "data_offsets";
+	}
+	if (seen && *seen)
+		return fail(ps, key_pos,
+		            "tensor %s: duplicate key '%s' (the format forbids duplicate keys)",
+		            tensor_name(ps), field);
+	skip_ws(ps);
+	if (peek(ps) != ':')
+		return fail(ps, ps->i, "tensor %s: expected ':' after a key, found %s",
+		            tensor_name(ps), describe(ps, ps->i, buf));
+	ps->i++;
+	skip_ws(ps);
+	if (seen == &tf->have_dtype) {
+		rc = parse_dtype(ps, &tf->dtype);
+	} else if (seen == &tf->have_shape) {
+		tf->shape_pos = ps->i;
+		rc = parse_shape(ps, &tf->rank);
+	} else if (seen == &tf->have_offsets) {
+		tf->offsets_pos = ps->i;
+		rc = parse_offsets(ps, tf->offsets);
+	} else {
+		rc = skip_value(ps, 2); /* inside the header and the entry */
+	}
+	if (rc < 0)
+		return rc;
+	if (seen)
+		*seen = true;
+	return 0;
+}
+
+/* A tensor's entry: an object with dtype, shape and data_offsets, each once. */
+static int parse_tensor_fields(struct parser *ps, struct tensor_fields *tf)
+{
+	char buf[32];
+	size_t object_pos = ps->i;
 	int rc;
 
 	if (peek(ps) != '{')
@@ -880,54 +980,9 @@ static int parse_tensor(struct parser *ps, const char *name, size_t name_len, si
 		ps->i++;
 	else
 		for (;;) {
-			const char *key = NULL;
-			size_t key_len = 0, key_pos = ps->i;
-			bool owned = false, *seen = NULL;
-			const char *field = NULL;
-			if (peek(ps) != '"')
-				return fail(ps, key_pos,
-				            "tensor %s: expected a key (a JSON string), found %s",
-				            tensor_name(ps), describe(ps, key_pos, buf));
-			rc = parse_string(ps, "a key", &ps->scratch, &key, &key_len, &owned);
+			rc = parse_tensor_field(ps, tf);
 			if (rc < 0)
 				return rc;
-			if (TEXT_IS(key, key_len, "dtype")) {
-				seen = &have_dtype;
-				field = "dtype";
-			} else if (TEXT_IS(key, key_len, "shape")) {
-				seen = &have_shape;
-				field = "shape";
-			} else if (TEXT_IS(key, key_len, "data_offsets")) {
-				seen = &have_offsets;
-				field = "data_offsets";
-			}
-			if (seen && *seen)
-				return fail(ps, key_pos,
-				            "tensor %s: duplicate key '%s' (the format forbids "
-				            "duplicate keys)",
-				            tensor_name(ps), field);
-			skip_ws(ps);
-			if (peek(ps) != ':')
-				return fail(ps, ps->i,
-				            "tensor %s: expected ':' after a key, found %s",
-				            tensor_name(ps), describe(ps, ps->i, buf));
-			ps->i++;
-			skip_ws(ps);
-			if (seen == &have_dtype) {
-				rc = parse_dtype(ps, &dtype);
-			} else if (seen == &have_shape) {
-				shape_pos = ps->i;
-				rc = parse_shape(ps, &rank);
-			} else if (seen == &have_offsets) {
-				offsets_pos = ps->i;
-				rc = parse_offsets(ps, offsets);
-			} else {
-				rc = skip_value(ps, 2); /* inside the header and the entry */
-			}
-			if (rc < 0)
-				return rc;
-			if (seen)
-				*seen = true;
 			skip_ws(ps);
 			if (peek(ps) == ',') {
 				ps->i++;
@@ -942,50 +997,63 @@ static int parse_tensor(struct parser *ps, const char *name, size_t name_len, si
 			            tensor_name(ps), describe(ps, ps->i, buf));
 		}
 
-	const char *missing = !have_dtype     ? "dtype"
-	                      : !have_shape   ? "shape"
-	                      : !have_offsets ? "data_offsets"
-	                                      : NULL;
+	const char *missing = !tf->have_dtype     ? "dtype"
+	                      : !tf->have_shape   ? "shape"
+	                      : !tf->have_offsets ? "data_offsets"
+	                                          : NULL;
 	if (missing)
 		return fail(ps, object_pos,
 		            "tensor %s: missing \"%s\" (each tensor needs dtype, shape and "
 		            "data_offsets)",
 		            tensor_name(ps), missing);
+	return 0;
+}
 
-	/* numel and byte size with overflow checks, folded in order as the reference does */
+/* numel and byte size with overflow checks, folded in order as the reference does; the byte
+ * size must be the span of data_offsets, which must end inside the data section. */
+static int check_tensor_size(struct parser *ps, const struct tensor_fields *tf, int64_t *ret_numel)
+{
 	char shape_text[256];
+	const uint64_t *offsets = tf->offsets;
 	int64_t numel = 1;
-	for (uint32_t k = 0; k < rank; k++) {
+
+	for (uint32_t k = 0; k < tf->rank; k++) {
 		int64_t dim = ps->dims[k];
 		if (dim != 0 && numel > INT64_MAX / dim)
-			return fail(ps, shape_pos,
-			            "tensor %s: shape %s has more than 2^63 - 1 elements",
-			            tensor_name(ps),
-			            format_shape(shape_text, sizeof(shape_text), ps->dims, rank));
+			return fail(
+			    ps, tf->shape_pos,
+			    "tensor %s: shape %s has more than 2^63 - 1 elements", tensor_name(ps),
+			    format_shape(shape_text, sizeof(shape_text), ps->dims, tf->rank));
 		numel *= dim;
 	}
-	uint64_t itemsize = dtl_dtype_itemsize(dtype);
+	uint64_t itemsize = dtl_dtype_itemsize(tf->dtype);
 	if ((uint64_t)numel > UINT64_MAX / itemsize)
-		return fail(ps, shape_pos, "tensor %s: shape %s of %s needs more than 2^64 bytes",
-		            tensor_name(ps),
-		            format_shape(shape_text, sizeof(shape_text), ps->dims, rank),
-		            dtl_safetensors_dtype_name(dtype));
+		return fail(ps, tf->shape_pos,
+		            "tensor %s: shape %s of %s needs more than 2^64 bytes", tensor_name(ps),
+		            format_shape(shape_text, sizeof(shape_text), ps->dims, tf->rank),
+		            dtl_safetensors_dtype_name(tf->dtype));
 	uint64_t nbytes = (uint64_t)numel * itemsize;
 	if (offsets[1] - offsets[0] != nbytes)
-		return fail(ps, offsets_pos,
+		return fail(ps, tf->offsets_pos,
 		            "tensor %s: data_offsets [%" PRIu64 ", %" PRIu64 "] span %" PRIu64
 		            " bytes but shape %s of %s needs %" PRIu64,
 		            tensor_name(ps), offsets[0], offsets[1], offsets[1] - offsets[0],
-		            format_shape(shape_text, sizeof(shape_text), ps->dims, rank),
-		            dtl_safetensors_dtype_name(dtype), nbytes);
+		            format_shape(shape_text, sizeof(shape_text), ps->dims, tf->rank),
+		            dtl_safetensors_dtype_name(tf->dtype), nbytes);
 	if (offsets[1] > ps->data_size)
-		return fail(ps, offsets_pos,
+		return fail(ps, tf->offsets_pos,
 		            "tensor %s: data_offsets [%" PRIu64 ", %" PRIu64
 		            "] end past the data section, which has %" PRIu64
 		            " bytes (file size %" PRIu64 " - 8 - header %zu)",
 		            tensor_name(ps), offsets[0], offsets[1], ps->data_size, ps->file_size,
 		            ps->n);
+	*ret_numel = numel;
+	return 0;
+}
 
+static int add_tensor(struct parser *ps, const char *name, size_t name_len, size_t name_pos,
+                      const struct tensor_fields *tf, int64_t numel)
+{
 	if (ps->rec_count == ps->rec_capacity) {
 		size_t capacity = ps->rec_capacity ? ps->rec_capacity * 2 : 64;
 		struct tensor_rec *recs = realloc(ps->recs, capacity * sizeof(*recs));
@@ -998,20 +1066,34 @@ static int parse_tensor(struct parser *ps, const char *name, size_t name_len, si
 	memset(rec, 0, sizeof(*rec));
 	rec->t.name = name;
 	rec->t.name_len = name_len;
-	rec->t.dtype = dtype;
-	rec->t.rank = rank;
-	if (rank) {
-		rec->t.shape = dtl_arena_calloc(ps->arena, rank, sizeof(int64_t));
+	rec->t.dtype = tf->dtype;
+	rec->t.rank = tf->rank;
+	if (tf->rank) {
+		rec->t.shape = dtl_arena_calloc(ps->arena, tf->rank, sizeof(int64_t));
 		if (!rec->t.shape)
 			return oom(ps);
-		memcpy(rec->t.shape, ps->dims, rank * sizeof(int64_t));
+		memcpy(rec->t.shape, ps->dims, tf->rank * sizeof(int64_t));
 	}
 	rec->t.numel = numel;
-	rec->t.begin = offsets[0];
-	rec->t.end = offsets[1];
+	rec->t.begin = tf->offsets[0];
+	rec->t.end = tf->offsets[1];
 	rec->t.name_column = column_of(name_pos);
-	rec->offsets_pos = offsets_pos;
+	rec->offsets_pos = tf->offsets_pos;
 	return 0;
+}
+
+static int parse_tensor(struct parser *ps, const char *name, size_t name_len, size_t name_pos)
+{
+	struct tensor_fields tf = {.dtype = DTL_DTYPE_NONE};
+	int64_t numel = 0;
+	int rc;
+
+	ps->cur_name = name;
+	ps->cur_name_len = name_len;
+	if ((rc = parse_tensor_fields(ps, &tf)) < 0 ||
+	    (rc = check_tensor_size(ps, &tf, &numel)) < 0)
+		return rc;
+	return add_tensor(ps, name, name_len, name_pos, &tf, numel);
 }
 
 static int parse_metadata(struct parser *ps)
