@@ -16,69 +16,70 @@ static int fail(struct dtl_error *error, const char *path, int code, const char 
 	return dtl_error_set(error, loc, code, "%s", what);
 }
 
-int dtl_source_read(struct dtl_source *source, const char *path, const struct dtl_limits *limits,
-                    struct dtl_error *error)
+static int fail_errno(struct dtl_error *error, const char *path, int e, const char *what)
 {
-	struct stat st;
-	char *data = NULL, *path_copy = NULL;
-	size_t size = 0, capacity;
-	int fd, r;
+	struct dtl_loc loc = {.file = path};
+	return dtl_error_set(error, loc, -e, "%s: %s", what, strerror(e));
+}
 
-	/* "-": standard input, under the same limits (a dup, so that closing it keeps fd 0);
-	 * O_NONBLOCK: opening a FIFO nobody writes to must not wait for a writer (it reads as
-	 * empty); reads block again once we know what the file is */
+/* "-": standard input, under the same limits (a dup, so that closing it keeps fd 0);
+ * O_NONBLOCK: opening a FIFO nobody writes to must not wait for a writer (it reads as
+ * empty); reads block again once we know what the file is (check_input) */
+static int open_input(const char *path, struct dtl_error *error, int *ret_fd)
+{
+	int fd;
+
 	if (strcmp(path, "-") == 0)
 		fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
 	else
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		int e = errno;
-		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -e, "cannot open: %s", strerror(e));
-	}
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		struct dtl_loc loc = {.file = path};
-		return dtl_error_set(error, loc, -e, "cannot stat: %s", strerror(e));
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
+	if (fd < 0)
+		return fail_errno(error, path, errno, "cannot open");
+	*ret_fd = fd;
+	return 0;
+}
+
+/* Only a regular file within the size limit, or a pipe, is an input. */
+static int check_input(int fd, const char *path, const struct stat *st,
+                       const struct dtl_limits *limits, struct dtl_error *error)
+{
+	if (S_ISDIR(st->st_mode))
 		return fail(error, path, -EISDIR, "is a directory, expected a manifest file");
-	}
 	/* devices (/dev/zero, /dev/urandom, a tty) are no input and may never end */
-	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-		close(fd);
+	if (!S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode))
 		return fail(error, path, -EINVAL, "not a regular file or a pipe");
-	}
-	if (S_ISFIFO(st.st_mode)) {
+	if (S_ISFIFO(st->st_mode)) {
 		int flags = fcntl(fd, F_GETFL);
-		if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-			int e = errno;
-			close(fd);
-			struct dtl_loc loc = {.file = path};
-			return dtl_error_set(error, loc, -e, "cannot read: %s", strerror(e));
-		}
+		if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+			return fail_errno(error, path, errno, "cannot read");
 	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > limits->max_file_size) {
-		close(fd);
+	if (S_ISREG(st->st_mode) && (uint64_t)st->st_size > limits->max_file_size) {
 		struct dtl_loc loc = {.file = path};
 		return dtl_error_set(
 		    error, loc, -EFBIG,
 		    "file is %lld bytes, over the limit of %zu bytes (--max-file-size)",
-		    (long long)st.st_size, limits->max_file_size);
+		    (long long)st->st_size, limits->max_file_size);
 	}
+	return 0;
+}
+
+/* Reads fd to its end into a malloc'd buffer with a NUL after the *ret_size bytes. */
+static int read_all(int fd, const char *path, const struct stat *st,
+                    const struct dtl_limits *limits, struct dtl_error *error, char **ret_data,
+                    size_t *ret_size)
+{
 	/* room for max_file_size bytes at most: a pipe, or a file that grows, is cut off one byte
 	 * past the limit, never read to the end */
 	size_t most = limits->max_file_size < SIZE_MAX ? limits->max_file_size + 1 : SIZE_MAX;
-	capacity = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	size_t capacity = S_ISREG(st->st_mode) ? (size_t)st->st_size + 1 : 65536, size = 0;
+	char *data;
+	int r = 0;
+
 	if (capacity > most)
 		capacity = most;
 	data = malloc(capacity);
-	if (!data) {
-		close(fd);
+	if (!data)
 		return fail(error, path, -ENOMEM, "out of memory");
-	}
 	dtl_advise_huge_pages(data, capacity); /* read() copies the file into it page by page */
 	for (;;) {
 		char probe;
@@ -91,31 +92,28 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 			room = 1;
 		}
 		ssize_t n = read(fd, into, room);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			struct dtl_loc loc = {.file = path};
-			r = dtl_error_set(error, loc, -e, "cannot read: %s", strerror(e));
-			goto out_fail;
+			r = fail_errno(error, path, errno, "cannot read");
+			goto out;
 		}
 		if (n == 0)
 			break;
 		if (into == &probe) {
 			if (size >= limits->max_file_size) {
-				r = -EFBIG;
 				struct dtl_loc loc = {.file = path};
-				dtl_error_set(
-				    error, loc, r,
+				r = dtl_error_set(
+				    error, loc, -EFBIG,
 				    "input is over the limit of %zu bytes (--max-file-size)",
 				    limits->max_file_size);
-				goto out_fail;
+				goto out;
 			}
 			size_t grown = capacity > most / 2 ? most : capacity * 2;
 			char *bigger = realloc(data, grown);
 			if (!bigger) {
 				r = fail(error, path, -ENOMEM, "out of memory");
-				goto out_fail;
+				goto out;
 			}
 			data = bigger;
 			capacity = grown;
@@ -123,19 +121,43 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		}
 		size += (size_t)n;
 	}
-	close(fd);
+	data[size] = '\0';
+	*ret_data = data;
+	*ret_size = size;
+	data = NULL;
+out:
+	free(data);
+	return r;
+}
+
+int dtl_source_read(struct dtl_source *source, const char *path, const struct dtl_limits *limits,
+                    struct dtl_error *error)
+{
+	struct stat st;
+	char *data = NULL, *path_copy = NULL;
+	size_t size = 0;
+	int fd = -1, r;
+
+	r = open_input(path, error, &fd);
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st) < 0) {
+		r = fail_errno(error, path, errno, "cannot stat");
+		goto out;
+	}
+	if ((r = check_input(fd, path, &st, limits, error)) < 0 ||
+	    (r = read_all(fd, path, &st, limits, error, &data, &size)) < 0)
+		goto out;
 	path_copy = strdup(path);
 	if (!path_copy) {
-		free(data);
-		return fail(error, path, -ENOMEM, "out of memory");
+		r = fail(error, path, -ENOMEM, "out of memory");
+		goto out;
 	}
-	data[size] = '\0';
 	source->path = path_copy;
 	source->data = data;
 	source->size = size;
-	return 0;
-
-out_fail:
+	data = NULL;
+out:
 	close(fd);
 	free(data);
 	return r;
