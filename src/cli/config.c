@@ -459,10 +459,10 @@ int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_
 	if (r < 0)
 		return r;
 	if (blank(&source))
-		goto done; /* nothing but comments: all defaults */
+		goto out; /* nothing but comments: all defaults */
 	r = dtl_doc_parse(&source, arena, limits, &root, error);
 	if (r >= 0 && root->type == DTL_NODE_NULL)
-		goto done;
+		goto out;
 	if (r >= 0 && root->type != DTL_NODE_MAP)
 		r = dtl_schema_fail(&s, root, "a config file must be a mapping, got %s",
 		                    dtl_schema_describe(&s, root));
@@ -493,7 +493,7 @@ int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_
 			r = parse_setups(&s, v, &c);
 		}
 	}
-done:
+out:
 	dtl_source_fini(&source);
 	if (r < 0)
 		return r;
