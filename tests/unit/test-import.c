@@ -4,6 +4,7 @@
  * files the tests write: DeepSpeed JSON, accelerate YAML, PEFT adapter configs, trainer
  * arguments, Hugging Face model folders (index-only), --export round trips.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,16 +20,19 @@
 static struct dtl_arena arena;
 static struct dtl_limits limits;
 static struct dtl_error error;
+static char tmpdir[PATH_MAX]; /* the files one test writes; removed after it */
 
 static void setup(void)
 {
 	dtl_arena_init(&arena);
 	dtl_limits_default(&limits);
 	memset(&error, 0, sizeof(error));
+	dtl_test_mkdtemp(tmpdir, sizeof(tmpdir), "dtl-import");
 }
 
 static void teardown(void)
 {
+	dtl_test_rmtree(tmpdir);
 	dtl_arena_fini(&arena);
 }
 
@@ -44,19 +48,15 @@ static bool have_corpus(void)
 	return access(corpus("SOURCES.md"), R_OK) == 0;
 }
 
+/* Writes text to name in this test's tmpdir; the path lives in the arena. */
 static const char *write_tmp(const char *name, const char *text)
 {
-	static char dir[256];
-	static char path[512];
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/dtl-import-XXXXXX");
-		ck_assert_ptr_nonnull(mkdtemp(dir));
-	}
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	const char *path = dtl_arena_sprintf(&arena, "%s/%s", tmpdir, name);
+	ck_assert_ptr_nonnull(path);
 	FILE *f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
-	fclose(f);
+	ck_assert_int_eq(fclose(f), 0);
 	return path;
 }
 
