@@ -41,7 +41,7 @@ static inline void dtl_test_rmtree(const char *dir)
 	int main(void)                                                                             \
 	{                                                                                          \
 		Suite *suite = suite_create(suite_name);                                           \
-		TCase *tc = tcase_create("all");                                                   \
+		TCase *tc = tcase_create(suite_name);                                              \
 		tcase_set_timeout(tc, 60);                                                         \
 		add_tests(tc);                                                                     \
 		suite_add_tcase(suite, tc);                                                        \

@@ -30,6 +30,11 @@ START_TEST(dtype_names_and_aliases)
 	ck_assert_int_eq(PARSE("Bfloat16"), DTL_DTYPE_NONE);
 	ck_assert_int_eq(PARSE("torch."), DTL_DTYPE_NONE);
 	ck_assert_int_eq(PARSE(""), DTL_DTYPE_NONE);
+}
+END_TEST
+
+START_TEST(dtype_names_sizes_and_kinds)
+{
 	ck_assert_str_eq(dtl_dtype_torch_name(DTL_DTYPE_F32), "torch.float32");
 	ck_assert_str_eq(dtl_dtype_scalar_type_name(DTL_DTYPE_BF16), "BFloat16");
 	ck_assert_uint_eq(dtl_dtype_itemsize(DTL_DTYPE_BF16), 2);
@@ -65,6 +70,11 @@ START_TEST(glob_matching)
 	ck_assert(!GLOB("*", ""));
 	ck_assert(GLOB("a.b", "a.b"));
 	ck_assert(!GLOB("a.b", "a.bc"));
+}
+END_TEST
+
+START_TEST(glob_check_rejects_empty_segments)
+{
 	ck_assert_ptr_null(dtl_glob_check("model.**.w", 10));
 	ck_assert_ptr_nonnull(dtl_glob_check("a..b", 4));
 	ck_assert_ptr_nonnull(dtl_glob_check("a.b**", 5));
@@ -108,11 +118,8 @@ START_TEST(error_never_truncates_silently)
 }
 END_TEST
 
-START_TEST(versions)
+START_TEST(version_ordering)
 {
-	struct dtl_version v;
-	char buf[32];
-
 	ck_assert_int_lt(cmp("0.19.2", "0.19.3"), 0);
 	ck_assert_int_eq(cmp("2.1", "2.1.0"), 0);
 	ck_assert_int_lt(cmp("2.8.0.dev20250501", "2.8.0"), 0);
@@ -120,15 +127,30 @@ START_TEST(versions)
 	ck_assert_int_lt(cmp("2.8.0a1", "2.8.0b1"), 0);
 	ck_assert_int_eq(cmp("2.1.0+cu121", "2.1.0"), 0);
 	ck_assert_int_gt(cmp("1.10.0", "1.9.0"), 0);
+}
+END_TEST
+
+START_TEST(version_parse_rejects_non_versions)
+{
+	struct dtl_version v;
+
 	ck_assert_int_lt(dtl_version_parse("latest", 6, &v), 0);
 	ck_assert_int_lt(dtl_version_parse("", 0, &v), 0);
 	ck_assert_int_lt(dtl_version_parse("2.x", 3, &v), 0);
+}
+END_TEST
+
+START_TEST(version_format_drops_trailing_zero)
+{
+	struct dtl_version v;
+	char buf[32];
+
 	ck_assert_int_eq(dtl_version_parse("4.57.0.dev0", 11, &v), 0);
 	ck_assert_str_eq(dtl_version_format(&v, buf, sizeof(buf)), "4.57.dev0");
 }
 END_TEST
 
-START_TEST(arena_and_strmap)
+START_TEST(strmap_keeps_first_index_of_a_key)
 {
 	struct dtl_arena arena;
 	struct dtl_strmap map;
@@ -144,9 +166,35 @@ START_TEST(arena_and_strmap)
 	ck_assert_int_eq(dtl_strmap_get(&map, "k2999", 5), 2999);
 	ck_assert_int_eq(dtl_strmap_get(&map, "k3000", 5), -1);
 	ck_assert_uint_eq(map.count, 3000);
-	char *s = dtl_arena_sprintf(&arena, "%s-%d", "x", 42);
-	ck_assert_str_eq(s, "x-42");
+	dtl_arena_fini(&arena);
+}
+END_TEST
+
+START_TEST(arena_sprintf_formats)
+{
+	struct dtl_arena arena;
+
+	dtl_arena_init(&arena);
+	ck_assert_str_eq(dtl_arena_sprintf(&arena, "%s-%d", "x", 42), "x-42");
+	dtl_arena_fini(&arena);
+}
+END_TEST
+
+START_TEST(arena_calloc_refuses_overflow)
+{
+	struct dtl_arena arena;
+
+	dtl_arena_init(&arena);
 	ck_assert_ptr_null(dtl_arena_calloc(&arena, SIZE_MAX / 2, 4));
+	dtl_arena_fini(&arena);
+}
+END_TEST
+
+START_TEST(arena_large_alloc_is_zeroed)
+{
+	struct dtl_arena arena;
+
+	dtl_arena_init(&arena);
 	unsigned char *big = dtl_arena_alloc(&arena, 1 << 20);
 	ck_assert_ptr_nonnull(big);
 	ck_assert_int_eq(big[(1 << 20) - 1], 0);
@@ -670,13 +718,20 @@ END_TEST
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, dtype_names_and_aliases);
+	tcase_add_test(tc, dtype_names_sizes_and_kinds);
 	tcase_add_test(tc, dtype_promotion);
 	tcase_add_test(tc, glob_matching);
+	tcase_add_test(tc, glob_check_rejects_empty_segments);
 	tcase_add_test(tc, glob_match_agrees_with_reference);
 	tcase_add_test(tc, glob_match_hostile_is_fast);
-	tcase_add_test(tc, versions);
+	tcase_add_test(tc, version_ordering);
+	tcase_add_test(tc, version_parse_rejects_non_versions);
+	tcase_add_test(tc, version_format_drops_trailing_zero);
 	tcase_add_test(tc, error_never_truncates_silently);
-	tcase_add_test(tc, arena_and_strmap);
+	tcase_add_test(tc, strmap_keeps_first_index_of_a_key);
+	tcase_add_test(tc, arena_sprintf_formats);
+	tcase_add_test(tc, arena_calloc_refuses_overflow);
+	tcase_add_test(tc, arena_large_alloc_is_zeroed);
 	tcase_add_test(tc, globset_agrees_with_glob_match);
 	tcase_add_test(tc, common_prefix_agrees_with_bytes);
 	tcase_add_test(tc, globset_cursor_tensor_order_agrees);

@@ -131,7 +131,7 @@ START_TEST(yaml_alias_shares_value)
 }
 END_TEST
 
-START_TEST(errors_have_positions)
+START_TEST(json_error_has_file_and_line)
 {
 	struct parsed p;
 	parse(&p, "m.json", "{\"a\": [1,\n 2,,]}");
@@ -139,6 +139,12 @@ START_TEST(errors_have_positions)
 	ck_assert_uint_eq(p.error.loc.line, 2);
 	ck_assert_str_eq(p.error.loc.file, "m.json");
 	done(&p);
+}
+END_TEST
+
+START_TEST(yaml_duplicate_key_names_the_first)
+{
+	struct parsed p;
 	parse(&p, "m.yaml", "a: 1\na: 2\n");
 	ck_assert_int_lt(p.r, 0);
 	ck_assert_str_eq(p.error.message, "duplicate key 'a' (first at line 1, column 1)");
@@ -274,7 +280,13 @@ START_TEST(depth_reader_limits)
 		ck_assert_msg(s < 2, "%s: %.2f s", cases[i].name, s);
 		done(&p);
 	}
-	/* under the default limit the message names --max-depth */
+}
+END_TEST
+
+/* under the default limit the message names --max-depth */
+START_TEST(yaml_depth_names_max_depth)
+{
+	static char text[80];
 	struct parsed p;
 	memset(text, '[', 70);
 	text[70] = '\0';
@@ -285,7 +297,7 @@ START_TEST(depth_reader_limits)
 }
 END_TEST
 
-START_TEST(json_depth)
+START_TEST(json_depth_names_max_depth)
 {
 	struct parsed p;
 	char text[6000];
@@ -301,8 +313,16 @@ START_TEST(json_depth)
 	ck_assert_str_eq(p.error.message, "JSON: nested deeper than 64 levels (--max-depth)");
 	ck_assert_uint_eq(p.error.loc.column, 65);
 	done(&p);
-	/* far deeper than anything: no recursion without end, the same message */
-	o = 0;
+}
+END_TEST
+
+/* far deeper than anything: no recursion without end, the same message */
+START_TEST(json_deep_maps_do_not_recurse)
+{
+	struct parsed p;
+	char text[6000];
+	size_t o = 0;
+
 	for (int i = 0; i < 1400; i++)
 		text[o++] = '{', text[o++] = '"', text[o++] = '"', text[o++] = ':';
 	text[o] = '\0';
@@ -342,18 +362,29 @@ START_TEST(split_tree_outlives_source)
 }
 END_TEST
 
-START_TEST(yaml_nul_and_anchors)
+START_TEST(yaml_nul_is_an_error)
 {
 	struct parsed p;
 	parse(&p, "m.yaml", "a: \"x\\0y\"\n");
 	ck_assert_int_lt(p.r, 0);
 	ck_assert_str_eq(p.error.message, "YAML: NUL character (\\0) in a string");
 	done(&p);
-	/* the newest definition of an anchor wins */
+}
+END_TEST
+
+START_TEST(yaml_newest_anchor_wins)
+{
+	struct parsed p;
 	parse(&p, "m.yaml", "a: &x 1\nb: &x [2]\nc: *x\n");
 	ck_assert_int_eq(p.r, 0);
 	ck_assert_int_eq(dtl_node_get(p.root, "c")->type, DTL_NODE_SEQ);
 	done(&p);
+}
+END_TEST
+
+START_TEST(yaml_empty_collections)
+{
+	struct parsed p;
 	parse(&p, "m.yaml", "a: []\nb: {}\nc: [[], {}]\n");
 	ck_assert_int_eq(p.r, 0);
 	ck_assert_uint_eq(dtl_node_get(p.root, "c")->seq.count, 2);
@@ -369,14 +400,19 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, yaml_positions_and_scalars);
 	tcase_add_test(tc, yaml_aliases_are_capped);
 	tcase_add_test(tc, yaml_alias_shares_value);
-	tcase_add_test(tc, errors_have_positions);
+	tcase_add_test(tc, json_error_has_file_and_line);
+	tcase_add_test(tc, yaml_duplicate_key_names_the_first);
 	tcase_add_test(tc, json_errors);
 	tcase_add_test(tc, json_strings_and_lines);
 	tcase_add_test(tc, json_duplicate_huge_keys);
-	tcase_add_test(tc, json_depth);
+	tcase_add_test(tc, json_depth_names_max_depth);
+	tcase_add_test(tc, json_deep_maps_do_not_recurse);
 	tcase_add_test(tc, depth_reader_limits);
+	tcase_add_test(tc, yaml_depth_names_max_depth);
 	tcase_add_test(tc, split_tree_outlives_source);
-	tcase_add_test(tc, yaml_nul_and_anchors);
+	tcase_add_test(tc, yaml_nul_is_an_error);
+	tcase_add_test(tc, yaml_newest_anchor_wins);
+	tcase_add_test(tc, yaml_empty_collections);
 }
 
 DTL_TEST_MAIN("doc")

@@ -115,7 +115,7 @@ START_TEST(deepspeed_corpus)
 }
 END_TEST
 
-START_TEST(deepspeed_written)
+START_TEST(deepspeed_refuses_bf16_with_fp16)
 {
 	struct dtl_plan plan;
 	const char *both = write_tmp(
@@ -125,6 +125,12 @@ START_TEST(deepspeed_written)
 	                 "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
 	                 "cannot be enabled at once'");
 	ck_assert_uint_eq(error.loc.line, 2);
+}
+END_TEST
+
+START_TEST(deepspeed_bfloat16_alias_and_stage_2)
+{
+	struct dtl_plan plan;
 	const char *alias =
 	    write_tmp("alias.json",
 	              "{\"bfloat16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2},\n"
@@ -133,6 +139,12 @@ START_TEST(deepspeed_written)
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_BF16);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_DDP);
 	ck_assert_int_eq(plan.zero3.buffer_dtype, DTL_DTYPE_BF16);
+}
+END_TEST
+
+START_TEST(deepspeed_rejects_stage_4)
+{
+	struct dtl_plan plan;
 	const char *bad = write_tmp("bad.json", "{\"zero_optimization\": {\"stage\": 4}}");
 	ck_assert_int_lt(ds(bad, &plan), 0);
 	ck_assert_str_eq(error.message,
@@ -204,11 +216,17 @@ START_TEST(accelerate_corpus)
 }
 END_TEST
 
-START_TEST(accelerate_written)
+/* The DeepSpeed config file the accelerate configs below point at: fp16, ZeRO-3. */
+static void write_ds_fp16(void)
 {
-	struct dtl_plan plan;
 	write_tmp("ds.json",
 	          "{\"fp16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}");
+}
+
+START_TEST(accelerate_bf16_conflicts_with_fp16_deepspeed_file)
+{
+	struct dtl_plan plan;
+	write_ds_fp16();
 	const char *conflict =
 	    write_tmp("conflict.yaml", "distributed_type: DEEPSPEED\nmixed_precision: bf16\n"
 	                               "deepspeed_config:\n  deepspeed_config_file: ds.json\n");
@@ -217,17 +235,37 @@ START_TEST(accelerate_written)
 	    error.message,
 	    "accelerate refuses this config: 'ValueError: `--mixed_precision` arg "
 	    "cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.'");
+}
+END_TEST
+
+START_TEST(accelerate_zero_stage_beside_deepspeed_file_is_refused)
+{
+	struct dtl_plan plan;
+	write_ds_fp16();
 	const char *ignored =
 	    write_tmp("ignored.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
 	                              "  deepspeed_config_file: ds.json\n  zero_stage: 3\n");
 	ck_assert_int_lt(acc(ignored, &plan), 0);
 	ck_assert_uint_eq(error.loc.line, 4);
+}
+END_TEST
+
+START_TEST(accelerate_takes_plan_from_deepspeed_file)
+{
+	struct dtl_plan plan;
+	write_ds_fp16();
 	const char *ok =
 	    write_tmp("ok.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
 	                         "  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n");
 	ck_assert_int_eq(acc(ok, &plan), 0);
 	ck_assert_int_eq(plan.strategy, DTL_STRATEGY_ZERO3);
 	ck_assert_int_eq(plan.precision, DTL_PRECISION_FP16);
+}
+END_TEST
+
+START_TEST(accelerate_fsdp2_refuses_forward_prefetch)
+{
+	struct dtl_plan plan;
 	const char *fsdp2 =
 	    write_tmp("fsdp2.yaml", "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
 	                            "  fsdp_forward_prefetch: true\n");
@@ -235,7 +273,13 @@ START_TEST(accelerate_written)
 	ck_assert_str_eq(error.message,
 	                 "accelerate refuses this config: 'ValueError: forward_prefetch "
 	                 "is not yet implemented in FSDP2'");
-	/* a quoted version is read whole: "2" is 2, "2x" is refused (it was atoi'd) */
+}
+END_TEST
+
+/* a quoted version is read whole: "2" is 2, "2x" is refused (it was atoi'd) */
+START_TEST(accelerate_quoted_fsdp_version_is_read_whole)
+{
+	struct dtl_plan plan;
 	const char *quoted = write_tmp("quoted.yaml", "distributed_type: FSDP\nfsdp_config:\n"
 	                                              "  fsdp_version: '2'\n");
 	ck_assert_int_eq(acc(quoted, &plan), 0);
@@ -248,7 +292,7 @@ START_TEST(accelerate_written)
 }
 END_TEST
 
-START_TEST(peft_and_trainer_corpus)
+START_TEST(peft_corpus)
 {
 	struct dtl_adapter a;
 	const char *base;
@@ -271,8 +315,15 @@ START_TEST(peft_and_trainer_corpus)
 	ck_assert_int_eq(a.r, 32);
 	ck_assert_uint_eq(a.target_modules.count, 7);
 	ck_assert_str_eq(base, "nvidia/Cosmos-Reason2-2B");
+}
+END_TEST
 
+START_TEST(trainer_args_corpus)
+{
 	struct dtl_manifest m;
+
+	if (!have_corpus())
+		return;
 	memset(&m, 0, sizeof(m));
 	dtl_plan_init(&m.plan);
 	ck_assert_int_eq(
@@ -393,10 +444,17 @@ static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, deepspeed_corpus);
-	tcase_add_test(tc, deepspeed_written);
+	tcase_add_test(tc, deepspeed_refuses_bf16_with_fp16);
+	tcase_add_test(tc, deepspeed_bfloat16_alias_and_stage_2);
+	tcase_add_test(tc, deepspeed_rejects_stage_4);
 	tcase_add_test(tc, accelerate_corpus);
-	tcase_add_test(tc, accelerate_written);
-	tcase_add_test(tc, peft_and_trainer_corpus);
+	tcase_add_test(tc, accelerate_bf16_conflicts_with_fp16_deepspeed_file);
+	tcase_add_test(tc, accelerate_zero_stage_beside_deepspeed_file_is_refused);
+	tcase_add_test(tc, accelerate_takes_plan_from_deepspeed_file);
+	tcase_add_test(tc, accelerate_fsdp2_refuses_forward_prefetch);
+	tcase_add_test(tc, accelerate_quoted_fsdp_version_is_read_whole);
+	tcase_add_test(tc, peft_corpus);
+	tcase_add_test(tc, trainer_args_corpus);
 	tcase_add_test(tc, model_folders_corpus);
 	tcase_add_test(tc, export_round_trip);
 }

@@ -44,7 +44,7 @@ static void size(const char *yaml, const struct dtl_memory_what_if *w, struct dt
 	dtl_source_fini(&src);
 }
 
-START_TEST(bytes_parse_units_and_limits)
+START_TEST(bytes_parse_units)
 {
 	int64_t b = 0;
 	ck_assert_int_eq(dtl_bytes_parse("80GiB", &b), 0);
@@ -55,14 +55,26 @@ START_TEST(bytes_parse_units_and_limits)
 	ck_assert_int_eq(b, 3LL << 39);
 	ck_assert_int_eq(dtl_bytes_parse("4096", &b), 0);
 	ck_assert_int_eq(b, 4096);
+}
+END_TEST
+
+START_TEST(bytes_parse_rejects_malformed)
+{
+	int64_t b = 0;
 	ck_assert_int_eq(dtl_bytes_parse("", &b), -EINVAL);
 	ck_assert_int_eq(dtl_bytes_parse("GiB", &b), -EINVAL);
 	ck_assert_int_eq(dtl_bytes_parse("-1GiB", &b), -EINVAL);
 	ck_assert_int_eq(dtl_bytes_parse("1e9", &b), -EINVAL);
 	ck_assert_int_eq(dtl_bytes_parse("80gib", &b), -EINVAL);
+	ck_assert_int_eq(dtl_bytes_parse("5PiB", &b), -EINVAL);
+}
+END_TEST
+
+START_TEST(bytes_parse_out_of_range)
+{
+	int64_t b = 0;
 	ck_assert_int_eq(dtl_bytes_parse("0", &b), -ERANGE);
 	ck_assert_int_eq(dtl_bytes_parse("0.1", &b), -ERANGE);
-	ck_assert_int_eq(dtl_bytes_parse("5PiB", &b), -EINVAL);
 	ck_assert_int_eq(dtl_bytes_parse("9999999TiB", &b), -ERANGE);
 	ck_assert_int_eq(dtl_bytes_parse("99999999999999999999999999", &b), -ERANGE);
 }
@@ -94,35 +106,53 @@ START_TEST(zero3_persistent_tied_unknown)
 }
 END_TEST
 
-/* FSDP: shards in the stored dtype, the largest group gathered in param_dtype; cpu_offload
- * moves shards, gradients and optimizer states to the host, not the gathered set. */
-START_TEST(fsdp2_gather_and_cpu_offload)
-{
-	const char *yaml = "dtypelint: 1\n"
-	                   "model: {no_split_modules: [Block], modules: {\"layers.*\": Block}}\n"
-	                   "tensors:\n"
-	                   "  - {name: layers.0.w, shape: [16, 16], dtype: float32}\n"
-	                   "  - {name: layers.1.w, shape: [16, 32], dtype: float32}\n"
-	                   "training: {strategy: fsdp2, world_size: 2,\n"
-	                   "           versions: {torch: \"2.7.1\", accelerate: \"1.10.0\"},\n"
-	                   "           fsdp: {param_dtype: bfloat16, }}\n";
-	struct dtl_memory m, off;
-	struct dtl_memory_what_if w = {.fsdp_cpu_offload = true, .prefetch_bucket_size = -1};
+static const char fsdp2_yaml[] =
+    "dtypelint: 1\n"
+    "model: {no_split_modules: [Block], modules: {\"layers.*\": Block}}\n"
+    "tensors:\n"
+    "  - {name: layers.0.w, shape: [16, 16], dtype: float32}\n"
+    "  - {name: layers.1.w, shape: [16, 32], dtype: float32}\n"
+    "training: {strategy: fsdp2, world_size: 2,\n"
+    "           versions: {torch: \"2.7.1\", accelerate: \"1.10.0\"},\n"
+    "           fsdp: {param_dtype: bfloat16, }}\n";
 
-	size(yaml, NULL, &m);
+/* FSDP: shards in the stored dtype, the largest group gathered in param_dtype. */
+START_TEST(fsdp2_shards_stored_dtype_gathers_param_dtype)
+{
+	struct dtl_memory m;
+
+	size(fsdp2_yaml, NULL, &m);
 	ck_assert_uint_eq(m.line[DTL_MEM_PARAMS].device, (256 + 512) / 2 * 4);
 	ck_assert_uint_eq(m.line[DTL_MEM_GATHERED].device, 512 * 2 * 2);
 	ck_assert_uint_eq(m.line[DTL_MEM_GATHERED].by_dtype[DTL_DTYPE_BF16], 512 * 2 * 2);
 	ck_assert_uint_eq(m.line[DTL_MEM_OPTIMIZER].device, (256 + 512) / 2 * 8);
 	ck_assert_uint_eq(m.host, 0);
-	size(yaml, &w, &off);
+}
+END_TEST
+
+/* cpu_offload moves shards, gradients and optimizer states to the host, not the gathered set. */
+START_TEST(fsdp2_cpu_offload_keeps_only_gathered_on_device)
+{
+	struct dtl_memory m, off;
+	struct dtl_memory_what_if w = {.fsdp_cpu_offload = true, .prefetch_bucket_size = -1};
+
+	size(fsdp2_yaml, NULL, &m);
+	size(fsdp2_yaml, &w, &off);
 	ck_assert_uint_eq(off.total, m.line[DTL_MEM_GATHERED].device);
 	ck_assert_uint_eq(off.host, m.total - m.line[DTL_MEM_GATHERED].device);
-	/* the plan's own fsdp.cpu_offload, without a what-if (an empty what-if keeps it) */
-	struct dtl_memory planned;
+}
+END_TEST
+
+/* the plan's own fsdp.cpu_offload, without a what-if (an empty what-if keeps it) */
+START_TEST(fsdp2_plan_cpu_offload_equals_what_if)
+{
+	struct dtl_memory off, planned;
+	struct dtl_memory_what_if w = {.fsdp_cpu_offload = true, .prefetch_bucket_size = -1};
 	struct dtl_memory_what_if keep = {.prefetch_bucket_size = -1};
-	char *with_offload =
-	    dtl_arena_sprintf(&arena, "%.*scpu_offload: true}}\n", (int)(strlen(yaml) - 3), yaml);
+	char *with_offload = dtl_arena_sprintf(&arena, "%.*scpu_offload: true}}\n",
+	                                       (int)(strlen(fsdp2_yaml) - 3), fsdp2_yaml);
+
+	size(fsdp2_yaml, &w, &off);
 	size(with_offload, NULL, &planned);
 	ck_assert_uint_eq(planned.host, off.host);
 	size(with_offload, &keep, &planned);
@@ -178,9 +208,13 @@ END_TEST
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, bytes_parse_units_and_limits);
+	tcase_add_test(tc, bytes_parse_units);
+	tcase_add_test(tc, bytes_parse_rejects_malformed);
+	tcase_add_test(tc, bytes_parse_out_of_range);
 	tcase_add_test(tc, zero3_persistent_tied_unknown);
-	tcase_add_test(tc, fsdp2_gather_and_cpu_offload);
+	tcase_add_test(tc, fsdp2_shards_stored_dtype_gathers_param_dtype);
+	tcase_add_test(tc, fsdp2_cpu_offload_keeps_only_gathered_on_device);
+	tcase_add_test(tc, fsdp2_plan_cpu_offload_equals_what_if);
 	tcase_add_test(tc, adafactor_factored_only_for_matrices);
 	tcase_add_test(tc, zero3_prefetch_bounded);
 }
