@@ -6,7 +6,7 @@
  * simulation, every rule and both reports on the result, as src/cli/main.c runs them.
  *
  * The importers take a path, so the bytes go to files in a private directory made once per
- * process (mkdtemp in /tmp, removed at exit):
+ * process (mkdtemp in $TMPDIR, or /tmp when it is unset; removed at exit):
  *
  *   byte 0, bits 0-1   the importer: 0 DeepSpeed, 1 accelerate, 2 PEFT, 3 trainer arguments
  *           bits 2-3   the file's name: 0 its usual extension (.json for DeepSpeed and PEFT,
@@ -69,8 +69,8 @@ static const char *const names[NAME_COUNT] = {"config.json", "config.yaml", "con
 
 static struct {
 	bool ready;
-	char dir[64];
-	char path[NAME_COUNT][96];
+	char dir[PATH_MAX];
+	char path[NAME_COUNT][PATH_MAX + 16];
 	int fd[NAME_COUNT];
 	size_t size[NAME_COUNT];
 	struct dtl_arena arena; /* the base manifest and the version table */
@@ -93,8 +93,9 @@ static void setup(void)
 	struct dtl_source source;
 	struct dtl_limits limits;
 	struct dtl_error error = {0};
+	const char *tmp = getenv("TMPDIR");
 
-	strcpy(g.dir, "/tmp/dtl-fuzz-importers-XXXXXX");
+	snprintf(g.dir, sizeof(g.dir), "%s/dtl-fuzz-importers-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(g.dir))
 		abort();
 	for (int i = 0; i < NAME_COUNT; i++) {
