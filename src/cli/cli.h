@@ -94,11 +94,6 @@ int dtl_cli_explain(FILE *out, const char *rule);
 int dtl_cli_list_rules(FILE *out, enum dtl_format format);
 
 /* Rule selectors: an id ("DT101", any case), a name, an id prefix ("DT1") or ALL. */
-/* cJSON's allocator while the CLI runs (json-heap.c): a bump heap installed once, given back
- * after each input. */
-void dtl_cli_json_heap_install(void);
-void dtl_cli_json_heap_release(void);
-
 bool dtl_cli_selector_matches(const char *selector, const struct dtl_rule *rule);
 /* Does the selector name at least one rule? */
 bool dtl_cli_selector_known(const char *selector);

@@ -965,7 +965,6 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		if (r >= 0)
 			r = lint_one(&o->jobs[i], o, &s, behaviors, ops, arena, &inputs[i],
 			             &findings[i], &suppressed, &linted[i], &error);
-		dtl_cli_json_heap_release();
 		/* a report of findings keeps the other inputs; the modes that act on the
 		 * findings (fixes, baselines, plans) stop at the first unreadable input */
 		if (r < 0 && (r == -ENOMEM || o->fix_plan || o->wrap_plan || o->write_baseline ||
@@ -1076,7 +1075,6 @@ int main(int argc, char **argv)
 	int r, status;
 
 	dtl_arena_init(&arena);
-	dtl_cli_json_heap_install();
 	r = dtl_cli_parse(argc, argv, &arena, &options);
 	if (r != 0) {
 		dtl_arena_fini(&arena);
@@ -1084,6 +1082,5 @@ int main(int argc, char **argv)
 	}
 	status = run(&options, &arena);
 	dtl_arena_fini(&arena);
-	dtl_cli_json_heap_release();
 	return status;
 }
