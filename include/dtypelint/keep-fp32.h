@@ -58,9 +58,6 @@ struct dtl_keep_set {
 	bool *verify;         /* per entry: a key hit still needs dtl_keep_match() */
 	uint32_t *unkeyed;    /* entries with no literal run, checked on every name */
 	uint32_t unkeyed_count;
-	uint8_t byte_class[256]; /* the bytes of the runs numbered from 1; 0: any other byte */
-	uint32_t class_count;
-	uint32_t *dfa;        /* [node * class_count + class]: the next state; NULL if too big */
 	bool dot_resets;      /* no key holds a '.' (dtl_keep_set_possible_start) */
 };
 

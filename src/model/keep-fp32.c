@@ -100,8 +100,7 @@ const char *dtl_keep_matcher_description(enum dtl_keep_matcher matcher)
 
 /* Compiled sets ---------------------------------------------------------------------------- */
 
-#define NONE     UINT32_MAX
-#define DFA_KEYS (UINT32_C(1) << 31)
+#define NONE UINT32_MAX
 
 static bool is_literal(enum dtl_keep_matcher matcher, char c)
 {
@@ -126,12 +125,10 @@ static uint32_t child_of(const struct dtl_keep_set *set, uint32_t node, uint8_t 
 	return 0;
 }
 
+/* The automaton's next state: the child on c, else the same from the fail link (amortized
+ * O(1) a byte over a scan: each fail link taken is a byte of depth given back). */
 static uint32_t step(const struct dtl_keep_set *set, uint32_t state, uint8_t c)
 {
-	if (set->dfa)
-		return (set->dfa[(size_t)state * set->class_count + set->byte_class[c]] &
-		        ~DFA_KEYS) /
-		       set->class_count;
 	for (;;) {
 		uint32_t next = child_of(set, state, c);
 		if (next || state == 0)
@@ -181,60 +178,6 @@ static void link_keys(struct dtl_keep_set *set)
 		set->dict[n] = set->out[f] != NONE ? f : set->dict[f];
 		set->report[n] = set->out[n] != NONE ? n : set->dict[n];
 	}
-}
-
-/* The automaton as a table: every node's transition on every byte class (the bytes of the
- * runs, one class each, and all others together), filled breadth first from the fail links.
- * A cell holds the next state's row (state * class_count), with DFA_KEYS set when that state
- * ends a key (report[] is not 0), so that the hot loop is one load per byte. Left out (step()
- * walks the trie instead) when it would exceed DFA_MAX_CELLS. */
-#define DFA_MAX_CELLS (4u << 20)
-
-/* Marks the cells leading to a state that ends a key (again after dtl_keep_set_tune). */
-static void flag_dfa(struct dtl_keep_set *set)
-{
-	size_t cells = (size_t)set->node_count * set->class_count;
-	if (!set->dfa)
-		return;
-	for (size_t k = 0; k < cells; k++) {
-		uint32_t row = set->dfa[k] & ~DFA_KEYS;
-		set->dfa[k] = row | (set->report[row / set->class_count] ? DFA_KEYS : 0);
-	}
-}
-static int build_dfa(struct dtl_keep_set *set, struct dtl_arena *arena)
-{
-	uint32_t classes = 1;
-	bool used[256] = {false};
-	for (uint32_t n = 1; n < set->node_count; n++)
-		if (!used[set->byte[n]]) {
-			used[set->byte[n]] = true;
-			classes++;
-		}
-	if (classes > 255 || (size_t)set->node_count * classes > DFA_MAX_CELLS)
-		return 0;
-	classes = 1;
-	for (unsigned c = 0; c < 256; c++)
-		if (used[c])
-			set->byte_class[c] = (uint8_t)classes++;
-	set->class_count = classes;
-	uint32_t *dfa =
-	    dtl_arena_calloc(arena, (size_t)set->node_count * classes, sizeof(uint32_t));
-	if (!dfa)
-		return -ENOMEM;
-	for (unsigned c = 0; c < 256; c++)
-		if (set->root[c])
-			dfa[set->byte_class[c]] = set->root[c] * classes;
-	for (uint32_t k = 0; k + 1 < set->node_count; k++) {
-		uint32_t n = set->order[k];
-		uint32_t *row = dfa + (size_t)n * classes;
-		memcpy(row, dfa + (size_t)set->fail[n] * classes, classes * sizeof(uint32_t));
-		row[0] = 0; /* a byte in no run leads back to the root */
-		for (uint32_t ch = set->child[n]; ch; ch = set->sibling[ch])
-			row[set->byte_class[set->byte[ch]]] = ch * classes;
-	}
-	set->dfa = dfa;
-	flag_dfa(set);
-	return 0;
 }
 
 int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
@@ -337,7 +280,7 @@ int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
 		}
 	}
 	link_keys(set);
-	return build_dfa(set, arena);
+	return 0;
 }
 
 int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names, const uint32_t *name_lens,
@@ -390,7 +333,6 @@ int dtl_keep_set_tune(struct dtl_keep_set *set, const char *const *names, const 
 	free(seen);
 	free(is_run);
 	link_keys(set);
-	flag_dfa(set);
 	return 0;
 }
 
@@ -429,24 +371,9 @@ static bool scan_next(const struct dtl_keep_set *set, struct keep_scan *s, uint3
 			const uint8_t *name = (const uint8_t *)s->name;
 			size_t pos = s->pos, len = s->len;
 			uint32_t state = s->state, node = 0;
-			if (set->dfa) {
-				const uint32_t *dfa = set->dfa;
-				const uint8_t *cls = set->byte_class;
-				uint32_t classes = set->class_count, row = state * classes,
-				         cell = 0;
-				while (pos < len) {
-					cell = dfa[row + cls[name[pos++]]];
-					row = cell & ~DFA_KEYS;
-					if (cell & DFA_KEYS)
-						break;
-				}
-				state = row / classes;
+			while (pos < len && !node) {
+				state = step(set, state, name[pos++]);
 				node = set->report[state];
-			} else {
-				while (pos < len && !node) {
-					state = step(set, state, name[pos++]);
-					node = set->report[state];
-				}
 			}
 			s->pos = pos;
 			s->state = state;
@@ -539,8 +466,8 @@ int dtl_keep_set_count(const struct dtl_keep_set *set, const char *const *names,
 /* The any-only scan of dtl_keep_set_any. Names in a row share long prefixes (the tensors of
  * one module, of one expert, of one layer), and the automaton's state after a prefix depends
  * on that prefix alone: a name resumes where the name before it left its shared prefix, with
- * the states that name went through (state_at[k]: after k bytes; rows of the table when the
- * set has one) and the places where a key ended in it (hit_at[]).
+ * the states that name went through (state_at[k]: after k bytes) and the places where a key
+ * ended in it (hit_at[]).
  *
  * A key hit inside the shared prefix was a candidate for the name before too. It is tried
  * again only when its confirmation can differ: an entry of fixed width placed by the hit
@@ -603,7 +530,6 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
                           size_t n)
 {
 	const struct dtl_keep_set *set = a->set;
-	const uint32_t classes = set->dfa ? set->class_count : 1;
 	const char *prev = NULL;
 	size_t prev_len = 0;
 
@@ -624,36 +550,20 @@ static int any_scan_names(struct any_scan *a, const char *const *names, const ui
 			while (h && (a->reach == SIZE_MAX || a->hit_at[h - 1] + a->reach >= shared))
 				h--;
 			for (; h < a->hit_count; h++)
-				any_confirm(a, a->state_at[a->hit_at[h]] / classes, names[i], len,
+				any_confirm(a, a->state_at[a->hit_at[h]], names[i], len,
 				            a->hit_at[h], (uint32_t)i, shared);
 		} else {
 			a->state_at[0] = 0;
 			a->hit_count = 0;
 		}
 		pos = shared;
-		if (set->dfa) {
-			const uint32_t *dfa = set->dfa;
-			const uint8_t *cls = set->byte_class;
-			uint32_t row = a->state_at[pos];
-			while (pos < len) {
-				uint32_t cell = dfa[row + cls[name[pos++]]];
-				row = cell & ~DFA_KEYS;
-				a->state_at[pos] = row;
-				if (cell & DFA_KEYS) {
-					a->hit_at[a->hit_count++] = (uint32_t)pos;
-					any_confirm(a, row / classes, names[i], len, pos,
-					            (uint32_t)i, 0);
-				}
-			}
-		} else {
-			uint32_t state = a->state_at[pos];
-			while (pos < len) {
-				state = step(set, state, name[pos++]);
-				a->state_at[pos] = state;
-				if (set->report[state]) {
-					a->hit_at[a->hit_count++] = (uint32_t)pos;
-					any_confirm(a, state, names[i], len, pos, (uint32_t)i, 0);
-				}
+		uint32_t state = a->state_at[pos];
+		while (pos < len) {
+			state = step(set, state, name[pos++]);
+			a->state_at[pos] = state;
+			if (set->report[state]) {
+				a->hit_at[a->hit_count++] = (uint32_t)pos;
+				any_confirm(a, state, names[i], len, pos, (uint32_t)i, 0);
 			}
 		}
 		for (uint32_t k = 0; k < set->unkeyed_count; k++) {
@@ -721,17 +631,8 @@ void dtl_keep_possible_add(struct dtl_keep_possible *p, const struct dtl_keep_se
 	if (!p->left || told_before(p->told, segment, len))
 		return;
 	for (size_t i = 0; i < len; i++) {
-		if (set->dfa) {
-			/* the row of the table, as in scan_next(): one load a byte */
-			uint32_t cell = set->dfa[state + set->byte_class[text[i]]];
-			state = cell & ~DFA_KEYS;
-			if (!(cell & DFA_KEYS))
-				continue;
-		} else if (!set->report[state = step(set, state, text[i])]) {
-			continue;
-		}
-		uint32_t node = set->report[set->dfa ? state / set->class_count : state];
-		for (; node; node = set->dict[node])
+		state = step(set, state, text[i]);
+		for (uint32_t node = set->report[state]; node; node = set->dict[node])
 			for (uint32_t e = set->out[node]; e != NONE; e = set->entry_next[e]) {
 				p->left -= !p->possible[e];
 				p->possible[e] = true;

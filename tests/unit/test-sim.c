@@ -344,11 +344,6 @@ START_TEST(keep_set_agrees_with_matcher)
 			if (round % 2)
 				ck_assert_int_eq(
 				    dtl_keep_set_tune(&set, name_ptr, name_len, NAMES / 2), 0);
-			/* the automaton as a table, or walked in the trie (a set too big for the
-			 * table) */
-			ck_assert_ptr_nonnull(set.dfa);
-			if (round % 3 == 0)
-				set.dfa = NULL;
 			ck_assert_int_eq(
 			    dtl_keep_set_count(&set, name_ptr, name_len, NAMES, count, first), 0);
 			for (int e = 0; e < ENTRIES; e++) {
