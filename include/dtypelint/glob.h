@@ -69,7 +69,6 @@ struct dtl_globset {
 	 * m - 1 of suffix_lengths) rather than kept in every walk as a '**' node */
 	struct dtl_strmap *suffixes;
 	uint32_t suffix_lengths;
-	uint64_t *suffix_filter; /* a bit per glob's segments: most lookups end here */
 };
 
 void dtl_globset_init(struct dtl_globset *set, struct dtl_arena *arena);

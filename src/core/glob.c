@@ -197,8 +197,7 @@ struct dtl_globset_node {
 	uint32_t star2;   /* the node after a '**' segment, or NONE */
 	uint32_t accept;  /* chain of patterns that end here */
 	uint32_t literal_count;
-	uint64_t literal_bits; /* segment_bit() of every literal child: most lookups end here */
-	bool is_star2;         /* reached through '**': it consumes any segment and stays */
+	bool is_star2; /* reached through '**': it consumes any segment and stays */
 	struct dtl_strmap *literal_map; /* segment -> edge, once literal_count > MAP_AT */
 };
 
@@ -232,7 +231,6 @@ static uint32_t new_node(struct dtl_globset *set, bool is_star2)
 	struct dtl_globset_node *n = &set->nodes[set->node_count];
 	n->literal = n->wild = n->star2 = n->accept = NONE;
 	n->literal_count = 0;
-	n->literal_bits = 0;
 	n->is_star2 = is_star2;
 	n->literal_map = NULL;
 	return (uint32_t)set->node_count++;
@@ -259,14 +257,6 @@ static uint32_t find_literal(const struct dtl_globset *set, const struct dtl_glo
 			return edge->child;
 	}
 	return NONE;
-}
-
-/* One of 64 bits for a segment, from its length and its first and last bytes: a node none
- * of whose literal children has the segment's bit has no child for it. */
-static uint64_t segment_bit(const char *seg, size_t len)
-{
-	unsigned mix = len ? (unsigned)len * 7u + (uint8_t)seg[0] * 3u + (uint8_t)seg[len - 1] : 0;
-	return UINT64_C(1) << (mix & 63);
 }
 
 /* The child of node along segment (literal or wild), created when missing. */
@@ -312,7 +302,6 @@ static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *se
 	set->edges[e].next = n->literal;
 	n->literal = e;
 	n->literal_count++;
-	n->literal_bits |= segment_bit(seg, len);
 	if (n->literal_count > MAP_AT) {
 		if (!n->literal_map) {
 			n->literal_map = dtl_arena_alloc(set->arena, sizeof(*n->literal_map));
@@ -328,31 +317,6 @@ static uint32_t child_for(struct dtl_globset *set, uint32_t node, const char *se
 		}
 	}
 	return child;
-}
-
-/* The suffix filter: one bit of 4,096 per glob's segments. A path's last segments whose bit is
- * clear are no glob's: most lookups end there, before the table. The hash is a multiply per
- * eight bytes, cheaper than the table's (dtl_hash_bytes, a call and a 128-bit mix per 16):
- * a fifth of the suffix lookups' time with 1,000 globs. */
-#define SUFFIX_FILTER_WORDS 64
-
-static uint32_t suffix_bit(const char *text, size_t len)
-{
-	uint64_t h = len * UINT64_C(0x9e3779b97f4a7c15), w;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, text + i, 8);
-		h = (h ^ w) * UINT64_C(0xbf58476d1ce4e5b9);
-	}
-	if (i < len) {
-		if (len >= 8)
-			memcpy(&w, text + len - 8, 8); /* the last eight, overlapping */
-		else
-			w = dtl_bytes_short(text, len);
-		h = (h ^ w) * UINT64_C(0x94d049bb133111eb);
-	}
-	return (uint32_t)(h >> 52); /* 12 bits */
 }
 
 /* A valid "**.<literal segments>" glob (at most 32 of them) goes to the suffix table: 1 when
@@ -371,9 +335,7 @@ static int add_suffix(struct dtl_globset *set, uint32_t index)
 		return 0;
 	if (!set->suffixes) {
 		set->suffixes = dtl_arena_alloc(set->arena, sizeof(*set->suffixes));
-		set->suffix_filter =
-		    dtl_arena_calloc(set->arena, SUFFIX_FILTER_WORDS, sizeof(*set->suffix_filter));
-		if (!set->suffixes || !set->suffix_filter)
+		if (!set->suffixes)
 			return -ENOMEM;
 		dtl_strmap_init(set->suffixes, set->arena);
 	}
@@ -386,8 +348,6 @@ static int add_suffix(struct dtl_globset *set, uint32_t index)
 		set->patterns[first].next = index;
 	}
 	set->suffix_lengths |= UINT32_C(1) << (segments - 1);
-	uint32_t bit = suffix_bit(rest, rest_len);
-	set->suffix_filter[bit / 64] |= UINT64_C(1) << (bit % 64);
 	return 1;
 }
 
@@ -512,16 +472,13 @@ static void walk_start(const struct dtl_globset *set, struct walk *w)
 static bool walk_step(const struct dtl_globset *set, const struct walk *cur, struct walk *next,
                       const char *seg, size_t seg_len)
 {
-	uint64_t bit = segment_bit(seg, seg_len);
-
 	next->count = 0;
 	next->overflow = false;
 	for (size_t k = 0; k < cur->count; k++) {
 		const struct dtl_globset_node *n = &set->nodes[cur->node[k]];
 		if (n->is_star2)
 			walk_add(set, next, cur->node[k]);
-		if (n->literal_bits & bit)
-			walk_add(set, next, find_literal(set, n, seg, seg_len));
+		walk_add(set, next, find_literal(set, n, seg, seg_len));
 		for (uint32_t e = n->wild; e != NONE; e = set->edges[e].next) {
 			const struct dtl_globset_edge *edge = &set->edges[e];
 			if (edge->star != NONE
@@ -537,9 +494,6 @@ static bool walk_step(const struct dtl_globset *set, const struct walk *cur, str
 static void suffix_lookup(const struct dtl_globset *set, const char *suffix, size_t len,
                           struct found *f)
 {
-	uint32_t bit = suffix_bit(suffix, len);
-	if (!(set->suffix_filter[bit / 64] >> (bit % 64) & 1))
-		return;
 	int64_t i = dtl_strmap_get(set->suffixes, suffix, len);
 
 	for (; i >= 0 && (uint32_t)i != NONE; i = set->patterns[i].next)
