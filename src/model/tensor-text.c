@@ -47,33 +47,14 @@ struct cursor {
 	const char *file;
 };
 
-#define SPACES (DTL_BYTES_ONES * ' ')
-
 /* Skips spaces, tabs and line feeds; false at a carriage return or a control byte (the
- * reader's to judge) or at the end of the text. Eight bytes are looked at a time: the
- * spaces before the first other byte are skipped at once (an indentation). */
+ * reader's to judge) or at the end of the text. */
 static bool skip_blanks(struct cursor *c)
 {
 	const char *s = c->s;
 	size_t i = c->pos, n = c->n;
 
-	for (;;) {
-		if (n - i >= 8) {
-			uint64_t x;
-			memcpy(&x, s + i, 8);
-			x ^= SPACES;
-			if (!x) {
-				i += 8;
-				continue;
-			}
-			/* little-endian: the first byte that is no space */
-			i += (size_t)__builtin_ctzll(x) / 8;
-		} else if (i >= n) {
-			break;
-		} else if (s[i] == ' ') {
-			i++;
-			continue;
-		}
+	for (; i < n; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (ch > ' ') {
 			c->pos = i;
@@ -81,10 +62,8 @@ static bool skip_blanks(struct cursor *c)
 		}
 		if (ch == '\n') {
 			c->line++;
-			c->line_start = ++i;
-		} else if (ch == '\t') {
-			i++;
-		} else {
+			c->line_start = i + 1;
+		} else if (ch != ' ' && ch != '\t') {
 			break;
 		}
 	}
@@ -206,24 +185,13 @@ static int literal(struct cursor *c, bool null_too)
 }
 
 /* A name check_tensor_name() accepts: not empty, within the limit, no empty path segment
- * (a leading, trailing or double '.'), no '*'. Eight bytes at a time. */
+ * (a leading, trailing or double '.'), no '*'. */
 static bool clean_name(const char *name, size_t len, const struct dtl_limits *limits)
 {
-	uint64_t carry = 0; /* 0x80 when the byte before the word is a '.' */
-	size_t i = 0;
-
 	if (len == 0 || len > limits->max_name_length || name[0] == '.' || name[len - 1] == '.')
 		return false;
-	for (; len - i >= 8; i += 8) {
-		uint64_t x;
-		memcpy(&x, name + i, 8);
-		uint64_t dots = dtl_bytes_equal(x, '.');
-		if (dtl_bytes_equal(x, '*') || (dots & ((dots << 8) | carry)))
-			return false;
-		carry = dots >> 56;
-	}
-	for (; i < len; i++)
-		if (name[i] == '*' || (name[i] == '.' && i > 0 && name[i - 1] == '.'))
+	for (size_t i = 0; i < len; i++)
+		if (name[i] == '*' || (name[i] == '.' && name[i - 1] == '.'))
 			return false;
 	return true;
 }
