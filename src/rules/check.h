@@ -36,6 +36,10 @@ bool dtl_check_is_param(const struct dtl_sim *sim, uint32_t tensor);
  * gets a note per folded group at that group's location. what: "unit" or "group". */
 int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what);
 
+/* Registers a rule: `DTL_RULE(dt101) = {.id = "DT101", ...};` in src/rules/dt101-<name>.c, the
+ * one file that holds the rule, its documentation and its fix candidates. */
+#define DTL_RULE(sym) const struct dtl_rule dtl_rule_##sym
+
 extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl_rule_dt111,
     dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt123, dtl_rule_dt124, dtl_rule_dt131, dtl_rule_dt602;
 /* quant.c */

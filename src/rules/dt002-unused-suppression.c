@@ -1,11 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * DT002 unused-suppression. Suppressions (the manifest's `suppress:` list and inline
- * `# dtypelint: ignore[...]` comments) are applied after every other rule has run, by the
- * command line (src/cli/suppressions.c), which is also where the DT002 findings are made: a
- * suppression can only be known to be unused once all findings exist. This file holds the
- * rule's table entry, the one source of its documentation.
- */
+/* DT002 unused-suppression: a suppression matches no finding. */
+
 #include "check.h"
 
 /* Findings of DT002 are made where suppressions are applied; the rule pass adds none. */
@@ -15,7 +10,7 @@ static int dt002_check(struct dtl_check *c)
 	return 0;
 }
 
-const struct dtl_rule dtl_rule_dt002 = {
+DTL_RULE(dt002) = {
     .id = "DT002",
     .name = "unused-suppression",
     .severity = DTL_SEVERITY_WARNING,

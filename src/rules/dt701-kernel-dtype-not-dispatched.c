@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * DT701 kernel-dtype-not-dispatched: a module bound to a custom op (model.kernels) computes in a
- * dtype the op's contract — scanned from its C++/CUDA sources with --kernels — does not accept.
- * facts/libclang-for-kernel-contracts.md §4.4: the op raises in forward, after the model loaded.
- */
+/* DT701 kernel-dtype-not-dispatched: a custom op is fed a dtype its dispatch or checks do not
+ * accept. */
+
 #include <errno.h>
 #include <string.h>
 
@@ -129,7 +127,7 @@ static int dt701_check(struct dtl_check *c)
 	return 0;
 }
 
-const struct dtl_rule dtl_rule_dt701 = {
+DTL_RULE(dt701) = {
     .id = "DT701",
     .name = "kernel-dtype-not-dispatched",
     .severity = DTL_SEVERITY_ERROR,

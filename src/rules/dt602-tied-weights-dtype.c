@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* DT602: tied tensors declared with different dtypes. */
+/* DT602 tied-weights-dtype: tied tensors are declared with different dtypes. */
+
 #include <errno.h>
 
 #include "check.h"
@@ -44,7 +45,7 @@ static int dt602_check(struct dtl_check *c)
 	return 0;
 }
 
-const struct dtl_rule dtl_rule_dt602 = {
+DTL_RULE(dt602) = {
     .id = "DT602",
     .name = "tied-weights-dtype",
     .severity = DTL_SEVERITY_ERROR,

@@ -1,11 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * DT001 input-error. An input that cannot be read (missing, unreadable, malformed, refused)
- * is reported as a finding of its own, at its file:line:col, beside the findings of the
- * inputs that could be read, as ruff and ShellCheck do: one bad file loses nothing of the
- * report. The command line makes these findings (src/cli/main.c); this file holds the rule's
- * table entry, the one source of its documentation.
- */
+/* DT001 input-error: an input could not be read. */
+
 #include "check.h"
 
 /* Findings of DT001 are made where inputs are read; the rule pass adds none. */
@@ -15,7 +10,7 @@ static int dt001_check(struct dtl_check *c)
 	return 0;
 }
 
-const struct dtl_rule dtl_rule_dt001 = {
+DTL_RULE(dt001) = {
     .id = "DT001",
     .name = "input-error",
     .severity = DTL_SEVERITY_ERROR,

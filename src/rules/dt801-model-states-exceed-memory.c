@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* DT801: the model states of one rank do not fit in the plan's device memory. */
+/* DT801 model-states-exceed-memory: the model states of one rank exceed the plan's device memory.
+ */
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,7 +150,7 @@ static int dt801_check(struct dtl_check *c)
 	return 0;
 }
 
-const struct dtl_rule dtl_rule_dt801 = {
+DTL_RULE(dt801) = {
     .id = "DT801",
     .name = "model-states-exceed-memory",
     .severity = DTL_SEVERITY_ERROR,

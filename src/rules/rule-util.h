@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by several rules (src/rules/dtNNN-*.c); private to the rules layer. */
+#ifndef DTL_RULE_UTIL_H
+#define DTL_RULE_UTIL_H
+
+#include "check.h"
+#include "dtypelint/glob.h"
+
+/* The tensor is a quantized weight (4-bit or 8-bit storage). */
+bool dtl_rules_quantized(const struct dtl_sim *sim, uint32_t t);
+/* The tensor gets gradients. */
+bool dtl_rules_trainable(const struct dtl_sim *sim, uint32_t t);
+/* Groups findings by a key: one finding per key, tensors appended. Findings about many tensors
+ * for one reason (the same buffer in 61 layers) are one finding naming the first tensors and the
+ * count. */
+struct dtl_rules_grouper {
+	struct dtl_check *c;
+	struct dtl_strmap keys;
+	size_t *counts; /* per finding index */
+	size_t first_finding;
+};
+void dtl_rules_grouper_init(struct dtl_rules_grouper *g, struct dtl_check *c);
+/* Returns the finding for key, or NULL when it must be created by the caller (then call
+ * dtl_rules_grouper_add after creating it). */
+struct dtl_finding *dtl_rules_grouper_get(struct dtl_rules_grouper *g, const char *key);
+int dtl_rules_grouper_add(struct dtl_rules_grouper *g, const char *key, struct dtl_finding *f,
+                          uint32_t tensor, const char *role);
+/* Every further tensor of a group: listed, with a note for the first three. */
+int dtl_rules_grouper_more(struct dtl_rules_grouper *g, struct dtl_finding *f, uint32_t tensor);
+int dtl_rules_grouper_finish(struct dtl_rules_grouper *g);
+/* The last segment of a tensor's name ("weight", "inv_freq"). */
+const char *dtl_rules_leaf(const struct dtl_sim *sim, uint32_t t);
+/* The newest event that gave the tensor its 16-bit stored or compute dtype. */
+const struct dtl_event *dtl_rules_cause(const struct dtl_sim *sim, uint32_t t);
+/* The plan shards parameters (FSDP1, FSDP2 or ZeRO-3). */
+bool dtl_rules_sharded(const struct dtl_sim *sim);
+/* "FSDP1", "FSDP2", "ZeRO-3", ... as messages name the strategy. */
+const char *dtl_rules_strategy_label(const struct dtl_sim *sim);
+/* The error FSDP1 raises at the first unit a 4-bit weight makes fail (units in construction
+ * order; torch validates each unit's parameters in order, facts/torch-and-transformers.md
+ * §1.2): the cause is the storage, the symptom this ValueError. */
+int dtl_rules_fsdp1_error(struct dtl_check *c, struct dtl_finding *f);
+/* A LoRA adapter tensor (modules_to_save copies are not adapters). */
+bool dtl_rules_is_lora(const struct dtl_sim *sim, uint32_t t);
+/* The base weight of an adapter "<module>.lora_A.<name>.weight": "<module>.weight", or the
+ * PEFT-exported "<module>.base_layer.weight". */
+uint32_t dtl_rules_base_of(const struct dtl_sim *sim, uint32_t t);
+/* DT405 / DT406 — merge_and_unload after training (quantized: into 4-bit/8-bit weights). */
+int dtl_rules_merge_check(struct dtl_check *c, bool quantized);
+/* The first group of a kind, NULL when the simulation made none. */
+const struct dtl_group *dtl_rules_find_group(const struct dtl_sim *sim, enum dtl_group_kind kind);
+/* The first member of g whose dtype differs from the first member's, and its offset;
+ * DTL_NONE_INDEX when all share one dtype. */
+uint32_t dtl_rules_first_other_dtype(const struct dtl_sim *sim, const struct dtl_group *g,
+                                     size_t *ret_offset);
+
+#endif
