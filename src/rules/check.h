@@ -40,20 +40,9 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what);
  * one file that holds the rule, its documentation and its fix candidates. */
 #define DTL_RULE(sym) const struct dtl_rule dtl_rule_##sym
 
-extern const struct dtl_rule dtl_rule_dt101, dtl_rule_dt102, dtl_rule_dt103, dtl_rule_dt111,
-    dtl_rule_dt121, dtl_rule_dt122, dtl_rule_dt123, dtl_rule_dt124, dtl_rule_dt131, dtl_rule_dt602;
-/* quant.c */
-extern const struct dtl_rule dtl_rule_dt401, dtl_rule_dt402, dtl_rule_dt403, dtl_rule_dt404,
-    dtl_rule_dt405, dtl_rule_dt406, dtl_rule_dt407, dtl_rule_dt501;
-/* kernels.c */
-extern const struct dtl_rule dtl_rule_dt701;
-/* memory-fit.c */
-extern const struct dtl_rule dtl_rule_dt801;
-/* suppress.c */
-extern const struct dtl_rule dtl_rule_dt001;
-extern const struct dtl_rule dtl_rule_dt002;
-/* precision.c */
-extern const struct dtl_rule dtl_rule_dt201, dtl_rule_dt202, dtl_rule_dt203, dtl_rule_dt301,
-    dtl_rule_dt302, dtl_rule_dt601, dtl_rule_dt603;
+/* Every rule in ascending id order, generated from the rule files at build time
+ * (tools/gen-rule-registry.sh). */
+extern const struct dtl_rule *const dtl_rule_registry[];
+extern const size_t dtl_rule_registry_count;
 
 #endif

@@ -6,27 +6,18 @@
 
 #include "check.h"
 
-static const struct dtl_rule *const registry[] = {
-    &dtl_rule_dt001, &dtl_rule_dt002, &dtl_rule_dt101, &dtl_rule_dt102, &dtl_rule_dt103,
-    &dtl_rule_dt111, &dtl_rule_dt121, &dtl_rule_dt122, &dtl_rule_dt123, &dtl_rule_dt124,
-    &dtl_rule_dt131, &dtl_rule_dt201, &dtl_rule_dt202, &dtl_rule_dt203, &dtl_rule_dt301,
-    &dtl_rule_dt302, &dtl_rule_dt401, &dtl_rule_dt402, &dtl_rule_dt403, &dtl_rule_dt404,
-    &dtl_rule_dt405, &dtl_rule_dt406, &dtl_rule_dt407, &dtl_rule_dt501, &dtl_rule_dt601,
-    &dtl_rule_dt602, &dtl_rule_dt603, &dtl_rule_dt701, &dtl_rule_dt801,
-};
-
 const struct dtl_rule *const *dtl_rules_all(size_t *ret_count)
 {
-	*ret_count = sizeof(registry) / sizeof(registry[0]);
-	return registry;
+	*ret_count = dtl_rule_registry_count;
+	return dtl_rule_registry;
 }
 
 const struct dtl_rule *dtl_rule_find(const char *id_or_name)
 {
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
-		if (strcasecmp(registry[i]->id, id_or_name) == 0 ||
-		    strcmp(registry[i]->name, id_or_name) == 0)
-			return registry[i];
+	for (size_t i = 0; i < dtl_rule_registry_count; i++)
+		if (strcasecmp(dtl_rule_registry[i]->id, id_or_name) == 0 ||
+		    strcmp(dtl_rule_registry[i]->name, id_or_name) == 0)
+			return dtl_rule_registry[i];
 	return NULL;
 }
 
@@ -71,8 +62,8 @@ static int validate_list(const char *const *entries, size_t count, const char *o
 {
 	for (size_t i = 0; i < count; i++) {
 		bool known = false;
-		for (size_t k = 0; k < sizeof(registry) / sizeof(registry[0]) && !known; k++)
-			known = entry_matches(registry[k], entries[i]);
+		for (size_t k = 0; k < dtl_rule_registry_count && !known; k++)
+			known = entry_matches(dtl_rule_registry[k], entries[i]);
 		if (!known) {
 			struct dtl_loc loc = {.file = "dtypelint"};
 			return dtl_error_set(error, loc, -EINVAL,
@@ -118,11 +109,11 @@ int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *se
 	struct dtl_check check = {.sim = sim, .findings = findings, .arena = sim->arena};
 
 	(void)error;
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
-		if (!dtl_rule_selected(registry[i], selection))
+	for (size_t i = 0; i < dtl_rule_registry_count; i++) {
+		if (!dtl_rule_selected(dtl_rule_registry[i], selection))
 			continue;
-		check.rule = registry[i];
-		int r = registry[i]->check(&check);
+		check.rule = dtl_rule_registry[i];
+		int r = dtl_rule_registry[i]->check(&check);
 		if (r < 0)
 			return r;
 	}
