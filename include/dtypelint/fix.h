@@ -15,28 +15,8 @@
 
 #include "dtypelint/rules.h"
 
-enum dtl_fix_kind {
-	DTL_FIX_VERSION,              /* training.versions.<fw>: <text> */
-	DTL_FIX_ALLGATHER_SEQUENTIAL, /* training.zero3.allgather_sequential: true */
-	DTL_FIX_PERSISTENCE_ZERO,     /* training.zero3.persistence_threshold: 0 */
-	DTL_FIX_AUTOCAST_OFF,         /* adapter.autocast_adapter_dtype: false */
-	DTL_FIX_QUANT_STORAGE,        /* quantization.quant_storage: <dtype> */
-	DTL_FIX_USE_ORIG_PARAMS,      /* training.fsdp.use_orig_params: true */
-	DTL_FIX_WRAP_ADD,             /* training.fsdp.wrap += <text> */
-	DTL_FIX_WRAP_REMOVE,          /* training.fsdp.wrap -= <text> */
-	DTL_FIX_IGNORE_ADD,           /* training.fsdp.ignored += <text> */
-	DTL_FIX_FSDP_BUFFER_DTYPE,    /* training.fsdp.buffer_dtype: <dtype or null> */
-	DTL_FIX_ZERO3_BUFFER_DTYPE,   /* training.zero3.data_types.buffer_dtype: <dtype> */
-	DTL_FIX_KEEP_STRICT_ADD,      /* model.keep_in_fp32_strict += <text> */
-	/* DT801: what makes the model states fit (sized again by the whole simulation) */
-	DTL_FIX_WORLD_SIZE,        /* training.world_size: <text> */
-	DTL_FIX_OFFLOAD_OPTIMIZER, /* training.zero3.offload_optimizer: cpu */
-	DTL_FIX_FSDP_CPU_OFFLOAD,  /* training.fsdp.cpu_offload: true */
-	DTL_FIX_OPTIMIZER_8BIT,    /* training.optimizer: adamw_8bit */
-	/* code changes: proven by re-simulation, printed, never written */
-	DTL_FIX_GATHER_CONTEXT, /* read <text> inside deepspeed.zero.GatheredParameters */
-};
-
+/* A candidate (struct dtl_fix_candidate, include/dtypelint/rules.h: each rule proposes its own)
+ * with what re-simulation found. */
 struct dtl_fix {
 	enum dtl_fix_kind kind;
 	const char *text;     /* a pattern, class name or version */

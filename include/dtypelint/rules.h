@@ -22,6 +22,47 @@ enum dtl_severity {
 };
 
 struct dtl_check;
+struct dtl_finding;
+
+/* --fix-plan: what a rule proposes for one of its findings (src/fix applies each candidate to
+ * a copy of the input, re-simulates and keeps and ranks those that remove the finding). */
+enum dtl_fix_kind {
+	DTL_FIX_VERSION,              /* training.versions.<fw>: <text> */
+	DTL_FIX_ALLGATHER_SEQUENTIAL, /* training.zero3.allgather_sequential: true */
+	DTL_FIX_PERSISTENCE_ZERO,     /* training.zero3.persistence_threshold: 0 */
+	DTL_FIX_AUTOCAST_OFF,         /* adapter.autocast_adapter_dtype: false */
+	DTL_FIX_QUANT_STORAGE,        /* quantization.quant_storage: <dtype> */
+	DTL_FIX_USE_ORIG_PARAMS,      /* training.fsdp.use_orig_params: true */
+	DTL_FIX_WRAP_ADD,             /* training.fsdp.wrap += <text> */
+	DTL_FIX_WRAP_REMOVE,          /* training.fsdp.wrap -= <text> */
+	DTL_FIX_IGNORE_ADD,           /* training.fsdp.ignored += <text> */
+	DTL_FIX_FSDP_BUFFER_DTYPE,    /* training.fsdp.buffer_dtype: <dtype or null> */
+	DTL_FIX_ZERO3_BUFFER_DTYPE,   /* training.zero3.data_types.buffer_dtype: <dtype> */
+	DTL_FIX_KEEP_STRICT_ADD,      /* model.keep_in_fp32_strict += <text> */
+	/* DT801: what makes the model states fit (sized again by the whole simulation) */
+	DTL_FIX_WORLD_SIZE,        /* training.world_size: <text> */
+	DTL_FIX_OFFLOAD_OPTIMIZER, /* training.zero3.offload_optimizer: cpu */
+	DTL_FIX_FSDP_CPU_OFFLOAD,  /* training.fsdp.cpu_offload: true */
+	DTL_FIX_OPTIMIZER_8BIT,    /* training.optimizer: adamw_8bit */
+	/* code changes: proven by re-simulation, printed, never written */
+	DTL_FIX_GATHER_CONTEXT, /* read <text> inside deepspeed.zero.GatheredParameters */
+};
+
+struct dtl_fix_candidate {
+	enum dtl_fix_kind kind;
+	const char *text;     /* a pattern, class name or version */
+	enum dtl_dtype dtype; /* NONE: null */
+	enum dtl_framework framework;
+	const char *title; /* "set training.zero3.allgather_sequential: true" */
+	int cost;          /* how much it changes (smaller is better) */
+};
+
+struct dtl_fix_request {
+	const struct dtl_sim *sim;
+	const struct dtl_finding *finding; /* one of the rule's own */
+	struct dtl_arena *arena;
+	struct dtl_vec *candidates; /* struct dtl_fix_candidate, appended to in proposal order */
+};
 
 struct dtl_rule {
 	const char *id;   /* "DT101" */
@@ -33,6 +74,8 @@ struct dtl_rule {
 	const char *fix;
 	const char *facts; /* the facts behind it */
 	int (*check)(struct dtl_check *check);
+	/* the fixes the facts support for one finding (NULL: none); -ENOMEM on failure */
+	int (*propose_fixes)(const struct dtl_fix_request *request);
 };
 
 struct dtl_note {

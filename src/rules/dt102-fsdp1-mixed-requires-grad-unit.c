@@ -71,6 +71,20 @@ static int dt102_check(struct dtl_check *c)
 	return dtl_check_merge_groups(c, first_finding, "unit");
 }
 
+static int dt102_propose_fixes(const struct dtl_fix_request *req)
+{
+	const char *mod = dtl_rules_fix_module(req);
+
+	if (!dtl_rules_propose(req, DTL_FIX_USE_ORIG_PARAMS, NULL, 0, 1,
+	                       "set training.fsdp.use_orig_params: true"))
+		return -ENOMEM;
+	if (mod && mod[0] &&
+	    !dtl_rules_propose(req, DTL_FIX_WRAP_ADD, mod, 0, 2,
+	                       "shard '%s' on its own: add it to training.fsdp.wrap", mod))
+		return -ENOMEM;
+	return 0;
+}
+
 DTL_RULE(dt102) = {
     .id = "DT102",
     .name = "fsdp1-mixed-requires-grad-unit",
@@ -94,4 +108,5 @@ DTL_RULE(dt102) = {
     .facts = "https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/"
              "torch/distributed/fsdp/_flat_param.py",
     .check = dt102_check,
+    .propose_fixes = dt102_propose_fixes,
 };

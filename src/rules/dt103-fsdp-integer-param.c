@@ -99,6 +99,30 @@ static int dt103_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt103_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	struct dtl_fix_candidate *fix;
+
+	if (!strncmp(req->finding->message, "QDoRA", 5)) {
+		fix = dtl_rules_propose(
+		    req, DTL_FIX_VERSION, "0.12.0", 0, 2,
+		    "upgrade peft: training.versions.peft: \"0.12.0\" (PR #1806)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_PEFT;
+	} else if (sim->manifest->quantization.method) {
+		enum dtl_dtype want =
+		    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_BF16;
+		if (!dtl_rules_propose(
+		        req, DTL_FIX_QUANT_STORAGE, NULL, want, 1,
+		        "set quantization.quant_storage: %s (bnb_4bit_quant_storage)",
+		        dtl_dtype_name(want)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 DTL_RULE(dt103) = {
     .id = "DT103",
     .name = "fsdp-integer-param",
@@ -127,4 +151,5 @@ DTL_RULE(dt103) = {
              "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/"
              "95f9af309d4d5793847169c39288dcd3fcbdf564/docs/source/fsdp_qlora.md?plain=1#L12-L17",
     .check = dt103_check,
+    .propose_fixes = dt103_propose_fixes,
 };

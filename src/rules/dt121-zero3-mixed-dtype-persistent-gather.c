@@ -53,6 +53,28 @@ static int dt121_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt121_propose_fixes(const struct dtl_fix_request *req)
+{
+	struct dtl_fix_candidate *fix;
+
+	if (dtl_rules_propose_autocast_off(req) < 0)
+		return -ENOMEM;
+	fix = dtl_rules_propose(
+	    req, DTL_FIX_VERSION, "0.19.3", 0, 2,
+	    "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.3\" (PR #8073)");
+	if (!fix)
+		return -ENOMEM;
+	fix->framework = DTL_FW_DEEPSPEED;
+	if (!dtl_rules_propose(req, DTL_FIX_ALLGATHER_SEQUENTIAL, NULL, 0, 1,
+	                       "set training.zero3.allgather_sequential: true "
+	                       "(stage3_allgather_sequential)") ||
+	    !dtl_rules_propose(req, DTL_FIX_PERSISTENCE_ZERO, NULL, 0, 1,
+	                       "set training.zero3.persistence_threshold: 0 "
+	                       "(stage3_param_persistence_threshold)"))
+		return -ENOMEM;
+	return 0;
+}
+
 DTL_RULE(dt121) = {
     .id = "DT121",
     .name = "zero3-mixed-dtype-persistent-gather",
@@ -83,4 +105,5 @@ DTL_RULE(dt121) = {
              "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/"
              "parameter_offload.py#L311-L329 https://github.com/deepspeedai/DeepSpeed/pull/8073",
     .check = dt121_check,
+    .propose_fixes = dt121_propose_fixes,
 };

@@ -74,4 +74,5 @@ DTL_RULE(dt122) = {
     .facts = "https://github.com/deepspeedai/DeepSpeed/blob/"
              "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/utils.py#L207-L235",
     .check = dt122_check,
+    .propose_fixes = dtl_rules_propose_autocast_off,
 };

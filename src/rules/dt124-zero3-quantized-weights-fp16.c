@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "check.h"
+#include "rule-util.h"
 
 /*
  * DT124 — ZeRO++ weight quantization before DeepSpeed PR #8215 (rules/versions.yaml
@@ -57,6 +57,19 @@ static int dt124_check(struct dtl_check *c)
 	return dtl_check_add_tensor(c, f, hit, NULL) < 0 ? -ENOMEM : 0;
 }
 
+static int dt124_propose_fixes(const struct dtl_fix_request *req)
+{
+	/* PR #8215 is after 0.19.5; its first release is unread, so the newest known */
+	struct dtl_fix_candidate *fix = dtl_rules_propose(
+	    req, DTL_FIX_VERSION, "0.19.8", 0, 2,
+	    "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.8\" (PR #8215, merged "
+	    "2026-08-19; the first release with it is unverified)");
+	if (!fix)
+		return -ENOMEM;
+	fix->framework = DTL_FW_DEEPSPEED;
+	return 0;
+}
+
 DTL_RULE(dt124) = {
     .id = "DT124",
     .name = "zero3-quantized-weights-fp16",
@@ -80,4 +93,5 @@ DTL_RULE(dt124) = {
     .facts = "https://github.com/deepspeedai/DeepSpeed/pull/8215 "
              "https://github.com/deepspeedai/DeepSpeed/issues/7775",
     .check = dt124_check,
+    .propose_fixes = dt124_propose_fixes,
 };

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-util.h"
 
 static const char *group_label(const struct dtl_group *g)
 {
@@ -76,6 +76,43 @@ static int dt131_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt131_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	const struct dtl_finding *f = req->finding;
+	struct dtl_fix_candidate *fix;
+
+	if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 &&
+	    !sim->rp.version_assumed[DTL_FW_ACCELERATE] &&
+	    dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL) &&
+	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_TIED_TAIL)) {
+		/* accelerate 1.15 keeps tied embeddings in one tail group (PR #4171) */
+		fix = dtl_rules_propose(
+		    req, DTL_FIX_VERSION, "1.15.0", 0, 2,
+		    "upgrade accelerate: training.versions.accelerate: \"1.15.0\" "
+		    "(PR #4171 shards tied embeddings in one group)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_ACCELERATE;
+	}
+	if (!f->group || f->group->module == DTL_NONE_INDEX)
+		return 0;
+	const struct dtl_module *gm = &sim->modules[f->group->module];
+	for (size_t i = 0; i < sim->rp.wrap.count; i++) {
+		const struct dtl_pattern *p = &sim->rp.wrap.items[i];
+		if (gm->wrap && p->loc.line == gm->wrap->loc.line &&
+		    p->loc.column == gm->wrap->loc.column &&
+		    !dtl_rules_propose(
+		        req, DTL_FIX_WRAP_REMOVE, dtl_arena_strndup(req->arena, p->text, p->len), 0,
+		        1,
+		        "remove '%.*s' from training.fsdp.wrap (keep the tied modules "
+		        "together)",
+		        (int)p->len, p->text))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 DTL_RULE(dt131) = {
     .id = "DT131",
     .name = "tied-weights-split",
@@ -99,4 +136,5 @@ DTL_RULE(dt131) = {
              "https://github.com/huggingface/transformers/blob/"
              "040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py",
     .check = dt131_check,
+    .propose_fixes = dt131_propose_fixes,
 };

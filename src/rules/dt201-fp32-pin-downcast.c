@@ -66,6 +66,28 @@ static int dt201_check(struct dtl_check *c)
 	return dtl_rules_grouper_finish(&g);
 }
 
+static int dt201_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	const char *mod = dtl_rules_fix_module(req);
+
+	if (!mod || !mod[0] ||
+	    (sim->rp.plan.strategy != DTL_STRATEGY_FSDP1 &&
+	     sim->rp.plan.strategy != DTL_STRATEGY_FSDP2))
+		return 0;
+	/* the finding stands for all its tensors: one pattern for all their modules */
+	const char *all = dtl_rules_modules_glob(req->arena, sim, req->finding);
+	if (all && all[0])
+		mod = all;
+	return dtl_rules_propose(req, DTL_FIX_IGNORE_ADD,
+	                         dtl_arena_sprintf(req->arena, "%s.**", mod), 0, 3,
+	                         "keep '%s' out of FSDP's cast: add '%s.**' to "
+	                         "training.fsdp.ignored",
+	                         mod, mod)
+	           ? 0
+	           : -ENOMEM;
+}
+
 DTL_RULE(dt201) = {
     .id = "DT201",
     .name = "fp32-pin-downcast",
@@ -93,4 +115,5 @@ DTL_RULE(dt201) = {
              "partition_parameters.py#L391-L404 https://github.com/deepspeedai/DeepSpeed/pull/8066 "
              "https://github.com/deepspeedai/DeepSpeed/issues/7747",
     .check = dt201_check,
+    .propose_fixes = dt201_propose_fixes,
 };

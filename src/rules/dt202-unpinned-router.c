@@ -113,6 +113,18 @@ static int dt202_check(struct dtl_check *c)
 	return dtl_rules_grouper_finish(&g);
 }
 
+static int dt202_propose_fixes(const struct dtl_fix_request *req)
+{
+	const char *mod = dtl_rules_fix_module(req);
+	if (!mod)
+		return 0;
+	const char *leaf = strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod;
+	return dtl_rules_propose(req, DTL_FIX_KEEP_STRICT_ADD, leaf, 0, 1,
+	                         "pin the router: add '%s' to model.keep_in_fp32_strict", leaf)
+	           ? 0
+	           : -ENOMEM;
+}
+
 DTL_RULE(dt202) = {
     .id = "DT202",
     .name = "unpinned-router",
@@ -139,4 +151,5 @@ DTL_RULE(dt202) = {
         "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/"
         "src/transformers/modeling_utils.py; rules/architectures/README.md",
     .check = dt202_check,
+    .propose_fixes = dt202_propose_fixes,
 };

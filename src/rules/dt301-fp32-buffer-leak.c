@@ -112,6 +112,26 @@ static int dt301_check(struct dtl_check *c)
 	return dtl_rules_grouper_finish(&g);
 }
 
+static int dt301_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	enum dtl_dtype want =
+	    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_BF16;
+
+	if (!req->finding->tensor_count)
+		return 0;
+	if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 &&
+	    !dtl_rules_propose(req, DTL_FIX_FSDP_BUFFER_DTYPE, NULL, want, 1,
+	                       "set training.fsdp.buffer_dtype: %s", dtl_dtype_name(want)))
+		return -ENOMEM;
+	if (sim->rp.plan.strategy == DTL_STRATEGY_ZERO3 &&
+	    !dtl_rules_propose(req, DTL_FIX_ZERO3_BUFFER_DTYPE, NULL, want, 1,
+	                       "set training.zero3.data_types.buffer_dtype: %s",
+	                       dtl_dtype_name(want)))
+		return -ENOMEM;
+	return 0;
+}
+
 DTL_RULE(dt301) = {
     .id = "DT301",
     .name = "fp32-buffer-leak",
@@ -141,4 +161,5 @@ DTL_RULE(dt301) = {
              "040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py; "
              "https://github.com/deepspeedai/DeepSpeed/pull/8066",
     .check = dt301_check,
+    .propose_fixes = dt301_propose_fixes,
 };

@@ -60,6 +60,48 @@ static int dt302_check(struct dtl_check *c)
 	return dtl_rules_grouper_finish(&g);
 }
 
+static int dt302_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	bool tensor = req->finding->tensor_count > 0;
+	bool zero3 = sim->rp.plan.strategy == DTL_STRATEGY_ZERO3;
+	struct dtl_fix_candidate *fix;
+
+	if (tensor && sim->rp.zero_init &&
+	    dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE)) {
+		fix = dtl_rules_propose(req, DTL_FIX_VERSION, "4.38.0", 0, 2,
+		                        "upgrade transformers: training.versions.transformers: "
+		                        "\"4.38.0\" (PR #28760)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_TRANSFORMERS;
+	}
+	if (tensor && zero3 && dtl_sim_behavior(sim, DTL_B_DS_BLANKET_MODULE_CAST)) {
+		/* rules/versions.yaml deepspeed-blanket-module-cast: from 0.19.2 initialize casts
+		 * per policy and leaves buffers alone without data_types.buffer_dtype (PR #8066) */
+		fix =
+		    dtl_rules_propose(req, DTL_FIX_VERSION, "0.19.2", 0, 2,
+		                      "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.2\" "
+		                      "(PR #8066 keeps buffers out of initialize's cast)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_DEEPSPEED;
+	}
+	/* the buffers' policy itself casts them: keep them in float32 */
+	if (tensor && zero3 && sim->rp.plan.zero3.buffer_dtype != DTL_DTYPE_NONE &&
+	    sim->rp.plan.zero3.buffer_dtype != DTL_DTYPE_F32 &&
+	    !dtl_rules_propose(req, DTL_FIX_ZERO3_BUFFER_DTYPE, NULL, DTL_DTYPE_F32, 1,
+	                       "keep buffers in float32: set "
+	                       "training.zero3.data_types.buffer_dtype: float32"))
+		return -ENOMEM;
+	if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 &&
+	    !dtl_rules_propose(req, DTL_FIX_FSDP_BUFFER_DTYPE, NULL, DTL_DTYPE_NONE, 1,
+	                       "set training.fsdp.buffer_dtype: null (FSDP1 leaves buffers "
+	                       "uncast)"))
+		return -ENOMEM;
+	return 0;
+}
+
 DTL_RULE(dt302) = {
     .id = "DT302",
     .name = "fp32-buffer-downcast",
@@ -85,4 +127,5 @@ DTL_RULE(dt302) = {
              "edaa7221267243c7be7fb49c5d5f5c4fb97b4641/deepspeed/runtime/zero/"
              "partition_parameters.py#L391-L404 https://github.com/deepspeedai/DeepSpeed/pull/8066",
     .check = dt302_check,
+    .propose_fixes = dt302_propose_fixes,
 };

@@ -164,6 +164,40 @@ static int dt401_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt401_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	const struct dtl_finding *f = req->finding;
+	uint32_t t = f->tensor_count ? f->tensors[0] : DTL_NONE_INDEX;
+	struct dtl_fix_candidate *fix;
+
+	if (sim->manifest->quantization.method) {
+		enum dtl_dtype want =
+		    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_BF16;
+		if (!dtl_rules_propose(
+		        req, DTL_FIX_QUANT_STORAGE, NULL, want, 1,
+		        "set quantization.quant_storage: %s (bnb_4bit_quant_storage)",
+		        dtl_dtype_name(want)))
+			return -ENOMEM;
+	}
+	if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 && t != DTL_NONE_INDEX &&
+	    !dtl_dtype_is_floating(sim->t.dtype[t]) &&
+	    (sim->rp.version_assumed[DTL_FW_ACCELERATE] ||
+	     !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT))) {
+		/* accelerate >= 1.14 keeps frozen non-floating Params4bit out of FSDP2 sharding
+		 * (PR #3987); the only cure for a checkpoint stored quantized in uint8 */
+		fix = dtl_rules_propose(
+		    req, DTL_FIX_VERSION, "1.14.0", 0, 2,
+		    "launch with accelerate >= 1.14: training.versions.accelerate: "
+		    "\"1.14.0\" (keeps non-floating Params4bit out of FSDP2 "
+		    "sharding, PR #3987; needs torch >= 2.7)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_ACCELERATE;
+	}
+	return 0;
+}
+
 DTL_RULE(dt401) = {
     .id = "DT401",
     .name = "qlora-storage-mismatch",
@@ -200,4 +234,5 @@ DTL_RULE(dt401) = {
         "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/nn/"
         "modules.py#L356-L379",
     .check = dt401_check,
+    .propose_fixes = dt401_propose_fixes,
 };

@@ -61,4 +61,5 @@ DTL_RULE(dt403) = {
     .fix = "autocast_adapter_dtype=False, or adapters in their own FSDP groups.",
     .facts = "https://github.com/huggingface/peft/pull/1706",
     .check = dt403_check,
+    .propose_fixes = dtl_rules_propose_autocast_off,
 };

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-util.h"
 #include "dtypelint/glob.h"
 
 /* DT404 — a float-stored 4-bit weight numerically cast after quantization. */
@@ -49,6 +49,15 @@ static int dt404_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt404_propose_fixes(const struct dtl_fix_request *req)
+{
+	enum dtl_dtype want = req->sim->rp.mode_dtype;
+	return dtl_rules_propose(req, DTL_FIX_QUANT_STORAGE, NULL, want, 1,
+	                         "set quantization.quant_storage: %s", dtl_dtype_name(want))
+	           ? 0
+	           : -ENOMEM;
+}
+
 DTL_RULE(dt404) = {
     .id = "DT404",
     .name = "quantized-float-cast",
@@ -66,4 +75,5 @@ DTL_RULE(dt404) = {
              "95f9af309d4d5793847169c39288dcd3fcbdf564/bitsandbytes/nn/modules.py#L213-L484 "
              "https://github.com/deepspeedai/DeepSpeed/pull/8066",
     .check = dt404_check,
+    .propose_fixes = dt404_propose_fixes,
 };

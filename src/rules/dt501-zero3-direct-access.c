@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-util.h"
 #include "dtypelint/glob.h"
 
 /* PEFT's ParamWrapper (LoRA target_parameters) reads the shape of the parameter it wraps in
@@ -177,6 +177,33 @@ static int dt501_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt501_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	const struct dtl_finding *f = req->finding;
+	struct dtl_fix_candidate *fix;
+
+	if (!strncmp(f->message, "the DPO reference model", 23)) {
+		fix = dtl_rules_propose(req, DTL_FIX_VERSION, "0.7.2", 0, 2,
+		                        "upgrade trl: training.versions.trl: \"0.7.2\" (PR #687)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_TRL;
+		return 0;
+	}
+	if (!f->tensor_count)
+		return 0;
+	/* facts §4.3: GatheredParameters gathers the partitioned tensor for the read; a code
+	 * change, proven by taking the read out of direct_access */
+	const char *name = sim->t.name[f->tensors[0]];
+	return dtl_rules_propose(req, DTL_FIX_GATHER_CONTEXT, name, 0, 3,
+	                         "code change: read '%s' inside `with "
+	                         "deepspeed.zero.GatheredParameters(%s):`",
+	                         name, name)
+	           ? 0
+	           : -ENOMEM;
+}
+
 DTL_RULE(dt501) = {
     .id = "DT501",
     .name = "zero3-direct-access",
@@ -202,4 +229,5 @@ DTL_RULE(dt501) = {
         "trainer/sft_trainer.py#L1078-L1131; "
         "https://github.com/huggingface/peft/pull/3576",
     .check = dt501_check,
+    .propose_fixes = dt501_propose_fixes,
 };

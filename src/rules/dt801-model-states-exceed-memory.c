@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-util.h"
 #include "dtypelint/memory.h"
 
 struct fixes {
@@ -150,6 +150,45 @@ static int dt801_check(struct dtl_check *c)
 	return 0;
 }
 
+static int dt801_propose_fixes(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	enum dtl_strategy strategy = sim->rp.plan.strategy;
+
+	/* each is kept only when the re-simulation no longer reports DT801 */
+	/* the smallest doubling of the world size that the accounting says fits */
+	int64_t n = sim->rp.plan.world_size ? sim->rp.plan.world_size : 1, w = 0;
+	for (int k = 1; k <= 6 && !w; k++) {
+		struct dtl_memory_what_if what = {.world_size = n << k, .prefetch_bucket_size = -1};
+		struct dtl_memory mem;
+		dtl_memory_compute(sim, &what, &mem);
+		if (mem.total <= (uint64_t)sim->rp.plan.device_memory)
+			w = n << k;
+	}
+	if (w && !dtl_rules_propose(req, DTL_FIX_WORLD_SIZE,
+	                            dtl_arena_sprintf(req->arena, "%lld", (long long)w), 0, 2,
+	                            "set training.world_size: %lld (more ranks to shard over)",
+	                            (long long)w))
+		return -ENOMEM;
+	if (strategy == DTL_STRATEGY_ZERO3 &&
+	    !dtl_rules_propose(
+	        req, DTL_FIX_OFFLOAD_OPTIMIZER, NULL, 0, 2,
+	        "set training.zero3.offload_optimizer: cpu (offload_optimizer.device: "
+	        "cpu)"))
+		return -ENOMEM;
+	if ((strategy == DTL_STRATEGY_FSDP1 || strategy == DTL_STRATEGY_FSDP2) &&
+	    !dtl_rules_propose(req, DTL_FIX_FSDP_CPU_OFFLOAD, NULL, 0, 2,
+	                       "set training.fsdp.cpu_offload: true (parameters and optimizer "
+	                       "states on the host)"))
+		return -ENOMEM;
+	if (sim->rp.plan.optimizer != DTL_OPTIMIZER_ADAMW_8BIT &&
+	    !dtl_rules_propose(
+	        req, DTL_FIX_OPTIMIZER_8BIT, NULL, 0, 1,
+	        "set training.optimizer: adamw_8bit (bitsandbytes AdamW8bit states)"))
+		return -ENOMEM;
+	return 0;
+}
+
 DTL_RULE(dt801) = {
     .id = "DT801",
     .name = "model-states-exceed-memory",
@@ -178,4 +217,5 @@ DTL_RULE(dt801) = {
     .facts = "https://arxiv.org/abs/1910.02054 and https://github.com/deepspeedai/DeepSpeed/"
              "blob/v0.19.5/deepspeed/runtime/zero/stage3.py#L3714-L3750",
     .check = dt801_check,
+    .propose_fixes = dt801_propose_fixes,
 };

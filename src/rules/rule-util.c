@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by several rules (rule-util.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -245,4 +246,113 @@ uint32_t dtl_rules_first_other_dtype(const struct dtl_sim *sim, const struct dtl
 			return g->members[k];
 		}
 	return DTL_NONE_INDEX;
+}
+
+bool dtl_rules_upcast_adapter(const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_event *events = sim->events.items;
+	if (!(sim->t.flags[t] & DTL_TF_ADAPTER))
+		return false;
+	for (uint32_t e = sim->t.last_event[t]; e != DTL_NONE_INDEX; e = events[e].prev)
+		if (events[e].stage == DTL_STAGE_PEFT && strstr(events[e].reason, "autocast"))
+			return true;
+	/* explicit fp32 adapters beside a 16-bit model: what autocast makes */
+	return sim->t.dtype[t] == DTL_DTYPE_F32;
+}
+
+const char *dtl_rules_module_of(struct dtl_arena *arena, const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_module *md = &sim->modules[sim->t.module[t]];
+	return dtl_arena_strndup(arena, md->path, md->path_len);
+}
+
+const char *dtl_rules_modules_glob(struct dtl_arena *arena, const struct dtl_sim *sim,
+                                   const struct dtl_finding *f)
+{
+	const char *first = dtl_rules_module_of(arena, sim, f->tensors[0]);
+	char *glob = first ? dtl_arena_strndup(arena, first, strlen(first)) : NULL;
+	if (!glob)
+		return NULL;
+	for (size_t k = 1; k < f->tensor_count; k++) {
+		const char *other = dtl_rules_module_of(arena, sim, f->tensors[k]);
+		char *out = other ? dtl_arena_alloc(arena, strlen(glob) + 1) : NULL;
+		const char *a = glob, *b = other;
+		size_t n = 0;
+		if (!out)
+			return NULL;
+		while (*a && *b) {
+			size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+			if (la == lb && !memcmp(a, b, la)) {
+				memcpy(out + n, a, la);
+				n += la;
+			} else {
+				out[n++] = '*';
+			}
+			a += la;
+			b += lb;
+			if ((*a == '.') != (*b == '.'))
+				return NULL;
+			if (*a == '.') {
+				out[n++] = '.';
+				a++;
+				b++;
+			}
+		}
+		if (*a || *b)
+			return NULL;
+		out[n] = '\0';
+		glob = out;
+	}
+	return glob;
+}
+
+const char *dtl_rules_fix_module(const struct dtl_fix_request *req)
+{
+	const struct dtl_finding *f = req->finding;
+	return f->tensor_count ? dtl_rules_module_of(req->arena, req->sim, f->tensors[0]) : NULL;
+}
+
+struct dtl_fix_candidate *dtl_rules_propose(const struct dtl_fix_request *req,
+                                            enum dtl_fix_kind kind, const char *text,
+                                            enum dtl_dtype dtype, int cost, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *title = len >= 0 ? dtl_arena_alloc(req->arena, (size_t)len + 1) : NULL;
+	if (!title)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(title, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	struct dtl_fix_candidate *fix = dtl_vec_push(req->candidates, req->arena, sizeof(*fix));
+	if (!fix)
+		return NULL;
+	fix->kind = kind;
+	fix->text = text;
+	fix->dtype = dtype;
+	fix->cost = cost;
+	fix->title = title;
+	return fix;
+}
+
+int dtl_rules_propose_autocast_off(const struct dtl_fix_request *req)
+{
+	const struct dtl_sim *sim = req->sim;
+	const struct dtl_finding *f = req->finding;
+	if (!f->tensor_count || !dtl_rules_upcast_adapter(sim, f->tensors[0]))
+		return 0;
+	/* with the adapters listed in the manifest (exported after get_peft_model), the fix
+	 * means exporting again: it costs more than a plan key */
+	return dtl_rules_propose(
+	           req, DTL_FIX_AUTOCAST_OFF, NULL, 0, sim->manifest->adapter.present ? 1 : 3,
+	           sim->manifest->adapter.present
+	               ? "set adapter.autocast_adapter_dtype: false (get_peft_model(..., "
+	                 "autocast_adapter_dtype=False))"
+	               : "create the adapters with get_peft_model(..., "
+	                 "autocast_adapter_dtype=False) "
+	                 "and export the model again")
+	           ? 0
+	           : -ENOMEM;
 }

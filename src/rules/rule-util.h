@@ -54,4 +54,25 @@ const struct dtl_group *dtl_rules_find_group(const struct dtl_sim *sim, enum dtl
 uint32_t dtl_rules_first_other_dtype(const struct dtl_sim *sim, const struct dtl_group *g,
                                      size_t *ret_offset);
 
+/* --fix-plan candidates (struct dtl_rule.propose_fixes) */
+/* An adapter PEFT upcast to float32 (autocast_adapter_dtype), or declared float32. */
+bool dtl_rules_upcast_adapter(const struct dtl_sim *sim, uint32_t t);
+/* The path of the module holding tensor t ("" for the root). */
+const char *dtl_rules_module_of(struct dtl_arena *arena, const struct dtl_sim *sim, uint32_t t);
+/* One glob over the modules of all the finding's tensors (a finding that stands for several
+ * alike, "and 1 more like it"): segments that differ become '*'. NULL when their depths
+ * differ. */
+const char *dtl_rules_modules_glob(struct dtl_arena *arena, const struct dtl_sim *sim,
+                                   const struct dtl_finding *f);
+/* The module of the finding's first tensor; NULL when it names none. */
+const char *dtl_rules_fix_module(const struct dtl_fix_request *req);
+/* Appends a candidate to req (title printf-formatted); NULL when out of memory. */
+struct dtl_fix_candidate *dtl_rules_propose(const struct dtl_fix_request *req,
+                                            enum dtl_fix_kind kind, const char *text,
+                                            enum dtl_dtype dtype, int cost, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* adapter.autocast_adapter_dtype: false, when the finding's first tensor is an adapter PEFT
+ * upcast (DT101, DT111, DT121, DT122, DT403 share the cause). */
+int dtl_rules_propose_autocast_off(const struct dtl_fix_request *req);
+
 #endif
