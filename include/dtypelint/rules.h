@@ -123,6 +123,8 @@ struct dtl_rule_selection {
 	const char *const *ignore;
 	size_t ignore_count;
 };
+/* Does a selector (an id, a name, an id prefix "DT1" or "ALL") name rule? */
+bool dtl_rule_matches(const struct dtl_rule *rule, const char *selector);
 bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_selection *selection);
 /* Checks that every entry names a rule or a prefix of one; fills *error for the first that
  * does not. */
@@ -136,5 +138,20 @@ int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *se
 /* Sorts findings as dtl_rules_run() does (file, line, column, rule, tensor, message): for
  * callers that add findings afterwards (DT002 unused suppressions). */
 void dtl_findings_sort(struct dtl_findings *findings);
+
+/* DT002 unused-suppression: one suppression as the command line applied it (the manifest's
+ * suppress: list, then the inline `# dtypelint: ignore[...]` comments, one per rule named). */
+struct dtl_suppression_use {
+	const char *rule;    /* the selector as written */
+	const char *tensors; /* the tensors glob of a listed suppression; NULL: none */
+	bool inline_comment;
+	struct dtl_loc loc;
+	size_t used; /* the findings it silenced */
+};
+/* Adds a DT002 finding for each suppression that names no rule, or that silenced nothing though
+ * a rule it names ran; none when DT002 itself does not run. */
+int dtl_rules_unused_suppressions(const struct dtl_suppression_use *uses, size_t count,
+                                  const struct dtl_rule_selection *selection,
+                                  struct dtl_arena *arena, struct dtl_findings *findings);
 
 #endif

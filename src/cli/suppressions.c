@@ -3,7 +3,8 @@
  * Suppressions, applied after every rule ran: the manifest's `suppress:` list (rule, optional
  * tensors glob, reason) and inline YAML comments `# dtypelint: ignore[RULE,...] reason`
  * (facts/ecosystem-and-style.md §3.4). A suppression that silences nothing is reported as
- * DT002 unused-suppression (src/rules/suppress.c holds its documentation), like ruff's RUF100.
+ * DT002 unused-suppression (src/rules/dt002-unused-suppression.c makes those findings), like
+ * ruff's RUF100.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -297,42 +298,12 @@ static bool listed_use(struct rule_suppressions *rs, const struct dtl_finding *f
 	return hit;
 }
 
-/* Could the selector's rules have produced findings in this run? */
-static bool checkable(const char *selector, const struct dtl_rule_selection *selection)
-{
-	size_t n;
-	const struct dtl_rule *const *rules = dtl_rules_all(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (dtl_cli_selector_matches(selector, rules[i]) &&
-		    dtl_rule_selected(rules[i], selection))
-			return true;
-	return false;
-}
-
-static int unused(struct dtl_findings *findings, const struct dtl_rule *dt002,
-                  struct dtl_arena *arena, struct dtl_loc loc, const char *message)
-{
-	struct dtl_finding *f = dtl_vec_push(&findings->items, arena, sizeof(*f));
-
-	if (!f || !message)
-		return -ENOMEM;
-	f->rule = dt002;
-	f->severity = dt002->severity;
-	f->loc = loc;
-	f->message = message;
-	f->fix = "delete the suppression, or correct its rule or tensors glob";
-	f->sort_tensor = UINT32_MAX;
-	return 0;
-}
-
 int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
                      const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
                      const struct dtl_source *read_already, struct dtl_arena *arena,
                      size_t *ret_suppressed, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
-	const struct dtl_rule *dt002 = dtl_rule_find("DT002");
 	struct dtl_vec comments = {0}; /* struct inline_suppression */
 	struct dtl_source source;
 	struct stat st;
@@ -428,49 +399,25 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 	findings->items.count = kept;
 	*ret_suppressed = removed;
 
-	if (!dt002 || !dtl_rule_selected(dt002, selection))
-		return 0;
-	for (size_t k = 0; k < m->suppress_count; k++) {
-		const struct dtl_suppression *s = &m->suppress[k];
-		const char *message = NULL;
-		if (!dtl_cli_selector_known(s->rule))
-			message =
-			    dtl_arena_sprintf(arena,
-			                      "suppression names no rule this dtypelint knows: "
-			                      "'%s'",
-			                      s->rule);
-		else if (!listed_used[k] && checkable(s->rule, selection))
-			message =
-			    s->tensors.text
-			        ? dtl_arena_sprintf(arena,
-			                            "suppression of %s for tensors '%s' matches "
-			                            "no finding",
-			                            s->rule, s->tensors.text)
-			        : dtl_arena_sprintf(arena, "suppression of %s matches no finding",
-			                            s->rule);
-		else
-			continue;
-		if ((r = unused(findings, dt002, arena, s->loc, message)) < 0)
-			return r;
-	}
-	for (size_t k = 0; k < comments.count; k++) {
-		for (size_t j = 0; j < inl[k].count; j++) {
-			const struct selector_use *u = &inl[k].selectors[j];
-			const char *message = NULL;
-			if (!dtl_cli_selector_known(u->selector))
-				message = dtl_arena_sprintf(arena,
-				                            "inline suppression names no rule this "
-				                            "dtypelint knows: '%s'",
-				                            u->selector);
-			else if (!u->used && checkable(u->selector, selection))
-				message = dtl_arena_sprintf(
-				    arena, "inline suppression of %s matches no finding",
-				    u->selector);
-			else
-				continue;
-			if ((r = unused(findings, dt002, arena, inl[k].loc, message)) < 0)
-				return r;
-		}
-	}
-	return 0;
+	/* what each suppression silenced, for DT002: the listed ones, then the inline ones */
+	size_t use_count = m->suppress_count;
+	for (size_t k = 0; k < comments.count; k++)
+		use_count += inl[k].count;
+	struct dtl_suppression_use *uses = dtl_arena_calloc(arena, use_count + 1, sizeof(*uses));
+	if (!uses)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t k = 0; k < m->suppress_count; k++)
+		uses[n++] = (struct dtl_suppression_use){.rule = m->suppress[k].rule,
+		                                         .tensors = m->suppress[k].tensors.text,
+		                                         .loc = m->suppress[k].loc,
+		                                         .used = listed_used[k]};
+	for (size_t k = 0; k < comments.count; k++)
+		for (size_t j = 0; j < inl[k].count; j++)
+			uses[n++] =
+			    (struct dtl_suppression_use){.rule = inl[k].selectors[j].selector,
+			                                 .inline_comment = true,
+			                                 .loc = inl[k].loc,
+			                                 .used = inl[k].selectors[j].used};
+	return dtl_rules_unused_suppressions(uses, n, selection, arena, findings);
 }

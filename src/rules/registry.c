@@ -38,7 +38,7 @@ int dtl_severity_parse(const char *text, enum dtl_severity *ret_severity)
 	return -EINVAL;
 }
 
-static bool entry_matches(const struct dtl_rule *rule, const char *entry)
+bool dtl_rule_matches(const struct dtl_rule *rule, const char *entry)
 {
 	size_t n = strlen(entry);
 	if (strcmp(entry, "ALL") == 0 || strcmp(rule->name, entry) == 0)
@@ -51,9 +51,9 @@ bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_select
 	bool selected = selection->select_count == 0;
 
 	for (size_t i = 0; i < selection->select_count && !selected; i++)
-		selected = entry_matches(rule, selection->select[i]);
+		selected = dtl_rule_matches(rule, selection->select[i]);
 	for (size_t i = 0; i < selection->ignore_count && selected; i++)
-		selected = !entry_matches(rule, selection->ignore[i]);
+		selected = !dtl_rule_matches(rule, selection->ignore[i]);
 	return selected;
 }
 
@@ -63,7 +63,7 @@ static int validate_list(const char *const *entries, size_t count, const char *o
 	for (size_t i = 0; i < count; i++) {
 		bool known = false;
 		for (size_t k = 0; k < dtl_rule_registry_count && !known; k++)
-			known = entry_matches(dtl_rule_registry[k], entries[i]);
+			known = dtl_rule_matches(dtl_rule_registry[k], entries[i]);
 		if (!known) {
 			struct dtl_loc loc = {.file = "dtypelint"};
 			return dtl_error_set(error, loc, -EINVAL,
