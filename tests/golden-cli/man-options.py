@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The man page and --help name the same long options, and the man page's RULES section is
 the rule table (`dtypelint --list-rules -f json`): ids, names, severities and summaries, in
-order. DTL_UPDATE_MAN=1 rewrites that section from the rule table instead.
+order; README.md's rule table names the same ids, names and severities, in order.
+DTL_UPDATE_MAN=1 rewrites both from the rule table instead (a new rule's README row starts
+as its summary).
 
 Usage: man-options.py DTYPELINT SOURCE_ROOT
 """
@@ -73,6 +75,30 @@ else:
         else:
             failures.append("the man page's RULES section differs from the rule table; "
                             "DTL_UPDATE_MAN=1 meson test -C build cli-man-options rewrites it")
+# README.md's table: | id | name | default | predicts |, one row per rule in the table's order
+readme_path = os.path.join(root, "README.md")
+readme = open(readme_path, encoding="utf-8").read()
+head = "| id | name | default | predicts |\n| --- | --- | --- | --- |\n"
+if head not in readme:
+    failures.append("README.md has no rule table")
+else:
+    start = readme.index(head) + len(head)
+    end = start
+    while readme.startswith("| DT", end):
+        end = readme.index("\n", end) + 1
+    rows = [line.split(" | ") for line in readme[start:end].splitlines()]
+    predicts = {row[0][2:]: " | ".join(row[3:])[:-2] for row in rows if len(row) >= 4}
+    want = "".join(f"| {r['id']} | {r['name']} | {r['severity']} | "
+                   f"{predicts.get(r['id'], r['summary'].replace('|', chr(92) + '|'))} |\n"
+                   for r in rules)
+    if readme[start:end] != want:
+        if os.environ.get("DTL_UPDATE_MAN") == "1":
+            open(readme_path, "w", encoding="utf-8").write(readme[:start] + want + readme[end:])
+            print(f"rewrote the rule table of {readme_path}")
+        else:
+            failures.append("README.md's rule table differs from the rule table (ids, names, "
+                            "severities); DTL_UPDATE_MAN=1 meson test -C build cli-man-options "
+                            "rewrites it")
 for f in failures:
     print(f)
 print(f"man page: {len(man_options)} options as in --help, {len(rules)} rules as in the table")
