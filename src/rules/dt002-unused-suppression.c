@@ -5,6 +5,7 @@
  * command line (src/cli/suppressions.c): a suppression can only be known to be unused once
  * all findings exist. It hands over what each suppression silenced; the findings are made here.
  */
+
 #include <errno.h>
 #include <stdint.h>
 

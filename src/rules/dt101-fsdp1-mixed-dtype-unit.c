@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* DT101 fsdp1-mixed-dtype-unit: an FSDP1 unit holds parameters of more than one dtype. */
-
 #include <errno.h>
-#include <string.h>
 
 #include "rule-util.h"
 

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* DT102 fsdp1-mixed-requires-grad-unit: an FSDP1 unit mixes trainable and frozen parameters. */
-
 #include <errno.h>
-#include <string.h>
 
 #include "rule-util.h"
 

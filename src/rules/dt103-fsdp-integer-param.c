@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* DT103 fsdp-integer-param: an FSDP unit or group holds integer parameters. */
-
 #include <errno.h>
 #include <string.h>
 

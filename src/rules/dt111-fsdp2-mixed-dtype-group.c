@@ -3,7 +3,6 @@
  * dtype. */
 
 #include <errno.h>
-#include <string.h>
 
 #include "rule-util.h"
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* DT122 zero3-mixed-dtype-trainable: ZeRO-3 trainable parameters have more than one dtype. */
-
 #include <errno.h>
 
 #include "rule-util.h"

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* DT131 tied-weights-split: tied tensors fall into different FSDP units or groups. */
-
 #include <errno.h>
-#include <string.h>
 
 #include "rule-util.h"
 

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* DT201 fp32-pin-downcast: a tensor the model pins to float32 is stored or computed in 16-bit. */
-
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 static const char *pin_why(const struct dtl_sim *sim, uint32_t t, struct dtl_arena *arena)
 {

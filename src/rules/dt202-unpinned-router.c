@@ -3,11 +3,9 @@
  * pins it. */
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* DT202 — router logits computed in 16-bit by a router that does not upcast, with no pin. */
 /* The dtype a tensor's manifest entry gives it (DESIGN §3: its own, else

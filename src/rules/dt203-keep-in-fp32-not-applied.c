@@ -3,11 +3,8 @@
  * applied . */
 
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "check.h"
-#include "dtypelint/glob.h"
 
 /* How many tensors each entry of a compiled keep list matches, and the first (arrays in the
  * check's arena). */

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* DT301 fp32-buffer-leak: a float32 buffer in a 16-bit module promotes activations to float32. */
-
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* The dtype the module holding a buffer computes in: its own parameters', else the nearest
  * ancestor's with parameters. NONE when no parameter is above it. */

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* DT302 fp32-buffer-downcast: a buffer that must stay float32 is cast to 16-bit by the strategy. */
-
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* DT302 — a buffer that must stay float32 cast to 16-bit by the strategy. */
 static int dt302_check(struct dtl_check *c)

@@ -3,11 +3,8 @@
  * in. */
 
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* The dtype a 4-bit weight is sharded with: the first other floating parameter of its FSDP
  * unit or group, or ZeRO-3's mode dtype. NONE when nothing is sharded beside it. */

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* DT402 int8-weights-sharded: LLM.int8 weights under FSDP or ZeRO-3. */
-
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* DT402 — LLM.int8 weights under FSDP or ZeRO-3. */
 static int dt402_check(struct dtl_check *c)

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* DT403 adapter-dtype-mismatch: adapters are in another dtype than their base weights. */
-
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* DT403 — adapters in another dtype than their base. */
 static int dt403_check(struct dtl_check *c)

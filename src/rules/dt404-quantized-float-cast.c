@@ -3,11 +3,8 @@
  * packed codes. */
 
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* DT404 — a float-stored 4-bit weight numerically cast after quantization. */
 static int dt404_check(struct dtl_check *c)

@@ -1,12 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* DT405 merge-requantize: merge_and_unload into quantized weights requantizes them. */
-
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 static int dt405_check(struct dtl_check *c)
 {

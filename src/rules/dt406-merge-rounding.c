@@ -1,12 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* DT406 merge-rounding: merging adapters into 16-bit weights rounds the update. */
-
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 static int dt406_check(struct dtl_check *c)
 {

@@ -3,11 +3,9 @@
  * FSDP. */
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* DT407 — LLaMA-Factory refuses a checkpoint that is already quantized (any method but MXFP4
  * and FP8, which it dequantizes) under ZeRO-3 or FSDP, before transformers loads it

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* DT501 zero3-direct-access: a ZeRO-3 partitioned tensor is read outside its module's forward. */
-
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "rule-util.h"
-#include "dtypelint/glob.h"
 
 /* PEFT's ParamWrapper (LoRA target_parameters) reads the shape of the parameter it wraps in
  * get_peft_model: under zero.Init that is a partitioned parameter of shape torch.Size([])

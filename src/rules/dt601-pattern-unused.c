@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* DT601 pattern-unused: a keep-in-fp32, frozen or router pattern of the manifest matches nothing.
- */
-
+/* DT601 pattern-unused: a keep-in-fp32, frozen or router pattern matches nothing. */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "check.h"

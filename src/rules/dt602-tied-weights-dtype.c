@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* DT602 tied-weights-dtype: tied tensors are declared with different dtypes. */
-
 #include <errno.h>
 
 #include "check.h"

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* DT603 unknown-architecture: no architecture profile: routers and buffers found by heuristics. */
-
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "check.h"
-#include "dtypelint/glob.h"
 
 /* DT603 — no profile for the named architecture. */
 static int dt603_check(struct dtl_check *c)

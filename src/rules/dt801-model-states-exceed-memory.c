@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* DT801 model-states-exceed-memory: the model states of one rank exceed the plan's device memory.
- */
-
+/* DT801 model-states-exceed-memory: one rank's model states exceed the device memory. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "rule-util.h"
 #include "dtypelint/memory.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by several rules (rule-util.h). */
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
