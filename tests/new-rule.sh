@@ -39,7 +39,8 @@ sh "$root/tools/gen-rule-registry.sh" "$tmp/registry.c" "$tmp/src/rules" "$tmp"/
 	bad "the generator refused the skeleton"
 grep -A1 '&dtl_rule_dt801,' "$tmp/registry.c" | grep -q '&dtl_rule_dt990,' ||
 	bad "dt990 is not last in the registry"
-"$cc" -fsyntax-only -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$root/include" \
+# shellcheck disable=SC2086 # the rules layer's -DDTL_SEES_ macros (meson.build layer_sees)
+"$cc" -fsyntax-only -std=c11 -D_GNU_SOURCE ${DTL_RULES_LAYER_ARGS:-} -Wall -Wextra -Werror -I"$root/include" \
 	-I"$root/src/rules" -I"$build" "$rule" || bad "the skeleton does not compile cleanly"
 if command -v clang-format >/dev/null 2>&1; then
 	# the root's .clang-format, as if the file were in src/rules
