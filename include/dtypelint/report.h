@@ -13,13 +13,16 @@
 #include "dtypelint/memory.h"
 #include "dtypelint/rules.h"
 
-/* One linted input: its simulation and findings. */
+/* One linted input: what reporters read of its simulation, and its findings (each with its
+ * view: dtl_input_view_init). */
 struct dtl_report_input {
-	const struct dtl_sim *sim; /* NULL: the input could not be read; its finding is DT001 */
+	/* the command line's: NULL when the input could not be read; reporters never read it */
+	const struct dtl_sim *sim;
+	const struct dtl_input_view *view; /* NULL: not read; its finding is DT001 */
 	const struct dtl_findings *findings;
-	const char *file;                /* the input as given */
-	const char *setup;               /* the config's set-up it belongs to, or NULL */
-	const struct dtl_memory *memory; /* --memory: the per-rank model states, else NULL */
+	const char *file;                     /* the input as given */
+	const char *setup;                    /* the config's set-up it belongs to, or NULL */
+	const struct dtl_memory_view *memory; /* --memory: the per-rank model states, else NULL */
 };
 
 struct dtl_report_counts {
@@ -83,14 +86,15 @@ int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n
 int dtl_report_statistics(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);
 /* Where a framework version came from: "newest known" (assumed), "--with", or file:line:col of
  * the plan key; buf holds the text when it is built. */
-const char *dtl_report_version_source(const struct dtl_sim *sim, enum dtl_framework fw, char *buf,
-                                      size_t size);
+const char *dtl_report_version_source(const struct dtl_input_view *view, enum dtl_framework fw,
+                                      char *buf, size_t size);
 /* "Versions: torch 2.9 (newest known), ..." per input, for standard error beside the summary. */
 int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* --memory: the per-rank model states of each input as a text table, after the report. */
 int dtl_report_memory_text(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* The "memory" object of one input in the JSON report (dtypelint(1), JSON OUTPUT). */
-void dtl_report_memory_json(FILE *out, const struct dtl_sim *sim, const struct dtl_memory *memory);
+void dtl_report_memory_json(FILE *out, const struct dtl_input_view *view,
+                            const struct dtl_memory_view *memory);
 /* --show-plan: the resolved plan of each input (text, or one JSON object with "plans"). */
 int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);
 /* --explain: a rule's documentation as Markdown. */

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dtypelint/finding-view.h"
 #include "dtypelint/sim.h"
 
 enum dtl_severity {
@@ -22,6 +23,7 @@ enum dtl_severity {
 };
 
 struct dtl_check;
+struct dtl_group;
 struct dtl_finding;
 
 /* --fix-plan: what a rule proposes for one of its findings (src/fix applies each candidate to
@@ -101,7 +103,8 @@ struct dtl_finding {
 	struct dtl_note *notes;
 	size_t note_count;
 	const char *fix;
-	uint32_t sort_tensor; /* rank of the offending tensor, for ordering */
+	uint32_t sort_tensor;         /* rank of the offending tensor, for ordering */
+	struct dtl_finding_view view; /* what reporters print (dtl_input_view_init) */
 };
 
 struct dtl_findings {

@@ -369,16 +369,22 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 		apply_overrides(s->config, findings);
 	}
 	dtl_findings_sort(findings);
+	struct dtl_input_view *view = dtl_arena_alloc(arena, sizeof(*view));
+	if (!view || dtl_input_view_init(view, sim, findings, arena) < 0)
+		return -ENOMEM;
 	ret_input->sim = sim;
+	ret_input->view = view;
 	ret_input->file = path;
 	ret_input->setup = job->setup;
 	ret_input->findings = findings;
 	if (o->memory) {
 		struct dtl_memory *memory = dtl_arena_alloc(arena, sizeof(*memory));
-		if (!memory)
+		struct dtl_memory_view *shown = dtl_arena_alloc(arena, sizeof(*shown));
+		if (!memory || !shown)
 			return -ENOMEM;
 		dtl_memory_compute(sim, NULL, memory);
-		ret_input->memory = memory;
+		dtl_memory_view_init(shown, memory);
+		ret_input->memory = shown;
 	}
 	*ret_findings = findings;
 	*ret_suppressed += suppressed;
@@ -911,6 +917,7 @@ static int input_error_finding(const char *path, const struct dtl_error *error,
 	if (!f->rule || !f->message || !f->loc.file)
 		return -ENOMEM;
 	ret_input->sim = NULL;
+	ret_input->view = NULL;
 	ret_input->file = path;
 	ret_input->findings = findings;
 	*ret_findings = findings;

@@ -22,7 +22,7 @@
 #include "dtl-config.h"
 #include "report-private.h"
 
-#define STAGES     (DTL_STAGE_COMPUTE + 1)
+#define STAGES     DTL_VIEW_STAGE_COUNT
 #define NEST_LIMIT 24
 /* groups listed per input besides the mixed ones (all of which are) */
 #define GROUP_ROWS 200
@@ -149,8 +149,9 @@ static const char *plural(size_t n)
 struct view {
 	FILE *out;
 	size_t input;
-	const struct dtl_sim *sim;
-	const struct dtl_group *groups;
+	const struct dtl_input_view *in;
+	const struct dtl_view_module *mods;
+	const struct dtl_view_group *groups;
 	uint8_t *stage; /* [tensor * STAGES + s]: dtype after stage s, NONE before it exists */
 	uint32_t *first, *end; /* modules: the subtree's tensors are order[first..end) */
 	bool *contiguous;      /* modules: and no other tensor lies in that range */
@@ -194,21 +195,21 @@ static void dtype_set(FILE *out, uint16_t set)
 
 static void stages_of(struct view *v, uint32_t t, uint8_t *row)
 {
-	struct dtl_event history[64];
-	size_t n = dtl_sim_history(v->sim, t, history, 64), e = 0;
+	struct dtl_trace_step history[64];
+	size_t n = dtl_input_view_history(v->in, t, history, 64), e = 0;
 	enum dtl_dtype cur = n == 64 ? history[0].from : DTL_DTYPE_NONE;
 
-	for (int s = 0; s < DTL_STAGE_COMPUTE; s++) {
+	for (int s = 0; s < DTL_VIEW_STAGE_COMPUTE; s++) {
 		for (; e < n && (int)history[e].stage <= s; e++)
-			if (history[e].stage != DTL_STAGE_COMPUTE)
+			if (history[e].stage != DTL_VIEW_STAGE_COMPUTE)
 				cur = history[e].to;
 		row[s] = (uint8_t)cur;
 	}
-	row[DTL_STAGE_COMPUTE] = v->sim->t.compute_dtype[t];
+	row[DTL_VIEW_STAGE_COMPUTE] = v->in->compute_dtype[t];
 }
 
 /* a module path's last segment is a number: a repeated layer's name */
-static bool numbered(const struct dtl_module *m)
+static bool numbered(const struct dtl_view_module *m)
 {
 	uint32_t k = m->path_len;
 
@@ -219,12 +220,12 @@ static bool numbered(const struct dtl_module *m)
 
 /* the path of a group's module relative to module m (*ret_len bytes; module paths are not
  * NUL-terminated), or NULL when it is not inside it */
-static const char *inside(const struct dtl_sim *sim, const struct dtl_group *g,
-                          const struct dtl_module *m, uint32_t *ret_len)
+static const char *inside(const struct dtl_view_module *mods, const struct dtl_view_group *g,
+                          const struct dtl_view_module *m, uint32_t *ret_len)
 {
 	if (g->module == DTL_NONE_INDEX)
 		return NULL;
-	const struct dtl_module *gm = &sim->modules[g->module];
+	const struct dtl_view_module *gm = &mods[g->module];
 	if (gm->path_len < m->path_len || memcmp(gm->path, m->path, m->path_len) != 0)
 		return NULL;
 	if (gm->path_len > m->path_len && gm->path[m->path_len] != '.')
@@ -233,21 +234,21 @@ static const char *inside(const struct dtl_sim *sim, const struct dtl_group *g,
 	return gm->path + m->path_len;
 }
 
-static bool same_shape(const struct dtl_sim *sim, uint32_t a, uint32_t b)
+static bool same_shape(const struct dtl_input_view *in, uint32_t a, uint32_t b)
 {
-	uint32_t da = sim->t.decl[a], db = sim->t.decl[b];
+	uint32_t da = in->decl[a], db = in->decl[b];
 	const int64_t *sa = NULL, *sb = NULL;
 	uint32_t ra = 0, rb = 0;
 
-	if (sim->t.numel[a] != sim->t.numel[b])
+	if (in->numel[a] != in->numel[b])
 		return false;
 	if (da != DTL_NONE_INDEX) {
-		sa = sim->manifest->tensors[da].shape;
-		ra = sim->manifest->tensors[da].rank;
+		sa = in->manifest->tensors[da].shape;
+		ra = in->manifest->tensors[da].rank;
 	}
 	if (db != DTL_NONE_INDEX) {
-		sb = sim->manifest->tensors[db].shape;
-		rb = sim->manifest->tensors[db].rank;
+		sb = in->manifest->tensors[db].shape;
+		rb = in->manifest->tensors[db].rank;
 	}
 	if (!sa || !sb)
 		return !sa && !sb;
@@ -257,8 +258,8 @@ static bool same_shape(const struct dtl_sim *sim, uint32_t a, uint32_t b)
 /* Are modules a and b (siblings) drawn alike? Linear in their tensors. */
 static bool identical(const struct view *v, uint32_t a, uint32_t b)
 {
-	const struct dtl_sim *sim = v->sim;
-	const struct dtl_module *ma = &sim->modules[a], *mb = &sim->modules[b];
+	const struct dtl_input_view *in = v->in;
+	const struct dtl_view_module *ma = &v->mods[a], *mb = &v->mods[b];
 
 	if (!v->contiguous[a] || !v->contiguous[b] || !numbered(ma) || !numbered(mb))
 		return false;
@@ -270,25 +271,24 @@ static bool identical(const struct view *v, uint32_t a, uint32_t b)
 	if (v->hot[v->end[a]] != v->hot[v->first[a]] || v->hot[v->end[b]] != v->hot[v->first[b]])
 		return false; /* a finding links to its tensors: they are drawn */
 	for (uint32_t k = 0; k < v->end[a] - v->first[a]; k++) {
-		uint32_t x = sim->t.order[v->first[a] + k], y = sim->t.order[v->first[b] + k];
-		uint32_t lx = sim->t.name_len[x] - ma->path_len,
-		         ly = sim->t.name_len[y] - mb->path_len;
+		uint32_t x = in->order[v->first[a] + k], y = in->order[v->first[b] + k];
+		uint32_t lx = in->name_len[x] - ma->path_len, ly = in->name_len[y] - mb->path_len;
 		if (lx != ly ||
-		    memcmp(sim->t.name[x] + ma->path_len, sim->t.name[y] + mb->path_len, lx) != 0)
+		    memcmp(in->name[x] + ma->path_len, in->name[y] + mb->path_len, lx) != 0)
 			return false;
-		if (sim->t.kind[x] != sim->t.kind[y] || sim->t.flags[x] != sim->t.flags[y] ||
-		    !same_shape(sim, x, y) ||
+		if (in->kind[x] != in->kind[y] || in->flags[x] != in->flags[y] ||
+		    !same_shape(in, x, y) ||
 		    memcmp(v->stage + (size_t)x * STAGES, v->stage + (size_t)y * STAGES, STAGES) !=
 		        0)
 			return false;
-		uint32_t gx = sim->t.group[x], gy = sim->t.group[y];
+		uint32_t gx = in->group[x], gy = in->group[y];
 		if ((gx == DTL_NONE_INDEX) != (gy == DTL_NONE_INDEX))
 			return false;
 		if (gx == DTL_NONE_INDEX || gx == gy)
 			continue;
 		uint32_t nx = 0, ny = 0;
-		const char *rx = inside(sim, &v->groups[gx], ma, &nx);
-		const char *ry = inside(sim, &v->groups[gy], mb, &ny);
+		const char *rx = inside(v->mods, &v->groups[gx], ma, &nx);
+		const char *ry = inside(v->mods, &v->groups[gy], mb, &ny);
 		if (v->groups[gx].kind != v->groups[gy].kind || !rx || !ry || nx != ny ||
 		    memcmp(rx, ry, nx) != 0 || v->mix[gx] != v->mix[gy])
 			return false;
@@ -299,10 +299,15 @@ static bool identical(const struct view *v, uint32_t a, uint32_t b)
 static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_report_item *items,
                      size_t count)
 {
-	const struct dtl_sim *sim = v->sim;
-	size_t nt = sim->t.count, nm = sim->module_count, ng = sim->groups.count;
+	const struct dtl_input_view *in = v->in;
+	size_t nt = in->tensor_count, nm = in->module_count, ng = in->group_count;
 
-	v->groups = sim->groups.items;
+	struct dtl_view_module *mods;
+	struct dtl_view_group *groups;
+	if (dtl_input_view_tree(in, arena, &mods, &groups) < 0)
+		return -ENOMEM;
+	v->mods = mods;
+	v->groups = groups;
 	v->stage = dtl_arena_alloc(arena, (nt ? nt : 1) * STAGES);
 	v->first = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	v->end = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
@@ -336,44 +341,44 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	for (size_t g = 0; g < ng; g++) {
 		v->group_finding[g] = DTL_NONE_INDEX;
 		for (size_t k = 0; k < v->groups[g].count; k++)
-			v->mix[g] |= (uint16_t)(1u << sim->t.dtype[v->groups[g].members[k]]);
+			v->mix[g] |= (uint16_t)(1u << in->dtype[v->groups[g].members[k]]);
 	}
 	for (size_t i = 0; i < count; i++) {
 		const struct dtl_finding *f = items[i].finding;
-		if (items[i].input->sim != sim)
+		if (items[i].input->view != in)
 			continue;
-		if (f->group && f->group >= v->groups && f->group < v->groups + ng &&
-		    v->group_finding[f->group - v->groups] == DTL_NONE_INDEX)
-			v->group_finding[f->group - v->groups] = (uint32_t)i;
+		uint32_t g = f->view.group ? f->view.group->id : DTL_NONE_INDEX;
+		if (g < ng && v->group_finding[g] == DTL_NONE_INDEX)
+			v->group_finding[g] = (uint32_t)i;
 		for (size_t k = 0; k < f->tensor_count; k++) {
 			uint32_t t = f->tensors[k];
 			if (v->link[t] == DTL_NONE_INDEX)
 				v->link[t] = (uint32_t)i;
 			if (f->severity != DTL_SEVERITY_ERROR)
 				continue;
-			for (uint32_t m = sim->t.module[t]; m != DTL_NONE_INDEX && !v->open[m];
-			     m = sim->modules[m].parent)
+			for (uint32_t m = in->module[t]; m != DTL_NONE_INDEX && !v->open[m];
+			     m = v->mods[m].parent)
 				v->open[m] = true;
 		}
 	}
 	for (size_t r = 0; r < nt; r++)
-		v->hot[r + 1] = v->hot[r] + (v->link[sim->t.order[r]] != DTL_NONE_INDEX);
+		v->hot[r + 1] = v->hot[r] + (v->link[in->order[r]] != DTL_NONE_INDEX);
 
 	/* subtree ranges: modules are made parents first, so children have larger indices */
 	for (size_t m = 0; m < nm; m++) {
 		v->first[m] = UINT32_MAX;
 		v->group_of[m] = DTL_NONE_INDEX;
-		v->next[m] = sim->modules[m].next_sibling;
+		v->next[m] = v->mods[m].next_sibling;
 		v->repeats[m] = 1;
 		v->last[m] = (uint32_t)m;
 		v->head[m] = (uint32_t)m;
-		uint32_t p = sim->modules[m].parent;
+		uint32_t p = v->mods[m].parent;
 		if (p != DTL_NONE_INDEX && p >= m)
 			return -EINVAL;
 		v->depth[m] = p == DTL_NONE_INDEX ? 0 : v->depth[p] + 1;
 	}
 	for (size_t t = 0; t < nt; t++) {
-		uint32_t m = sim->t.module[t], r = sim->t.rank[t];
+		uint32_t m = in->module[t], r = in->rank[t];
 		size[m]++;
 		if (r < v->first[m])
 			v->first[m] = r;
@@ -381,7 +386,7 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 			v->end[m] = r + 1;
 	}
 	for (size_t m = nm; m-- > 1;) {
-		uint32_t p = sim->modules[m].parent;
+		uint32_t p = v->mods[m].parent;
 		if (p == DTL_NONE_INDEX)
 			continue;
 		size[p] += size[m];
@@ -397,27 +402,27 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	}
 	for (size_t g = 0; g < ng; g++)
 		if (v->groups[g].module != DTL_NONE_INDEX &&
-		    (v->groups[g].kind == DTL_GROUP_FSDP1_UNIT ||
-		     v->groups[g].kind == DTL_GROUP_FSDP2_GROUP))
+		    (v->groups[g].kind == DTL_VIEW_FSDP1_UNIT ||
+		     v->groups[g].kind == DTL_VIEW_FSDP2_GROUP))
 			v->group_of[v->groups[g].module] = (uint32_t)g;
 
 	/* runs of identical numbered siblings: each compared with the run's first */
 	for (size_t m = 0; m < nm; m++) {
-		uint32_t head = sim->modules[m].first_child;
+		uint32_t head = v->mods[m].first_child;
 		while (head != DTL_NONE_INDEX) {
-			uint32_t s = sim->modules[head].next_sibling;
+			uint32_t s = v->mods[head].next_sibling;
 			while (s != DTL_NONE_INDEX && identical(v, head, s)) {
 				v->head[s] = head;
 				v->repeats[head]++;
 				v->last[head] = s;
-				s = sim->modules[s].next_sibling;
+				s = v->mods[s].next_sibling;
 			}
 			v->next[head] = s;
 			head = s;
 		}
 	}
 	for (size_t m = 0; m < nm; m++) { /* parents first */
-		uint32_t p = sim->modules[m].parent;
+		uint32_t p = v->mods[m].parent;
 		if (p != DTL_NONE_INDEX && v->shown_as[p] != p)
 			v->shown_as[m] = v->shown_as[p];
 		else
@@ -431,8 +436,8 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	/* a leaf that is neither a unit nor a run (a Linear with its weight and bias) is rows
 	 * of its parent's table: no box and table of its own per tensor */
 	for (size_t m = 0; m < nm; m++)
-		v->inlined[m] = sim->modules[m].parent != DTL_NONE_INDEX &&
-		                sim->modules[m].first_child == DTL_NONE_INDEX &&
+		v->inlined[m] = v->mods[m].parent != DTL_NONE_INDEX &&
+		                v->mods[m].first_child == DTL_NONE_INDEX &&
 		                v->group_of[m] == DTL_NONE_INDEX && v->repeats[m] == 1 &&
 		                v->depth[m] <= NEST_LIMIT;
 	return 0;
@@ -467,11 +472,11 @@ static size_t fact_number(struct view *v, const char *fact)
 
 static void group_link(FILE *out, const struct view *v, uint32_t g)
 {
-	const struct dtl_group *gr = &v->groups[g];
-	const char *letter = gr->kind == DTL_GROUP_FSDP1_UNIT         ? "U"
-	                     : gr->kind == DTL_GROUP_FSDP2_GROUP      ? "G"
-	                     : gr->kind == DTL_GROUP_ZERO3_PERSISTENT ? "P"
-	                                                              : "T";
+	const struct dtl_view_group *gr = &v->groups[g];
+	const char *letter = gr->kind == DTL_VIEW_FSDP1_UNIT         ? "U"
+	                     : gr->kind == DTL_VIEW_FSDP2_GROUP      ? "G"
+	                     : gr->kind == DTL_VIEW_ZERO3_PERSISTENT ? "P"
+	                                                             : "T";
 	if (v->listed[g])
 		fprintf(out, "<a href=\"#g%zu-%u\">%s%u</a>", v->input, g, letter, gr->index);
 	else
@@ -480,18 +485,18 @@ static void group_link(FILE *out, const struct view *v, uint32_t g)
 
 static void trace(FILE *out, struct view *v, uint32_t t)
 {
-	struct dtl_event history[64];
-	size_t n = dtl_sim_history(v->sim, t, history, 64);
+	struct dtl_trace_step history[64];
+	size_t n = dtl_input_view_history(v->in, t, history, 64);
 
 	fprintf(out, "<details class=tr id=\"tr%zu-%u\"><summary>%zu step%s</summary><ol>",
 	        v->input, t, n, plural(n));
 	for (size_t e = 0; e < n; e++) {
-		const struct dtl_event *ev = &history[e];
-		fprintf(out, "<li>%s: %s \u2192 %s: ", dtl_stage_name(ev->stage),
-		        short_name(ev->from), short_name(ev->to));
+		const struct dtl_trace_step *ev = &history[e];
+		fprintf(out, "<li>%s: %s \u2192 %s: ", ev->name, short_name(ev->from),
+		        short_name(ev->to));
 		put(out, ev->reason);
-		if (ev->loc.file && v->sim->manifest->file &&
-		    strcmp(ev->loc.file, v->sim->manifest->file) == 0) /* the section's file */
+		if (ev->loc.file && v->in->manifest->file &&
+		    strcmp(ev->loc.file, v->in->manifest->file) == 0) /* the section's file */
 			fprintf(out, " (line %u:%u)", ev->loc.line, ev->loc.column);
 		else if (ev->loc.file) {
 			fputs(" (", out);
@@ -508,30 +513,35 @@ static void trace(FILE *out, struct view *v, uint32_t t)
 }
 
 static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t t,
-                       const struct dtl_module *m)
+                       const struct dtl_view_module *m)
 {
-	const struct dtl_sim *sim = v->sim;
+	const struct dtl_input_view *in = v->in;
 	const uint8_t *row = v->stage + (size_t)t * STAGES;
 	uint32_t skip = m->path_len ? m->path_len + 1 : 0;
-	bool persist = sim->t.flags[t] & DTL_TF_ZERO_PERSIST;
+	bool persist = in->flags[t] & DTL_VIEW_TF_ZERO_PERSIST;
 
 	fprintf(out, "<tr id=\"t%zu-%u\"%s><td class=n>", v->input, t,
 	        v->link[t] != DTL_NONE_INDEX ? (persist ? " class=\"hit p\"" : " class=hit")
 	        : persist                    ? " class=p"
 	                                     : "");
-	if (skip <= sim->t.name_len[t])
-		put_n(out, sim->t.name[t] + skip, sim->t.name_len[t] - skip);
+	if (skip <= in->name_len[t])
+		put_n(out, in->name[t] + skip, in->name_len[t] - skip);
 	else
-		put_n(out, sim->t.name[t], sim->t.name_len[t]);
+		put_n(out, in->name[t], in->name_len[t]);
 	if (v->link[t] != DTL_NONE_INDEX)
 		fprintf(out, "<a class=fl href=\"#f%u\">%s</a>", v->link[t],
 		        items[v->link[t]].finding->rule->id);
 	fputs("<td>", out);
-	dtl_report_put_shape(out, sim, t, "");
+	uint32_t d = in->decl[t];
+	if (d != DTL_NONE_INDEX)
+		dtl_report_put_shape(out, in->manifest->tensors[d].shape,
+		                     in->manifest->tensors[d].rank, in->numel[t], "");
+	else
+		dtl_report_put_shape(out, NULL, 0, in->numel[t], "");
 	fprintf(out, "<td>%s",
-	        sim->t.kind[t] == DTL_KIND_BUFFER        ? "buffer"
-	        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "q-state"
-	        : (sim->t.flags[t] & DTL_TF_TRAINABLE)   ? "yes"
+	        in->kind[t] == DTL_KIND_BUFFER           ? "buffer"
+	        : in->kind[t] == DTL_KIND_QUANT_STATE    ? "q-state"
+	        : (in->flags[t] & DTL_VIEW_TF_TRAINABLE) ? "yes"
 	                                                 : "no");
 	/* one cell per run of stages that keep the dtype: a bar that breaks where it changes */
 	for (int s = 0, e; s < STAGES; s = e) {
@@ -550,8 +560,8 @@ static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *
 			fprintf(out, " class=%s>%s", name, name);
 	}
 	fputs("<td>", out);
-	if (sim->t.group[t] != DTL_NONE_INDEX)
-		group_link(out, v, sim->t.group[t]);
+	if (in->group[t] != DTL_NONE_INDEX)
+		group_link(out, v, in->group[t]);
 	fputs("<td>", out);
 	trace(out, v, t);
 	fputs("</tr>\n", out);
@@ -568,7 +578,7 @@ static void table_head(FILE *out)
 /* the table of a module's own tensors and those of its inlined children */
 static void own_tensors(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
 {
-	const struct dtl_module *mods = v->sim->modules;
+	const struct dtl_view_module *mods = v->mods;
 	bool head = false;
 
 	for (uint32_t c = m; c != DTL_NONE_INDEX;
@@ -576,7 +586,7 @@ static void own_tensors(FILE *out, struct view *v, const struct dtl_report_item 
 		if (c != m && !v->inlined[c])
 			continue;
 		for (uint32_t t = mods[c].first_tensor; t != DTL_NONE_INDEX;
-		     t = v->sim->t.next_in_module[t]) {
+		     t = v->in->next_in_module[t]) {
 			if (!head)
 				table_head(out);
 			head = true;
@@ -591,8 +601,8 @@ static void own_tensors(FILE *out, struct view *v, const struct dtl_report_item 
  * full path: a chain of n modules would take n^2 bytes) */
 static void segment(FILE *out, const struct view *v, uint32_t m)
 {
-	const struct dtl_module *md = &v->sim->modules[m];
-	const struct dtl_module *p = &v->sim->modules[md->parent];
+	const struct dtl_view_module *md = &v->mods[m];
+	const struct dtl_view_module *p = &v->mods[md->parent];
 
 	if (v->depth[m] > NEST_LIMIT)
 		fprintf(out, "\u21b3 depth %u: ", v->depth[m]);
@@ -604,7 +614,7 @@ static void segment(FILE *out, const struct view *v, uint32_t m)
 
 static void open_module(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
 {
-	const struct dtl_module *md = &v->sim->modules[m];
+	const struct dtl_view_module *md = &v->mods[m];
 	uint32_t g = v->group_of[m];
 
 	fprintf(out, "<details id=\"m%zu-%u\" class=\"mod%s%s\"%s><summary>", v->input, m,
@@ -640,7 +650,7 @@ static void open_module(FILE *out, struct view *v, const struct dtl_report_item 
  * siblings (past runs of repeats), up the parents. */
 static void tree(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t root)
 {
-	const struct dtl_module *mods = v->sim->modules;
+	const struct dtl_view_module *mods = v->mods;
 	uint32_t m = drawn(v, mods[root].first_child);
 
 	own_tensors(out, v, items, root);
@@ -670,7 +680,7 @@ static void tree(FILE *out, struct view *v, const struct dtl_report_item *items,
 
 static void groups_table(FILE *out, const struct view *v)
 {
-	size_t ng = v->sim->groups.count, left = 0;
+	size_t ng = v->in->group_count, left = 0;
 
 	if (!ng)
 		return;
@@ -678,7 +688,7 @@ static void groups_table(FILE *out, const struct view *v)
 	      "dtypes<th>finding</tr>\n",
 	      out);
 	for (size_t g = 0; g < ng; g++) {
-		const struct dtl_group *gr = &v->groups[g];
+		const struct dtl_view_group *gr = &v->groups[g];
 		bool mix = mixed(v->mix[g]);
 		if (!v->listed[g]) {
 			left++;
@@ -723,21 +733,21 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
                          const struct dtl_report_item *items, size_t count)
 {
 	struct dtl_arena arena;
-	struct view v = {.out = out, .input = i, .sim = input->sim};
-	const struct dtl_sim *sim = input->sim;
+	struct view v = {.out = out, .input = i, .in = input->view};
+	const struct dtl_input_view *in = input->view;
 	char ver[32];
 	int r;
 
 	fprintf(out, "<section class=input id=\"i%zu\"><h2>", i);
-	put(out, sim->manifest->file ? sim->manifest->file : input->file);
+	put(out, in->manifest->file ? in->manifest->file : input->file);
 	fprintf(out, "</h2>\n<p>%s, %s, world size %lld; %zu tensors, %zu groups. Versions:",
-	        dtl_strategy_name(sim->rp.plan.strategy),
-	        dtl_precision_name(sim->rp.plan.precision), (long long)sim->rp.plan.world_size,
-	        sim->t.count, sim->groups.count);
+	        dtl_strategy_name(in->rp.plan->strategy),
+	        dtl_precision_name(in->rp.plan->precision), (long long)in->rp.plan->world_size,
+	        in->tensor_count, in->group_count);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		fprintf(out, "%s %s ", fw ? "," : "", dtl_framework_name(fw));
-		put(out, dtl_version_format(&sim->rp.plan.versions[fw], ver, sizeof(ver)));
-		if (sim->rp.version_assumed[fw])
+		put(out, dtl_version_format(&in->rp.plan->versions[fw], ver, sizeof(ver)));
+		if (in->rp.version_assumed[fw])
 			fputs(" (assumed)", out);
 	}
 	fputs("</p>\n", out);
@@ -747,11 +757,11 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 		goto done;
 	groups_table(out, &v);
 	uint32_t root = 0;
-	while (root < sim->module_count && sim->modules[root].parent != DTL_NONE_INDEX)
+	while (root < in->module_count && v.mods[root].parent != DTL_NONE_INDEX)
 		root++;
 	fprintf(out, "<h3 id=\"m%zu-%u\">Modules</h3>\n", i, root); /* the root's anchor */
 	legend(out);
-	if (root < sim->module_count) {
+	if (root < in->module_count) {
 		if (v.group_of[root] != DTL_NONE_INDEX) {
 			uint32_t g = v.group_of[root];
 			fprintf(out, "<p>The root is %s %u (%zu tensors, ",
@@ -782,7 +792,6 @@ done:
 static void finding(FILE *out, size_t k, const struct dtl_report_item *it, size_t i)
 {
 	const struct dtl_finding *f = it->finding;
-	const struct dtl_sim *sim = it->input->sim;
 
 	fprintf(out, "<div class=\"finding %s\" id=\"f%zu\"><h3><span class=sev>%s</span>%s ",
 	        dtl_severity_name(f->severity), k, dtl_severity_name(f->severity), f->rule->id);
@@ -808,14 +817,15 @@ static void finding(FILE *out, size_t k, const struct dtl_report_item *it, size_
 		put(out, f->effect);
 		fputs("</p>\n", out);
 	}
-	if (sim && f->tensor_count) {
+	if (f->view.tensors && f->tensor_count) {
 		fputs("<ul>", out);
 		for (size_t t = 0; t < f->tensor_count; t++) {
-			uint32_t x = f->tensors[t];
+			const struct dtl_finding_tensor *ft = &f->view.tensors[t];
+			uint32_t x = ft->index;
 			fprintf(out, "<li><a href=\"#t%zu-%u\"><code>", i, x);
-			put(out, sim->t.name[x]);
-			fprintf(out, "</code></a> <span class=%s>%s</span>",
-			        short_name(sim->t.dtype[x]), short_name(sim->t.dtype[x]));
+			put(out, ft->name);
+			fprintf(out, "</code></a> <span class=%s>%s</span>", short_name(ft->dtype),
+			        short_name(ft->dtype));
 			fprintf(out, " (<a href=\"#tr%zu-%u\">trace</a>)", i, x);
 		}
 		fputs("</ul>\n", out);
@@ -865,7 +875,7 @@ int dtl_report_html(FILE *out, const struct dtl_report_input *inputs, size_t n)
 			if ((int)items[k].finding->severity == s)
 				finding(out, k, &items[k], (size_t)(items[k].input - inputs));
 	for (size_t i = 0; i < n && r >= 0; i++)
-		if (inputs[i].sim)
+		if (inputs[i].view)
 			r = input_section(out, i, &inputs[i], items, count);
 	fputs("</body></html>\n", out);
 	if (r >= 0)

@@ -33,39 +33,35 @@ static void string_or_null(FILE *out, const char *s)
 		fputs("null", out);
 }
 
-static const char *group_kind(enum dtl_group_kind kind)
+static const char *group_kind(enum dtl_view_group_kind kind)
 {
 	switch (kind) {
-	case DTL_GROUP_FSDP1_UNIT:
+	case DTL_VIEW_FSDP1_UNIT:
 		return "fsdp1-unit";
-	case DTL_GROUP_FSDP2_GROUP:
+	case DTL_VIEW_FSDP2_GROUP:
 		return "fsdp2-group";
-	case DTL_GROUP_ZERO3_PERSISTENT:
+	case DTL_VIEW_ZERO3_PERSISTENT:
 		return "zero3-persistent";
-	case DTL_GROUP_ZERO3_TRAINABLE:
+	case DTL_VIEW_ZERO3_TRAINABLE:
 		return "zero3-trainable";
 	}
 	return "group";
 }
 
-static void trace(FILE *out, const struct dtl_sim *sim, uint32_t tensor)
+static void trace(FILE *out, const struct dtl_finding_tensor *t)
 {
-	struct dtl_event history[64];
-	size_t n = dtl_sim_history(sim, tensor, history, 64);
-	struct dtl_loc loc = dtl_sim_tensor_loc(sim, tensor);
-
 	fputs("{\"tensor\": ", out);
-	dtl_json_string(out, sim->t.name[tensor]);
+	dtl_json_string(out, t->name);
 	fputs(", \"dtype\": ", out);
-	dtl_json_string(out, dtl_dtype_name(sim->t.dtype[tensor]));
+	dtl_json_string(out, dtl_dtype_name(t->dtype));
 	fprintf(out, ", \"trainable\": %s, \"location\": ",
-	        (sim->t.flags[tensor] & DTL_TF_TRAINABLE) ? "true" : "false");
-	loc_object(out, &loc);
+	        (t->flags & DTL_VIEW_TF_TRAINABLE) ? "true" : "false");
+	loc_object(out, &t->loc);
 	fputs(", \"steps\": [", out);
-	for (size_t i = 0; i < n; i++) {
-		const struct dtl_event *e = &history[i];
+	for (size_t i = 0; i < t->step_count; i++) {
+		const struct dtl_trace_step *e = &t->steps[i];
 		fputs(i ? ", {\"stage\": " : "{\"stage\": ", out);
-		dtl_json_string(out, dtl_stage_name(e->stage));
+		dtl_json_string(out, e->name);
 		fputs(", \"from\": ", out);
 		dtl_json_string(out, dtl_dtype_name(e->from));
 		fputs(", \"to\": ", out);
@@ -94,8 +90,7 @@ struct layout {
 static const struct layout pretty = {"    {", ",\n     ", "\n       "};
 static const struct layout compact = {"{", ", ", ""};
 
-static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_finding *f,
-                    const struct layout *l)
+static void finding(FILE *out, const struct dtl_finding *f, const struct layout *l)
 {
 	fprintf(out, "%s\"rule\": ", l->open);
 	dtl_json_string(out, f->rule->id);
@@ -111,16 +106,16 @@ static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_findi
 	for (size_t i = 0; i < f->tensor_count; i++) {
 		if (i)
 			fputs(", ", out);
-		dtl_json_string(out, sim->t.name[f->tensors[i]]);
+		dtl_json_string(out, f->view.tensors[i].name);
 	}
 	fprintf(out, "]%s\"group\": ", l->field);
-	if (f->group) {
+	if (f->view.group) {
 		fputs("{\"name\": ", out);
-		dtl_json_string(out, f->group->name);
+		dtl_json_string(out, f->view.group->name);
 		fputs(", \"kind\": ", out);
-		dtl_json_string(out, group_kind(f->group->kind));
-		fprintf(out, ", \"index\": %u, \"offset\": %u, \"size\": %zu}", f->group->index,
-		        f->group_offset, f->group->count);
+		dtl_json_string(out, group_kind(f->view.group->kind));
+		fprintf(out, ", \"index\": %u, \"offset\": %u, \"size\": %zu}",
+		        f->view.group->index, f->group_offset, f->view.group->size);
 	} else {
 		fputs("null", out);
 	}
@@ -143,33 +138,33 @@ static void finding(FILE *out, const struct dtl_sim *sim, const struct dtl_findi
 		fprintf(out, "%s%s", i ? "," : "", l->trace);
 		if (i && !*l->trace)
 			fputc(' ', out);
-		trace(out, sim, f->tensors[i]);
+		trace(out, &f->view.tensors[i]);
 	}
 	fprintf(out, "]%s\"fix\": ", l->field);
 	string_or_null(out, f->fix);
 	fputc('}', out);
 }
 
-static void plan_object(FILE *out, const struct dtl_sim *sim)
+static void plan_object(FILE *out, const struct dtl_input_view *view)
 {
-	const struct dtl_resolved_plan *rp = &sim->rp;
+	const struct dtl_view_plan *rp = &view->rp;
 	char v[32];
 
 	fputs("{\"strategy\": ", out);
-	dtl_json_string(out, dtl_strategy_name(rp->plan.strategy));
+	dtl_json_string(out, dtl_strategy_name(rp->plan->strategy));
 	fputs(", \"precision\": ", out);
-	dtl_json_string(out, dtl_precision_name(rp->plan.precision));
+	dtl_json_string(out, dtl_precision_name(rp->plan->precision));
 	fprintf(out, ", \"world_size\": %lld, \"groups\": %zu, \"versions\": {",
-	        (long long)rp->plan.world_size, sim->groups.count);
+	        (long long)rp->plan->world_size, view->group_count);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		fputs(fw ? ", " : "", out);
 		dtl_json_string(out, dtl_framework_name(fw));
 		fputs(": {\"version\": ", out);
-		dtl_json_string(out, dtl_version_format(&rp->plan.versions[fw], v, sizeof(v)));
+		dtl_json_string(out, dtl_version_format(&rp->plan->versions[fw], v, sizeof(v)));
 		char from[600];
 		fprintf(out, ", \"assumed\": %s, \"from\": ",
 		        rp->version_assumed[fw] ? "true" : "false");
-		dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+		dtl_json_string(out, dtl_report_version_source(view, fw, from, sizeof(from)));
 		fputc('}', out);
 	}
 	fputs("}}", out);
@@ -189,17 +184,18 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	        n, c.findings, c.errors, c.warnings, c.infos);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", out);
-		if (!inputs[i].sim) { /* not read: its finding is DT001 */
+		const struct dtl_input_view *view = inputs[i].view;
+		if (!view) { /* not read: its finding is DT001 */
 			dtl_json_string(out, inputs[i].file);
 			fputs(", \"tensors\": null, \"plan\": null}", out);
 			continue;
 		}
-		dtl_json_string(out, inputs[i].sim->manifest->file);
-		fprintf(out, ", \"tensors\": %zu, \"plan\": ", inputs[i].sim->t.count);
-		plan_object(out, inputs[i].sim);
+		dtl_json_string(out, view->manifest->file);
+		fprintf(out, ", \"tensors\": %zu, \"plan\": ", view->tensor_count);
+		plan_object(out, view);
 		if (inputs[i].memory) {
 			fputs(", \"memory\": ", out);
-			dtl_report_memory_json(out, inputs[i].sim, inputs[i].memory);
+			dtl_report_memory_json(out, view, inputs[i].memory);
 		}
 		fputc('}', out);
 	}
@@ -209,7 +205,7 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
 			fputs(first ? "\n" : ",\n", out);
 			first = false;
-			finding(out, inputs[i].sim, &f[k], &pretty);
+			finding(out, &f[k], &pretty);
 		}
 	}
 	fputs(first ? "]}\n" : "\n ]}\n", out);
@@ -221,7 +217,7 @@ int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_finding *f = inputs[i].findings->items.items;
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
-			finding(out, inputs[i].sim, &f[k], &compact);
+			finding(out, &f[k], &compact);
 			fputc('\n', out);
 		}
 	}

@@ -13,8 +13,8 @@
 bool dtl_report_finding_key(const struct dtl_report_input *input, const struct dtl_finding *f,
                             char *buf, size_t size)
 {
-	const char *group = f->group ? f->group->name : "";
-	const char *tensor = f->tensor_count ? input->sim->t.name[f->tensors[0]] : "";
+	const char *group = f->view.group ? f->view.group->name : "";
+	const char *tensor = f->tensor_count ? f->view.tensors[0].name : "";
 	int n;
 
 	if (!*group && !*tensor)

@@ -75,25 +75,22 @@ static const char *severity_mark(enum dtl_severity s)
 	                                   : "\u2139\ufe0f";
 }
 
-static void tensor_row(FILE *out, const struct dtl_sim *sim, uint32_t t)
+static void tensor_row(FILE *out, const struct dtl_finding_tensor *t)
 {
-	struct dtl_event history[64];
-	size_t h = dtl_sim_history(sim, t, history, 64);
-
 	fputs("| ", out);
-	md_code(out, sim->t.name[t]);
-	fprintf(out, " | %s | %s | ", dtl_dtype_name(sim->t.dtype[t]),
-	        sim->t.kind[t] == DTL_KIND_BUFFER        ? "buffer"
-	        : sim->t.kind[t] == DTL_KIND_QUANT_STATE ? "quantization state"
-	        : (sim->t.flags[t] & DTL_TF_TRAINABLE)   ? "yes"
-	                                                 : "no");
-	dtl_report_put_shape(out, sim, t, "?");
+	md_code(out, t->name);
+	fprintf(out, " | %s | %s | ", dtl_dtype_name(t->dtype),
+	        t->kind == DTL_KIND_BUFFER           ? "buffer"
+	        : t->kind == DTL_KIND_QUANT_STATE    ? "quantization state"
+	        : (t->flags & DTL_VIEW_TF_TRAINABLE) ? "yes"
+	                                             : "no");
+	dtl_report_put_shape(out, t->shape, t->rank, t->numel, "?");
 	fputs(" | ", out);
-	for (size_t e = 0; e < h; e++) {
+	for (size_t e = 0; e < t->step_count; e++) {
 		if (e)
 			fputs(" \u2192 ", out);
-		fprintf(out, "%s: ", dtl_stage_name(history[e].stage));
-		md_put(out, history[e].reason);
+		fprintf(out, "%s: ", t->steps[e].name);
+		md_put(out, t->steps[e].reason);
 	}
 	fputs(" |\n", out);
 }
@@ -101,7 +98,7 @@ static void tensor_row(FILE *out, const struct dtl_sim *sim, uint32_t t)
 static void finding(FILE *out, const struct dtl_report_item *it)
 {
 	const struct dtl_finding *f = it->finding;
-	const struct dtl_sim *sim = it->input->sim;
+	const struct dtl_finding_group *g = f->view.group;
 
 	fprintf(out, "### %s %s %s (%s)\n\n", severity_mark(f->severity), f->rule->id,
 	        f->rule->name, dtl_severity_name(f->severity));
@@ -111,13 +108,13 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 	md_put(out, it->path);
 	fprintf(out, ":%u:%u</code>", f->loc.line ? f->loc.line : 1,
 	        f->loc.column ? f->loc.column : 1);
-	if (f->group) {
-		fprintf(out, " \u00b7 %s ", dtl_report_group_kind(f->group->kind));
-		if (f->group->module != DTL_NONE_INDEX) { /* a ZeRO-3 set's name is its kind */
-			md_code(out, f->group->name);
+	if (g) {
+		fprintf(out, " \u00b7 %s ", dtl_report_group_kind(g->kind));
+		if (g->module != DTL_NONE_INDEX) { /* a ZeRO-3 set's name is its kind */
+			md_code(out, g->name);
 			fputc(' ', out);
 		}
-		fprintf(out, "(%zu tensor%s)", f->group->count, plural(f->group->count));
+		fprintf(out, "(%zu tensor%s)", g->size, plural(g->size));
 	}
 	fputs("\n\n", out);
 	if (f->error_text) {
@@ -140,12 +137,12 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 		md_put(out, f->effect);
 		fputs("\n\n", out);
 	}
-	if (sim && f->tensor_count) {
+	if (f->view.tensors && f->tensor_count) {
 		fputs("| tensor | dtype | trainable | shape | how it got its dtype |\n"
 		      "| --- | --- | --- | --- | --- |\n",
 		      out);
 		for (size_t k = 0; k < f->tensor_count && k < TABLE_ROWS; k++)
-			tensor_row(out, sim, f->tensors[k]);
+			tensor_row(out, &f->view.tensors[k]);
 		if (f->tensor_count > TABLE_ROWS)
 			fprintf(out, "| \u2026 and %zu more | | | | |\n",
 			        f->tensor_count - TABLE_ROWS);
@@ -178,8 +175,8 @@ static void versions(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	bool any = false, assumed = false;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct dtl_sim *sim = inputs[i].sim;
-		if (!sim)
+		const struct dtl_input_view *view = inputs[i].view;
+		if (!view)
 			continue;
 		if (!any) {
 			fputs("### Versions assumed\n\n| input |", out);
@@ -192,13 +189,13 @@ static void versions(FILE *out, const struct dtl_report_input *inputs, size_t n)
 			any = true;
 		}
 		fputs("| ", out);
-		md_code(out, sim->manifest->file ? sim->manifest->file : "-");
+		md_code(out, view->manifest->file ? view->manifest->file : "-");
 		fputs(" |", out);
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32];
 			fputc(' ', out);
-			md_put(out, dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
-			if (sim->rp.version_assumed[fw]) {
+			md_put(out, dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
+			if (view->rp.version_assumed[fw]) {
 				fputs("\\*", out);
 				assumed = true;
 			}

@@ -4,7 +4,7 @@
 
 #include "dtypelint/report.h"
 
-static void put_dtypes(FILE *out, const struct dtl_memory_line *l)
+static void put_dtypes(FILE *out, const struct dtl_memory_view_line *l)
 {
 	char buf[32];
 	bool first = true;
@@ -13,7 +13,7 @@ static void put_dtypes(FILE *out, const struct dtl_memory_line *l)
 		if (!l->by_dtype[d])
 			continue;
 		fprintf(out, "%s%s %s", first ? "" : ", ", dtl_dtype_name((enum dtl_dtype)d),
-		        dtl_memory_format(l->by_dtype[d], buf, sizeof(buf)));
+		        dtl_view_format_bytes(l->by_dtype[d], buf, sizeof(buf)));
 		first = false;
 	}
 	if (first)
@@ -25,41 +25,43 @@ int dtl_report_memory_text(FILE *out, const struct dtl_report_input *inputs, siz
 	char a[32], b[32];
 
 	for (size_t i = 0; i < n; i++) {
-		const struct dtl_memory *m = inputs[i].memory;
-		if (!m || !inputs[i].sim)
+		const struct dtl_memory_view *m = inputs[i].memory;
+		if (!m || !inputs[i].view)
 			continue;
-		const struct dtl_plan *plan = &inputs[i].sim->rp.plan;
+		const struct dtl_plan *plan = inputs[i].view->rp.plan;
 		fputs("\n", out);
-		dtl_report_put_path(out, inputs[i].sim->manifest->file);
+		dtl_report_put_path(out, inputs[i].view->manifest->file);
 		fprintf(out,
 		        ": model states per rank (%s, world size %lld, %s, optimizer %s; "
 		        "activations are not counted)\n",
-		        dtl_strategy_name(m->strategy), (long long)m->world_size,
-		        dtl_precision_name(plan->precision), dtl_optimizer_name(m->optimizer));
-		for (int p = 0; p < DTL_MEM_PART_COUNT; p++) {
-			const struct dtl_memory_line *l = &m->line[p];
-			fprintf(out, "  %-12s %10s", dtl_memory_part_name(p),
-			        dtl_memory_format(l->device, a, sizeof(a)));
+		        m->strategy, (long long)m->world_size, dtl_precision_name(plan->precision),
+		        m->optimizer);
+		for (size_t p = 0; p < m->line_count; p++) {
+			const struct dtl_memory_view_line *l = &m->line[p];
+			fprintf(out, "  %-12s %10s", l->name,
+			        dtl_view_format_bytes(l->device, a, sizeof(a)));
 			if (l->host)
 				fprintf(out, "  (host %s)",
-				        dtl_memory_format(l->host, b, sizeof(b)));
+				        dtl_view_format_bytes(l->host, b, sizeof(b)));
 			fputs("  [", out);
 			put_dtypes(out, l);
 			fputs("]\n      ", out);
 			fputs(l->rule, out);
-			if (p == DTL_MEM_GATHERED && m->gathered_name) {
+			if (l->largest) {
 				fputs(" (largest: '", out);
-				dtl_report_put_escaped(out, m->gathered_name);
+				dtl_report_put_escaped(out, l->largest);
 				fputs("')", out);
 			}
 			fprintf(out, "\n      source: %s\n", l->source);
 		}
-		fprintf(out, "  %-12s %10s", "total", dtl_memory_format(m->total, a, sizeof(a)));
+		fprintf(out, "  %-12s %10s", "total",
+		        dtl_view_format_bytes(m->total, a, sizeof(a)));
 		if (plan->device_memory > 0)
 			fprintf(out, "  of device_memory %s: %s",
-			        dtl_memory_format((uint64_t)plan->device_memory, b, sizeof(b)),
+			        dtl_view_format_bytes((uint64_t)plan->device_memory, b, sizeof(b)),
 			        m->total > (uint64_t)plan->device_memory ? "does not fit" : "fits");
-		fprintf(out, "\n  %-12s %10s\n", "host", dtl_memory_format(m->host, a, sizeof(a)));
+		fprintf(out, "\n  %-12s %10s\n", "host",
+		        dtl_view_format_bytes(m->host, a, sizeof(a)));
 		if (m->unknown_numel)
 			fprintf(out, "  %zu tensor%s without a shape counted as 0 bytes\n",
 			        m->unknown_numel, m->unknown_numel == 1 ? "" : "s");
@@ -67,28 +69,29 @@ int dtl_report_memory_text(FILE *out, const struct dtl_report_input *inputs, siz
 	return ferror(out) ? -EIO : 0;
 }
 
-void dtl_report_memory_json(FILE *out, const struct dtl_sim *sim, const struct dtl_memory *m)
+void dtl_report_memory_json(FILE *out, const struct dtl_input_view *view,
+                            const struct dtl_memory_view *m)
 {
-	const struct dtl_plan *plan = &sim->rp.plan;
+	const struct dtl_plan *plan = view->rp.plan;
 
 	fputs("{\"strategy\": ", out);
-	dtl_json_string(out, dtl_strategy_name(m->strategy));
+	dtl_json_string(out, m->strategy);
 	fprintf(out, ", \"world_size\": %lld, \"optimizer\": ", (long long)m->world_size);
-	dtl_json_string(out, dtl_optimizer_name(m->optimizer));
+	dtl_json_string(out, m->optimizer);
 	if (plan->device_memory > 0)
 		fprintf(out, ", \"device_memory\": %lld", (long long)plan->device_memory);
 	else
 		fputs(", \"device_memory\": null", out);
 	fputs(", \"activations_counted\": false, \"per_rank\": {", out);
-	for (int p = 0; p < DTL_MEM_PART_COUNT; p++)
-		fprintf(out, "%s\"%s\": %llu", p ? ", " : "", dtl_memory_part_name(p),
+	for (size_t p = 0; p < m->line_count; p++)
+		fprintf(out, "%s\"%s\": %llu", p ? ", " : "", m->line[p].name,
 		        (unsigned long long)m->line[p].device);
 	fprintf(out, ", \"total\": %llu, \"host\": %llu}, \"parts\": [",
 	        (unsigned long long)m->total, (unsigned long long)m->host);
-	for (int p = 0; p < DTL_MEM_PART_COUNT; p++) {
-		const struct dtl_memory_line *l = &m->line[p];
+	for (size_t p = 0; p < m->line_count; p++) {
+		const struct dtl_memory_view_line *l = &m->line[p];
 		fprintf(out, "%s{\"name\": \"%s\", \"device\": %llu, \"host\": %llu, \"dtypes\": [",
-		        p ? ", " : "", dtl_memory_part_name(p), (unsigned long long)l->device,
+		        p ? ", " : "", l->name, (unsigned long long)l->device,
 		        (unsigned long long)l->host);
 		bool first = true;
 		for (int d = 0; d < DTL_DTYPE_COUNT; d++) {

@@ -12,12 +12,12 @@
 #include "dtypelint/report.h"
 #include "report-private.h"
 
-const char *dtl_report_version_source(const struct dtl_sim *sim, enum dtl_framework fw, char *buf,
-                                      size_t size)
+const char *dtl_report_version_source(const struct dtl_input_view *view, enum dtl_framework fw,
+                                      char *buf, size_t size)
 {
-	struct dtl_loc loc = sim->rp.plan.version_locs[fw];
+	struct dtl_loc loc = view->rp.plan->version_locs[fw];
 
-	if (sim->rp.version_assumed[fw])
+	if (view->rp.version_assumed[fw])
 		return "newest known";
 	if (!loc.file)
 		snprintf(buf, size, "the plan");
@@ -31,8 +31,8 @@ const char *dtl_report_version_source(const struct dtl_sim *sim, enum dtl_framew
 int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct dtl_sim *sim = inputs[i].sim;
-		if (!sim)
+		const struct dtl_input_view *view = inputs[i].view;
+		if (!view)
 			continue;
 		fputs("Versions", out);
 		if (inputs[i].setup) {
@@ -41,15 +41,15 @@ int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, s
 		} else if (n > 1) {
 			fputs(" for ", out);
 			dtl_report_put_escaped(out,
-			                       sim->manifest->file ? sim->manifest->file : "-");
+			                       view->manifest->file ? view->manifest->file : "-");
 		}
 		fputc(':', out);
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];
 			fprintf(out, "%s %s %s (", fw ? "," : "", dtl_framework_name(fw),
-			        dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
+			        dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
 			dtl_report_put_escaped(
-			    out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+			    out, dtl_report_version_source(view, fw, from, sizeof(from)));
 			fputc(')', out);
 		}
 		fputc('\n', out);
@@ -85,11 +85,11 @@ static void put_row(FILE *out, const struct stage_row *row, bool json, bool firs
 }
 
 /* The stages of DESIGN §4 that this plan runs, with the rule each applies. */
-static void stages(FILE *out, const struct dtl_sim *sim, bool json)
+static void stages(FILE *out, const struct dtl_input_view *view, bool json)
 {
-	const struct dtl_resolved_plan *rp = &sim->rp;
-	const struct dtl_manifest *m = sim->manifest;
-	const struct dtl_plan *p = &rp->plan;
+	const struct dtl_view_plan *rp = &view->rp;
+	const struct dtl_manifest *m = view->manifest;
+	const struct dtl_plan *p = rp->plan;
 	char load[128], zero_init[160];
 
 	switch (m->model.load_mode) {
@@ -140,13 +140,13 @@ static void stages(FILE *out, const struct dtl_sim *sim, bool json)
 		put_row(out, &rows[i], json, i == 0);
 }
 
-static void plan_text(FILE *out, const struct dtl_sim *sim)
+static void plan_text(FILE *out, const struct dtl_input_view *view)
 {
-	const struct dtl_resolved_plan *rp = &sim->rp;
-	const struct dtl_plan *p = &rp->plan;
+	const struct dtl_view_plan *rp = &view->rp;
+	const struct dtl_plan *p = rp->plan;
 
 	fputs("plan for ", out);
-	dtl_report_put_escaped(out, sim->manifest->file ? sim->manifest->file : "-");
+	dtl_report_put_escaped(out, view->manifest->file ? view->manifest->file : "-");
 	fputs(":\n", out);
 	fprintf(out, "  strategy      %s\n", dtl_strategy_name(p->strategy));
 	fprintf(out, "  precision     %s (mode dtype %s)\n", dtl_precision_name(p->precision),
@@ -163,14 +163,15 @@ static void plan_text(FILE *out, const struct dtl_sim *sim)
 		char v[32], from[600];
 		fprintf(out, "  %-13s %s (", dtl_framework_name(fw),
 		        dtl_version_format(&p->versions[fw], v, sizeof(v)));
-		dtl_report_put_escaped(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+		dtl_report_put_escaped(out,
+		                       dtl_report_version_source(view, fw, from, sizeof(from)));
 		fputs(")\n", out);
 	}
 	if (p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2) {
 		fputs("  fsdp.wrap     ", out);
-		for (size_t i = 0; i < rp->wrap.count; i++) {
+		for (size_t i = 0; i < rp->wrap->count; i++) {
 			fputs(i ? ", " : "", out);
-			dtl_report_put_escaped(out, rp->wrap.items[i].text);
+			dtl_report_put_escaped(out, rp->wrap->items[i].text);
 		}
 		fprintf(out, "%s\n", rp->wrap_from_model ? " (the model's _no_split_modules)" : "");
 		if (rp->peft_wrap_policy)
@@ -191,16 +192,16 @@ static void plan_text(FILE *out, const struct dtl_sim *sim)
 		        p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
 		        dtype_or(p->zero3.buffer_dtype, "None"));
 	fputs("  stages:\n", out);
-	stages(out, sim, false);
+	stages(out, view, false);
 }
 
-static void plan_json(FILE *out, const struct dtl_sim *sim)
+static void plan_json(FILE *out, const struct dtl_input_view *view)
 {
-	const struct dtl_resolved_plan *rp = &sim->rp;
-	const struct dtl_plan *p = &rp->plan;
+	const struct dtl_view_plan *rp = &view->rp;
+	const struct dtl_plan *p = rp->plan;
 
 	fputs("{\"file\": ", out);
-	dtl_json_string(out, sim->manifest->file ? sim->manifest->file : "-");
+	dtl_json_string(out, view->manifest->file ? view->manifest->file : "-");
 	fputs(", \"strategy\": ", out);
 	dtl_json_string(out, dtl_strategy_name(p->strategy));
 	fputs(", \"precision\": ", out);
@@ -220,13 +221,13 @@ static void plan_json(FILE *out, const struct dtl_sim *sim)
 		fputs(": {\"version\": ", out);
 		dtl_json_string(out, dtl_version_format(&p->versions[fw], v, sizeof(v)));
 		fputs(", \"from\": ", out);
-		dtl_json_string(out, dtl_report_version_source(sim, fw, from, sizeof(from)));
+		dtl_json_string(out, dtl_report_version_source(view, fw, from, sizeof(from)));
 		fputc('}', out);
 	}
 	fputs("}, \"fsdp\": {\"wrap\": [", out);
-	for (size_t i = 0; i < rp->wrap.count; i++) {
+	for (size_t i = 0; i < rp->wrap->count; i++) {
 		fputs(i ? ", " : "", out);
-		dtl_json_string(out, rp->wrap.items[i].text);
+		dtl_json_string(out, rp->wrap->items[i].text);
 	}
 	fprintf(out, "], \"wrap_from_model\": %s, \"peft_wrap_policy\": %s, \"param_dtype\": ",
 	        rp->wrap_from_model ? "true" : "false", rp->peft_wrap_policy ? "true" : "false");
@@ -240,7 +241,7 @@ static void plan_json(FILE *out, const struct dtl_sim *sim)
 	dtl_json_string(out, dtype_or(rp->zero_init_dtype, "none"));
 	fprintf(out, ", \"persistence_threshold\": %lld, \"persistence_auto\": %s}, \"stages\": [",
 	        (long long)rp->persistence_threshold, p->zero3.persistence_auto ? "true" : "false");
-	stages(out, sim, true);
+	stages(out, view, true);
 	fputs("]}", out);
 }
 
@@ -249,13 +250,13 @@ int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, 
 	if (json)
 		fputs("{\"plans\": [", out);
 	for (size_t i = 0; i < n; i++) {
-		if (!inputs[i].sim)
+		if (!inputs[i].view)
 			continue;
 		if (json) {
 			fputs(i ? ",\n  " : "\n  ", out);
-			plan_json(out, inputs[i].sim);
+			plan_json(out, inputs[i].view);
 		} else {
-			plan_text(out, inputs[i].sim);
+			plan_text(out, inputs[i].view);
 		}
 	}
 	if (json)

@@ -30,10 +30,12 @@ size_t dtl_report_char_at(const char *p, uint32_t *ret_cp, bool *ret_escape);
 void dtl_report_put_char_escape(FILE *out, uint32_t cp);
 
 /* "FSDP1 unit", "FSDP2 group", "ZeRO-3 persistent set", "ZeRO-3 trainable set" */
-const char *dtl_report_group_kind(enum dtl_group_kind kind);
+const char *dtl_report_group_kind(enum dtl_view_group_kind kind);
 
-/* Tensor t's shape as declared ("[4096, 64]"), else "numel N", else unknown */
-void dtl_report_put_shape(FILE *out, const struct dtl_sim *sim, uint32_t t, const char *unknown);
+/* A tensor's shape as declared ("[4096, 64]"; shape NULL: none), else "numel N" (numel >= 0),
+ * else unknown */
+void dtl_report_put_shape(FILE *out, const int64_t *shape, uint32_t rank, int64_t numel,
+                          const char *unknown);
 
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);

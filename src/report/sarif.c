@@ -186,7 +186,6 @@ static void result(FILE *out, const struct dtl_report_item *it, const struct dtl
                    size_t rule_count, const struct dtl_report_options *options)
 {
 	const struct dtl_finding *f = it->finding;
-	const struct dtl_sim *sim = it->input->sim;
 
 	fputs("        {\"ruleId\": ", out);
 	dtl_json_string(out, f->rule->id);
@@ -217,11 +216,11 @@ static void result(FILE *out, const struct dtl_report_item *it, const struct dtl
 	for (size_t k = 0; k < f->tensor_count; k++) {
 		if (k)
 			fputs(", ", out);
-		dtl_json_string(out, sim->t.name[f->tensors[k]]);
+		dtl_json_string(out, f->view.tensors[k].name);
 	}
 	fputs("], \"group\": ", out);
-	if (f->group)
-		dtl_json_string(out, f->group->name);
+	if (f->view.group)
+		dtl_json_string(out, f->view.group->name);
 	else
 		fputs("null", out);
 	fputs("}}", out);
@@ -306,22 +305,22 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 	fputs("      \"properties\": {\"versions\": [", out);
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
-		const struct dtl_sim *sim = inputs[i].sim;
-		if (!sim)
+		const struct dtl_input_view *view = inputs[i].view;
+		if (!view)
 			continue;
 		fputs(first ? "{\"file\": " : ", {\"file\": ", out);
 		first = false;
-		dtl_json_string(out, sim->manifest->file ? sim->manifest->file : "-");
+		dtl_json_string(out, view->manifest->file ? view->manifest->file : "-");
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];
 			fputs(", ", out);
 			dtl_json_string(out, dtl_framework_name(fw));
 			fputs(": {\"version\": ", out);
 			dtl_json_string(
-			    out, dtl_version_format(&sim->rp.plan.versions[fw], v, sizeof(v)));
+			    out, dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
 			fputs(", \"from\": ", out);
 			dtl_json_string(out,
-			                dtl_report_version_source(sim, fw, from, sizeof(from)));
+			                dtl_report_version_source(view, fw, from, sizeof(from)));
 			fputc('}', out);
 		}
 		fputc('}', out);

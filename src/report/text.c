@@ -84,33 +84,31 @@ void dtl_report_count(const struct dtl_report_input *inputs, size_t n, struct dt
 	}
 }
 
-const char *dtl_report_group_kind(enum dtl_group_kind kind)
+const char *dtl_report_group_kind(enum dtl_view_group_kind kind)
 {
 	switch (kind) {
-	case DTL_GROUP_FSDP1_UNIT:
+	case DTL_VIEW_FSDP1_UNIT:
 		return "FSDP1 unit";
-	case DTL_GROUP_FSDP2_GROUP:
+	case DTL_VIEW_FSDP2_GROUP:
 		return "FSDP2 group";
-	case DTL_GROUP_ZERO3_PERSISTENT:
+	case DTL_VIEW_ZERO3_PERSISTENT:
 		return "ZeRO-3 persistent set";
-	case DTL_GROUP_ZERO3_TRAINABLE:
+	case DTL_VIEW_ZERO3_TRAINABLE:
 		return "ZeRO-3 trainable set";
 	}
 	return "group";
 }
 
-void dtl_report_put_shape(FILE *out, const struct dtl_sim *sim, uint32_t t, const char *unknown)
+void dtl_report_put_shape(FILE *out, const int64_t *shape, uint32_t rank, int64_t numel,
+                          const char *unknown)
 {
-	uint32_t d = sim->t.decl[t];
-
-	if (d != DTL_NONE_INDEX && sim->manifest->tensors[d].shape) {
-		const struct dtl_tensor_decl *decl = &sim->manifest->tensors[d];
+	if (shape) {
 		fputc('[', out);
-		for (uint32_t k = 0; k < decl->rank; k++)
-			fprintf(out, "%s%" PRId64, k ? ", " : "", decl->shape[k]);
+		for (uint32_t k = 0; k < rank; k++)
+			fprintf(out, "%s%" PRId64, k ? ", " : "", shape[k]);
 		fputc(']', out);
-	} else if (sim->t.numel[t] >= 0) {
-		fprintf(out, "numel %" PRId64, sim->t.numel[t]);
+	} else if (numel >= 0) {
+		fprintf(out, "numel %" PRId64, numel);
 	} else {
 		fputs(unknown, out);
 	}
