@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dtypelint/memory.h"
 #include "dtypelint/rules.h"
 
 /* One linted input: what reporters read of its simulation, and its findings (each with its

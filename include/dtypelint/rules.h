@@ -14,7 +14,6 @@
 #include <stddef.h>
 
 #include "dtypelint/finding-view.h"
-#include "dtypelint/sim.h"
 
 enum dtl_severity {
 	DTL_SEVERITY_INFO,

@@ -11,6 +11,7 @@
 
 #include "dtypelint/fix.h"
 #include "dtypelint/report.h"
+#include "dtypelint/sim.h"
 
 /* A group key: a parameter's dtype and whether it is trainable (FSDP1 also wants one
  * requires_grad per unit). 0: no parameter; MIXED: more than one key. */

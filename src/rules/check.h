@@ -4,6 +4,7 @@
 #define DTL_CHECK_H
 
 #include "dtypelint/rules.h"
+#include "dtypelint/sim.h"
 
 struct dtl_check {
 	const struct dtl_sim *sim;
