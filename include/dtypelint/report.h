@@ -15,8 +15,6 @@
 /* One linted input: what reporters read of its simulation, and its findings (each with its
  * view: dtl_input_view_init). */
 struct dtl_report_input {
-	/* the command line's: NULL when the input could not be read; reporters never read it */
-	const struct dtl_sim *sim;
 	const struct dtl_input_view *view; /* NULL: not read; its finding is DT001 */
 	const struct dtl_findings *findings;
 	const char *file;                     /* the input as given */

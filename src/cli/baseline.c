@@ -70,7 +70,7 @@ static const char *finding_group(const struct dtl_finding *f)
 
 static const char *finding_tensor(const struct dtl_report_input *in, const struct dtl_finding *f)
 {
-	return f->tensor_count ? in->sim->t.name[f->tensors[0]] : NULL;
+	return f->tensor_count ? f->view.tensors[0].name : NULL;
 }
 
 static int optional_string(const struct dtl_schema *s, const struct dtl_node *map, const char *key,

@@ -293,6 +293,12 @@ struct linted {
 	struct settings settings;            /* to lint it again after --write */
 };
 
+/* The simulation behind a report input (NULL: the input could not be read). */
+static const struct dtl_sim *sim_of(const struct dtl_report_input *input)
+{
+	return input->view ? input->view->sim : NULL;
+}
+
 static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
                     const struct settings *s, const struct dtl_behavior_table *behaviors,
                     const struct dtl_op_oracle *ops, struct dtl_arena *arena,
@@ -372,7 +378,6 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	struct dtl_input_view *view = dtl_arena_alloc(arena, sizeof(*view));
 	if (!view || dtl_input_view_init(view, sim, findings, arena) < 0)
 		return -ENOMEM;
-	ret_input->sim = sim;
 	ret_input->view = view;
 	ret_input->file = path;
 	ret_input->setup = job->setup;
@@ -753,7 +758,7 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	}
 	const struct dtl_finding *now = found->items.items;
 	for (size_t n = 0; n < found->items.count; n++) {
-		const char *k2 = dtl_fix_finding_key(arena, again.sim, &now[n]);
+		const char *k2 = dtl_fix_finding_key(arena, sim_of(&again), &now[n]);
 		if (now[n].severity < target->severity || strcmp(now[n].rule->id, target->rule->id))
 			continue;
 		/* the same finding, or the same rule still on one of its tensors (a finding that
@@ -761,8 +766,8 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		bool same = key && k2 && !strcmp(key, k2);
 		for (size_t b = 0; b < now[n].tensor_count && !same; b++) {
 			uint32_t t = now[n].tensors[b];
-			same = dtl_strmap_get(&names, again.sim->t.name[t],
-			                      again.sim->t.name_len[t]) >= 0;
+			same = dtl_strmap_get(&names, sim_of(&again)->t.name[t],
+			                      sim_of(&again)->t.name_len[t]) >= 0;
 		}
 		if (same) {
 			fprintf(stderr,
@@ -788,7 +793,7 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 			return print_error(&error, -ENOMEM);
 	}
 	for (size_t n = 0; n < found->items.count; n++) {
-		const char *is = dtl_fix_finding_key(arena, again.sim, &now[n]);
+		const char *is = dtl_fix_finding_key(arena, sim_of(&again), &now[n]);
 		if (!is || dtl_strmap_get(&before, is, strlen(is)) >= 0 ||
 		    now[n].severity < linted->settings.fail_on)
 			continue;
@@ -812,8 +817,8 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 
 	for (size_t i = 0; i < o->input_count && r >= 0; i++) {
 		if (o->wrap_plan) {
-			r = dtl_wrap_plan_write(stdout, inputs[i].sim, o->format == DTL_FORMAT_JSON,
-			                        &error);
+			r = dtl_wrap_plan_write(stdout, sim_of(&inputs[i]),
+			                        o->format == DTL_FORMAT_JSON, &error);
 			if (r < 0)
 				return print_error(&error, r);
 			continue;
@@ -825,7 +830,7 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		                              .ops = ops,
 		                              .arena = arena};
 		struct dtl_fix_plan plan;
-		r = dtl_fix_plan_build(&ctx, inputs[i].sim, findings[i], &plan, &error);
+		r = dtl_fix_plan_build(&ctx, sim_of(&inputs[i]), findings[i], &plan, &error);
 		if (r < 0)
 			return print_error(&error, r);
 		if (!o->fix_write && !o->fix_diff) {
@@ -848,11 +853,11 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 					}
 				}
 			r = o->format == DTL_FORMAT_JSON
-			        ? dtl_fix_plan_write_json(stdout, &plan, inputs[i].sim)
+			        ? dtl_fix_plan_write_json(stdout, &plan, sim_of(&inputs[i]))
 			        : dtl_fix_plan_write_text(stdout, &plan);
 			continue;
 		}
-		int status = write_fix(o, i, arena, behaviors, ops, inputs[i].sim, findings[i],
+		int status = write_fix(o, i, arena, behaviors, ops, sim_of(&inputs[i]), findings[i],
 		                       &linted[i], &plan);
 		if (status > worst)
 			worst = status;
@@ -916,7 +921,6 @@ static int input_error_finding(const char *path, const struct dtl_error *error,
 	f->loc.column = error->loc.column;
 	if (!f->rule || !f->message || !f->loc.file)
 		return -ENOMEM;
-	ret_input->sim = NULL;
 	ret_input->view = NULL;
 	ret_input->file = path;
 	ret_input->findings = findings;

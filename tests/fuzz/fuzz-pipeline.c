@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct dtl_input_view view;
 		if (dtl_input_view_init(&view, &sim, &findings, &arena) < 0)
 			abort();
-		struct dtl_report_input input = {.sim = &sim, .view = &view, .findings = &findings};
+		struct dtl_report_input input = {.view = &view, .findings = &findings};
 		if (dtl_report_text(sink, &input, 1) < 0 || dtl_report_json(sink, &input, 1) < 0)
 			abort();
 	}
