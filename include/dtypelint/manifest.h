@@ -142,6 +142,13 @@ struct dtl_input_warning {
 	const char *message;
 };
 
+/* How the adapter is put on the model: the call decides which PEFT code casts it. */
+enum dtl_adapter_added {
+	DTL_ADDED_GET_PEFT_MODEL, /* get_peft_model / PeftModel(...) (the default) */
+	DTL_ADDED_ADD_ADAPTER,    /* peft_model.add_adapter(name, config, ...) */
+	DTL_ADDED_LOAD_ADAPTER,   /* peft_model.load_adapter(path, name, ...) */
+};
+
 struct dtl_adapter {
 	bool present;
 	const char *type;                   /* "lora" */
@@ -156,6 +163,11 @@ struct dtl_adapter {
 	enum dtl_tristate use_dora;
 	/* LoRA on nn.Parameters (PEFT >= 0.17, ParamWrapper: MoE experts); the names as given */
 	struct dtl_patterns target_parameters;
+	/* PEFT's TaskType ("SEQ_CLS", "CAUSAL_LM", ...); NULL: none given */
+	const char *task_type;
+	struct dtl_loc task_type_loc;
+	enum dtl_adapter_added added_with;
+	struct dtl_loc added_with_loc;
 	struct dtl_loc loc;
 };
 

@@ -296,6 +296,12 @@ static void adapter(struct writer *w, const struct dtl_adapter *a)
 		key(w, 2, "modules_to_save", &first), patterns(w, &a->modules_to_save);
 	tri(w, 2, "prepare_kbit_training", a->prepare_kbit_training, &first);
 	tri(w, 2, "use_dora", a->use_dora, &first);
+	if (a->task_type)
+		key(w, 2, "task_type", &first), cstr(w, a->task_type);
+	if (a->added_with != DTL_ADDED_GET_PEFT_MODEL)
+		key(w, 2, "added_with", &first),
+		    cstr(w,
+		         a->added_with == DTL_ADDED_ADD_ADAPTER ? "add_adapter" : "load_adapter");
 	close_map(w, 0);
 }
 

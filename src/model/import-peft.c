@@ -6,6 +6,60 @@
 #include "dtypelint/import.h"
 #include "import-util.h"
 
+/* peft/utils/peft_types.py TaskType (v0.20.0); PeftConfig.__post_init__ raises "Invalid task
+ * type" for anything else */
+static const char *const task_types[] = {"SEQ_CLS",   "SEQ_2_SEQ_LM", "CAUSAL_LM",
+                                         "TOKEN_CLS", "QUESTION_ANS", "FEATURE_EXTRACTION",
+                                         NULL};
+
+int dtl_adapter_task_type(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                          struct dtl_adapter *a)
+{
+	const char *text;
+	int r;
+
+	if (v->type == DTL_NODE_NULL) {
+		a->task_type = NULL;
+		return 0;
+	}
+	if ((r = dtl_schema_string(s, v, what, &text)) < 0)
+		return r;
+	for (const char *const *t = task_types; *t; t++)
+		if (strcmp(*t, text) == 0) {
+			a->task_type = *t;
+			a->task_type_loc = dtl_schema_loc(s, v);
+			return 0;
+		}
+	return dtl_schema_fail(s, v,
+	                       "'%s' must be one of SEQ_CLS, SEQ_2_SEQ_LM, CAUSAL_LM, TOKEN_CLS, "
+	                       "QUESTION_ANS, FEATURE_EXTRACTION or null, got %s",
+	                       what, dtl_schema_describe(s, v));
+}
+
+int dtl_adapter_added_with(const struct dtl_schema *s, const struct dtl_node *v,
+                           struct dtl_adapter *a)
+{
+	const char *text;
+	int r = dtl_schema_string(s, v, "adapter.added_with", &text);
+
+	if (r < 0)
+		return r;
+	if (strcmp(text, "get_peft_model") == 0)
+		a->added_with = DTL_ADDED_GET_PEFT_MODEL;
+	else if (strcmp(text, "add_adapter") == 0)
+		a->added_with = DTL_ADDED_ADD_ADAPTER;
+	else if (strcmp(text, "load_adapter") == 0)
+		a->added_with = DTL_ADDED_LOAD_ADAPTER;
+	else
+		return dtl_schema_fail(
+		    s, v,
+		    "'adapter.added_with' must be get_peft_model, add_adapter or "
+		    "load_adapter, got %s",
+		    dtl_schema_describe(s, v));
+	a->added_with_loc = dtl_schema_loc(s, v);
+	return 0;
+}
+
 int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
                     struct dtl_adapter *a, const char **ret_base_model, struct dtl_error *error)
 {
@@ -52,6 +106,9 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 	if ((v = dtl_node_get(root, "target_parameters")) && v->type != DTL_NODE_NULL &&
 	    (r = dtl_schema_patterns(s, v, "target_parameters", DTL_PATTERN_PLAIN,
 	                             &a->target_parameters)) < 0)
+		goto out;
+	if ((v = dtl_node_get(root, "task_type")) &&
+	    (r = dtl_adapter_task_type(s, v, "task_type", a)) < 0)
 		goto out;
 	if ((v = dtl_node_get(root, "use_dora")) &&
 	    (r = dtl_schema_tristate(s, v, "use_dora", &a->use_dora)) < 0)

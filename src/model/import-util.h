@@ -22,5 +22,11 @@ const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, cons
 /* A LoRA adapter with PEFT's defaults (r 8, adapter "default", the rest the framework's own),
  * present, at loc. */
 void dtl_adapter_init(struct dtl_adapter *a, struct dtl_loc loc);
+/* task_type: one of PEFT's TaskType values (or null), into a->task_type */
+int dtl_adapter_task_type(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                          struct dtl_adapter *a);
+/* added_with: get_peft_model | add_adapter | load_adapter, into a->added_with */
+int dtl_adapter_added_with(const struct dtl_schema *s, const struct dtl_node *v,
+                           struct dtl_adapter *a);
 
 #endif

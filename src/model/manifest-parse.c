@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dtypelint/manifest.h"
+#include "import-util.h"
 #include "load.h"
 #include "dtypelint/schema.h"
 
@@ -511,6 +512,8 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "prepare_kbit_training",
 	                                   "use_dora",
 	                                   "target_parameters",
+	                                   "task_type",
+	                                   "added_with",
 	                                   NULL};
 	int r = dtl_schema_map(s, map, "adapter");
 	int64_t unused;
@@ -569,6 +572,10 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 		} else if (strcmp(k, "target_parameters") == 0) {
 			r = dtl_schema_patterns(s, v, "adapter.target_parameters",
 			                        DTL_PATTERN_PLAIN, &a->target_parameters);
+		} else if (strcmp(k, "task_type") == 0) {
+			r = dtl_adapter_task_type(s, v, "adapter.task_type", a);
+		} else if (strcmp(k, "added_with") == 0) {
+			r = dtl_adapter_added_with(s, v, a);
 		}
 	}
 	return r;

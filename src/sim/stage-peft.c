@@ -5,7 +5,9 @@
  * §2.4). An adapter is created at torch's default dtype (float32), moved to its base layer's
  * dtype when that is floating (a 4-bit base: its compute dtype from peft 0.19, its storage dtype
  * before), then — autocast_adapter_dtype, default true from peft 0.12 — float16/bfloat16 (and
- * float8 from 0.19) go to float32.
+ * float8 from 0.19) go to float32. An adapter added later (add_adapter, load_adapter) follows
+ * the same path with that call's flag, with the exceptions of versions.yaml
+ * peft-add-adapter-autocast and peft-task-add-adapter-drops-autocast.
  */
 #include <errno.h>
 #include <regex.h>
@@ -60,14 +62,43 @@ static bool targeted(const struct target_matcher *m, const struct dtl_sim *sim, 
 	return false;
 }
 
-static bool autocast(const struct dtl_sim *sim, const char **ret_why)
+/* The task types whose PeftModel subclass overrides add_adapter (peft_model.py). */
+static bool task_overrides_add_adapter(const char *task_type)
+{
+	return task_type &&
+	       (strcmp(task_type, "SEQ_CLS") == 0 || strcmp(task_type, "TOKEN_CLS") == 0 ||
+	        strcmp(task_type, "QUESTION_ANS") == 0);
+}
+
+static bool autocast(const struct dtl_sim *sim, const char **ret_why, struct dtl_loc *ret_loc)
 {
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 	const struct dtl_plan *plan = &sim->rp.plan;
 
+	*ret_loc = a->autocast_adapter_dtype_loc.line ? a->autocast_adapter_dtype_loc : a->loc;
 	if (!dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_ADAPTER_DTYPE)) {
 		*ret_why = "this peft has no autocast_adapter_dtype";
 		return false;
+	}
+	/* peft < 0.19: add_adapter casts nothing; load_adapter casts after it with its own flag */
+	if (a->added_with == DTL_ADDED_ADD_ADAPTER &&
+	    !dtl_sim_behavior(sim, DTL_B_PEFT_ADD_ADAPTER_AUTOCAST)) {
+		*ret_why = "this peft's add_adapter does not autocast";
+		return false;
+	}
+	/* peft 0.19 - 0.20: the task-type subclasses' add_adapter drops the flag, and
+	 * load_adapter's own cast afterwards returns early when it is False (PR #3668) */
+	if (a->added_with != DTL_ADDED_GET_PEFT_MODEL && a->autocast_adapter_dtype == DTL_FALSE &&
+	    task_overrides_add_adapter(a->task_type) &&
+	    dtl_sim_behavior(sim, DTL_B_PEFT_TASK_ADD_ADAPTER_DROPS_AUTOCAST)) {
+		*ret_why = dtl_arena_sprintf(
+		    sim->arena, "task_type %s: this peft's %s drops autocast_adapter_dtype=False",
+		    a->task_type,
+		    a->added_with == DTL_ADDED_ADD_ADAPTER ? "add_adapter" : "load_adapter");
+		if (!*ret_why)
+			*ret_why = "this peft's task-type add_adapter drops autocast_adapter_dtype";
+		*ret_loc = a->added_with_loc.line ? a->added_with_loc : a->loc;
+		return true;
 	}
 	if (a->autocast_adapter_dtype != DTL_UNSET) {
 		*ret_why = "adapter.autocast_adapter_dtype";
@@ -75,7 +106,7 @@ static bool autocast(const struct dtl_sim *sim, const char **ret_why)
 	}
 	/* facts §4.2: TRL >= 1.7 passes autocast_adapter_dtype=False under ZeRO-3 for models
 	 * that are not quantized, in its core trainers (more trainers from 1.8) */
-	if (plan->strategy == DTL_STRATEGY_ZERO3 &&
+	if (plan->strategy == DTL_STRATEGY_ZERO3 && a->added_with == DTL_ADDED_GET_PEFT_MODEL &&
 	    sim->manifest->quantization.method == DTL_QUANT_NONE && plan->trainer) {
 		static const char *const core[] = {"trl-sft",    "trl-dpo", "trl-grpo", "trl-rloo",
 		                                   "trl-reward", "trl-kto", NULL};
@@ -143,7 +174,7 @@ static int fail(struct dtl_error *error, struct dtl_loc loc, const char *name)
 /* One new adapter tensor with its dtype history. */
 static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl_dtype base,
                   const char *base_how, const char *base_fact, bool upcast, const char *upcast_why,
-                  struct dtl_error *error)
+                  struct dtl_loc upcast_loc, struct dtl_error *error)
 {
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 	uint32_t t;
@@ -179,10 +210,8 @@ static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl
 	    (dtl_dtype_is_half(d) || (fp8 && dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_FP8)))) {
 		const char *why = dtl_arena_sprintf(sim->arena, "%s: upcast to float32 (%s)",
 		                                    "autocast_adapter_dtype", upcast_why);
-		struct dtl_loc loc =
-		    a->autocast_adapter_dtype_loc.line ? a->autocast_adapter_dtype_loc : a->loc;
 		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, DTL_DTYPE_F32, why,
-		                           fact_autocast, loc)) < 0)
+		                           fact_autocast, upcast_loc)) < 0)
 			return r;
 	}
 	return 0;
@@ -256,7 +285,8 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 			m.regex_compiled = true;
 		}
 	}
-	bool upcast = autocast(sim, &upcast_why);
+	struct dtl_loc upcast_loc;
+	bool upcast = autocast(sim, &upcast_why, &upcast_loc);
 	size_t nmod = sim->module_count; /* injected modules are not targets */
 	/* PEFT leaves only adapters trainable */
 	for (uint32_t t = 0; t < sim->t.count; t++)
@@ -289,15 +319,16 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 			r = -ENOMEM;
 		if (r >= 0)
 			r = inject(sim, lora_a, in >= 0 ? a->r * in : -1, base, how, fact, upcast,
-			           upcast_why, error);
+			           upcast_why, upcast_loc, error);
 		if (r >= 0)
 			r = inject(sim, lora_b, out >= 0 ? out * a->r : -1, base, how, fact, upcast,
-			           upcast_why, error);
+			           upcast_why, upcast_loc, error);
 		if (r >= 0 && a->use_dora == DTL_TRUE) {
 			char *mag =
 			    dtl_arena_sprintf(sim->arena, "%.*s.lora_magnitude_vector.%s.weight",
 			                      plen, path, a->name);
-			r = mag ? inject(sim, mag, out, base, how, fact, upcast, upcast_why, error)
+			r = mag ? inject(sim, mag, out, base, how, fact, upcast, upcast_why,
+			                 upcast_loc, error)
 			        : -ENOMEM;
 		}
 	}
