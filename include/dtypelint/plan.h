@@ -122,6 +122,10 @@ struct dtl_plan_zero3 {
 	 * partitioned parameters are int8-quantized for the all-gather, or stored so */
 	enum dtl_tristate quantized_weights, quantized_nontrainable;
 	struct dtl_loc quantized_weights_loc, quantized_nontrainable_loc;
+	/* zero.Init(tensor_overrides=[...]) names dtype (unset: DeepSpeed's default, which does);
+	 * false: its tensor-creation wrappers cast nothing */
+	enum dtl_tristate init_dtype_override;
+	struct dtl_loc init_dtype_override_loc;
 	struct dtl_loc loc;
 };
 

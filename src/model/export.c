@@ -240,6 +240,11 @@ static void plan(struct writer *w, const struct dtl_plan *p)
 		    fprintf(w->out, "%lld", (long long)p->zero3.max_live_parameters);
 	tri(w, 4, "quantized_weights", p->zero3.quantized_weights, &sub);
 	tri(w, 4, "quantized_nontrainable_weights", p->zero3.quantized_nontrainable, &sub);
+	if (p->zero3.init_dtype_override != DTL_UNSET)
+		key(w, 4, "tensor_overrides", &sub),
+		    fputs(p->zero3.init_dtype_override == DTL_TRUE ? "[\"dtype\", \"device\"]"
+		                                                   : "[\"device\"]",
+		          w->out);
 	if (p->zero3.autocast != DTL_UNSET) {
 		key(w, 4, "torch_autocast", &sub);
 		fprintf(w->out, w->yaml ? "{enabled: %s" : "{\"enabled\": %s",

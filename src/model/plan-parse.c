@@ -131,6 +131,32 @@ static int parse_offload(const struct dtl_schema *s, const struct dtl_node *v, c
 	return 0;
 }
 
+/* zero.Init(tensor_overrides=[DeepSpeedTensorOverride.dtype, .device]) as names */
+static int parse_tensor_overrides(const struct dtl_schema *s, const struct dtl_node *v,
+                                  struct dtl_plan_zero3 *z)
+{
+	if (v->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, v, "zero3.tensor_overrides",
+		                             "a list of dtype and device");
+	z->init_dtype_override = DTL_FALSE;
+	z->init_dtype_override_loc = dtl_schema_loc(s, v);
+	for (size_t i = 0; i < v->seq.count; i++) {
+		const struct dtl_node *item = &v->seq.items[i];
+		const char *text;
+		int r = dtl_schema_string(s, item, "zero3.tensor_overrides[]", &text);
+		if (r < 0)
+			return r;
+		if (strcmp(text, "dtype") == 0)
+			z->init_dtype_override = DTL_TRUE;
+		else if (strcmp(text, "device") != 0)
+			return dtl_schema_fail(s, item,
+			                       "'zero3.tensor_overrides' items must be dtype or "
+			                       "device (DeepSpeedTensorOverride), got %s",
+			                       dtl_schema_describe(s, item));
+	}
+	return 0;
+}
+
 static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
                        struct dtl_plan_zero3 *z)
 {
@@ -146,6 +172,7 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "offload_optimizer",
 	                                   "prefetch_bucket_size",
 	                                   "max_live_parameters",
+	                                   "tensor_overrides",
 	                                   NULL};
 	static const char *const data_type_keys[] = {"buffer_dtype", "param_dtype", NULL};
 	static const char *const autocast_keys[] = {"enabled", "dtype", NULL};
@@ -186,6 +213,8 @@ static int parse_zero3(const struct dtl_schema *s, const struct dtl_node *map,
 			r = parse_threshold(s, v, "zero3.max_live_parameters", false,
 			                    &z->max_live_parameters, &unused_auto);
 			z->max_live_parameters_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "tensor_overrides") == 0) {
+			r = parse_tensor_overrides(s, v, z);
 		} else if (strcmp(k, "quantized_weights") == 0) {
 			r = dtl_schema_tristate(s, v, "zero3.quantized_weights",
 			                        &z->quantized_weights);

@@ -15,6 +15,7 @@ void dtl_plan_init(struct dtl_plan *plan)
 	plan->zero3.autocast = DTL_UNSET;
 	plan->zero3.quantized_weights = DTL_UNSET;
 	plan->zero3.quantized_nontrainable = DTL_UNSET;
+	plan->zero3.init_dtype_override = DTL_UNSET;
 	plan->merge = DTL_UNSET;
 	plan->fsdp.cpu_offload = DTL_UNSET;
 	plan->zero3.prefetch_bucket_size = -1;
@@ -64,6 +65,8 @@ void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 	     src->zero3.quantized_weights != DTL_UNSET);
 	TAKE(zero3.quantized_nontrainable, zero3.quantized_nontrainable_loc,
 	     src->zero3.quantized_nontrainable != DTL_UNSET);
+	TAKE(zero3.init_dtype_override, zero3.init_dtype_override_loc,
+	     src->zero3.init_dtype_override != DTL_UNSET);
 	if (src->zero3.autocast != DTL_UNSET) {
 		dst->zero3.autocast = src->zero3.autocast;
 		dst->zero3.autocast_dtype = src->zero3.autocast_dtype;

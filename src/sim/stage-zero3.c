@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* DeepSpeed zero.Init: every floating tensor created under it takes the mode dtype. */
+/* DeepSpeed zero.Init: every floating tensor created under it takes the mode dtype, unless
+ * its tensor_overrides leave out dtype. */
 #include <string.h>
 
 #include "sim-private.h"
@@ -7,6 +8,9 @@
 static const char *fact_init =
     "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
     "deepspeed/runtime/zero/partition_parameters.py#L391-L404";
+static const char *fact_overrides =
+    "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
+    "deepspeed/runtime/zero/partition_parameters.py#L631-L640";
 
 /* transformers <= 4.37 builds the RoPE cos/sin cache from a float torch.arange, which the
  * wrappers cast to the 16-bit dtype (rules/versions.yaml transformers-rope-cache-float-arange):
@@ -45,6 +49,20 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 	/* facts §3.4: transformers does not build quantized models under zero.Init */
 	if (sim->manifest->quantization.method != DTL_QUANT_NONE)
 		return 0;
+	/* rules/versions.yaml deepspeed-init-tensor-overrides: without
+	 * DeepSpeedTensorOverride.dtype the wrappers get target_fp_dtype=None; before 0.17.1 the
+	 * argument does not exist */
+	bool no_cast = false;
+	const char *suffix = "";
+	if (rp->plan.zero3.init_dtype_override == DTL_FALSE) {
+		if (dtl_sim_behavior(sim, DTL_B_DS_INIT_TENSOR_OVERRIDES)) {
+			no_cast = true;
+			loc = rp->plan.zero3.init_dtype_override_loc;
+		} else {
+			suffix = " (this deepspeed's zero.Init has no tensor_overrides: passing it "
+			         "raises TypeError)";
+		}
+	}
 	for (size_t i = 0; i < sim->t.count; i++) {
 		uint32_t flags = sim->t.flags[i];
 		enum dtl_dtype d = sim->t.dtype[i];
@@ -58,6 +76,19 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 		    d == rp->zero_init_dtype)
 			continue;
 		const char *reason;
+		if (no_cast) {
+			if (sim->t.kind[i] == DTL_KIND_BUFFER && !(flags & DTL_TF_PERSISTENT))
+				continue;
+			reason = dtl_arena_sprintf(
+			    sim->arena,
+			    "zero.Init's tensor_overrides leave out dtype: its "
+			    "wrappers cast nothing, so it stays %s (not %s)",
+			    dtl_dtype_name(d), dtl_dtype_name(rp->zero_init_dtype));
+			if ((r = dtl_sim_note(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, reason,
+			                      fact_overrides, loc)) < 0)
+				return r;
+			continue;
+		}
 		if (sim->t.kind[i] == DTL_KIND_BUFFER) {
 			/* buffers are never partitioned; a wrapped constructor (torch.zeros, ...)
 			 * casts a persistent buffer, while one computed through unwrapped ops
@@ -69,17 +100,18 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			}
 			reason = dtl_arena_sprintf(sim->arena,
 			                           "zero.Init's tensor-creation wrappers cast the "
-			                           "persistent buffer to %s",
-			                           dtl_dtype_name(rp->zero_init_dtype));
+			                           "persistent buffer to %s%s",
+			                           dtl_dtype_name(rp->zero_init_dtype), suffix);
 		} else {
 			reason =
 			    dtl_arena_sprintf(sim->arena,
 			                      "zero.Init casts every floating parameter created "
-			                      "under it to %s%s",
+			                      "under it to %s%s%s",
 			                      dtl_dtype_name(rp->zero_init_dtype),
 			                      rp->zero_init_dtype == DTL_DTYPE_F32
 			                          ? " (neither bf16 nor fp16 is enabled)"
-			                          : ", explicit float32 included");
+			                          : ", explicit float32 included",
+			                      suffix);
 		}
 		r = dtl_sim_set_dtype(sim, (uint32_t)i, DTL_STAGE_ZERO_INIT, rp->zero_init_dtype,
 		                      reason, fact_init, loc);
