@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cli-kernels.h"
+#include "cli-scan-kernels.h"
 #include "dtypelint/atomic-file.h"
 #include "dtypelint/compose.h"
 #include "dtypelint/fix.h"

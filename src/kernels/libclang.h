@@ -6,7 +6,7 @@
  * struct dtl_libclang is a table of pointers to the clang_* functions the scanner calls, filled
  * by dlsym(); the types come from <clang-c/Index.h>, so a call through lc->tokenize(...) is
  * checked exactly as clang_tokenize(...) was. The table is not global: whoever loads it owns it
- * (the CLI, in src/cli/kernels.c) and hands it to dtl_kernels_init_libclang(); the scanner
+ * (the CLI, in src/cli/scan-kernels.c) and hands it to dtl_kernels_init_libclang(); the scanner
  * reaches it through k->scanner->lc and struct kfile.lc. dtl_kernels_init() loads its own copy
  * from dtl_libclang_default_path() for the library's other callers (tests, benchmarks).
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The CLI's bridge to the libclang kernel scanner (src/cli/kernels.c). */
-#ifndef DTL_CLI_KERNELS_H
-#define DTL_CLI_KERNELS_H
+/* The CLI's bridge to the libclang kernel scanner (src/cli/scan-kernels.c). */
+#ifndef DTL_CLI_SCAN_KERNELS_H
+#define DTL_CLI_SCAN_KERNELS_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli-kernels.h"
+#include "cli-scan-kernels.h"
 
 #ifdef DTL_HAVE_KERNELS
 #include "dtypelint/kernels.h"
