@@ -149,6 +149,11 @@ struct dtl_kernels_options {
 	unsigned max_depth;   /* call-graph hops followed from the bound function (default 6) */
 	size_t max_file_size; /* larger files are skipped (default 16 MiB) */
 	size_t max_files;     /* per dtl_kernels_scan_dirs() call (default 100000) */
+	/* Called in this process after each file a dtl_kernels_scan_dirs() call scans, with the
+	 * files done (1 to total) and the files it found; NULL: none. The library prints nothing:
+	 * the caller shows it. */
+	void (*progress)(void *data, size_t done, size_t total);
+	void *progress_data;
 };
 
 struct dtl_kernels_stats {

@@ -11,8 +11,10 @@
 
 /* Loads libclang (DTYPELINT_LIBCLANG or the configured path), scans dirs and fills an op oracle
  * for DT701; *ret_kernels is for print/fini. -ENOTSUP in a build without libclang; a libclang
- * that cannot be loaded is an error without a file ("dtypelint: error: ..."). */
-int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
+ * that cannot be loaded is an error without a file ("dtypelint: error: ..."). With progress,
+ * the files scanned of the files found are shown on standard error in place (for a terminal),
+ * and wiped before it returns. */
+int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struct dtl_arena *arena,
                          struct dtl_op_oracle *ret_oracle, void **ret_kernels,
                          struct dtl_error *error);
 void dtl_cli_kernels_fini(void *kernels);

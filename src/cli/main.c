@@ -628,8 +628,8 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	if (o->scan_kernels.count) {
 		struct dtl_op_oracle unused;
 		void *kernels = NULL;
-		r = dtl_cli_kernels_scan(o->scan_kernels.items, o->scan_kernels.count, arena,
-		                         &unused, &kernels, &error);
+		r = dtl_cli_kernels_scan(o->scan_kernels.items, o->scan_kernels.count,
+		                         isatty(STDERR_FILENO), arena, &unused, &kernels, &error);
 		if (r < 0)
 			return print_error(&error, r);
 		r = dtl_cli_kernels_print(stdout, kernels, o->format == DTL_FORMAT_JSON, &error);
@@ -643,8 +643,8 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	struct dtl_op_oracle ops_storage, *ops = NULL;
 	void *kernels = NULL;
 	if (o->kernels.count) {
-		r = dtl_cli_kernels_scan(o->kernels.items, o->kernels.count, arena, &ops_storage,
-		                         &kernels, &error);
+		r = dtl_cli_kernels_scan(o->kernels.items, o->kernels.count, isatty(STDERR_FILENO),
+		                         arena, &ops_storage, &kernels, &error);
 		if (r < 0)
 			return print_error(&error, r);
 		ops = &ops_storage;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli-scan-kernels.h"
 
@@ -17,10 +18,53 @@
  * kernel option, never for a plain lint, and handed to the scanner, which keeps no global state.
  * DTYPELINT_LIBCLANG, when set and not empty, replaces the path chosen at configure time.
  */
+struct cli_progress {
+	uint64_t last_ns;
+	int width; /* of the widest line shown, to wipe it */
+};
+
 struct cli_kernels {
 	struct dtl_libclang libclang;
 	struct dtl_kernels k;
+	struct cli_progress progress;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Progress of a scan while standard error is a terminal (issue 22): "scanning kernels: N of M
+ * files", rewritten in place with a carriage return at most every 100 ms (and for the last
+ * file), then wiped with spaces so that nothing of it stays on the screen or in the output.
+ */
+static void show_progress(void *data, size_t done, size_t total)
+{
+	struct cli_progress *p = data;
+	uint64_t t = now_ns();
+	int n;
+
+	if (done < total && p->last_ns && t - p->last_ns < 100000000u)
+		return;
+	p->last_ns = t;
+	n = fprintf(stderr, "\rscanning kernels: %zu of %zu files", done, total);
+	if (n - 1 > p->width)
+		p->width = n - 1;
+	fflush(stderr);
+}
+
+static void clear_progress(struct cli_progress *p)
+{
+	if (!p->width)
+		return;
+	fprintf(stderr, "\r%*s\r", p->width, "");
+	fflush(stderr);
+	p->width = 0;
+}
 
 static int load_libclang(struct dtl_libclang *lc, struct dtl_error *error)
 {
@@ -95,7 +139,7 @@ static int file_errors(const struct dtl_kernels *k, struct dtl_error *error)
 	return -EIO;
 }
 
-int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
+int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struct dtl_arena *arena,
                          struct dtl_op_oracle *ret_oracle, void **ret_kernels,
                          struct dtl_error *error)
 {
@@ -108,11 +152,17 @@ int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *ar
 	if ((r = load_libclang(&ck->libclang, error)) < 0)
 		return r;
 	dtl_kernels_options_default(&options);
+	ck->progress = (struct cli_progress){0};
+	if (progress) {
+		options.progress = show_progress;
+		options.progress_data = &ck->progress;
+	}
 	if ((r = dtl_kernels_init_libclang(&ck->k, arena, &options, &ck->libclang, error)) < 0) {
 		dtl_libclang_close(&ck->libclang);
 		return r;
 	}
 	r = dtl_kernels_scan_dirs(&ck->k, dirs, n, error);
+	clear_progress(&ck->progress);
 	if (r == 0)
 		r = file_errors(&ck->k, error);
 	if (r < 0) {
@@ -148,12 +198,12 @@ int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error 
 
 #include "dtl-config.h"
 
-int dtl_cli_kernels_scan(const char *const *dirs, size_t n, struct dtl_arena *arena,
+int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struct dtl_arena *arena,
                          struct dtl_op_oracle *ret_oracle, void **ret_kernels,
                          struct dtl_error *error)
 {
 	struct dtl_loc loc = {.file = "dtypelint"};
-	(void)dirs, (void)n, (void)arena, (void)ret_oracle, (void)ret_kernels;
+	(void)dirs, (void)n, (void)progress, (void)arena, (void)ret_oracle, (void)ret_kernels;
 	return dtl_error_set(error, loc, -ENOTSUP,
 	                     "the kernel scanner is unavailable: this dtypelint was built without "
 	                     "libclang (%s); install llvm-config and libclang (Debian: llvm-14, "

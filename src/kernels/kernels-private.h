@@ -155,6 +155,8 @@ struct dtl_kernels_scanner {
 	/* realpath()s a parse may include from (sandbox.c); set by each scan */
 	const char **roots;
 	size_t n_roots;
+	/* options.progress during dtl_kernels_scan_dirs() (walk.c); total 0: not reported */
+	size_t progress_done, progress_total;
 	bool linked;
 };
 

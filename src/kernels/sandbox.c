@@ -930,6 +930,9 @@ static int end_file(struct dtl_kernels *k, int r, uint64_t t0, const struct dtl_
 	struct dtl_kernel_file *rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
 
 	rec->total_ns = now_ns() - t0;
+	if (s->progress_total && k->options.progress && s->progress_done < s->progress_total)
+		k->options.progress(k->options.progress_data, ++s->progress_done,
+		                    s->progress_total);
 	if (r == -ENOMEM || r == 0)
 		return r;
 	if (!rec->failed) {

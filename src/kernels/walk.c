@@ -215,6 +215,8 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 		goto out;
 	}
 	size_t n_found = w.dirs.count < KMAX_INCLUDE_DIRS ? w.dirs.count : KMAX_INCLUDE_DIRS;
+	k->scanner->progress_done = 0;
+	k->scanner->progress_total = w.files.count;
 	for (size_t f = 0; f < w.files.count; f += KSANDBOX_BATCH) {
 		size_t n_jobs =
 		    w.files.count - f < KSANDBOX_BATCH ? w.files.count - f : KSANDBOX_BATCH;
@@ -242,6 +244,7 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 	}
 	r = dtl_kernels_link(k, error);
 out:
+	k->scanner->progress_total = 0;
 	dtl_arena_fini(&scratch);
 	return r;
 }

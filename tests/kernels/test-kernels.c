@@ -942,6 +942,45 @@ START_TEST(scan_tree)
 }
 END_TEST
 
+/* the progress callback: once per file of a directory scan, done rising to the total */
+struct progress_log {
+	size_t calls, last_done, total;
+	bool rising;
+};
+
+static void log_progress(void *data, size_t done, size_t total)
+{
+	struct progress_log *p = data;
+
+	p->rising &= done == p->last_done + 1 && (!p->total || total == p->total);
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+START_TEST(scan_progress)
+{
+	static const char *const dirs[] = {DTL_KERNELS_TREE "/"};
+	struct dtl_kernels_options options;
+	struct progress_log log = {.rising = true};
+
+	dtl_kernels_fini(&kernels);
+	dtl_kernels_options_default(&options);
+	options.progress = log_progress;
+	options.progress_data = &log;
+	ck_assert_int_eq(dtl_kernels_init(&kernels, &arena, &options, &error), 0);
+	ck_assert_int_eq(dtl_kernels_scan_dirs(&kernels, dirs, 1, &error), 0);
+	ck_assert_uint_eq(log.calls, 5);
+	ck_assert_uint_eq(log.last_done, 5);
+	ck_assert_uint_eq(log.total, 5);
+	ck_assert(log.rising);
+	/* a single file is no tree: nothing is reported */
+	ck_assert_int_eq(
+	    dtl_kernels_scan_file(&kernels, DTL_KERNELS_TREE "/csrc/ops/ops.cpp", &error), 0);
+	ck_assert_uint_eq(log.calls, 5);
+}
+END_TEST
+
 /* ---- writers ---- */
 
 static char *capture(int (*writer)(FILE *, const struct dtl_kernels *, struct dtl_error *),
@@ -1194,6 +1233,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, structure);
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, scan_tree);
+	tcase_add_test(tc, scan_progress);
 	tcase_add_test(tc, json_and_text);
 	tcase_add_test(tc, libclang_loader);
 	tcase_add_test(tc, dtype_names);
