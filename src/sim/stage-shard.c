@@ -286,6 +286,46 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	return fill_members(sim, 0);
 }
 
+/*
+ * The dtype FSDP2 reduces a trainable parameter's gradient in under MixedPrecisionPolicy(
+ * param_dtype=..., reduce_dtype=None): param_dtype before torch 2.15, from 2.15 the parameter's
+ * grad dtype, its own (rules/versions.yaml fsdp2-reduce-dtype-follows-grad, whose release is
+ * unverified). From 2.15 it is noted in the trace of the parameters where the two differ;
+ * no rule reads it.
+ */
+static int fsdp2_reduce_notes(struct dtl_sim *sim)
+{
+	static const char *fact = "https://github.com/pytorch/pytorch/blob/"
+	                          "01d5c2cc8ac53ec6f45d10e2b90f7387df1f1ac4/torch/distributed/"
+	                          "fsdp/_fully_shard/_fsdp_api.py";
+	const struct dtl_plan_fsdp *f = &sim->rp.plan.fsdp;
+	bool follows = dtl_sim_behavior(sim, DTL_B_FSDP2_REDUCE_FOLLOWS_GRAD);
+	char v[32];
+
+	/* the long-standing reduction in param_dtype needs no note */
+	if (!follows || f->reduce_dtype != DTL_DTYPE_NONE || f->param_dtype == DTL_DTYPE_NONE)
+		return 0;
+	dtl_version_format(&sim->rp.plan.versions[DTL_FW_TORCH], v, sizeof(v));
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		enum dtl_dtype d = sim->t.dtype[t];
+		if (sim->t.kind[t] != DTL_KIND_PARAM || sim->t.group[t] == DTL_NONE_INDEX ||
+		    !(sim->t.flags[t] & DTL_TF_TRAINABLE) || !dtl_dtype_is_floating(d) ||
+		    d == f->param_dtype)
+			continue;
+		const char *why = dtl_arena_sprintf(
+		    sim->arena,
+		    "reduce_dtype=None: torch %s reduces its gradient in its grad dtype, %s, not "
+		    "in param_dtype %s as before 2.15",
+		    v, dtl_dtype_name(d), dtl_dtype_name(f->param_dtype));
+		if (!why)
+			return -ENOMEM;
+		int r = dtl_sim_note(sim, t, DTL_STAGE_SHARD, why, fact, f->param_dtype_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int zero3_sets(struct dtl_sim *sim)
 {
 	const struct dtl_resolved_plan *rp = &sim->rp;
@@ -382,8 +422,10 @@ int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error)
 	case DTL_STRATEGY_FSDP1:
 		qlora_mixed_precision(sim);
 		return fsdp_groups(sim, DTL_GROUP_FSDP1_UNIT);
-	case DTL_STRATEGY_FSDP2:
-		return fsdp_groups(sim, DTL_GROUP_FSDP2_GROUP);
+	case DTL_STRATEGY_FSDP2: {
+		int r = fsdp_groups(sim, DTL_GROUP_FSDP2_GROUP);
+		return r < 0 ? r : fsdp2_reduce_notes(sim);
+	}
 	case DTL_STRATEGY_ZERO3:
 		return zero3_sets(sim);
 	default:
