@@ -217,7 +217,29 @@ static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl
 	return 0;
 }
 
-static int copy_module(struct dtl_sim *sim, uint32_t mod, struct dtl_error *error)
+/* PeftModelForSequenceClassification / TokenClassification add "classifier" and "score",
+ * PeftModelForQuestionAnswering "qa_outputs", to modules_to_save (rules/versions.yaml
+ * peft-task-heads-modules-to-save) */
+static bool task_head(const struct dtl_sim *sim, const struct dtl_module *md)
+{
+	static const char *const cls[] = {"classifier", "score", NULL};
+	static const char *const qa[] = {"qa_outputs", NULL};
+	const char *task = sim->manifest->adapter.task_type;
+	const char *const *names = NULL;
+
+	if (!task || !dtl_sim_behavior(sim, DTL_B_PEFT_TASK_HEADS_SAVED))
+		return false;
+	if (strcmp(task, "SEQ_CLS") == 0 || strcmp(task, "TOKEN_CLS") == 0)
+		names = cls;
+	else if (strcmp(task, "QUESTION_ANS") == 0)
+		names = qa;
+	for (; names && *names; names++)
+		if (suffix_match(md->path, md->path_len, *names, strlen(*names)))
+			return true;
+	return false;
+}
+
+static int copy_module(struct dtl_sim *sim, uint32_t mod, bool head, struct dtl_error *error)
 {
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 	const struct dtl_module *md = &sim->modules[mod];
@@ -250,11 +272,12 @@ static int copy_module(struct dtl_sim *sim, uint32_t mod, struct dtl_error *erro
 			return r;
 		/* ModulesToSaveWrapper deep-copies the module: the original dtype, and
 		 * autocast_adapter_dtype does not touch it */
-		const char *why =
-		    dtl_arena_sprintf(sim->arena,
-		                      "modules_to_save: a trainable deep copy of '%s' in its "
-		                      "dtype (autocast_adapter_dtype does not touch it)",
-		                      sim->t.name[src]);
+		const char *why = dtl_arena_sprintf(
+		    sim->arena,
+		    "modules_to_save%s: a trainable deep copy of '%s' in its dtype "
+		    "(autocast_adapter_dtype does not touch it)",
+		    head ? dtl_arena_sprintf(sim->arena, " (the %s head)", a->task_type) : "",
+		    sim->t.name[src]);
 		if ((r = dtl_sim_note(sim, t, DTL_STAGE_PEFT, why, fact_save, a->loc)) < 0)
 			return r;
 	}
@@ -301,8 +324,9 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 			save =
 			    suffix_match(md->path, md->path_len, a->modules_to_save.items[i].text,
 			                 a->modules_to_save.items[i].len);
-		if (save) {
-			r = copy_module(sim, mod, error);
+		bool head = !save && task_head(sim, md);
+		if (save || head) {
+			r = copy_module(sim, mod, head, error);
 			continue;
 		}
 		if (!targeted(&m, sim, mod) || !dtl_sim_linear(sim, mod, &weight, &out, &in))
