@@ -154,6 +154,9 @@ struct dtl_kernels_options {
 	 * the caller shows it. */
 	void (*progress)(void *data, size_t done, size_t total);
 	void *progress_data;
+	/* The libclang shared library dtl_kernels_init() loads (dlopen); NULL: the one found when
+	 * dtypelint was configured. */
+	const char *libclang_path;
 };
 
 struct dtl_kernels_stats {
@@ -205,6 +208,11 @@ int dtl_kernels_init(struct dtl_kernels *k, struct dtl_arena *arena,
                      const struct dtl_kernels_options *options, struct dtl_error *error);
 /* Releases libclang; accepts NULL and a zeroed struct. Results stay in the arena. */
 void dtl_kernels_fini(struct dtl_kernels *k);
+
+/* The files the scans so far could not scan, one error each ("file:line:col: error"): a
+ * refused include, a crash, a limit of the sandbox, a parse that failed (sandbox.c). The scans
+ * count them in stats.files_failed and do not fail; the CLI reports them. */
+size_t dtl_kernels_file_errors(const struct dtl_kernels *k, const struct dtl_error **ret);
 
 /* Scans each directory recursively (.cpp .cc .cxx .cu .cuh .h .hpp), then links. A file that
  * libclang cannot parse counts in stats.files_failed and does not fail the scan. */

@@ -11,11 +11,10 @@
 #ifdef DTL_HAVE_KERNELS
 #include "dtypelint/kernels.h"
 #include "dtypelint/report.h"
-#include "kernels/libclang.h"
 
 /*
- * The CLI owns the libclang it loads (src/kernels/libclang.h): dlopen()ed here on the first
- * kernel option, never for a plain lint, and handed to the scanner, which keeps no global state.
+ * libclang is loaded (dlopen) by dtl_kernels_init() on the first kernel option, never for a plain
+ * lint, and released by dtl_kernels_fini(); the scanner keeps no global state.
  * DTYPELINT_LIBCLANG, when set and not empty, replaces the path chosen at configure time.
  */
 struct cli_progress {
@@ -24,7 +23,6 @@ struct cli_progress {
 };
 
 struct cli_kernels {
-	struct dtl_libclang libclang;
 	struct dtl_kernels k;
 	struct cli_progress progress;
 };
@@ -66,15 +64,20 @@ static void clear_progress(struct cli_progress *p)
 	p->width = 0;
 }
 
-static int load_libclang(struct dtl_libclang *lc, struct dtl_error *error)
+/* dtl_kernels_init() with the libclang DTYPELINT_LIBCLANG names, saying where a path that
+ * does not load came from */
+static int init_scanner(struct dtl_kernels *k, struct dtl_arena *arena,
+                        struct dtl_kernels_options *options, struct dtl_error *error)
 {
 	struct dtl_loc loc = {.file = "dtypelint"};
 	const char *env = getenv("DTYPELINT_LIBCLANG");
 	bool from_env = env && *env;
 	char why[DTL_ERROR_MESSAGE_MAX];
-	int r = dtl_libclang_open(lc, from_env ? env : NULL, error);
+	int r;
 
-	if (r < 0 && r != -ENOMEM) {
+	options->libclang_path = from_env ? env : NULL;
+	r = dtl_kernels_init(k, arena, options, error);
+	if (r == -ENOENT || r == -ENOSYS) { /* libclang did not load (libclang.c) */
 		snprintf(why, sizeof(why), "%s", error->message);
 		return dtl_error_set(error, loc, r, "%s (%s)", why,
 		                     from_env ? "from DTYPELINT_LIBCLANG"
@@ -149,18 +152,14 @@ int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struc
 
 	if (!ck)
 		return -ENOMEM;
-	if ((r = load_libclang(&ck->libclang, error)) < 0)
-		return r;
 	dtl_kernels_options_default(&options);
 	ck->progress = (struct cli_progress){0};
 	if (progress) {
 		options.progress = show_progress;
 		options.progress_data = &ck->progress;
 	}
-	if ((r = dtl_kernels_init_libclang(&ck->k, arena, &options, &ck->libclang, error)) < 0) {
-		dtl_libclang_close(&ck->libclang);
+	if ((r = init_scanner(&ck->k, arena, &options, error)) < 0)
 		return r;
-	}
 	r = dtl_kernels_scan_dirs(&ck->k, dirs, n, error);
 	clear_progress(&ck->progress);
 	if (r == 0)
@@ -183,7 +182,6 @@ void dtl_cli_kernels_fini(void *kernels)
 	if (!ck)
 		return;
 	dtl_kernels_fini(&ck->k);
-	dtl_libclang_close(&ck->libclang);
 }
 
 int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error *error)

@@ -6,11 +6,11 @@
  * struct dtl_libclang is a table of pointers to the clang_* functions the scanner calls, filled
  * by dlsym(); the types come from <clang-c/Index.h>, so a call through lc->tokenize(...) is
  * checked exactly as clang_tokenize(...) was. The table is not global: whoever loads it owns it
- * (the CLI, in src/cli/scan-kernels.c) and hands it to dtl_kernels_init_libclang(); the scanner
- * reaches it through k->scanner->lc and struct kfile.lc. dtl_kernels_init() loads its own copy
- * from dtl_libclang_default_path() for the library's other callers (tests, benchmarks).
+ * (dtl_kernels_init(), from options.libclang_path or dtl_libclang_default_path(); or a test
+ * that hands its own to dtl_kernels_init_libclang()); the scanner reaches it through
+ * k->scanner->lc and struct kfile.lc.
  *
- * Used by src/kernels and the CLI only; not part of the public headers in include/.
+ * Private to src/kernels (and its white-box tests): not part of the public headers in include/.
  */
 #ifndef DTL_KERNELS_LIBCLANG_H
 #define DTL_KERNELS_LIBCLANG_H
@@ -82,10 +82,5 @@ void dtl_libclang_close(struct dtl_libclang *lc);
 int dtl_kernels_init_libclang(struct dtl_kernels *k, struct dtl_arena *arena,
                               const struct dtl_kernels_options *options,
                               const struct dtl_libclang *lc, struct dtl_error *error);
-
-/* The files the scans so far could not scan, one error each ("file:line:col: error"): a
- * refused include, a crash, a limit of the sandbox, a parse that failed (sandbox.c). The scans
- * count them in stats.files_failed and do not fail; the CLI reports them. */
-size_t dtl_kernels_file_errors(const struct dtl_kernels *k, const struct dtl_error **ret);
 
 #endif

@@ -55,7 +55,7 @@ static int init(struct dtl_kernels *k, struct dtl_arena *arena,
 	if (!s)
 		return dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
 	memset(s, 0, sizeof(*s));
-	if (owned_lc && (r = dtl_libclang_open(owned_lc, NULL, error)) < 0)
+	if (owned_lc && (r = dtl_libclang_open(owned_lc, k->options.libclang_path, error)) < 0)
 		return r;
 	s->lc = owned_lc ? owned_lc : lc;
 	s->owned_lc = owned_lc;
