@@ -5,8 +5,8 @@
  */
 #ifndef DTYPELINT_OPS_H
 #define DTYPELINT_OPS_H
-#ifndef DTL_SEES_SIM
-#error "dtypelint/ops.h is in the sim layer, which this layer may not use (DESIGN.md §2)"
+#ifndef DTL_SEES_RULES
+#error "dtypelint/ops.h is in the rules layer, which this layer may not use (DESIGN.md §2)"
 #endif
 
 #include "dtypelint/diag.h"

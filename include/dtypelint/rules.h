@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "dtypelint/finding-view.h"
+#include "dtypelint/ops.h"
 
 enum dtl_severity {
 	DTL_SEVERITY_INFO,
@@ -136,7 +137,8 @@ int dtl_rule_selection_validate(const struct dtl_rule_selection *selection,
 /* Runs the selected rules over a finished simulation, then sorts the findings
  * deterministically (file, line, column, rule, tensor). */
 int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *selection,
-                  struct dtl_findings *findings, struct dtl_error *error);
+                  const struct dtl_op_oracle *ops, struct dtl_findings *findings,
+                  struct dtl_error *error);
 /* Sorts findings as dtl_rules_run() does (file, line, column, rule, tensor, message): for
  * callers that add findings afterwards (DT002 unused suppressions). */
 void dtl_findings_sort(struct dtl_findings *findings);

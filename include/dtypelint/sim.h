@@ -17,7 +17,6 @@
 #include "dtypelint/behavior.h"
 #include "dtypelint/keep-fp32.h"
 #include "dtypelint/manifest.h"
-#include "dtypelint/ops.h"
 #include "dtypelint/profile.h"
 
 #define DTL_NONE_INDEX UINT32_MAX
@@ -173,7 +172,6 @@ struct dtl_sim {
 	const struct dtl_strmap *declared_names;
 	struct dtl_strmap own_declared;
 	struct dtl_strmap tensor_names;
-	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
 	/* struct dtl_event: every step but a declared tensor's first (the "manifest" step, read
 	 * from its entry when asked: dtl_sim_history) */
 	struct dtl_vec events;

@@ -350,12 +350,11 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	r = dtl_sim_run(sim, manifest, plan, behaviors, arena, error);
 	if (r < 0)
 		return r;
-	sim->ops = ops;
 	ret_linted->manifest = manifest;
 	ret_linted->plan = plan;
 	ret_linted->selection = s->selection;
 	ret_linted->settings = *s;
-	r = dtl_rules_run(sim, &s->selection, findings, error);
+	r = dtl_rules_run(sim, &s->selection, ops, findings, error);
 	if (r < 0)
 		return r;
 	r = dtl_cli_suppress(sim, findings, &s->selection, &s->limits, s->stdin_source, arena,

@@ -228,8 +228,7 @@ static int evaluate(const struct dtl_fix_context *ctx, const struct dtl_sim *sim
 	r = dtl_sim_run(after, &m, &plan, ctx->behaviors, ctx->arena, error);
 	if (r < 0)
 		return r;
-	after->ops = ctx->ops;
-	if ((r = dtl_rules_run(after, ctx->selection, found, error)) < 0)
+	if ((r = dtl_rules_run(after, ctx->selection, ctx->ops, found, error)) < 0)
 		return r;
 	dtl_strmap_init(&before, ctx->arena);
 	const struct dtl_finding *old = findings->items.items, *now = found->items.items;

@@ -8,6 +8,7 @@
 
 struct dtl_check {
 	const struct dtl_sim *sim;
+	const struct dtl_op_oracle *ops; /* custom ops' contracts (--kernels), or NULL */
 	const struct dtl_rule *rule;
 	struct dtl_findings *findings;
 	struct dtl_arena *arena;

@@ -33,7 +33,7 @@ static int dt701_check(struct dtl_check *c)
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_model_info *m = &sim->manifest->model;
 
-	if (!sim->ops)
+	if (!c->ops)
 		return 0;
 	for (size_t b = 0; b < m->kernel_count; b++) {
 		const struct dtl_glob_map *binding = &m->kernels[b];
@@ -50,7 +50,7 @@ static int dt701_check(struct dtl_check *c)
 			reported[d] = true;
 			struct dtl_op_answer answer;
 			memset(&answer, 0, sizeof(answer));
-			int r = sim->ops->query(sim->ops->data, binding->value, d, &answer);
+			int r = c->ops->query(c->ops->data, binding->value, d, &answer);
 			if (r == -ENOENT) {
 				struct dtl_finding *f = dtl_check_report(
 				    c, DTL_SEVERITY_INFO, binding->glob.loc,

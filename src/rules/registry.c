@@ -104,9 +104,11 @@ static int compare_findings(const void *pa, const void *pb)
 }
 
 int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *selection,
-                  struct dtl_findings *findings, struct dtl_error *error)
+                  const struct dtl_op_oracle *ops, struct dtl_findings *findings,
+                  struct dtl_error *error)
 {
-	struct dtl_check check = {.sim = sim, .findings = findings, .arena = sim->arena};
+	struct dtl_check check = {
+	    .sim = sim, .ops = ops, .findings = findings, .arena = sim->arena};
 
 	(void)error;
 	for (size_t i = 0; i < dtl_rule_registry_count; i++) {

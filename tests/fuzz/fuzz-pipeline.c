@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0)
 		r = dtl_sim_run(&sim, &manifest, &manifest.plan, &behaviors, &arena, &error);
 	if (r == 0)
-		r = dtl_rules_run(&sim, &selection, &findings, &error);
+		r = dtl_rules_run(&sim, &selection, NULL, &findings, &error);
 	dtl_fuzz_check_error(r, &error);
 	if (r == 0) {
 		struct dtl_input_view view;
