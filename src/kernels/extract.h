@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The fact extractor's state, shared by extract.c, rules.c, expr.c, macros.c and register.c. */
+/* The fact extractor's state, shared by extract.c, fact-rules.c, expr.c, macros.c and register.c. */
 #ifndef DTL_KERNELS_EXTRACT_H
 #define DTL_KERNELS_EXTRACT_H
 
@@ -147,7 +147,7 @@ const char *kexpr_message(struct kx *x, const struct ktok *toks, const size_t *s
                           const size_t *ends, size_t n);
 const struct kalias *kexpr_alias(struct kx *x, const char *text, size_t len);
 
-/* rules.c */
+/* fact-rules.c */
 void krule_at_dispatch(struct kx *x, struct krange *r, size_t i);
 void krule_assert(struct kx *x, struct krange *r, size_t i);
 void krule_branch(struct kx *x, struct krange *r, size_t i);

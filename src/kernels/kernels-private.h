@@ -2,7 +2,7 @@
 /*
  * Shared internals of the kernel scanner. The pipeline (facts/libclang-for-kernel-contracts.md
  * §6): parse.c lexes one file hermetically into struct ktok, macros.c harvests and expands the
- * project's function-like macros, extract.c (with rules.c and register.c) turns tokens into
+ * project's function-like macros, extract.c (with fact-rules.c and register.c) turns tokens into
  * facts, functions and registrations, link.c builds per-op contracts over the call graph.
  */
 #ifndef DTL_KERNELS_PRIVATE_H

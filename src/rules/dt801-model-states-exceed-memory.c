@@ -104,7 +104,7 @@ static void find_fixes(const struct dtl_sim *sim, const struct dtl_memory *m, ui
 }
 
 /* facts: DeepSpeed's estimator (estimate_zero3_model_states_mem_needs) and the ZeRO paper's
- * accounting, cited in rules/versions.yaml memory_formulas and src/sim/memory.c */
+ * accounting, cited in rules/versions.yaml memory_formulas and src/sim/memory-estimate.c */
 static int dt801_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the per-rank memory accounting (src/sim/memory.c) and of the memory sizes the
+/* Unit tests of the per-rank memory accounting (src/sim/memory-estimate.c) and of the memory sizes the
  * plan reads (dtl_bytes_parse): the cases the reference tests do not reach. */
 #include <errno.h>
 #include <stdio.h>
