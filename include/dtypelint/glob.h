@@ -114,11 +114,11 @@ struct dtl_path_known {
 	const uint32_t *ends;
 	size_t count;
 };
-size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path,
-                                        size_t len, const struct dtl_path_known *known,
-                                        uint32_t *out, size_t max);
-int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char *path,
-                                       size_t len, const struct dtl_path_known *known);
+size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path, size_t len,
+                                        const struct dtl_path_known *known, uint32_t *out,
+                                        size_t max);
+int64_t dtl_globset_cursor_first_known(struct dtl_globset_cursor *c, const char *path, size_t len,
+                                       const struct dtl_path_known *known);
 /* After a cursor call: true when no pattern of the set can match the last path followed by
  * more segments (its walk came to nothing, and the set has no invalid glob, which is matched
  * one by one). A module tree walked parent first can then skip the module's whole subtree. */

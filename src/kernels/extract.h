@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The fact extractor's state, shared by extract.c, fact-rules.c, expr.c, macros.c and register.c. */
+/* The fact extractor's state, shared by extract.c, fact-rules.c, expr.c, macros.c and register.c.
+ */
 #ifndef DTL_KERNELS_EXTRACT_H
 #define DTL_KERNELS_EXTRACT_H
 

@@ -28,7 +28,8 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 	struct dtl_tensor_stream tensors;
 	struct dtl_doc_stream stream = {.key = "tensors",
 	                                .element = dtl_tensor_stream_element,
-	                                .text = what == LOAD_MANIFEST ? dtl_tensor_stream_text : NULL,
+	                                .text =
+	                                    what == LOAD_MANIFEST ? dtl_tensor_stream_text : NULL,
 	                                .ctx = &tensors};
 	const char *file;
 	int r;

@@ -31,12 +31,12 @@ struct dtl_tensor_stream {
 	struct dtl_vec decls;    /* struct dtl_tensor_decl, in arena */
 	struct dtl_strmap names; /* name -> first index, in arena (the manifest's tensor_index) */
 	const struct dtl_doc_stream *doc; /* the reader's offsets (NULL: none) */
-	size_t count;             /* elements seen (more than decls past --max-tensors) */
-	int failed;               /* the first conversion error, or 0 */
+	size_t count;                     /* elements seen (more than decls past --max-tensors) */
+	int failed;                       /* the first conversion error, or 0 */
 	struct dtl_error error;
 };
-void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file,
-                            struct dtl_arena *arena, const struct dtl_limits *limits);
+void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file, struct dtl_arena *arena,
+                            const struct dtl_limits *limits);
 /* dtl_doc_stream's element(): one element of "tensors" */
 int dtl_tensor_stream_element(void *ctx, const struct dtl_node *item);
 /* dtl_doc_stream's text(): one element of "tensors" read from the JSON text without nodes

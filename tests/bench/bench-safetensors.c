@@ -17,22 +17,19 @@
 
 #include "dtypelint/safetensors.h"
 
-static double
-now(void)
+static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int
-compare_names(const void *a, const void *b)
+static int compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct dtl_limits limits;
 	char **paths = NULL;

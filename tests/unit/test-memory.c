@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the per-rank memory accounting (src/sim/memory-estimate.c) and of the memory sizes the
- * plan reads (dtl_bytes_parse): the cases the reference tests do not reach. */
+/* Unit tests of the per-rank memory accounting (src/sim/memory-estimate.c) and of the memory sizes
+ * the plan reads (dtl_bytes_parse): the cases the reference tests do not reach. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
