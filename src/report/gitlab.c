@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 
+#include "dtypelint/json-writer.h"
 #include "report-private.h"
 
 static const char *gitlab_severity(enum dtl_severity s)
@@ -18,6 +19,7 @@ int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n
 {
 	struct dtl_arena arena;
 	struct dtl_report_item *items;
+	struct dtl_json w;
 	size_t count;
 	int r;
 
@@ -25,7 +27,8 @@ int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n
 	r = dtl_report_items(&arena, inputs, n, &items, &count);
 	if (r < 0)
 		goto done;
-	fputc('[', out);
+	dtl_json_init(&w, out);
+	dtl_json_begin_array_block(&w);
 	for (size_t i = 0; i < count; i++) {
 		const struct dtl_finding *f = items[i].finding;
 		char *description =
@@ -34,22 +37,28 @@ int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n
 			r = -ENOMEM;
 			goto done;
 		}
-		fputs(i ? ",\n  {\"type\": \"issue\", \"description\": "
-		        : "\n  {\"type\": \"issue\", \"description\": ",
-		      out);
-		dtl_json_string(out, description);
-		fputs(", \"check_name\": ", out);
-		dtl_json_string(out, f->rule->id);
-		fputs(", \"categories\": [\"Bug Risk\"], \"fingerprint\": ", out);
-		dtl_json_string(out, items[i].fingerprint);
-		fputs(", \"severity\": ", out);
-		dtl_json_string(out, gitlab_severity(f->severity));
-		fputs(", \"location\": {\"path\": ", out);
-		dtl_json_string(out, items[i].path);
-		fprintf(out, ", \"lines\": {\"begin\": %u}}}", f->loc.line ? f->loc.line : 1);
+		dtl_json_begin_object(&w);
+		dtl_json_key_string(&w, "type", "issue");
+		dtl_json_key_string(&w, "description", description);
+		dtl_json_key_string(&w, "check_name", f->rule->id);
+		dtl_json_key(&w, "categories");
+		dtl_json_begin_array(&w);
+		dtl_json_put_string(&w, "Bug Risk");
+		dtl_json_end_array(&w);
+		dtl_json_key_string(&w, "fingerprint", items[i].fingerprint);
+		dtl_json_key_string(&w, "severity", gitlab_severity(f->severity));
+		dtl_json_key(&w, "location");
+		dtl_json_begin_object(&w);
+		dtl_json_key_string(&w, "path", items[i].path);
+		dtl_json_key(&w, "lines");
+		dtl_json_begin_object(&w);
+		dtl_json_key_uint(&w, "begin", f->loc.line ? f->loc.line : 1);
+		dtl_json_end_object(&w);
+		dtl_json_end_object(&w);
+		dtl_json_end_object(&w);
 	}
-	fputs(count ? "\n]\n" : "]\n", out);
-	r = ferror(out) ? -EIO : 0;
+	dtl_json_end_array(&w);
+	r = dtl_json_finish(&w);
 done:
 	dtl_arena_fini(&arena);
 	return r;
