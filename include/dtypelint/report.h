@@ -89,9 +89,6 @@ const char *dtl_report_version_source(const struct dtl_input_view *view, enum dt
 int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* --memory: the per-rank model states of each input as a text table, after the report. */
 int dtl_report_memory_text(FILE *out, const struct dtl_report_input *inputs, size_t n);
-/* The "memory" object of one input in the JSON report (dtypelint(1), JSON OUTPUT). */
-void dtl_report_memory_json(FILE *out, const struct dtl_input_view *view,
-                            const struct dtl_memory_view *memory);
 /* --show-plan: the resolved plan of each input (text, or one JSON object with "plans"). */
 int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);
 /* --explain: a rule's documentation as Markdown. */

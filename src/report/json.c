@@ -7,30 +7,17 @@
 #include <string.h>
 
 #include "dtl-config.h"
-#include "dtypelint/quoted.h"
-#include "dtypelint/report.h"
+#include "dtypelint/json-writer.h"
+#include "report-private.h"
 
-void dtl_json_string(FILE *out, const char *s)
+static void loc_object(struct dtl_json *w, const char *key, const struct dtl_loc *loc)
 {
-	if (!s)
-		s = "";
-	dtl_put_quoted(out, s, strlen(s));
-}
-
-static void loc_object(FILE *out, const struct dtl_loc *loc)
-{
-	fputs("{\"file\": ", out);
-	dtl_json_string(out, loc->file);
-	fprintf(out, ", \"line\": %u, \"column\": %u}", loc->line ? loc->line : 1,
-	        loc->column ? loc->column : 1);
-}
-
-static void string_or_null(FILE *out, const char *s)
-{
-	if (s)
-		dtl_json_string(out, s);
-	else
-		fputs("null", out);
+	dtl_json_key(w, key);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "file", loc->file ? loc->file : "");
+	dtl_json_key_uint(w, "line", loc->line ? loc->line : 1);
+	dtl_json_key_uint(w, "column", loc->column ? loc->column : 1);
+	dtl_json_end_object(w);
 }
 
 static const char *group_kind(enum dtl_view_group_kind kind)
@@ -48,178 +35,209 @@ static const char *group_kind(enum dtl_view_group_kind kind)
 	return "group";
 }
 
-static void trace(FILE *out, const struct dtl_finding_tensor *t)
+static void trace(struct dtl_json *w, const struct dtl_finding_tensor *t)
 {
-	fputs("{\"tensor\": ", out);
-	dtl_json_string(out, t->name);
-	fputs(", \"dtype\": ", out);
-	dtl_json_string(out, dtl_dtype_name(t->dtype));
-	fprintf(out, ", \"trainable\": %s, \"location\": ",
-	        (t->flags & DTL_VIEW_TF_TRAINABLE) ? "true" : "false");
-	loc_object(out, &t->loc);
-	fputs(", \"steps\": [", out);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "tensor", t->name ? t->name : "");
+	dtl_json_key_string(w, "dtype", dtl_dtype_name(t->dtype));
+	dtl_json_key_bool(w, "trainable", t->flags & DTL_VIEW_TF_TRAINABLE);
+	loc_object(w, "location", &t->loc);
+	dtl_json_key(w, "steps");
+	dtl_json_begin_array(w);
 	for (size_t i = 0; i < t->step_count; i++) {
 		const struct dtl_trace_step *e = &t->steps[i];
-		fputs(i ? ", {\"stage\": " : "{\"stage\": ", out);
-		dtl_json_string(out, e->name);
-		fputs(", \"from\": ", out);
-		dtl_json_string(out, dtl_dtype_name(e->from));
-		fputs(", \"to\": ", out);
-		dtl_json_string(out, dtl_dtype_name(e->to));
-		fputs(", \"reason\": ", out);
-		dtl_json_string(out, e->reason);
-		fputs(", \"fact\": ", out);
-		string_or_null(out, e->fact);
-		fputs(", \"location\": ", out);
-		if (e->loc.file)
-			loc_object(out, &e->loc);
-		else
-			fputs("null", out);
-		fputc('}', out);
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "stage", e->name ? e->name : "");
+		dtl_json_key_string(w, "from", dtl_dtype_name(e->from));
+		dtl_json_key_string(w, "to", dtl_dtype_name(e->to));
+		dtl_json_key_string(w, "reason", e->reason ? e->reason : "");
+		dtl_json_key_string(w, "fact", e->fact);
+		if (e->loc.file) {
+			loc_object(w, "location", &e->loc);
+		} else {
+			dtl_json_key(w, "location");
+			dtl_json_put_null(w);
+		}
+		dtl_json_end_object(w);
 	}
-	fputs("]}", out);
+	dtl_json_end_array(w);
+	dtl_json_end_object(w);
 }
 
-/* Separators of the pretty (json) and compact (json-lines) layouts. */
+/* Where the pretty layout (json) breaks lines, and the compact one (json-lines) does not (-1) */
 struct layout {
-	const char *open;  /* before a finding */
-	const char *field; /* before a finding's second-level fields */
-	const char *trace; /* before each trace entry */
+	int finding; /* each finding */
+	int field;   /* a finding's fields after the first line */
+	int trace;   /* each trace entry */
 };
 
-static const struct layout pretty = {"    {", ",\n     ", "\n       "};
-static const struct layout compact = {"{", ", ", ""};
+static const struct layout pretty = {4, 5, 7};
+static const struct layout compact = {-1, -1, -1};
 
-static void finding(FILE *out, const struct dtl_finding *f, const struct layout *l)
+static void finding(struct dtl_json *w, const struct dtl_finding *f, const struct layout *l)
 {
-	fprintf(out, "%s\"rule\": ", l->open);
-	dtl_json_string(out, f->rule->id);
-	fputs(", \"name\": ", out);
-	dtl_json_string(out, f->rule->name);
-	fputs(", \"severity\": ", out);
-	dtl_json_string(out, dtl_severity_name(f->severity));
-	fputs(", \"message\": ", out);
-	dtl_json_string(out, f->message);
-	fprintf(out, "%s\"location\": ", l->field);
-	loc_object(out, &f->loc);
-	fprintf(out, "%s\"tensors\": [", l->field);
-	for (size_t i = 0; i < f->tensor_count; i++) {
-		if (i)
-			fputs(", ", out);
-		dtl_json_string(out, f->view.tensors[i].name);
-	}
-	fprintf(out, "]%s\"group\": ", l->field);
+	dtl_json_break(w, l->finding);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "rule", f->rule->id);
+	dtl_json_key_string(w, "name", f->rule->name);
+	dtl_json_key_string(w, "severity", dtl_severity_name(f->severity));
+	dtl_json_key_string(w, "message", f->message);
+	dtl_json_break(w, l->field);
+	loc_object(w, "location", &f->loc);
+	dtl_json_break(w, l->field);
+	dtl_json_key(w, "tensors");
+	dtl_json_begin_array(w);
+	for (size_t i = 0; i < f->tensor_count; i++)
+		dtl_json_put_string(w, f->view.tensors[i].name ? f->view.tensors[i].name : "");
+	dtl_json_end_array(w);
+	dtl_json_break(w, l->field);
+	dtl_json_key(w, "group");
 	if (f->view.group) {
-		fputs("{\"name\": ", out);
-		dtl_json_string(out, f->view.group->name);
-		fputs(", \"kind\": ", out);
-		dtl_json_string(out, group_kind(f->view.group->kind));
-		fprintf(out, ", \"index\": %u, \"offset\": %u, \"size\": %zu}",
-		        f->view.group->index, f->group_offset, f->view.group->size);
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "name", f->view.group->name ? f->view.group->name : "");
+		dtl_json_key_string(w, "kind", group_kind(f->view.group->kind));
+		dtl_json_key_uint(w, "index", f->view.group->index);
+		dtl_json_key_uint(w, "offset", f->group_offset);
+		dtl_json_key_uint(w, "size", f->view.group->size);
+		dtl_json_end_object(w);
 	} else {
-		fputs("null", out);
+		dtl_json_put_null(w);
 	}
-	fprintf(out, "%s\"framework_error\": ", l->field);
+	dtl_json_break(w, l->field);
+	dtl_json_key(w, "framework_error");
 	if (f->error_text) {
-		fputs("{\"text\": ", out);
-		dtl_json_string(out, f->error_text);
-		fputs(", \"when\": ", out);
-		string_or_null(out, f->error_when);
-		fputs(", \"versions\": ", out);
-		string_or_null(out, f->error_versions);
-		fputc('}', out);
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "text", f->error_text);
+		dtl_json_key_string(w, "when", f->error_when);
+		dtl_json_key_string(w, "versions", f->error_versions);
+		dtl_json_end_object(w);
 	} else {
-		fputs("null", out);
+		dtl_json_put_null(w);
 	}
-	fprintf(out, "%s\"effect\": ", l->field);
-	string_or_null(out, f->effect);
-	fprintf(out, "%s\"trace\": [", l->field);
+	dtl_json_break(w, l->field);
+	dtl_json_key_string(w, "effect", f->effect);
+	dtl_json_break(w, l->field);
+	dtl_json_key(w, "trace");
+	dtl_json_begin_array(w);
 	for (size_t i = 0; i < f->tensor_count; i++) {
-		fprintf(out, "%s%s", i ? "," : "", l->trace);
-		if (i && !*l->trace)
-			fputc(' ', out);
-		trace(out, &f->view.tensors[i]);
+		dtl_json_break(w, l->trace);
+		trace(w, &f->view.tensors[i]);
 	}
-	fprintf(out, "]%s\"fix\": ", l->field);
-	string_or_null(out, f->fix);
-	fputc('}', out);
+	dtl_json_end_array(w);
+	dtl_json_break(w, l->field);
+	dtl_json_key_string(w, "fix", f->fix);
+	dtl_json_end_object(w);
 }
 
-static void plan_object(FILE *out, const struct dtl_input_view *view)
+static void plan_object(struct dtl_json *w, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
 	char v[32];
 
-	fputs("{\"strategy\": ", out);
-	dtl_json_string(out, dtl_strategy_name(rp->plan->strategy));
-	fputs(", \"precision\": ", out);
-	dtl_json_string(out, dtl_precision_name(rp->plan->precision));
-	fprintf(out, ", \"world_size\": %lld, \"groups\": %zu, \"versions\": {",
-	        (long long)rp->plan->world_size, view->group_count);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "strategy", dtl_strategy_name(rp->plan->strategy));
+	dtl_json_key_string(w, "precision", dtl_precision_name(rp->plan->precision));
+	dtl_json_key_int(w, "world_size", rp->plan->world_size);
+	dtl_json_key_uint(w, "groups", view->group_count);
+	dtl_json_key(w, "versions");
+	dtl_json_begin_object(w);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
-		fputs(fw ? ", " : "", out);
-		dtl_json_string(out, dtl_framework_name(fw));
-		fputs(": {\"version\": ", out);
-		dtl_json_string(out, dtl_version_format(&rp->plan->versions[fw], v, sizeof(v)));
 		char from[600];
-		fprintf(out, ", \"assumed\": %s, \"from\": ",
-		        rp->version_assumed[fw] ? "true" : "false");
-		dtl_json_string(out, dtl_report_version_source(view, fw, from, sizeof(from)));
-		fputc('}', out);
+		dtl_json_key(w, dtl_framework_name(fw));
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "version",
+		                    dtl_version_format(&rp->plan->versions[fw], v, sizeof(v)));
+		dtl_json_key_bool(w, "assumed", rp->version_assumed[fw]);
+		dtl_json_key_string(w, "from",
+		                    dtl_report_version_source(view, fw, from, sizeof(from)));
+		dtl_json_end_object(w);
 	}
-	fputs("}}", out);
+	dtl_json_end_object(w);
+	dtl_json_end_object(w);
+}
+
+static void input_object(struct dtl_json *w, const struct dtl_report_input *in)
+{
+	dtl_json_break(w, 2);
+	dtl_json_begin_object(w);
+	const struct dtl_input_view *view = in->view;
+	if (!view) { /* not read: its finding is DT001 */
+		dtl_json_key_string(w, "file", in->file ? in->file : "");
+		dtl_json_key(w, "tensors");
+		dtl_json_put_null(w);
+		dtl_json_key(w, "plan");
+		dtl_json_put_null(w);
+		dtl_json_end_object(w);
+		return;
+	}
+	dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "");
+	dtl_json_key_uint(w, "tensors", view->tensor_count);
+	dtl_json_key(w, "plan");
+	plan_object(w, view);
+	if (in->memory) {
+		dtl_json_key(w, "memory");
+		dtl_report_memory_json(w, view, in->memory);
+	}
+	dtl_json_end_object(w);
 }
 
 int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
 	struct dtl_report_counts c;
+	struct dtl_json w;
 	bool first = true;
 
 	dtl_report_count(inputs, n, &c);
-	fputs("{\"version\": 1,\n \"tool\": {\"name\": \"dtypelint\", \"version\": ", out);
-	dtl_json_string(out, DTL_VERSION);
-	fprintf(out,
-	        "},\n \"summary\": {\"inputs\": %zu, \"findings\": %zu, \"errors\": %zu, "
-	        "\"warnings\": %zu, \"infos\": %zu},\n \"inputs\": [",
-	        n, c.findings, c.errors, c.warnings, c.infos);
-	for (size_t i = 0; i < n; i++) {
-		fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", out);
-		const struct dtl_input_view *view = inputs[i].view;
-		if (!view) { /* not read: its finding is DT001 */
-			dtl_json_string(out, inputs[i].file);
-			fputs(", \"tensors\": null, \"plan\": null}", out);
-			continue;
-		}
-		dtl_json_string(out, view->manifest->file);
-		fprintf(out, ", \"tensors\": %zu, \"plan\": ", view->tensor_count);
-		plan_object(out, view);
-		if (inputs[i].memory) {
-			fputs(", \"memory\": ", out);
-			dtl_report_memory_json(out, view, inputs[i].memory);
-		}
-		fputc('}', out);
-	}
-	fputs("],\n \"findings\": [", out);
+	dtl_json_init(&w, out);
+	dtl_json_begin_object(&w);
+	dtl_json_key_uint(&w, "version", 1);
+	dtl_json_break(&w, 1);
+	dtl_json_key(&w, "tool");
+	dtl_json_begin_object(&w);
+	dtl_json_key_string(&w, "name", "dtypelint");
+	dtl_json_key_string(&w, "version", DTL_VERSION);
+	dtl_json_end_object(&w);
+	dtl_json_break(&w, 1);
+	dtl_json_key(&w, "summary");
+	dtl_json_begin_object(&w);
+	dtl_json_key_uint(&w, "inputs", n);
+	dtl_json_key_uint(&w, "findings", c.findings);
+	dtl_json_key_uint(&w, "errors", c.errors);
+	dtl_json_key_uint(&w, "warnings", c.warnings);
+	dtl_json_key_uint(&w, "infos", c.infos);
+	dtl_json_end_object(&w);
+	dtl_json_break(&w, 1);
+	dtl_json_key(&w, "inputs");
+	dtl_json_begin_array(&w);
+	for (size_t i = 0; i < n; i++)
+		input_object(&w, &inputs[i]);
+	dtl_json_end_array(&w);
+	dtl_json_break(&w, 1);
+	dtl_json_key(&w, "findings");
+	dtl_json_begin_array(&w);
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_finding *f = inputs[i].findings->items.items;
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
-			fputs(first ? "\n" : ",\n", out);
+			finding(&w, &f[k], &pretty);
 			first = false;
-			finding(out, &f[k], &pretty);
 		}
 	}
-	fputs(first ? "]}\n" : "\n ]}\n", out);
-	return ferror(out) ? -EIO : 0;
+	if (!first)
+		dtl_json_break(&w, 1);
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
+	return dtl_json_finish(&w);
 }
 
 int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
+	struct dtl_json w;
+
+	dtl_json_init(&w, out);
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_finding *f = inputs[i].findings->items.items;
-		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
-			finding(out, &f[k], &compact);
-			fputc('\n', out);
-		}
+		for (size_t k = 0; k < inputs[i].findings->items.count; k++)
+			finding(&w, &f[k], &compact);
 	}
-	return ferror(out) ? -EIO : 0;
+	return dtl_json_finish(&w);
 }

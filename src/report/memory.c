@@ -2,7 +2,9 @@
 /* --memory: the per-rank model states (include/dtypelint/memory.h) as text and as JSON. */
 #include <errno.h>
 
+#include "dtypelint/json-writer.h"
 #include "dtypelint/report.h"
+#include "report-private.h"
 
 static void put_dtypes(FILE *out, const struct dtl_memory_view_line *l)
 {
@@ -69,49 +71,54 @@ int dtl_report_memory_text(FILE *out, const struct dtl_report_input *inputs, siz
 	return ferror(out) ? -EIO : 0;
 }
 
-void dtl_report_memory_json(FILE *out, const struct dtl_input_view *view,
+void dtl_report_memory_json(struct dtl_json *w, const struct dtl_input_view *view,
                             const struct dtl_memory_view *m)
 {
 	const struct dtl_plan *plan = view->rp.plan;
 
-	fputs("{\"strategy\": ", out);
-	dtl_json_string(out, m->strategy);
-	fprintf(out, ", \"world_size\": %lld, \"optimizer\": ", (long long)m->world_size);
-	dtl_json_string(out, m->optimizer);
-	if (plan->device_memory > 0)
-		fprintf(out, ", \"device_memory\": %lld", (long long)plan->device_memory);
-	else
-		fputs(", \"device_memory\": null", out);
-	fputs(", \"activations_counted\": false, \"per_rank\": {", out);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "strategy", m->strategy);
+	dtl_json_key_int(w, "world_size", m->world_size);
+	dtl_json_key_string(w, "optimizer", m->optimizer);
+	if (plan->device_memory > 0) {
+		dtl_json_key_int(w, "device_memory", plan->device_memory);
+	} else {
+		dtl_json_key(w, "device_memory");
+		dtl_json_put_null(w);
+	}
+	dtl_json_key_bool(w, "activations_counted", false);
+	dtl_json_key(w, "per_rank");
+	dtl_json_begin_object(w);
 	for (size_t p = 0; p < m->line_count; p++)
-		fprintf(out, "%s\"%s\": %llu", p ? ", " : "", m->line[p].name,
-		        (unsigned long long)m->line[p].device);
-	fprintf(out, ", \"total\": %llu, \"host\": %llu}, \"parts\": [",
-	        (unsigned long long)m->total, (unsigned long long)m->host);
+		dtl_json_key_uint(w, m->line[p].name, m->line[p].device);
+	dtl_json_key_uint(w, "total", m->total);
+	dtl_json_key_uint(w, "host", m->host);
+	dtl_json_end_object(w);
+	dtl_json_key(w, "parts");
+	dtl_json_begin_array(w);
 	for (size_t p = 0; p < m->line_count; p++) {
 		const struct dtl_memory_view_line *l = &m->line[p];
-		fprintf(out, "%s{\"name\": \"%s\", \"device\": %llu, \"host\": %llu, \"dtypes\": [",
-		        p ? ", " : "", l->name, (unsigned long long)l->device,
-		        (unsigned long long)l->host);
-		bool first = true;
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "name", l->name);
+		dtl_json_key_uint(w, "device", l->device);
+		dtl_json_key_uint(w, "host", l->host);
+		dtl_json_key(w, "dtypes");
+		dtl_json_begin_array(w);
 		for (int d = 0; d < DTL_DTYPE_COUNT; d++) {
 			if (!l->by_dtype[d])
 				continue;
-			fputs(first ? "{\"dtype\": " : ", {\"dtype\": ", out);
-			dtl_json_string(out, dtl_dtype_name((enum dtl_dtype)d));
-			fprintf(out, ", \"bytes\": %llu}", (unsigned long long)l->by_dtype[d]);
-			first = false;
+			dtl_json_begin_object(w);
+			dtl_json_key_string(w, "dtype", dtl_dtype_name((enum dtl_dtype)d));
+			dtl_json_key_uint(w, "bytes", l->by_dtype[d]);
+			dtl_json_end_object(w);
 		}
-		fputs("], \"rule\": ", out);
-		dtl_json_string(out, l->rule);
-		fputs(", \"source\": ", out);
-		dtl_json_string(out, l->source);
-		fputc('}', out);
+		dtl_json_end_array(w);
+		dtl_json_key_string(w, "rule", l->rule ? l->rule : "");
+		dtl_json_key_string(w, "source", l->source ? l->source : "");
+		dtl_json_end_object(w);
 	}
-	fputs("], \"gathered_from\": ", out);
-	if (m->gathered_name)
-		dtl_json_string(out, m->gathered_name);
-	else
-		fputs("null", out);
-	fprintf(out, ", \"unknown_numel\": %zu}", m->unknown_numel);
+	dtl_json_end_array(w);
+	dtl_json_key_string(w, "gathered_from", m->gathered_name);
+	dtl_json_key_uint(w, "unknown_numel", m->unknown_numel);
+	dtl_json_end_object(w);
 }

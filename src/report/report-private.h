@@ -37,6 +37,11 @@ const char *dtl_report_group_kind(enum dtl_view_group_kind kind);
 void dtl_report_put_shape(FILE *out, const int64_t *shape, uint32_t rank, int64_t numel,
                           const char *unknown);
 
+struct dtl_json;
+/* The "memory" object of one input in the JSON report (dtypelint(1), JSON OUTPUT). */
+void dtl_report_memory_json(struct dtl_json *w, const struct dtl_input_view *view,
+                            const struct dtl_memory_view *memory);
+
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);
 
