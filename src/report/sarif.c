@@ -12,50 +12,64 @@
 #include <string.h>
 
 #include "dtl-config.h"
+#include "dtypelint/json-writer.h"
 #include "report-private.h"
 
 /* GitHub truncates nothing but rejects nothing either past 1024 characters: stay within */
 #define DESCRIPTION_MAX 1024
 
-static void uri_string(FILE *out, const char *path, bool relative)
+/* path percent-encoded (RFC 3986), as a file:// URI unless relative */
+static void uri_string(struct dtl_json *w, const char *path, bool relative)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	char uri[sizeof("file://") + 3 * 4096];
+	size_t n = 0;
 
-	fputc('"', out);
 	if (!relative)
-		fputs("file://", out);
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		n = (size_t)snprintf(uri, sizeof(uri), "file://");
+	for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 <= sizeof(uri);
+	     p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
-			fputc(*p, out);
-		else
-			fprintf(out, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+			uri[n++] = (char)*p;
+		} else {
+			uri[n++] = '%';
+			uri[n++] = hex[*p >> 4];
+			uri[n++] = hex[*p & 15];
+		}
 	}
-	fputc('"', out);
+	dtl_json_put_string_len(w, uri, n);
 }
 
 /* s cut to at most max bytes at a UTF-8 boundary, with "..." when cut */
-static void json_string_max(FILE *out, const char *s, size_t max)
+static void json_string_max(struct dtl_json *w, const char *s)
 {
+	char cut[DESCRIPTION_MAX + 1];
 	size_t len = strlen(s);
-	char *copy;
 
-	if (len <= max) {
-		dtl_json_string(out, s);
+	if (len <= DESCRIPTION_MAX) {
+		dtl_json_put_string_len(w, s, len);
 		return;
 	}
-	len = max - 3;
+	len = DESCRIPTION_MAX - 3;
 	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
 		len--;
-	copy = malloc(len + 4);
-	if (!copy) {
-		dtl_json_string(out, "");
-		return;
-	}
-	memcpy(copy, s, len);
-	memcpy(copy + len, "...", 4);
-	dtl_json_string(out, copy);
-	free(copy);
+	memcpy(cut, s, len);
+	memcpy(cut + len, "...", 3);
+	dtl_json_put_string_len(w, cut, len + 3);
+}
+
+/* {"text": s}, the SARIF message and description object */
+static void text_object(struct dtl_json *w, const char *key, const char *s, bool cut)
+{
+	dtl_json_key(w, key);
+	dtl_json_begin_object(w);
+	dtl_json_key(w, "text");
+	if (cut)
+		json_string_max(w, s);
+	else
+		dtl_json_put_string(w, s);
+	dtl_json_end_object(w);
 }
 
 static const char *problem_severity(enum dtl_severity s)
@@ -65,7 +79,7 @@ static const char *problem_severity(enum dtl_severity s)
 	                                   : "recommendation";
 }
 
-static int rule_object(FILE *out, const struct dtl_rule *rule)
+static int rule_object(struct dtl_json *w, const struct dtl_rule *rule)
 {
 	char *help = NULL, *uri;
 	size_t help_size = 0;
@@ -87,34 +101,45 @@ static int rule_object(FILE *out, const struct dtl_rule *rule)
 		return r;
 	}
 	snprintf(uri, uri_size, "%s/%s.md", DTL_RULES_URL, rule->id);
-	fputs("        {\"id\": ", out);
-	dtl_json_string(out, rule->id);
-	fputs(", \"name\": ", out);
-	dtl_json_string(out, rule->name);
-	fputs(",\n         \"shortDescription\": {\"text\": ", out);
-	json_string_max(out, rule->summary, DESCRIPTION_MAX);
-	fputs("},\n         \"fullDescription\": {\"text\": ", out);
-	json_string_max(out, rule->explanation, DESCRIPTION_MAX);
-	fputs("},\n         \"help\": {\"text\": ", out);
-	dtl_json_string(out, help);
-	fputs(", \"markdown\": ", out);
-	dtl_json_string(out, help);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "id", rule->id);
+	dtl_json_key_string(w, "name", rule->name);
+	dtl_json_break(w, 9);
+	text_object(w, "shortDescription", rule->summary, true);
+	dtl_json_break(w, 9);
+	text_object(w, "fullDescription", rule->explanation, true);
+	dtl_json_break(w, 9);
+	dtl_json_key(w, "help");
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "text", help);
+	dtl_json_key_string(w, "markdown", help);
+	dtl_json_end_object(w);
 	/* the rule's page, docs/rules/<ID>.md (meson -Drules_url) */
-	fputs("},\n         \"helpUri\": ", out);
-	dtl_json_string(out, uri);
+	dtl_json_break(w, 9);
+	dtl_json_key_string(w, "helpUri", uri);
 	free(uri);
-	fputs(",\n         \"defaultConfiguration\": {\"level\": ", out);
-	dtl_json_string(out, dtl_report_sarif_level(rule->severity));
-	fputs("},\n         \"properties\": {\"tags\": [\"dtype\", \"dtypelint\"], "
-	      "\"precision\": \"high\", \"problem.severity\": ",
-	      out);
-	dtl_json_string(out, problem_severity(rule->severity));
-	fputs("}}", out);
+	dtl_json_break(w, 9);
+	dtl_json_key(w, "defaultConfiguration");
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "level", dtl_report_sarif_level(rule->severity));
+	dtl_json_end_object(w);
+	dtl_json_break(w, 9);
+	dtl_json_key(w, "properties");
+	dtl_json_begin_object(w);
+	dtl_json_key(w, "tags");
+	dtl_json_begin_array(w);
+	dtl_json_put_string(w, "dtype");
+	dtl_json_put_string(w, "dtypelint");
+	dtl_json_end_array(w);
+	dtl_json_key_string(w, "precision", "high");
+	dtl_json_key_string(w, "problem.severity", problem_severity(rule->severity));
+	dtl_json_end_object(w);
+	dtl_json_end_object(w);
 	free(help);
 	return 0;
 }
 
-static void physical_location(FILE *out, const struct dtl_loc *loc,
+static void physical_location(struct dtl_json *w, const struct dtl_loc *loc,
                               const struct dtl_report_options *options)
 {
 	char path[4096];
@@ -129,24 +154,33 @@ static void physical_location(FILE *out, const struct dtl_loc *loc,
 		end = options->line_end(options->line_end_data, file, loc->line);
 	if (end <= column)
 		end = column + 1;
-	fputs("\"physicalLocation\": {\"artifactLocation\": {\"uri\": ", out);
-	uri_string(out, path, relative);
+	dtl_json_key(w, "physicalLocation");
+	dtl_json_begin_object(w);
+	dtl_json_key(w, "artifactLocation");
+	dtl_json_begin_object(w);
+	dtl_json_key(w, "uri");
+	uri_string(w, path, relative);
 	if (relative)
-		fputs(", \"uriBaseId\": \"%SRCROOT%\"", out);
-	fprintf(out,
-	        "}, \"region\": {\"startLine\": %u, \"startColumn\": %u, \"endLine\": %u, "
-	        "\"endColumn\": %u}}",
-	        line, column, line, end);
+		dtl_json_key_string(w, "uriBaseId", "%SRCROOT%");
+	dtl_json_end_object(w);
+	dtl_json_key(w, "region");
+	dtl_json_begin_object(w);
+	dtl_json_key_uint(w, "startLine", line);
+	dtl_json_key_uint(w, "startColumn", column);
+	dtl_json_key_uint(w, "endLine", line);
+	dtl_json_key_uint(w, "endColumn", end);
+	dtl_json_end_object(w);
+	dtl_json_end_object(w);
 }
 
-static void message_text(FILE *out, const struct dtl_finding *f)
+static void message_text(struct dtl_json *w, const struct dtl_finding *f)
 {
 	char *text = NULL;
 	size_t size = 0;
 	FILE *mem = open_memstream(&text, &size);
 
 	if (!mem) {
-		dtl_json_string(out, f->message);
+		text_object(w, "message", f->message, false);
 		return;
 	}
 	fprintf(mem, "%s.", f->message);
@@ -158,10 +192,10 @@ static void message_text(FILE *out, const struct dtl_finding *f)
 		fprintf(mem, "\nfix: %s", f->fix);
 	if (fclose(mem) != 0) {
 		free(text);
-		dtl_json_string(out, f->message);
+		text_object(w, "message", f->message, false);
 		return;
 	}
-	dtl_json_string(out, text);
+	text_object(w, "message", text, false);
 	free(text);
 }
 
@@ -182,82 +216,135 @@ static bool has_results(const struct dtl_report_item *items, size_t count, const
 	return false;
 }
 
-static void result(FILE *out, const struct dtl_report_item *it, const struct dtl_rule **rules,
-                   size_t rule_count, const struct dtl_report_options *options)
+static void result(struct dtl_json *w, const struct dtl_report_item *it,
+                   const struct dtl_rule **rules, size_t rule_count,
+                   const struct dtl_report_options *options)
 {
 	const struct dtl_finding *f = it->finding;
 
-	fputs("        {\"ruleId\": ", out);
-	dtl_json_string(out, f->rule->id);
-	fprintf(out, ", \"ruleIndex\": %zu, \"level\": ", rule_index(rules, rule_count, f->rule));
-	dtl_json_string(out, dtl_report_sarif_level(f->severity));
-	fputs(",\n         \"message\": {\"text\": ", out);
-	message_text(out, f);
-	fputs("},\n         \"locations\": [{", out);
-	physical_location(out, &f->loc, options);
-	fputs("}],\n         \"partialFingerprints\": {\"dtypelint/v1\": ", out);
-	dtl_json_string(out, it->fingerprint);
-	fputc('}', out);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "ruleId", f->rule->id);
+	dtl_json_key_uint(w, "ruleIndex", rule_index(rules, rule_count, f->rule));
+	dtl_json_key_string(w, "level", dtl_report_sarif_level(f->severity));
+	dtl_json_break(w, 9);
+	message_text(w, f);
+	dtl_json_break(w, 9);
+	dtl_json_key(w, "locations");
+	dtl_json_begin_array(w);
+	dtl_json_begin_object(w);
+	physical_location(w, &f->loc, options);
+	dtl_json_end_object(w);
+	dtl_json_end_array(w);
+	dtl_json_break(w, 9);
+	dtl_json_key(w, "partialFingerprints");
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "dtypelint/v1", it->fingerprint);
+	dtl_json_end_object(w);
 	if (f->note_count) {
-		fputs(",\n         \"relatedLocations\": [", out);
+		dtl_json_break(w, 9);
+		dtl_json_key(w, "relatedLocations");
+		dtl_json_begin_array(w);
 		for (size_t k = 0; k < f->note_count; k++) {
-			fprintf(out, "%s{\"id\": %zu, \"message\": {\"text\": ",
-			        k ? ",\n           " : "", k + 1);
-			dtl_json_string(out, f->notes[k].text);
-			fputs("}, ", out);
-			physical_location(out, &f->notes[k].loc, options);
-			fputc('}', out);
+			dtl_json_break(w, k ? 11 : -1);
+			dtl_json_begin_object(w);
+			dtl_json_key_uint(w, "id", k + 1);
+			text_object(w, "message", f->notes[k].text, false);
+			physical_location(w, &f->notes[k].loc, options);
+			dtl_json_end_object(w);
 		}
-		fputc(']', out);
+		dtl_json_end_array(w);
 	}
-	fputs(",\n         \"properties\": {\"name\": ", out);
-	dtl_json_string(out, f->rule->name);
-	fputs(", \"tensors\": [", out);
-	for (size_t k = 0; k < f->tensor_count; k++) {
-		if (k)
-			fputs(", ", out);
-		dtl_json_string(out, f->view.tensors[k].name);
+	dtl_json_break(w, 9);
+	dtl_json_key(w, "properties");
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "name", f->rule->name);
+	dtl_json_key(w, "tensors");
+	dtl_json_begin_array(w);
+	for (size_t k = 0; k < f->tensor_count; k++)
+		dtl_json_put_string(w, f->view.tensors[k].name ? f->view.tensors[k].name : "");
+	dtl_json_end_array(w);
+	if (f->view.group) {
+		dtl_json_key_string(w, "group", f->view.group->name ? f->view.group->name : "");
+	} else {
+		dtl_json_key(w, "group");
+		dtl_json_put_null(w);
 	}
-	fputs("], \"group\": ", out);
-	if (f->view.group)
-		dtl_json_string(out, f->view.group->name);
-	else
-		fputs("null", out);
-	fputs("}}", out);
+	dtl_json_end_object(w);
+	dtl_json_end_object(w);
 }
 
 /* The run's invocation: executionSuccessful is false when an input could not be read, and
  * each such input is a toolExecutionNotification too (beside its DT001 result), as SARIF
  * 2.1.0 §3.20.21 has tools report the problems that kept them from analysing a file. */
-static void invocations(FILE *out, const struct dtl_report_item *items, size_t count,
+static void invocations(struct dtl_json *w, const struct dtl_report_item *items, size_t count,
                         const struct dtl_report_options *options)
 {
 	bool failed = false;
 
 	for (size_t i = 0; i < count; i++)
 		failed = failed || strcmp(items[i].finding->rule->id, "DT001") == 0;
-	if (!failed) {
-		fputs("      \"invocations\": [{\"executionSuccessful\": true}],\n", out);
-		return;
+	dtl_json_key(w, "invocations");
+	dtl_json_begin_array(w);
+	dtl_json_begin_object(w);
+	dtl_json_key_bool(w, "executionSuccessful", !failed);
+	if (failed) {
+		dtl_json_break(w, 8);
+		dtl_json_key(w, "toolExecutionNotifications");
+		dtl_json_begin_array(w);
+		for (size_t i = 0; i < count; i++) {
+			const struct dtl_finding *f = items[i].finding;
+			if (strcmp(f->rule->id, "DT001") != 0)
+				continue;
+			dtl_json_break(w, 10);
+			dtl_json_begin_object(w);
+			dtl_json_key_string(w, "level", "error");
+			text_object(w, "message", f->message, false);
+			dtl_json_key(w, "descriptor");
+			dtl_json_begin_object(w);
+			dtl_json_key_string(w, "id", "DT001");
+			dtl_json_end_object(w);
+			dtl_json_key(w, "locations");
+			dtl_json_begin_array(w);
+			dtl_json_begin_object(w);
+			physical_location(w, &f->loc, options);
+			dtl_json_end_object(w);
+			dtl_json_end_array(w);
+			dtl_json_end_object(w);
+		}
+		dtl_json_end_array(w);
 	}
-	fputs("      \"invocations\": [{\"executionSuccessful\": false,\n"
-	      "        \"toolExecutionNotifications\": [",
-	      out);
-	bool first = true;
-	for (size_t i = 0; i < count; i++) {
-		const struct dtl_finding *f = items[i].finding;
-		if (strcmp(f->rule->id, "DT001") != 0)
+	dtl_json_end_object(w);
+	dtl_json_end_array(w);
+}
+
+/* the framework versions each input's verdict assumed, and where each came from */
+static void versions(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n)
+{
+	dtl_json_key(w, "properties");
+	dtl_json_begin_object(w);
+	dtl_json_key(w, "versions");
+	dtl_json_begin_array(w);
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_input_view *view = inputs[i].view;
+		if (!view)
 			continue;
-		fputs(first ? "\n          {\"level\": \"error\", \"message\": {\"text\": "
-		            : ",\n          {\"level\": \"error\", \"message\": {\"text\": ",
-		      out);
-		first = false;
-		dtl_json_string(out, f->message);
-		fputs("}, \"descriptor\": {\"id\": \"DT001\"}, \"locations\": [{", out);
-		physical_location(out, &f->loc, options);
-		fputs("}]}", out);
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
+		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+			char v[32], from[600];
+			dtl_json_key(w, dtl_framework_name(fw));
+			dtl_json_begin_object(w);
+			dtl_json_key_string(
+			    w, "version",
+			    dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
+			dtl_json_key_string(
+			    w, "from", dtl_report_version_source(view, fw, from, sizeof(from)));
+			dtl_json_end_object(w);
+		}
+		dtl_json_end_object(w);
 	}
-	fputs("]}],\n", out);
+	dtl_json_end_array(w);
+	dtl_json_end_object(w);
 }
 
 int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
@@ -268,6 +355,7 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 	size_t count, all_count, rule_count = 0;
 	const struct dtl_rule *const *all = dtl_rules_all(&all_count);
 	const struct dtl_rule **rules;
+	struct dtl_json w;
 	int r;
 
 	dtl_arena_init(&arena);
@@ -282,56 +370,42 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 	for (size_t i = 0; i < all_count; i++)
 		if (has_results(items, count, all[i]))
 			rules[rule_count++] = all[i];
-	fputs("{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n"
-	      "  \"version\": \"2.1.0\",\n"
-	      "  \"runs\": [\n"
-	      "    {\n"
-	      "      \"tool\": {\"driver\": {\"name\": \"dtypelint\", \"version\": ",
-	      out);
-	dtl_json_string(out, DTL_VERSION);
-	fputs(", \"semanticVersion\": ", out);
-	dtl_json_string(out, DTL_VERSION);
-	fputs(",\n      \"rules\": [", out);
-	for (size_t i = 0; i < rule_count && r >= 0; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		r = rule_object(out, rules[i]);
-	}
+	dtl_json_init(&w, out);
+	dtl_json_begin_object_block(&w);
+	dtl_json_key_string(&w, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+	dtl_json_key_string(&w, "version", "2.1.0");
+	dtl_json_key(&w, "runs");
+	dtl_json_begin_array_block(&w);
+	dtl_json_begin_object_block(&w);
+	dtl_json_key(&w, "tool");
+	dtl_json_begin_object(&w);
+	dtl_json_key(&w, "driver");
+	dtl_json_begin_object(&w);
+	dtl_json_key_string(&w, "name", "dtypelint");
+	dtl_json_key_string(&w, "version", DTL_VERSION);
+	dtl_json_key_string(&w, "semanticVersion", DTL_VERSION);
+	dtl_json_break(&w, 6);
+	dtl_json_key(&w, "rules");
+	dtl_json_begin_array_block(&w);
+	for (size_t i = 0; i < rule_count && r >= 0; i++)
+		r = rule_object(&w, rules[i]);
 	if (r < 0)
 		goto done;
-	fputs(rule_count ? "\n      ]}},\n" : "]}},\n", out);
-	fputs("      \"columnKind\": \"unicodeCodePoints\",\n", out);
-	invocations(out, items, count, options);
-	/* the framework versions each input's verdict assumed, and where each came from */
-	fputs("      \"properties\": {\"versions\": [", out);
-	bool first = true;
-	for (size_t i = 0; i < n; i++) {
-		const struct dtl_input_view *view = inputs[i].view;
-		if (!view)
-			continue;
-		fputs(first ? "{\"file\": " : ", {\"file\": ", out);
-		first = false;
-		dtl_json_string(out, view->manifest->file ? view->manifest->file : "-");
-		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
-			char v[32], from[600];
-			fputs(", ", out);
-			dtl_json_string(out, dtl_framework_name(fw));
-			fputs(": {\"version\": ", out);
-			dtl_json_string(
-			    out, dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
-			fputs(", \"from\": ", out);
-			dtl_json_string(out,
-			                dtl_report_version_source(view, fw, from, sizeof(from)));
-			fputc('}', out);
-		}
-		fputc('}', out);
-	}
-	fputs("]},\n      \"results\": [", out);
-	for (size_t i = 0; i < count; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		result(out, &items[i], rules, rule_count, options);
-	}
-	fputs(count ? "\n      ]\n    }\n  ]\n}\n" : "]\n    }\n  ]\n}\n", out);
-	r = ferror(out) ? -EIO : 0;
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
+	dtl_json_end_object(&w);
+	dtl_json_key_string(&w, "columnKind", "unicodeCodePoints");
+	invocations(&w, items, count, options);
+	versions(&w, inputs, n);
+	dtl_json_key(&w, "results");
+	dtl_json_begin_array_block(&w);
+	for (size_t i = 0; i < count; i++)
+		result(&w, &items[i], rules, rule_count, options);
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
+	r = dtl_json_finish(&w);
 done:
 	dtl_arena_fini(&arena);
 	return r;
