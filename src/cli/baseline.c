@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "dtypelint/atomic-file.h"
+#include "dtypelint/json-writer.h"
 #include "dtypelint/schema.h"
 
 /* the directory of path, lexically absolute ("-": the working directory) */
@@ -269,12 +270,10 @@ static int compare_rows(const void *pa, const void *pb)
 	return cmp_str(a->message, b->message);
 }
 
-static void field(FILE *out, const char *name, const char *value)
+static void field(struct dtl_json *w, const char *name, const char *value)
 {
-	if (!value)
-		return;
-	fprintf(out, ", \"%s\": ", name);
-	dtl_json_string(out, value);
+	if (value)
+		dtl_json_key_string(w, name, value);
 }
 
 int dtl_baseline_write(const char *path, const struct dtl_report_input *inputs, size_t n,
@@ -330,23 +329,31 @@ int dtl_baseline_write(const char *path, const struct dtl_report_input *inputs, 
 			return rc;
 		out = file.out;
 	}
-	fputs("{\"version\": 1, \"tool\": \"dtypelint\", \"entries\": [", out);
+	struct dtl_json w;
+	dtl_json_init(&w, out);
+	dtl_json_begin_object(&w);
+	dtl_json_key_uint(&w, "version", 1);
+	dtl_json_key_string(&w, "tool", "dtypelint");
+	dtl_json_key(&w, "entries");
+	dtl_json_begin_array_block(&w);
 	const struct row *r = rows.items;
 	for (size_t i = 0; i < rows.count; i++) {
-		fputs(i ? ",\n  {\"rule\": " : "\n  {\"rule\": ", out);
-		dtl_json_string(out, r[i].rule);
-		field(out, "file", r[i].file);
-		field(out, "group", r[i].group);
-		field(out, "tensor", r[i].tensor);
-		field(out, "message", r[i].message);
-		fprintf(out, ", \"count\": %zu}", r[i].count);
+		dtl_json_begin_object(&w);
+		dtl_json_key_string(&w, "rule", r[i].rule);
+		field(&w, "file", r[i].file);
+		field(&w, "group", r[i].group);
+		field(&w, "tensor", r[i].tensor);
+		field(&w, "message", r[i].message);
+		dtl_json_key_uint(&w, "count", r[i].count);
+		dtl_json_end_object(&w);
 	}
-	fputs(rows.count ? "\n]}\n" : "]}\n", out);
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
 	if (out != stdout) {
 		int rc = dtl_atomic_commit(&file, error);
 		if (rc < 0)
 			return rc;
-	} else if (ferror(out) || fflush(out) != 0) {
+	} else if (dtl_json_finish(&w) < 0 || fflush(out) != 0) {
 		struct dtl_loc loc = {.file = path};
 		return dtl_error_set(error, loc, -EIO, "cannot write the baseline");
 	}
