@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtypelint/json-writer.h"
 #include "dtypelint/report.h"
 #include "report-private.h"
 
@@ -68,15 +69,15 @@ struct stage_row {
 	const char *rule;
 };
 
-static void put_row(FILE *out, const struct stage_row *row, bool json, bool first)
+/* a row of the text table, or of the JSON "stages" array when w is set */
+static void put_row(FILE *out, struct dtl_json *w, const struct stage_row *row)
 {
-	if (json) {
-		fputs(first ? "" : ", ", out);
-		fputs("{\"stage\": ", out);
-		dtl_json_string(out, row->stage);
-		fprintf(out, ", \"applies\": %s, \"rule\": ", row->applies ? "true" : "false");
-		dtl_json_string(out, row->rule);
-		fputc('}', out);
+	if (w) {
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "stage", row->stage);
+		dtl_json_key_bool(w, "applies", row->applies);
+		dtl_json_key_string(w, "rule", row->rule);
+		dtl_json_end_object(w);
 	} else {
 		fprintf(out, "    %-13s %s", row->stage, row->applies ? "" : "(does not apply) ");
 		dtl_report_put_escaped(out, row->rule);
@@ -85,7 +86,7 @@ static void put_row(FILE *out, const struct stage_row *row, bool json, bool firs
 }
 
 /* The stages of DESIGN §4 that this plan runs, with the rule each applies. */
-static void stages(FILE *out, const struct dtl_input_view *view, bool json)
+static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
 	const struct dtl_manifest *m = view->manifest;
@@ -137,7 +138,7 @@ static void stages(FILE *out, const struct dtl_input_view *view, bool json)
 	    {"compute", true, "param_dtype, buffer_dtype or the gathered dtype"},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		put_row(out, &rows[i], json, i == 0);
+		put_row(out, w, &rows[i]);
 }
 
 static void plan_text(FILE *out, const struct dtl_input_view *view)
@@ -192,74 +193,85 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
 		        dtype_or(p->zero3.buffer_dtype, "None"));
 	fputs("  stages:\n", out);
-	stages(out, view, false);
+	stages(out, NULL, view);
 }
 
-static void plan_json(FILE *out, const struct dtl_input_view *view)
+static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
 	const struct dtl_plan *p = rp->plan;
 
-	fputs("{\"file\": ", out);
-	dtl_json_string(out, view->manifest->file ? view->manifest->file : "-");
-	fputs(", \"strategy\": ", out);
-	dtl_json_string(out, dtl_strategy_name(p->strategy));
-	fputs(", \"precision\": ", out);
-	dtl_json_string(out, dtl_precision_name(p->precision));
-	fputs(", \"mode_dtype\": ", out);
-	dtl_json_string(out, dtype_or(rp->mode_dtype, "none"));
-	fprintf(out, ", \"world_size\": %lld, \"world_size_assumed\": %s, \"trainer\": ",
-	        (long long)p->world_size, rp->world_size_assumed ? "true" : "false");
-	dtl_json_string(out, p->trainer ? p->trainer : "none");
-	fputs(", \"model_cast\": ", out);
-	dtl_json_string(out, dtype_or(p->model_cast, "none"));
-	fputs(", \"versions\": {", out);
+	dtl_json_begin_object(w);
+	dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
+	dtl_json_key_string(w, "strategy", dtl_strategy_name(p->strategy));
+	dtl_json_key_string(w, "precision", dtl_precision_name(p->precision));
+	dtl_json_key_string(w, "mode_dtype", dtype_or(rp->mode_dtype, "none"));
+	dtl_json_key_int(w, "world_size", p->world_size);
+	dtl_json_key_bool(w, "world_size_assumed", rp->world_size_assumed);
+	dtl_json_key_string(w, "trainer", p->trainer ? p->trainer : "none");
+	dtl_json_key_string(w, "model_cast", dtype_or(p->model_cast, "none"));
+	dtl_json_key(w, "versions");
+	dtl_json_begin_object(w);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
-		fputs(fw ? ", " : "", out);
-		dtl_json_string(out, dtl_framework_name(fw));
-		fputs(": {\"version\": ", out);
-		dtl_json_string(out, dtl_version_format(&p->versions[fw], v, sizeof(v)));
-		fputs(", \"from\": ", out);
-		dtl_json_string(out, dtl_report_version_source(view, fw, from, sizeof(from)));
-		fputc('}', out);
+		dtl_json_key(w, dtl_framework_name(fw));
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "version",
+		                    dtl_version_format(&p->versions[fw], v, sizeof(v)));
+		dtl_json_key_string(w, "from",
+		                    dtl_report_version_source(view, fw, from, sizeof(from)));
+		dtl_json_end_object(w);
 	}
-	fputs("}, \"fsdp\": {\"wrap\": [", out);
-	for (size_t i = 0; i < rp->wrap->count; i++) {
-		fputs(i ? ", " : "", out);
-		dtl_json_string(out, rp->wrap->items[i].text);
-	}
-	fprintf(out, "], \"wrap_from_model\": %s, \"peft_wrap_policy\": %s, \"param_dtype\": ",
-	        rp->wrap_from_model ? "true" : "false", rp->peft_wrap_policy ? "true" : "false");
-	dtl_json_string(out, dtype_or(p->fsdp.param_dtype, "none"));
-	fputs(", \"reduce_dtype\": ", out);
-	dtl_json_string(out, dtype_or(p->fsdp.reduce_dtype, "none"));
-	fputs(", \"buffer_dtype\": ", out);
-	dtl_json_string(out, dtype_or(p->fsdp.buffer_dtype, "none"));
-	fprintf(out,
-	        "}, \"zero3\": {\"init\": %s, \"init_dtype\": ", rp->zero_init ? "true" : "false");
-	dtl_json_string(out, dtype_or(rp->zero_init_dtype, "none"));
-	fprintf(out, ", \"persistence_threshold\": %lld, \"persistence_auto\": %s}, \"stages\": [",
-	        (long long)rp->persistence_threshold, p->zero3.persistence_auto ? "true" : "false");
-	stages(out, view, true);
-	fputs("]}", out);
+	dtl_json_end_object(w);
+	dtl_json_key(w, "fsdp");
+	dtl_json_begin_object(w);
+	dtl_json_key(w, "wrap");
+	dtl_json_begin_array(w);
+	for (size_t i = 0; i < rp->wrap->count; i++)
+		dtl_json_put_string(w, rp->wrap->items[i].text);
+	dtl_json_end_array(w);
+	dtl_json_key_bool(w, "wrap_from_model", rp->wrap_from_model);
+	dtl_json_key_bool(w, "peft_wrap_policy", rp->peft_wrap_policy);
+	dtl_json_key_string(w, "param_dtype", dtype_or(p->fsdp.param_dtype, "none"));
+	dtl_json_key_string(w, "reduce_dtype", dtype_or(p->fsdp.reduce_dtype, "none"));
+	dtl_json_key_string(w, "buffer_dtype", dtype_or(p->fsdp.buffer_dtype, "none"));
+	dtl_json_end_object(w);
+	dtl_json_key(w, "zero3");
+	dtl_json_begin_object(w);
+	dtl_json_key_bool(w, "init", rp->zero_init);
+	dtl_json_key_string(w, "init_dtype", dtype_or(rp->zero_init_dtype, "none"));
+	dtl_json_key_int(w, "persistence_threshold", rp->persistence_threshold);
+	dtl_json_key_bool(w, "persistence_auto", p->zero3.persistence_auto);
+	dtl_json_end_object(w);
+	dtl_json_key(w, "stages");
+	dtl_json_begin_array(w);
+	stages(NULL, w, view);
+	dtl_json_end_array(w);
+	dtl_json_end_object(w);
 }
 
 int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json)
 {
-	if (json)
-		fputs("{\"plans\": [", out);
+	struct dtl_json w;
+
+	if (!json) {
+		for (size_t i = 0; i < n; i++)
+			if (inputs[i].view)
+				plan_text(out, inputs[i].view);
+		return ferror(out) ? -EIO : 0;
+	}
+	dtl_json_init(&w, out);
+	dtl_json_begin_object(&w);
+	dtl_json_key(&w, "plans");
+	dtl_json_begin_array(&w);
 	for (size_t i = 0; i < n; i++) {
 		if (!inputs[i].view)
 			continue;
-		if (json) {
-			fputs(i ? ",\n  " : "\n  ", out);
-			plan_json(out, inputs[i].view);
-		} else {
-			plan_text(out, inputs[i].view);
-		}
+		dtl_json_break(&w, 2);
+		plan_json(&w, inputs[i].view);
 	}
-	if (json)
-		fputs("\n]}\n", out);
-	return ferror(out) ? -EIO : 0;
+	dtl_json_break(&w, 0);
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
+	return dtl_json_finish(&w);
 }

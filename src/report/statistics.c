@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtypelint/json-writer.h"
 #include "dtypelint/report.h"
 
 struct stat_row {
@@ -44,15 +45,21 @@ int dtl_report_statistics(FILE *out, const struct dtl_report_input *inputs, size
 	while (used < rule_count && rows[used].count)
 		used++;
 	if (json) {
-		fputs("{\"version\": 1, \"statistics\": [", out);
+		struct dtl_json w;
+		dtl_json_init(&w, out);
+		dtl_json_begin_object(&w);
+		dtl_json_key_uint(&w, "version", 1);
+		dtl_json_key(&w, "statistics");
+		dtl_json_begin_array_block(&w);
 		for (size_t r = 0; r < used; r++) {
-			fputs(r ? ",\n  {\"rule\": " : "\n  {\"rule\": ", out);
-			dtl_json_string(out, rows[r].rule->id);
-			fputs(", \"name\": ", out);
-			dtl_json_string(out, rows[r].rule->name);
-			fprintf(out, ", \"count\": %zu}", rows[r].count);
+			dtl_json_begin_object(&w);
+			dtl_json_key_string(&w, "rule", rows[r].rule->id);
+			dtl_json_key_string(&w, "name", rows[r].rule->name);
+			dtl_json_key_uint(&w, "count", rows[r].count);
+			dtl_json_end_object(&w);
 		}
-		fputs(used ? "\n]}\n" : "]}\n", out);
+		dtl_json_end_array(&w);
+		dtl_json_end_object(&w);
 	} else {
 		for (size_t r = 0; r < used; r++)
 			fprintf(out, "%zu\t%s\t%s\n", rows[r].count, rows[r].rule->id,
