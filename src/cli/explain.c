@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "cli.h"
+#include "dtypelint/json-writer.h"
 
 int dtl_cli_explain(FILE *out, const char *id_or_name)
 {
@@ -19,19 +20,23 @@ int dtl_cli_list_rules(FILE *out, enum dtl_format format)
 	const struct dtl_rule *const *rules = dtl_rules_all(&n);
 
 	if (format == DTL_FORMAT_JSON) {
-		fputs("{\"version\": 1, \"rules\": [", out);
+		struct dtl_json w;
+		dtl_json_init(&w, out);
+		dtl_json_begin_object(&w);
+		dtl_json_key_uint(&w, "version", 1);
+		dtl_json_key(&w, "rules");
+		dtl_json_begin_array_block(&w);
 		for (size_t i = 0; i < n; i++) {
-			fputs(i ? ",\n  {\"id\": " : "\n  {\"id\": ", out);
-			dtl_json_string(out, rules[i]->id);
-			fputs(", \"name\": ", out);
-			dtl_json_string(out, rules[i]->name);
-			fputs(", \"severity\": ", out);
-			dtl_json_string(out, dtl_severity_name(rules[i]->severity));
-			fputs(", \"summary\": ", out);
-			dtl_json_string(out, rules[i]->summary);
-			fputc('}', out);
+			dtl_json_begin_object(&w);
+			dtl_json_key_string(&w, "id", rules[i]->id);
+			dtl_json_key_string(&w, "name", rules[i]->name);
+			dtl_json_key_string(&w, "severity", dtl_severity_name(rules[i]->severity));
+			dtl_json_key_string(&w, "summary", rules[i]->summary);
+			dtl_json_end_object(&w);
 		}
-		fputs("\n]}\n", out);
+		dtl_json_end_array(&w);
+		dtl_json_end_object(&w);
+		return dtl_json_finish(&w);
 	} else {
 		for (size_t i = 0; i < n; i++)
 			fprintf(out, "%s  %-36s %-8s %s\n", rules[i]->id, rules[i]->name,
