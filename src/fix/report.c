@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dtypelint/fix.h"
+#include "dtypelint/json-writer.h"
 #include "dtypelint/report.h"
 
 int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
@@ -46,48 +47,56 @@ int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
 
 int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const struct dtl_sim *sim)
 {
+	struct dtl_json w;
+
 	(void)sim;
-	fputs("{\"version\": 1, \"fix_plan\": [", out);
+	dtl_json_init(&w, out);
+	dtl_json_begin_object(&w);
+	dtl_json_key_uint(&w, "version", 1);
+	dtl_json_key(&w, "fix_plan");
+	dtl_json_begin_array_block(&w);
 	for (size_t i = 0; i < plan->count; i++) {
 		const struct dtl_fix_item *item = &plan->items[i];
-		fputs(i ? ",\n  {\"rule\": " : "\n  {\"rule\": ", out);
-		dtl_json_string(out, item->finding->rule->id);
-		fputs(", \"message\": ", out);
-		dtl_json_string(out, item->finding->message);
-		fprintf(out, ", \"location\": {\"file\": ");
-		dtl_json_string(out, item->finding->loc.file);
-		fprintf(out, ", \"line\": %u, \"column\": %u}, \"fixes\": [",
-		        item->finding->loc.line ? item->finding->loc.line : 1,
-		        item->finding->loc.column ? item->finding->loc.column : 1);
+		const struct dtl_loc *loc = &item->finding->loc;
+		dtl_json_begin_object(&w);
+		dtl_json_key_string(&w, "rule", item->finding->rule->id);
+		dtl_json_key_string(&w, "message", item->finding->message);
+		dtl_json_key(&w, "location");
+		dtl_json_begin_object(&w);
+		dtl_json_key_string(&w, "file", loc->file ? loc->file : "");
+		dtl_json_key_uint(&w, "line", loc->line ? loc->line : 1);
+		dtl_json_key_uint(&w, "column", loc->column ? loc->column : 1);
+		dtl_json_end_object(&w);
+		dtl_json_key(&w, "fixes");
+		dtl_json_begin_array(&w);
 		for (size_t k = 0; k < item->count; k++) {
 			const struct dtl_fix *fix = &item->fixes[k];
-			fputs(k ? ", {\"rank\": " : "{\"rank\": ", out);
-			fprintf(out, "%zu, \"title\": ", k + 1);
-			dtl_json_string(out, fix->title);
-			fprintf(
-			    out,
-			    ", \"cost\": %d, \"findings_before\": %zu, \"findings_after\": %zu, "
-			    "\"creates\": [",
-			    fix->cost, fix->before, fix->after);
-			for (size_t a = 0; a < fix->appeared_count; a++) {
-				fputs(a ? ", " : "", out);
-				dtl_json_string(out, fix->appeared[a]);
-			}
-			fputc(']', out);
+			dtl_json_begin_object(&w);
+			dtl_json_key_uint(&w, "rank", k + 1);
+			dtl_json_key_string(&w, "title", fix->title);
+			dtl_json_key_int(&w, "cost", fix->cost);
+			dtl_json_key_uint(&w, "findings_before", fix->before);
+			dtl_json_key_uint(&w, "findings_after", fix->after);
+			dtl_json_key(&w, "creates");
+			dtl_json_begin_array(&w);
+			for (size_t a = 0; a < fix->appeared_count; a++)
+				dtl_json_put_string(&w, fix->appeared[a]);
+			dtl_json_end_array(&w);
 			if (fix->edit_file) {
-				fputs(", \"edit\": {\"file\": ", out);
-				dtl_json_string(out, fix->edit_file);
-				fputs(", \"setting\": ", out);
-				dtl_json_string(out, fix->edit_setting);
-				fputc('}', out);
+				dtl_json_key(&w, "edit");
+				dtl_json_begin_object(&w);
+				dtl_json_key_string(&w, "file", fix->edit_file);
+				dtl_json_key_string(&w, "setting", fix->edit_setting);
+				dtl_json_end_object(&w);
 			} else if (fix->not_written) {
-				fputs(", \"code_change\": ", out);
-				dtl_json_string(out, fix->not_written);
+				dtl_json_key_string(&w, "code_change", fix->not_written);
 			}
-			fputc('}', out);
+			dtl_json_end_object(&w);
 		}
-		fputs("]}", out);
+		dtl_json_end_array(&w);
+		dtl_json_end_object(&w);
 	}
-	fputs(plan->count ? "\n]}\n" : "]}\n", out);
-	return ferror(out) ? -EIO : 0;
+	dtl_json_end_array(&w);
+	dtl_json_end_object(&w);
+	return dtl_json_finish(&w);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dtypelint/fix.h"
+#include "dtypelint/json-writer.h"
 #include "dtypelint/report.h"
 #include "dtypelint/sim.h"
 
@@ -178,25 +179,34 @@ int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json, struct 
 		}
 	}
 	if (json) {
-		bool first = true;
-		fputs("{\"version\": 1, \"fully_shard\": [", out);
+		struct dtl_json w;
+		dtl_json_init(&w, out);
+		dtl_json_begin_object(&w);
+		dtl_json_key_uint(&w, "version", 1);
+		dtl_json_key(&w, "fully_shard");
+		dtl_json_begin_array(&w);
 		for (size_t i = 1; i < n; i++) {
 			if (!s.sharded[i])
 				continue;
-			fputs(first ? "\n  {\"module\": " : ",\n  {\"module\": ", out);
-			first = false;
-			char *path = dtl_arena_strndup(sim->arena, sim->modules[i].path,
-			                               sim->modules[i].path_len);
-			dtl_json_string(out, path ? path : "");
-			fputs(", \"dtype\": ", out);
-			dtl_json_string(out, dtl_dtype_name(key_dtype(s.subtree[i])));
-			fprintf(out, ", \"trainable\": %s",
-			        (s.subtree[i] & 0x40) && s.subtree[i] != MIXED ? "true" : "false");
-			fputc('}', out);
+			dtl_json_break(&w, 2);
+			dtl_json_begin_object(&w);
+			dtl_json_key(&w, "module");
+			dtl_json_put_string_len(&w, sim->modules[i].path, sim->modules[i].path_len);
+			dtl_json_key_string(&w, "dtype", dtl_dtype_name(key_dtype(s.subtree[i])));
+			dtl_json_key_bool(&w, "trainable",
+			                  (s.subtree[i] & 0x40) && s.subtree[i] != MIXED);
+			dtl_json_end_object(&w);
 		}
-		fputs("\n  ],\n \"root\": {\"module\": \"\", \"dtype\": ", out);
-		dtl_json_string(out, dtl_dtype_name(key_dtype(s.subtree[0])));
-		fputs("}}\n", out);
+		dtl_json_break(&w, 2);
+		dtl_json_end_array(&w);
+		dtl_json_break(&w, 1);
+		dtl_json_key(&w, "root");
+		dtl_json_begin_object(&w);
+		dtl_json_key_string(&w, "module", "");
+		dtl_json_key_string(&w, "dtype", dtl_dtype_name(key_dtype(s.subtree[0])));
+		dtl_json_end_object(&w);
+		dtl_json_end_object(&w);
+		return dtl_json_finish(&w);
 	} else {
 		fputs(
 		    "# fully_shard calls, bottom-up (paste after building the model); every group\n"
