@@ -45,9 +45,6 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n);
 int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
                      const char *const *globs, size_t glob_count);
 
-/* Writes s as a JSON string literal (with quotes). */
-void dtl_json_string(FILE *out, const char *s);
-
 /* What a reporter may need besides the findings. */
 struct dtl_report_options {
 	bool color; /* text: ANSI colours (the caller decides: --color, a terminal, NO_COLOR) */

@@ -59,10 +59,3 @@ void dtl_report_put_path(FILE *out, const char *path)
 		fputs("./", out); /* a CI log reads a line that starts with "::" as a command */
 	dtl_report_put_escaped(out, path);
 }
-
-void dtl_json_string(FILE *out, const char *s)
-{
-	if (!s)
-		s = "";
-	dtl_put_quoted(out, s, strlen(s));
-}
