@@ -89,5 +89,9 @@ void dtl_json_key_string(struct dtl_json *w, const char *key, const char *s);
 void dtl_json_key_int(struct dtl_json *w, const char *key, int64_t v);
 void dtl_json_key_uint(struct dtl_json *w, const char *key, uint64_t v);
 void dtl_json_key_bool(struct dtl_json *w, const char *key, bool v);
+void dtl_json_key_null(struct dtl_json *w, const char *key);
+/* A key and the start of its value, an inline object or array */
+void dtl_json_key_object(struct dtl_json *w, const char *key);
+void dtl_json_key_array(struct dtl_json *w, const char *key);
 
 #endif

@@ -253,3 +253,21 @@ void dtl_json_key_bool(struct dtl_json *w, const char *key, bool v)
 	dtl_json_key(w, key);
 	dtl_json_put_bool(w, v);
 }
+
+void dtl_json_key_null(struct dtl_json *w, const char *key)
+{
+	dtl_json_key(w, key);
+	dtl_json_put_null(w);
+}
+
+void dtl_json_key_object(struct dtl_json *w, const char *key)
+{
+	dtl_json_key(w, key);
+	dtl_json_begin_object(w);
+}
+
+void dtl_json_key_array(struct dtl_json *w, const char *key)
+{
+	dtl_json_key(w, key);
+	dtl_json_begin_array(w);
+}

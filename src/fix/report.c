@@ -61,14 +61,12 @@ int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const st
 		dtl_json_begin_object(&w);
 		dtl_json_key_string(&w, "rule", item->finding->rule->id);
 		dtl_json_key_string(&w, "message", item->finding->message);
-		dtl_json_key(&w, "location");
-		dtl_json_begin_object(&w);
+		dtl_json_key_object(&w, "location");
 		dtl_json_key_string(&w, "file", loc->file ? loc->file : "");
 		dtl_json_key_uint(&w, "line", loc->line ? loc->line : 1);
 		dtl_json_key_uint(&w, "column", loc->column ? loc->column : 1);
 		dtl_json_end_object(&w);
-		dtl_json_key(&w, "fixes");
-		dtl_json_begin_array(&w);
+		dtl_json_key_array(&w, "fixes");
 		for (size_t k = 0; k < item->count; k++) {
 			const struct dtl_fix *fix = &item->fixes[k];
 			dtl_json_begin_object(&w);
@@ -77,14 +75,12 @@ int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const st
 			dtl_json_key_int(&w, "cost", fix->cost);
 			dtl_json_key_uint(&w, "findings_before", fix->before);
 			dtl_json_key_uint(&w, "findings_after", fix->after);
-			dtl_json_key(&w, "creates");
-			dtl_json_begin_array(&w);
+			dtl_json_key_array(&w, "creates");
 			for (size_t a = 0; a < fix->appeared_count; a++)
 				dtl_json_put_string(&w, fix->appeared[a]);
 			dtl_json_end_array(&w);
 			if (fix->edit_file) {
-				dtl_json_key(&w, "edit");
-				dtl_json_begin_object(&w);
+				dtl_json_key_object(&w, "edit");
 				dtl_json_key_string(&w, "file", fix->edit_file);
 				dtl_json_key_string(&w, "setting", fix->edit_setting);
 				dtl_json_end_object(&w);

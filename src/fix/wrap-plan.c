@@ -183,8 +183,7 @@ int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json, struct 
 		dtl_json_init(&w, out);
 		dtl_json_begin_object(&w);
 		dtl_json_key_uint(&w, "version", 1);
-		dtl_json_key(&w, "fully_shard");
-		dtl_json_begin_array(&w);
+		dtl_json_key_array(&w, "fully_shard");
 		for (size_t i = 1; i < n; i++) {
 			if (!s.sharded[i])
 				continue;
@@ -200,8 +199,7 @@ int dtl_wrap_plan_write(FILE *out, const struct dtl_sim *sim, bool json, struct 
 		dtl_json_break(&w, 2);
 		dtl_json_end_array(&w);
 		dtl_json_break(&w, 1);
-		dtl_json_key(&w, "root");
-		dtl_json_begin_object(&w);
+		dtl_json_key_object(&w, "root");
 		dtl_json_key_string(&w, "module", "");
 		dtl_json_key_string(&w, "dtype", dtl_dtype_name(key_dtype(s.subtree[0])));
 		dtl_json_end_object(&w);

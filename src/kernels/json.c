@@ -8,8 +8,7 @@
 
 static void put_types(struct dtl_json *w, const char *key, uint64_t set)
 {
-	dtl_json_key(w, key);
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, key);
 	for (unsigned bit = 0; bit < 64; bit++) {
 		const char *name;
 		if ((set & (UINT64_C(1) << bit)) && (name = dtl_kernels_dtype_name(bit)))
@@ -57,8 +56,7 @@ static void put_evidence(struct dtl_json *w, const struct dtl_kernel_evidence *e
 	dtl_json_key_bool(w, "negated", e->negated);
 	dtl_json_key_bool(w, "conditional", e->conditional);
 	dtl_json_key_bool(w, "skipped", e->skipped);
-	dtl_json_key(w, "ifdef_guards");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "ifdef_guards");
 	for (size_t g = 0; g < e->n_guards; g++)
 		dtl_json_put_string(w, e->guards[g]);
 	dtl_json_end_array(w);
@@ -75,12 +73,9 @@ static void put_input(struct dtl_json *w, const struct dtl_kernel_input *in)
 		dtl_json_key_string(w, "basis", dtl_kernels_fact_kind_name(in->basis));
 		dtl_json_key_uint(w, "call_depth", in->call_depth);
 	} else {
-		dtl_json_key(w, "accepts");
-		dtl_json_put_null(w);
-		dtl_json_key(w, "basis");
-		dtl_json_put_null(w);
-		dtl_json_key(w, "call_depth");
-		dtl_json_put_null(w);
+		dtl_json_key_null(w, "accepts");
+		dtl_json_key_null(w, "basis");
+		dtl_json_key_null(w, "call_depth");
 	}
 	dtl_json_key_string(w, "same_dtype_as", in->same_dtype_as);
 	dtl_json_end_object(w);
@@ -127,8 +122,7 @@ static void put_contract(struct dtl_json *w, const struct dtl_kernel_contract *c
 
 static void put_scanner(struct dtl_json *w, const struct dtl_kernels_stats *s)
 {
-	dtl_json_key(w, "scanner");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "scanner");
 	dtl_json_key_string(w, "mode", "hermetic");
 	dtl_json_key_uint(w, "files", s->files);
 	dtl_json_key_uint(w, "files_failed", s->files_failed);

@@ -12,8 +12,7 @@
 
 static void loc_object(struct dtl_json *w, const char *key, const struct dtl_loc *loc)
 {
-	dtl_json_key(w, key);
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, key);
 	dtl_json_key_string(w, "file", loc->file ? loc->file : "");
 	dtl_json_key_uint(w, "line", loc->line ? loc->line : 1);
 	dtl_json_key_uint(w, "column", loc->column ? loc->column : 1);
@@ -42,8 +41,7 @@ static void trace(struct dtl_json *w, const struct dtl_finding_tensor *t)
 	dtl_json_key_string(w, "dtype", dtl_dtype_name(t->dtype));
 	dtl_json_key_bool(w, "trainable", t->flags & DTL_VIEW_TF_TRAINABLE);
 	loc_object(w, "location", &t->loc);
-	dtl_json_key(w, "steps");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "steps");
 	for (size_t i = 0; i < t->step_count; i++) {
 		const struct dtl_trace_step *e = &t->steps[i];
 		dtl_json_begin_object(w);
@@ -55,8 +53,7 @@ static void trace(struct dtl_json *w, const struct dtl_finding_tensor *t)
 		if (e->loc.file) {
 			loc_object(w, "location", &e->loc);
 		} else {
-			dtl_json_key(w, "location");
-			dtl_json_put_null(w);
+			dtl_json_key_null(w, "location");
 		}
 		dtl_json_end_object(w);
 	}
@@ -85,8 +82,7 @@ static void finding(struct dtl_json *w, const struct dtl_finding *f, const struc
 	dtl_json_break(w, l->field);
 	loc_object(w, "location", &f->loc);
 	dtl_json_break(w, l->field);
-	dtl_json_key(w, "tensors");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "tensors");
 	for (size_t i = 0; i < f->tensor_count; i++)
 		dtl_json_put_string(w, f->view.tensors[i].name ? f->view.tensors[i].name : "");
 	dtl_json_end_array(w);
@@ -117,8 +113,7 @@ static void finding(struct dtl_json *w, const struct dtl_finding *f, const struc
 	dtl_json_break(w, l->field);
 	dtl_json_key_string(w, "effect", f->effect);
 	dtl_json_break(w, l->field);
-	dtl_json_key(w, "trace");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "trace");
 	for (size_t i = 0; i < f->tensor_count; i++) {
 		dtl_json_break(w, l->trace);
 		trace(w, &f->view.tensors[i]);
@@ -139,12 +134,10 @@ static void plan_object(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_key_string(w, "precision", dtl_precision_name(rp->plan->precision));
 	dtl_json_key_int(w, "world_size", rp->plan->world_size);
 	dtl_json_key_uint(w, "groups", view->group_count);
-	dtl_json_key(w, "versions");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "versions");
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char from[600];
-		dtl_json_key(w, dtl_framework_name(fw));
-		dtl_json_begin_object(w);
+		dtl_json_key_object(w, dtl_framework_name(fw));
 		dtl_json_key_string(w, "version",
 		                    dtl_version_format(&rp->plan->versions[fw], v, sizeof(v)));
 		dtl_json_key_bool(w, "assumed", rp->version_assumed[fw]);
@@ -163,10 +156,8 @@ static void input_object(struct dtl_json *w, const struct dtl_report_input *in)
 	const struct dtl_input_view *view = in->view;
 	if (!view) { /* not read: its finding is DT001 */
 		dtl_json_key_string(w, "file", in->file ? in->file : "");
-		dtl_json_key(w, "tensors");
-		dtl_json_put_null(w);
-		dtl_json_key(w, "plan");
-		dtl_json_put_null(w);
+		dtl_json_key_null(w, "tensors");
+		dtl_json_key_null(w, "plan");
 		dtl_json_end_object(w);
 		return;
 	}
@@ -192,14 +183,12 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	dtl_json_begin_object(&w);
 	dtl_json_key_uint(&w, "version", 1);
 	dtl_json_break(&w, 1);
-	dtl_json_key(&w, "tool");
-	dtl_json_begin_object(&w);
+	dtl_json_key_object(&w, "tool");
 	dtl_json_key_string(&w, "name", "dtypelint");
 	dtl_json_key_string(&w, "version", DTL_VERSION);
 	dtl_json_end_object(&w);
 	dtl_json_break(&w, 1);
-	dtl_json_key(&w, "summary");
-	dtl_json_begin_object(&w);
+	dtl_json_key_object(&w, "summary");
 	dtl_json_key_uint(&w, "inputs", n);
 	dtl_json_key_uint(&w, "findings", c.findings);
 	dtl_json_key_uint(&w, "errors", c.errors);
@@ -207,14 +196,12 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	dtl_json_key_uint(&w, "infos", c.infos);
 	dtl_json_end_object(&w);
 	dtl_json_break(&w, 1);
-	dtl_json_key(&w, "inputs");
-	dtl_json_begin_array(&w);
+	dtl_json_key_array(&w, "inputs");
 	for (size_t i = 0; i < n; i++)
 		input_object(&w, &inputs[i]);
 	dtl_json_end_array(&w);
 	dtl_json_break(&w, 1);
-	dtl_json_key(&w, "findings");
-	dtl_json_begin_array(&w);
+	dtl_json_key_array(&w, "findings");
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_finding *f = inputs[i].findings->items.items;
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {

@@ -83,27 +83,23 @@ void dtl_report_memory_json(struct dtl_json *w, const struct dtl_input_view *vie
 	if (plan->device_memory > 0) {
 		dtl_json_key_int(w, "device_memory", plan->device_memory);
 	} else {
-		dtl_json_key(w, "device_memory");
-		dtl_json_put_null(w);
+		dtl_json_key_null(w, "device_memory");
 	}
 	dtl_json_key_bool(w, "activations_counted", false);
-	dtl_json_key(w, "per_rank");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "per_rank");
 	for (size_t p = 0; p < m->line_count; p++)
 		dtl_json_key_uint(w, m->line[p].name, m->line[p].device);
 	dtl_json_key_uint(w, "total", m->total);
 	dtl_json_key_uint(w, "host", m->host);
 	dtl_json_end_object(w);
-	dtl_json_key(w, "parts");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "parts");
 	for (size_t p = 0; p < m->line_count; p++) {
 		const struct dtl_memory_view_line *l = &m->line[p];
 		dtl_json_begin_object(w);
 		dtl_json_key_string(w, "name", l->name);
 		dtl_json_key_uint(w, "device", l->device);
 		dtl_json_key_uint(w, "host", l->host);
-		dtl_json_key(w, "dtypes");
-		dtl_json_begin_array(w);
+		dtl_json_key_array(w, "dtypes");
 		for (int d = 0; d < DTL_DTYPE_COUNT; d++) {
 			if (!l->by_dtype[d])
 				continue;

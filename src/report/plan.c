@@ -210,12 +210,10 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_key_bool(w, "world_size_assumed", rp->world_size_assumed);
 	dtl_json_key_string(w, "trainer", p->trainer ? p->trainer : "none");
 	dtl_json_key_string(w, "model_cast", dtype_or(p->model_cast, "none"));
-	dtl_json_key(w, "versions");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "versions");
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
-		dtl_json_key(w, dtl_framework_name(fw));
-		dtl_json_begin_object(w);
+		dtl_json_key_object(w, dtl_framework_name(fw));
 		dtl_json_key_string(w, "version",
 		                    dtl_version_format(&p->versions[fw], v, sizeof(v)));
 		dtl_json_key_string(w, "from",
@@ -223,10 +221,8 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 		dtl_json_end_object(w);
 	}
 	dtl_json_end_object(w);
-	dtl_json_key(w, "fsdp");
-	dtl_json_begin_object(w);
-	dtl_json_key(w, "wrap");
-	dtl_json_begin_array(w);
+	dtl_json_key_object(w, "fsdp");
+	dtl_json_key_array(w, "wrap");
 	for (size_t i = 0; i < rp->wrap->count; i++)
 		dtl_json_put_string(w, rp->wrap->items[i].text);
 	dtl_json_end_array(w);
@@ -236,15 +232,13 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_key_string(w, "reduce_dtype", dtype_or(p->fsdp.reduce_dtype, "none"));
 	dtl_json_key_string(w, "buffer_dtype", dtype_or(p->fsdp.buffer_dtype, "none"));
 	dtl_json_end_object(w);
-	dtl_json_key(w, "zero3");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "zero3");
 	dtl_json_key_bool(w, "init", rp->zero_init);
 	dtl_json_key_string(w, "init_dtype", dtype_or(rp->zero_init_dtype, "none"));
 	dtl_json_key_int(w, "persistence_threshold", rp->persistence_threshold);
 	dtl_json_key_bool(w, "persistence_auto", p->zero3.persistence_auto);
 	dtl_json_end_object(w);
-	dtl_json_key(w, "stages");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "stages");
 	stages(NULL, w, view);
 	dtl_json_end_array(w);
 	dtl_json_end_object(w);
@@ -262,8 +256,7 @@ int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, 
 	}
 	dtl_json_init(&w, out);
 	dtl_json_begin_object(&w);
-	dtl_json_key(&w, "plans");
-	dtl_json_begin_array(&w);
+	dtl_json_key_array(&w, "plans");
 	for (size_t i = 0; i < n; i++) {
 		if (!inputs[i].view)
 			continue;

@@ -62,8 +62,7 @@ static void json_string_max(struct dtl_json *w, const char *s)
 /* {"text": s}, the SARIF message and description object */
 static void text_object(struct dtl_json *w, const char *key, const char *s, bool cut)
 {
-	dtl_json_key(w, key);
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, key);
 	dtl_json_key(w, "text");
 	if (cut)
 		json_string_max(w, s);
@@ -109,8 +108,7 @@ static int rule_object(struct dtl_json *w, const struct dtl_rule *rule)
 	dtl_json_break(w, 9);
 	text_object(w, "fullDescription", rule->explanation, true);
 	dtl_json_break(w, 9);
-	dtl_json_key(w, "help");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "help");
 	dtl_json_key_string(w, "text", help);
 	dtl_json_key_string(w, "markdown", help);
 	dtl_json_end_object(w);
@@ -119,15 +117,12 @@ static int rule_object(struct dtl_json *w, const struct dtl_rule *rule)
 	dtl_json_key_string(w, "helpUri", uri);
 	free(uri);
 	dtl_json_break(w, 9);
-	dtl_json_key(w, "defaultConfiguration");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "defaultConfiguration");
 	dtl_json_key_string(w, "level", dtl_report_sarif_level(rule->severity));
 	dtl_json_end_object(w);
 	dtl_json_break(w, 9);
-	dtl_json_key(w, "properties");
-	dtl_json_begin_object(w);
-	dtl_json_key(w, "tags");
-	dtl_json_begin_array(w);
+	dtl_json_key_object(w, "properties");
+	dtl_json_key_array(w, "tags");
 	dtl_json_put_string(w, "dtype");
 	dtl_json_put_string(w, "dtypelint");
 	dtl_json_end_array(w);
@@ -154,17 +149,14 @@ static void physical_location(struct dtl_json *w, const struct dtl_loc *loc,
 		end = options->line_end(options->line_end_data, file, loc->line);
 	if (end <= column)
 		end = column + 1;
-	dtl_json_key(w, "physicalLocation");
-	dtl_json_begin_object(w);
-	dtl_json_key(w, "artifactLocation");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "physicalLocation");
+	dtl_json_key_object(w, "artifactLocation");
 	dtl_json_key(w, "uri");
 	uri_string(w, path, relative);
 	if (relative)
 		dtl_json_key_string(w, "uriBaseId", "%SRCROOT%");
 	dtl_json_end_object(w);
-	dtl_json_key(w, "region");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "region");
 	dtl_json_key_uint(w, "startLine", line);
 	dtl_json_key_uint(w, "startColumn", column);
 	dtl_json_key_uint(w, "endLine", line);
@@ -229,21 +221,18 @@ static void result(struct dtl_json *w, const struct dtl_report_item *it,
 	dtl_json_break(w, 9);
 	message_text(w, f);
 	dtl_json_break(w, 9);
-	dtl_json_key(w, "locations");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "locations");
 	dtl_json_begin_object(w);
 	physical_location(w, &f->loc, options);
 	dtl_json_end_object(w);
 	dtl_json_end_array(w);
 	dtl_json_break(w, 9);
-	dtl_json_key(w, "partialFingerprints");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "partialFingerprints");
 	dtl_json_key_string(w, "dtypelint/v1", it->fingerprint);
 	dtl_json_end_object(w);
 	if (f->note_count) {
 		dtl_json_break(w, 9);
-		dtl_json_key(w, "relatedLocations");
-		dtl_json_begin_array(w);
+		dtl_json_key_array(w, "relatedLocations");
 		for (size_t k = 0; k < f->note_count; k++) {
 			dtl_json_break(w, k ? 11 : -1);
 			dtl_json_begin_object(w);
@@ -255,11 +244,9 @@ static void result(struct dtl_json *w, const struct dtl_report_item *it,
 		dtl_json_end_array(w);
 	}
 	dtl_json_break(w, 9);
-	dtl_json_key(w, "properties");
-	dtl_json_begin_object(w);
+	dtl_json_key_object(w, "properties");
 	dtl_json_key_string(w, "name", f->rule->name);
-	dtl_json_key(w, "tensors");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "tensors");
 	for (size_t k = 0; k < f->tensor_count; k++)
 		dtl_json_put_string(w, f->view.tensors[k].name ? f->view.tensors[k].name : "");
 	dtl_json_end_array(w);
@@ -283,14 +270,12 @@ static void invocations(struct dtl_json *w, const struct dtl_report_item *items,
 
 	for (size_t i = 0; i < count; i++)
 		failed = failed || strcmp(items[i].finding->rule->id, "DT001") == 0;
-	dtl_json_key(w, "invocations");
-	dtl_json_begin_array(w);
+	dtl_json_key_array(w, "invocations");
 	dtl_json_begin_object(w);
 	dtl_json_key_bool(w, "executionSuccessful", !failed);
 	if (failed) {
 		dtl_json_break(w, 8);
-		dtl_json_key(w, "toolExecutionNotifications");
-		dtl_json_begin_array(w);
+		dtl_json_key_array(w, "toolExecutionNotifications");
 		for (size_t i = 0; i < count; i++) {
 			const struct dtl_finding *f = items[i].finding;
 			if (strcmp(f->rule->id, "DT001") != 0)
@@ -299,12 +284,10 @@ static void invocations(struct dtl_json *w, const struct dtl_report_item *items,
 			dtl_json_begin_object(w);
 			dtl_json_key_string(w, "level", "error");
 			text_object(w, "message", f->message, false);
-			dtl_json_key(w, "descriptor");
-			dtl_json_begin_object(w);
+			dtl_json_key_object(w, "descriptor");
 			dtl_json_key_string(w, "id", "DT001");
 			dtl_json_end_object(w);
-			dtl_json_key(w, "locations");
-			dtl_json_begin_array(w);
+			dtl_json_key_array(w, "locations");
 			dtl_json_begin_object(w);
 			physical_location(w, &f->loc, options);
 			dtl_json_end_object(w);
@@ -320,10 +303,8 @@ static void invocations(struct dtl_json *w, const struct dtl_report_item *items,
 /* the framework versions each input's verdict assumed, and where each came from */
 static void versions(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n)
 {
-	dtl_json_key(w, "properties");
-	dtl_json_begin_object(w);
-	dtl_json_key(w, "versions");
-	dtl_json_begin_array(w);
+	dtl_json_key_object(w, "properties");
+	dtl_json_key_array(w, "versions");
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_input_view *view = inputs[i].view;
 		if (!view)
@@ -332,8 +313,7 @@ static void versions(struct dtl_json *w, const struct dtl_report_input *inputs, 
 		dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];
-			dtl_json_key(w, dtl_framework_name(fw));
-			dtl_json_begin_object(w);
+			dtl_json_key_object(w, dtl_framework_name(fw));
 			dtl_json_key_string(
 			    w, "version",
 			    dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
@@ -377,10 +357,8 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 	dtl_json_key(&w, "runs");
 	dtl_json_begin_array_block(&w);
 	dtl_json_begin_object_block(&w);
-	dtl_json_key(&w, "tool");
-	dtl_json_begin_object(&w);
-	dtl_json_key(&w, "driver");
-	dtl_json_begin_object(&w);
+	dtl_json_key_object(&w, "tool");
+	dtl_json_key_object(&w, "driver");
 	dtl_json_key_string(&w, "name", "dtypelint");
 	dtl_json_key_string(&w, "version", DTL_VERSION);
 	dtl_json_key_string(&w, "semanticVersion", DTL_VERSION);

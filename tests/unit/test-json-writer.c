@@ -129,8 +129,15 @@ START_TEST(json_compact_nesting)
 	dtl_json_put_string(w, "x");
 	dtl_json_end_array(w);
 	dtl_json_key_bool(w, "c", true);
+	dtl_json_key_null(w, "d");
+	dtl_json_key_object(w, "e");
+	dtl_json_key_array(w, "f");
+	dtl_json_end_array(w);
 	dtl_json_end_object(w);
-	capture_check(&c, 0, "{\"a\": 1, \"b\": [{}, [], \"x\"], \"c\": true}\n");
+	dtl_json_end_object(w);
+	capture_check(&c, 0,
+	              "{\"a\": 1, \"b\": [{}, [], \"x\"], \"c\": true, \"d\": null, "
+	              "\"e\": {\"f\": []}}\n");
 }
 END_TEST
 
