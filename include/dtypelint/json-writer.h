@@ -49,8 +49,11 @@ struct dtl_json {
 	bool after_key;
 	bool misused; /* unbalanced, too deep, or a key outside an object */
 	struct dtl_json_frame stack[DTL_JSON_DEPTH_MAX];
+	size_t len;    /* bytes in buf, written out when a top-level value ends or buf fills */
+	char buf[512]; /* separators, keys and plain strings gathered into one fwrite */
 };
 
+/* Between init and the end of each top-level value, write to out only through w */
 void dtl_json_init(struct dtl_json *w, FILE *out);
 /* 0, -EINVAL when the calls did not nest (an open container, a key without its value, too
  * deep), or -EIO when out failed */

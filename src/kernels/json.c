@@ -158,7 +158,7 @@ int dtl_kernels_write_json(FILE *out, const struct dtl_kernels *k, struct dtl_er
 		put_contract(&w, &k->contracts[i]);
 	dtl_json_end_array(&w);
 	dtl_json_end_object(&w);
-	if (fflush(out) != 0 || dtl_json_finish(&w) < 0)
+	if (dtl_json_finish(&w) < 0 || fflush(out) != 0)
 		return dtl_error_set(error, nowhere, -EIO, "cannot write the kernel contracts");
 	return 0;
 }

@@ -99,6 +99,9 @@ START_TEST(json_scalars)
 
 	dtl_json_begin_array(w);
 	dtl_json_put_int(w, INT64_MIN);
+	dtl_json_put_int(w, 0);
+	dtl_json_put_int(w, -7);
+	dtl_json_put_uint(w, 10);
 	dtl_json_put_uint(w, UINT64_MAX);
 	dtl_json_put_number(w, 0.5);
 	dtl_json_put_number(w, 1.0 / 0.0);
@@ -107,9 +110,10 @@ START_TEST(json_scalars)
 	dtl_json_put_null(w);
 	dtl_json_put_string(w, NULL);
 	dtl_json_end_array(w);
-	capture_check(&c, 0,
-	              "[-9223372036854775808, 18446744073709551615, 0.5, null, true, false, null, "
-	              "null]\n");
+	capture_check(
+	    &c, 0,
+	    "[-9223372036854775808, 0, -7, 10, 18446744073709551615, 0.5, null, true, false, null, "
+	    "null]\n");
 }
 END_TEST
 
@@ -275,8 +279,44 @@ START_TEST(json_write_error_is_eio)
 }
 END_TEST
 
+/* Strings longer than the writer's buffer, and escaped ones between plain ones, come out whole
+ * and in order */
+START_TEST(json_long_and_mixed_strings)
+{
+	struct capture c;
+	struct dtl_json *w = capture_start(&c);
+	char s[1400], *want = malloc(64 * 1024), *p = want;
+
+	ck_assert_ptr_nonnull(want);
+	dtl_json_begin_array(w);
+	*p++ = '[';
+	for (size_t n = 0; n < sizeof(s); n += 97) {
+		memset(s, 'a' + n % 26, n);
+		s[n] = '\0';
+		if (n % 2) /* a newline at the end: escaped */
+			s[n - 1] = '\n';
+		dtl_json_put_string(w, s);
+		p += sprintf(p, "%s\"", n ? ", " : "");
+		if (n % 2) {
+			memcpy(p, s, n - 1);
+			p += n - 1;
+			p += sprintf(p, "\\n");
+		} else {
+			memcpy(p, s, n);
+			p += n;
+		}
+		*p++ = '"';
+	}
+	dtl_json_end_array(w);
+	strcpy(p, "]\n");
+	capture_check(&c, 0, want);
+	free(want);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
+	tcase_add_test(tc, json_long_and_mixed_strings);
 	tcase_add_test(tc, json_escapes_controls);
 	tcase_add_test(tc, json_invalid_utf8_is_replacement);
 	tcase_add_test(tc, json_escapes_separators_and_bidi);
