@@ -58,12 +58,26 @@ for spec in "$@"; do
 	fi
 done
 
-# private headers stay in their folder: no include of "<folder>/x.h" from src/
+# Private headers stay in their folder. A header in src/<folder>/ is internal to the layers that
+# see that folder when it carries a DTL_SEES_ guard (src/core/bytes.h); without one it is private
+# to its folder. No include names another folder's path.
 if grep -rnE '#include "(core|input|model|sim|rules|report|fix|kernels|cli)/' "$root/src" \
-	--include='*.c' --include='*.h' |
-	grep -v '"rules/dtl-'; then
-	echo "FAIL: the includes above reach into another folder's private headers"
+	--include='*.c' --include='*.h' | grep -v '"rules/dtl-'; then
+	echo "FAIL: the includes above name another folder's path"
 	fail=1
 fi
+for f in "$root"/src/*/*.c "$root"/src/*/*.h; do
+	folder=$(basename "$(dirname "$f")")
+	for name in $(sed -n 's/^#include "\([^"/]*\.h\)".*/\1/p' "$f"); do
+		[ -e "$root/src/$folder/$name" ] && continue
+		for other in "$root"/src/*/"$name"; do
+			[ -e "$other" ] || continue
+			if ! grep -q '^#ifndef DTL_SEES_' "$other"; then
+				echo "FAIL: ${f#"$root"/} includes $name, private to $(basename "$(dirname "$other")")"
+				fail=1
+			fi
+		done
+	done
+done
 [ "$fail" = 0 ] && echo "layers: every header compiles exactly where DESIGN.md §2 allows it"
 exit "$fail"

@@ -45,9 +45,6 @@ void *dtl_arena_calloc(struct dtl_arena *arena, size_t n, size_t size);
 void *dtl_arena_realloc(struct dtl_arena *arena, void *p, size_t old_size, size_t new_size);
 /* Copies len bytes and appends a NUL. Strings are packed (not aligned). */
 char *dtl_arena_strndup(struct dtl_arena *arena, const char *text, size_t len);
-/* Advises 2 MiB pages under [p, p + size) when it is 2 MiB or more (arena.c says why);
- * for memory from malloc the caller owns, before it is written. */
-void dtl_advise_huge_pages(void *p, size_t size);
 char *dtl_arena_sprintf(struct dtl_arena *arena, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

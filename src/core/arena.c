@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "dtypelint/arena.h"
-#include "dtypelint/bytes.h"
+#include "bytes.h"
+#include "huge-pages.h"
 
 #define CHUNK_MIN (64 * 1024)
 #define CHUNK_MAX (2 * 1024 * 1024)

@@ -2,8 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/bytes.h"
+#include "bytes.h"
 #include "dtypelint/glob.h"
+#include "glob-cursor.h"
 
 const char *dtl_glob_check(const char *pattern, size_t len)
 {

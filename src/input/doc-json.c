@@ -36,7 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "doc-private.h"
-#include "dtypelint/bytes.h"
+#include "bytes.h"
 
 /* cJSON's nesting limit, the reader's whatever --max-depth says */
 #define CONTAINER_LIMIT 1000

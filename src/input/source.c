@@ -9,6 +9,7 @@
 
 #include "dtypelint/arena.h"
 #include "dtypelint/source.h"
+#include "huge-pages.h"
 
 static int fail(struct dtl_error *error, const char *path, int code, const char *what)
 {

@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/bytes.h"
+#include "bytes.h"
 #include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
+#include "glob-cursor.h"
 
 /* Does pattern, '.' any byte and nothing else special, match name[start..] and end where a
  * component ends? O(pattern) per start. */

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dtypelint/bytes.h"
+#include "bytes.h"
 #include "dtypelint/doc.h"
 #include "load.h"
 

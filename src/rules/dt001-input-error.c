@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* DT001 input-error: an input could not be read. */
-#include "check.h"
+#include "rule-check.h"
 
 /* Findings of DT001 are made where inputs are read; the rule pass adds none. */
 static int dt001_check(struct dtl_check *c)

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 /* Findings of DT002 are made once suppressions are applied (dtl_rules_unused_suppressions);
  * the rule pass adds none. */

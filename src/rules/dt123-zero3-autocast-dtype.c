@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 static enum dtl_dtype comm_dtype(const struct dtl_sim *sim, uint32_t t)
 {

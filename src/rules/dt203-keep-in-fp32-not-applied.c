@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 /* How many tensors each entry of a compiled keep list matches, and the first (arrays in the
  * check's arena). */

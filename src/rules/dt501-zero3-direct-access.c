@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rule-util.h"
+#include "glob-cursor.h"
 
 /* PEFT's ParamWrapper (LoRA target_parameters) reads the shape of the parameter it wraps in
  * get_peft_model: under zero.Init that is a partitioned parameter of shape torch.Size([])

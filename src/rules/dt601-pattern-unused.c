@@ -3,8 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-check.h"
 #include "dtypelint/glob.h"
+#include "glob-cursor.h"
 
 static int unused(struct dtl_check *c, const struct dtl_pattern *p, const char *what)
 {

@@ -2,7 +2,7 @@
 /* DT602 tied-weights-dtype: tied tensors are declared with different dtypes. */
 #include <errno.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 /* facts/torch-and-transformers.md §4 "Tied weights": HF ties by sharing one Parameter, so
  * tied weights always have one dtype; a manifest that says otherwise describes no real

@@ -2,7 +2,7 @@
 /* DT603 unknown-architecture: no architecture profile: routers and buffers found by heuristics. */
 #include <errno.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 /* DT603 — no profile for the named architecture. */
 static int dt603_check(struct dtl_check *c)

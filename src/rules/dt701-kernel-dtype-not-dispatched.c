@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-check.h"
 #include "dtypelint/glob.h"
 
 /* The dtype a module computes in: its own floating parameters' compute dtype, else the first

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 struct dtl_finding *dtl_check_report(struct dtl_check *c, enum dtl_severity severity,
                                      struct dtl_loc loc, const char *fmt, ...)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "rule-check.h"
 
 const struct dtl_rule *const *dtl_rules_all(size_t *ret_count)
 {

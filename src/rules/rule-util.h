@@ -3,7 +3,7 @@
 #ifndef DTL_RULE_UTIL_H
 #define DTL_RULE_UTIL_H
 
-#include "check.h"
+#include "rule-check.h"
 #include "dtypelint/glob.h"
 
 /* The tensor is a quantized weight (4-bit or 8-bit storage). */

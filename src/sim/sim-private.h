@@ -5,6 +5,7 @@
 #include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 #include "dtypelint/sim.h"
+#include "glob-cursor.h"
 
 /*
  * A glob set matched against the modules in index order, which is parents first: a module

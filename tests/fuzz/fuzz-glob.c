@@ -26,6 +26,7 @@
 #include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 #include "fuzz.h"
+#include "glob-cursor.h"
 
 #define MAX_INPUT 1024
 

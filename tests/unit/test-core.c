@@ -13,6 +13,7 @@
 #include "dtypelint/dtype.h"
 #include "dtypelint/glob.h"
 #include "dtypelint/version.h"
+#include "glob-cursor.h"
 
 #define PARSE(s)   dtl_dtype_parse((s), strlen(s))
 #define GLOB(p, s) dtl_glob_match((p), strlen(p), (s), strlen(s))

@@ -5,10 +5,10 @@
  * build does). The JSON readers (src/input/doc-json.c, src/model/tensor-text.c) and the glob
  * paths (src/core/glob.c) scan with them.
  */
-#ifndef DTYPELINT_BYTES_H
-#define DTYPELINT_BYTES_H
+#ifndef DTL_CORE_BYTES_H
+#define DTL_CORE_BYTES_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/bytes.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "bytes.h is in the core layer, which this layer may not use (DESIGN.md §2)"
 #endif
 
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What a rule's check function gets, and helpers to build findings. */
-#ifndef DTL_CHECK_H
-#define DTL_CHECK_H
+#ifndef DTL_RULE_CHECK_H
+#define DTL_RULE_CHECK_H
 
 #include "dtypelint/rules.h"
 #include "dtypelint/sim.h"
