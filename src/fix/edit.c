@@ -20,6 +20,7 @@
 #include "dtypelint/atomic-file.h"
 #include "dtypelint/fix.h"
 #include "dtypelint/manifest.h"
+#include "dtypelint/quoted.h"
 
 enum value_kind {
 	V_BARE,   /* true, 0, null: written as is */
@@ -145,14 +146,42 @@ static bool plain_safe(const char *text)
 	return true;
 }
 
-/* A string as the file spells it: quote is the quote the old value used (0: none). */
+/* text between double quotes, valid JSON and YAML whatever bytes it holds (dtypelint/quoted.h):
+ * a module name from the model cannot end the string early and write keys of its own */
+static char *quoted_text(struct dtl_arena *a, const char *text)
+{
+	char *buf = NULL, *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	if (!mem)
+		return NULL;
+	dtl_put_quoted(mem, text, strlen(text));
+	if (fclose(mem) == 0)
+		out = dtl_arena_strndup(a, buf, len);
+	free(buf);
+	return out;
+}
+
+/* Printable ASCII without a single quote: YAML reads it back between single quotes. */
+static bool single_quote_safe(const char *text)
+{
+	for (const char *p = text; *p; p++)
+		if (*p < 0x20 || *p > 0x7e || *p == '\'')
+			return false;
+	return true;
+}
+
+/* A string as the file spells it: quote is the quote the old value used (0: none). Single
+ * quotes only for text that needs no escape in them; anything else goes between double quotes,
+ * escaped. */
 static char *string_text(struct dtl_arena *a, const char *text, bool json, char quote)
 {
-	if (quote == '\'')
+	if (quote == '\'' && !json && single_quote_safe(text))
 		return dtl_arena_sprintf(a, "'%s'", text);
 	if (!json && !quote && plain_safe(text))
 		return dtl_arena_strndup(a, text, strlen(text));
-	return dtl_arena_sprintf(a, "\"%s\"", text);
+	return quoted_text(a, text);
 }
 
 static char *scalar_text(struct dtl_arena *a, const struct edit *e, bool json, char quote)

@@ -143,5 +143,30 @@ for name in "my plan.yaml" "$(printf 'odd\nname"q.yaml')"; do
 	fi
 done
 
+# 9. a module name holding quotes and a backslash (from the model's tensor names): the wrap entry
+#    it adds is escaped, so the plan still parses and names that module (before: the edited file
+#    did not parse, and the fix was refused)
+mkdir "$tmp/9" && cd "$tmp/9" || exit 2
+cat >m.yaml <<'MODEL'
+dtypelint: 1
+model:
+  checkpoint_dtype: bfloat16
+tensors:
+  - {name: 'model.layers.0.a"b\c''d.gate.weight', shape: [8, 64], dtype: float32}
+  - {name: 'model.layers.0.a"b\c''d.up.weight', shape: [8, 64]}
+  - {name: model.norm.weight, shape: [64]}
+MODEL
+printf "strategy: fsdp1\nversions: {torch: \"2.4.1\"}\nfsdp:\n  wrap: ['model.layers.*']\n" >plan.yaml
+"$dtypelint" m.yaml --plan plan.yaml --fix-plan --write >w.out 2>w.err
+status=$?
+"$dtypelint" m.yaml --plan plan.yaml --select DT101 >again.out 2>&1
+again=$?
+if [ $status -eq 0 ] && [ $again -eq 0 ] &&
+	grep -qF "wrap: ['model.layers.*', \"model.layers.0.a\\\"b\\\\c'd.up\"]" plan.yaml; then
+	ok "escaped-module-name"
+else
+	bad "escaped-module-name (exit $status, again $again)"; cat plan.yaml w.err again.out
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
