@@ -927,42 +927,33 @@ static int input_error_finding(const char *path, const struct dtl_error *error,
 	return 0;
 }
 
-static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
-                       const struct dtl_op_oracle *ops)
-{
-	struct dtl_behavior_table *behaviors = dtl_arena_alloc(arena, sizeof(*behaviors));
-	struct config_cache cache = {0};
+/* What linting every input gave, for the modes and the report after it. */
+struct lint_run {
 	struct dtl_report_input *inputs;
 	struct dtl_findings **findings;
-	enum dtl_severity *fail_on;
+	enum dtl_severity *fail_on; /* per input: its config's --fail-on */
 	struct linted *linted;
+	size_t suppressed;
+	bool input_failed; /* an input could not be read: its DT001 finding stands in */
+};
+
+/* Lints each input. An unreadable input becomes a DT001 finding and the others go on, except in
+ * the modes that act on the findings (fixes, baselines, plans), which stop at it. Returns an
+ * exit status (>= 0) after printing the error, or -1 when every input was linted or reported. */
+static int lint_inputs(struct dtl_options *o, struct dtl_arena *arena,
+                       const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                       struct lint_run *run)
+{
+	struct config_cache cache = {0};
 	struct dtl_error error = {0};
-	struct dtl_report_counts counts;
-	size_t suppressed = 0, baselined = 0;
-	FILE *out = stdout;
 	int r;
 
-	if (!behaviors)
+	run->inputs = dtl_arena_calloc(arena, o->input_count, sizeof(*run->inputs));
+	run->findings = dtl_arena_calloc(arena, o->input_count, sizeof(*run->findings));
+	run->fail_on = dtl_arena_calloc(arena, o->input_count, sizeof(*run->fail_on));
+	run->linted = dtl_arena_calloc(arena, o->input_count, sizeof(*run->linted));
+	if (!run->inputs || !run->findings || !run->fail_on || !run->linted)
 		return print_error(&error, -ENOMEM);
-	if (output_is_input(o, o->output) < 0 || output_is_input(o, o->export_file) < 0 ||
-	    output_is_input(o, o->write_baseline) < 0)
-		return EXIT_INPUT;
-	r = dtl_behavior_table_load(behaviors, arena, &error);
-	if (r < 0) {
-		print_error(&error, r);
-		return EXIT_INTERNAL;
-	}
-	if (validate_selectors(&o->select, "--select") < 0 ||
-	    validate_selectors(&o->extend_select, "--extend-select") < 0 ||
-	    validate_selectors(&o->ignore, "--ignore") < 0)
-		return EXIT_INPUT;
-	inputs = dtl_arena_calloc(arena, o->input_count, sizeof(*inputs));
-	findings = dtl_arena_calloc(arena, o->input_count, sizeof(*findings));
-	fail_on = dtl_arena_calloc(arena, o->input_count, sizeof(*fail_on));
-	linted = dtl_arena_calloc(arena, o->input_count, sizeof(*linted));
-	if (!inputs || !findings || !fail_on || !linted)
-		return print_error(&error, -ENOMEM);
-	bool input_failed = false;
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct settings s;
 		bool from_stdin = strcmp(o->inputs[i], "-") == 0;
@@ -973,55 +964,59 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		if (r >= 0 && from_stdin)
 			r = read_stdin(o, &s, arena, &error);
 		if (r >= 0)
-			r = lint_one(&o->jobs[i], o, &s, behaviors, ops, arena, &inputs[i],
-			             &findings[i], &suppressed, &linted[i], &error);
-		/* a report of findings keeps the other inputs; the modes that act on the
-		 * findings (fixes, baselines, plans) stop at the first unreadable input */
+			r = lint_one(&o->jobs[i], o, &s, behaviors, ops, arena, &run->inputs[i],
+			             &run->findings[i], &run->suppressed, &run->linted[i], &error);
 		if (r < 0 && (r == -ENOMEM || o->fix_plan || o->wrap_plan || o->write_baseline ||
 		              o->show_plan))
 			return print_error(&error, r);
 		if (r < 0) {
-			if ((r = input_error_finding(o->inputs[i], &error, arena, &inputs[i],
-			                             &findings[i])) < 0)
+			if ((r = input_error_finding(o->inputs[i], &error, arena, &run->inputs[i],
+			                             &run->findings[i])) < 0)
 				return print_error(&error, r);
-			inputs[i].setup = o->jobs[i].setup;
-			input_failed = true;
-			fail_on[i] = DTL_SEVERITY_ERROR;
+			run->inputs[i].setup = o->jobs[i].setup;
+			run->input_failed = true;
+			run->fail_on[i] = DTL_SEVERITY_ERROR;
 			memset(&error, 0, sizeof(error));
 			continue;
 		}
-		fail_on[i] = s.fail_on;
+		run->fail_on[i] = s.fail_on;
 	}
-	if (o->fix_plan || o->wrap_plan)
-		return run_fix_modes(o, arena, behaviors, ops, inputs, findings, linted);
-	if (o->write_baseline) {
-		size_t entries = 0;
-		dtl_report_count(inputs, o->input_count, &counts);
-		r = dtl_baseline_write(o->write_baseline, inputs, o->input_count, arena, &entries,
-		                       &error);
-		if (r < 0)
-			return print_error(&error, r);
-		if (!o->quiet)
-			fprintf(stderr,
-			        "dtypelint: wrote %zu baseline entr%s for %zu finding%s to %s\n",
-			        entries, entries == 1 ? "y" : "ies", counts.findings,
-			        counts.findings == 1 ? "" : "s",
-			        strcmp(o->write_baseline, "-") == 0 ? "standard output"
-			                                            : o->write_baseline);
-		return EXIT_CLEAN;
-	}
-	if (o->baseline) {
-		struct dtl_baseline baseline;
-		struct dtl_limits limits;
-		dtl_limits_default(&limits);
-		dtl_cli_limits_apply(&limits, &o->limits);
-		r = dtl_baseline_load(o->baseline, arena, &limits, &baseline, &error);
-		if (r < 0)
-			return print_error(&error, r);
-		baselined = dtl_baseline_filter(&baseline, inputs, findings, o->input_count, arena);
-		dtl_baseline_report_stale(&baseline, stderr);
-	}
+	return -1;
+}
+
+/* --write-baseline: every finding as a baseline entry, instead of a report. */
+static int write_baseline(const struct dtl_options *o, struct dtl_arena *arena,
+                          const struct lint_run *run)
+{
+	struct dtl_report_counts counts;
+	struct dtl_error error = {0};
+	size_t entries = 0;
+	int r;
+
+	dtl_report_count(run->inputs, o->input_count, &counts);
+	r = dtl_baseline_write(o->write_baseline, run->inputs, o->input_count, arena, &entries,
+	                       &error);
+	if (r < 0)
+		return print_error(&error, r);
+	if (!o->quiet)
+		fprintf(stderr, "dtypelint: wrote %zu baseline entr%s for %zu finding%s to %s\n",
+		        entries, entries == 1 ? "y" : "ies", counts.findings,
+		        counts.findings == 1 ? "" : "s",
+		        strcmp(o->write_baseline, "-") == 0 ? "standard output"
+		                                            : o->write_baseline);
+	return EXIT_CLEAN;
+}
+
+/* The report, its --memory table and --trace, to standard output or -o FILE (written whole or
+ * not at all). Returns an exit status after printing the error, or -1 when written. */
+static int emit_report(const struct dtl_options *o, struct dtl_arena *arena,
+                       const struct lint_run *run)
+{
 	struct dtl_atomic_file report_file = {0};
+	struct dtl_error error = {0};
+	FILE *out = stdout;
+	int r;
+
 	if (o->output) {
 		r = dtl_atomic_open(&report_file, o->output, &error);
 		if (r < 0)
@@ -1030,13 +1025,13 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		out = report_file.out;
 	}
 	errno = 0;
-	r = write_report(out, o, inputs, arena);
+	r = write_report(out, o, run->inputs, arena);
 	if (r >= 0 && o->memory && o->format == DTL_FORMAT_TEXT && !o->statistics && !o->show_plan)
-		r = dtl_report_memory_text(out, inputs, o->input_count);
+		r = dtl_report_memory_text(out, run->inputs, o->input_count);
 	if (r >= 0 && o->trace.count) {
 		/* after a text report on its stream; machine formats keep theirs clean */
 		FILE *trace_out = o->format == DTL_FORMAT_TEXT && !o->statistics ? out : stderr;
-		r = dtl_report_trace(trace_out, inputs, o->input_count, o->trace.items,
+		r = dtl_report_trace(trace_out, run->inputs, o->input_count, o->trace.items,
 		                     o->trace.count);
 	}
 	/* the stream's errno says why (ENOSPC, EPIPE, ...) better than -EIO */
@@ -1055,27 +1050,81 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		        o->output ? o->output : "standard output", strerror(-r));
 		return EXIT_INTERNAL;
 	}
-	dtl_report_count(inputs, o->input_count, &counts);
+	return -1;
+}
+
+/* The exit status of a run whose report was written. */
+static int exit_status(const struct dtl_options *o, const struct lint_run *run)
+{
+	/* an input that was not read was not checked: no option makes that a pass */
+	if (run->input_failed)
+		return EXIT_INPUT;
+	if (o->exit_zero)
+		return EXIT_CLEAN;
+	for (size_t i = 0; i < o->input_count; i++) {
+		const struct dtl_finding *f = run->findings[i]->items.items;
+		for (size_t k = 0; k < run->findings[i]->items.count; k++)
+			if (f[k].severity >= run->fail_on[i])
+				return EXIT_FINDINGS;
+	}
+	return EXIT_CLEAN;
+}
+
+static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
+                       const struct dtl_op_oracle *ops)
+{
+	struct dtl_behavior_table *behaviors = dtl_arena_alloc(arena, sizeof(*behaviors));
+	struct dtl_error error = {0};
+	struct dtl_report_counts counts;
+	struct lint_run run = {0};
+	size_t baselined = 0;
+	int r;
+
+	if (!behaviors)
+		return print_error(&error, -ENOMEM);
+	if (output_is_input(o, o->output) < 0 || output_is_input(o, o->export_file) < 0 ||
+	    output_is_input(o, o->write_baseline) < 0)
+		return EXIT_INPUT;
+	r = dtl_behavior_table_load(behaviors, arena, &error);
+	if (r < 0) {
+		print_error(&error, r);
+		return EXIT_INTERNAL;
+	}
+	if (validate_selectors(&o->select, "--select") < 0 ||
+	    validate_selectors(&o->extend_select, "--extend-select") < 0 ||
+	    validate_selectors(&o->ignore, "--ignore") < 0)
+		return EXIT_INPUT;
+	if ((r = lint_inputs(o, arena, behaviors, ops, &run)) >= 0)
+		return r;
+	if (o->fix_plan || o->wrap_plan)
+		return run_fix_modes(o, arena, behaviors, ops, run.inputs, run.findings,
+		                     run.linted);
+	if (o->write_baseline)
+		return write_baseline(o, arena, &run);
+	if (o->baseline) {
+		struct dtl_baseline baseline;
+		struct dtl_limits limits;
+		dtl_limits_default(&limits);
+		dtl_cli_limits_apply(&limits, &o->limits);
+		r = dtl_baseline_load(o->baseline, arena, &limits, &baseline, &error);
+		if (r < 0)
+			return print_error(&error, r);
+		baselined =
+		    dtl_baseline_filter(&baseline, run.inputs, run.findings, o->input_count, arena);
+		dtl_baseline_report_stale(&baseline, stderr);
+	}
+	if ((r = emit_report(o, arena, &run)) >= 0)
+		return r;
 	if (o->show_plan)
 		return EXIT_CLEAN;
 	if (!o->quiet) {
 		/* what the verdict assumed, beside the summary: problem matchers and piped
 		 * output see neither */
-		dtl_report_versions_line(stderr, inputs, o->input_count);
-		print_summary(o, &counts, suppressed, baselined);
+		dtl_report_count(run.inputs, o->input_count, &counts);
+		dtl_report_versions_line(stderr, run.inputs, o->input_count);
+		print_summary(o, &counts, run.suppressed, baselined);
 	}
-	/* an input that was not read was not checked: no option makes that a pass */
-	if (input_failed)
-		return EXIT_INPUT;
-	if (o->exit_zero)
-		return EXIT_CLEAN;
-	for (size_t i = 0; i < o->input_count; i++) {
-		const struct dtl_finding *f = findings[i]->items.items;
-		for (size_t k = 0; k < findings[i]->items.count; k++)
-			if (f[k].severity >= fail_on[i])
-				return EXIT_FINDINGS;
-	}
-	return EXIT_CLEAN;
+	return exit_status(o, &run);
 }
 
 int main(int argc, char **argv)
