@@ -332,8 +332,10 @@ CONTROL = types.SimpleNamespace(should_training_stop=False)
 
 class Callback(unittest.TestCase):
     def fsdp_args(self):
+        # torch 1.13's FSDP1 has no use_orig_params (DT104): these runs leave it off
         return training_args(fsdp=[FSDPOption.FULL_SHARD, FSDPOption.AUTO_WRAP],
-                             fsdp_config={"transformer_layer_cls_to_wrap": ["Block"]})
+                             fsdp_config={"transformer_layer_cls_to_wrap": ["Block"],
+                                          "use_orig_params": "false"})
 
     def test_raises_before_the_first_step_with_the_framework_error(self):
         cb = DtypelintCallback(versions=V113)
@@ -348,6 +350,17 @@ class Callback(unittest.TestCase):
                 "strategy": "fsdp1", "world_size": 2, "versions": {"torch": "1.13"},
                 "fsdp": {"wrap": ["Block"]}})
             self.assertEqual(sorted(verdicts(cb.findings)), cli_verdicts(cli(path)))
+
+    def test_trainer_default_use_orig_params_on_torch_113(self):
+        # the Trainer's default fsdp_config use_orig_params reaches FSDP1's constructor through
+        # accelerate, and torch 1.13's FSDP1 has no such argument (DT104)
+        args = training_args(fsdp=[FSDPOption.FULL_SHARD, FSDPOption.AUTO_WRAP],
+                             fsdp_config={"transformer_layer_cls_to_wrap": ["Block"]})
+        cb = DtypelintCallback(versions=V113)
+        with self.assertRaises(dtypelint.PredictedFrameworkError) as e:
+            cb.on_init_end(args, STATE, CONTROL, model=Tiny(), optimizer=None)
+        self.assertIn("unexpected keyword argument 'use_orig_params'",
+                      e.exception.framework_error)
 
     def test_on_train_begin_when_added_after_init(self):
         cb = DtypelintCallback(versions=V113)
