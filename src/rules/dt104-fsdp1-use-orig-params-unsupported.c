@@ -4,7 +4,7 @@
 
 #include "rule-util.h"
 
-/* rules/versions.yaml fsdp1-has-use-orig-params: the argument arrived in torch 2.0 (PR #84670).
+/* rules/versions.yaml fsdp1-has-use-orig-params: the argument arrived in torch 2.0 (PR #84911).
  * torch 1.13's constructor has no **kwargs, so Python refuses the keyword before FSDP runs;
  * checked on Debian's python3-torch 1.13 (FullyShardedDataParallel(model,
  * use_orig_params=True) on the CPU). */
@@ -49,7 +49,7 @@ DTL_RULE(dt104) = {
                "  fsdp: {wrap: [DecoderLayer], use_orig_params: true}",
     .fix = "Drop fsdp.use_orig_params on torch 1.13 (it always flattens as "
            "use_orig_params=False does), or upgrade torch to 2.0 or later.",
-    .facts = "https://github.com/pytorch/pytorch/pull/84670 (adds use_orig_params, torch 2.0); "
+    .facts = "https://github.com/pytorch/pytorch/pull/84911 (adds use_orig_params, torch 2.0); "
              "https://github.com/pytorch/pytorch/blob/v1.13.0/torch/distributed/fsdp/"
              "fully_sharded_data_parallel.py (the 1.13 constructor, without it); raised by "
              "Debian's python3-torch 1.13 on the CPU",
