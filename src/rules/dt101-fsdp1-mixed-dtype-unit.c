@@ -73,24 +73,14 @@ static int dt101_check(struct dtl_check *c)
 
 static int dt101_propose_fixes(const struct dtl_fix_request *req)
 {
-	const struct dtl_finding *f = req->finding;
 	const char *mod = dtl_rules_fix_module(req);
-	bool adapter = f->tensor_count && dtl_rules_upcast_adapter(req->sim, f->tensors[0]);
 
-	if (dtl_rules_propose_autocast_off(req) < 0)
-		return -ENOMEM;
-	/* each LoRA module a unit of its own: every unit then holds one dtype (FSDP1 wrap of the
-	 * lora_A / lora_B modules) */
-	if (adapter && !dtl_rules_propose(req, DTL_FIX_WRAP_ADD, "**.lora_*.*", 0, 2,
-	                                  "shard each adapter on its own: add '**.lora_*.*' to "
-	                                  "training.fsdp.wrap"))
+	if (dtl_rules_propose_autocast_off(req) < 0 || dtl_rules_propose_wrap_apart(req) < 0)
 		return -ENOMEM;
 	if (mod && mod[0] &&
-	    (!dtl_rules_propose(req, DTL_FIX_WRAP_ADD, mod, 0, 2,
-	                        "shard '%s' on its own: add it to training.fsdp.wrap", mod) ||
-	     !dtl_rules_propose(
-	         req, DTL_FIX_IGNORE_ADD, dtl_arena_sprintf(req->arena, "%s.**", mod), 0, 3,
-	         "leave '%s' out of FSDP: add '%s.**' to training.fsdp.ignored", mod, mod)))
+	    !dtl_rules_propose(req, DTL_FIX_IGNORE_ADD, dtl_arena_sprintf(req->arena, "%s.**", mod),
+	                       0, 3, "leave '%s' out of FSDP: add '%s.**' to training.fsdp.ignored",
+	                       mod, mod))
 		return -ENOMEM;
 	return 0;
 }

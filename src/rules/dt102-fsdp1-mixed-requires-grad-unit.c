@@ -71,16 +71,10 @@ static int dt102_check(struct dtl_check *c)
 
 static int dt102_propose_fixes(const struct dtl_fix_request *req)
 {
-	const char *mod = dtl_rules_fix_module(req);
-
 	if (!dtl_rules_propose(req, DTL_FIX_USE_ORIG_PARAMS, NULL, 0, 1,
 	                       "set training.fsdp.use_orig_params: true"))
 		return -ENOMEM;
-	if (mod && mod[0] &&
-	    !dtl_rules_propose(req, DTL_FIX_WRAP_ADD, mod, 0, 2,
-	                       "shard '%s' on its own: add it to training.fsdp.wrap", mod))
-		return -ENOMEM;
-	return 0;
+	return dtl_rules_propose_wrap_module(req);
 }
 
 DTL_RULE(dt102) = {

@@ -73,21 +73,7 @@ static int dt111_check(struct dtl_check *c)
 
 static int dt111_propose_fixes(const struct dtl_fix_request *req)
 {
-	const struct dtl_finding *f = req->finding;
-	const char *mod = dtl_rules_fix_module(req);
-	bool adapter = f->tensor_count && dtl_rules_upcast_adapter(req->sim, f->tensors[0]);
-
-	if (dtl_rules_propose_autocast_off(req) < 0)
-		return -ENOMEM;
-	/* each LoRA module a group of its own: every group then holds one dtype (fully_shard of
-	 * the lora_A / lora_B modules) */
-	if (adapter && !dtl_rules_propose(req, DTL_FIX_WRAP_ADD, "**.lora_*.*", 0, 2,
-	                                  "shard each adapter on its own: add '**.lora_*.*' to "
-	                                  "training.fsdp.wrap"))
-		return -ENOMEM;
-	if (mod && mod[0] &&
-	    !dtl_rules_propose(req, DTL_FIX_WRAP_ADD, mod, 0, 2,
-	                       "shard '%s' on its own: add it to training.fsdp.wrap", mod))
+	if (dtl_rules_propose_autocast_off(req) < 0 || dtl_rules_propose_wrap_apart(req) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -357,3 +357,29 @@ int dtl_rules_propose_autocast_off(const struct dtl_fix_request *req)
 	           ? 0
 	           : -ENOMEM;
 }
+
+int dtl_rules_propose_wrap_module(const struct dtl_fix_request *req)
+{
+	const char *mod = dtl_rules_fix_module(req);
+
+	if (!mod || !mod[0])
+		return 0;
+	return dtl_rules_propose(req, DTL_FIX_WRAP_ADD, mod, 0, 2,
+	                         "shard '%s' on its own: add it to training.fsdp.wrap", mod)
+	           ? 0
+	           : -ENOMEM;
+}
+
+int dtl_rules_propose_wrap_apart(const struct dtl_fix_request *req)
+{
+	const struct dtl_finding *f = req->finding;
+
+	/* each LoRA module a unit or group of its own: every one then holds one dtype (FSDP1 wrap
+	 * or fully_shard of the lora_A / lora_B modules) */
+	if (f->tensor_count && dtl_rules_upcast_adapter(req->sim, f->tensors[0]) &&
+	    !dtl_rules_propose(req, DTL_FIX_WRAP_ADD, "**.lora_*.*", 0, 2,
+	                       "shard each adapter on its own: add '**.lora_*.*' to "
+	                       "training.fsdp.wrap"))
+		return -ENOMEM;
+	return dtl_rules_propose_wrap_module(req);
+}

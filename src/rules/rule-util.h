@@ -74,5 +74,10 @@ struct dtl_fix_candidate *dtl_rules_propose(const struct dtl_fix_request *req,
 /* adapter.autocast_adapter_dtype: false, when the finding's first tensor is an adapter PEFT
  * upcast (DT101, DT111, DT121, DT122, DT403 share the cause). */
 int dtl_rules_propose_autocast_off(const struct dtl_fix_request *req);
+/* The wrap fixes of a group that mixes dtypes (DT101, DT111): each LoRA module a unit or group
+ * of its own when the first tensor is an upcast adapter, then the finding's module on its own. */
+int dtl_rules_propose_wrap_apart(const struct dtl_fix_request *req);
+/* The finding's module as a unit or group of its own: add it to training.fsdp.wrap. */
+int dtl_rules_propose_wrap_module(const struct dtl_fix_request *req);
 
 #endif
