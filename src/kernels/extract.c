@@ -744,29 +744,170 @@ static size_t angle_close(const struct ktok *toks, size_t open, size_t n)
 	return n;
 }
 
+/* What kextract knows about the declaration being read at the current scope. */
+struct kdecl {
+	size_t cand, cand_open, cand_close, stmt_start;
+	size_t tlo, thi;
+	bool locked, assign, cls_done, ctor_init;
+	int pending;
+	const struct ktok *pcls;
+};
+
+#define KDECL_NONE SIZE_MAX
+
+/* A statement ended: forget its candidate (cand_open and stmt_start survive). */
+static void kdecl_reset(struct kdecl *d)
+{
+	d->cand = KDECL_NONE;
+	d->cand_close = KDECL_NONE;
+	d->locked = d->assign = d->cls_done = d->ctor_init = false;
+	d->pending = -1;
+	d->pcls = NULL;
+	d->tlo = d->thi = 0;
+}
+
+/* The innermost enclosing class, or NULL. */
+static const struct ktok *enclosing_class(const struct dtl_vec *scopes)
+{
+	for (size_t s = scopes->count; s-- > 0;) {
+		const struct scope *o = (const struct scope *)scopes->items + s;
+		if (o->kind == SC_CLASS)
+			return o->cls;
+	}
+	return NULL;
+}
+
+/* "{" at i: push the scope it opens, a function body when a candidate precedes it. */
+static int open_scope(struct kx *x, const struct krange *r, struct dtl_vec *scopes, struct kdecl *d,
+                      bool decl, size_t i)
+{
+	struct scope sc = {.kind = SC_BLOCK};
+
+	if (x->lambda_func != KNONE && i == x->lambda_brace) {
+		sc.kind = SC_FUNCTION;
+		if (open_ctx(x, x->lambda_func, scopes->count + 1) < 0)
+			sc.kind = SC_BLOCK;
+		x->lambda_func = KNONE;
+	} else if (decl && d->cand != KDECL_NONE && d->cand_close != KDECL_NONE && !d->assign) {
+		uint32_t f = new_function(x, r->toks, d->cand, d->cand_open, d->cand_close,
+		                          enclosing_class(scopes), d->tlo, d->thi);
+		if (f != KNONE && open_ctx(x, f, scopes->count + 1) == 0)
+			sc.kind = SC_FUNCTION;
+	} else if (decl && d->pending >= 0 && !d->assign) {
+		sc.kind = (uint8_t)d->pending;
+		sc.cls = d->pcls;
+	}
+	struct scope *slot = dtl_vec_push(scopes, x->scratch, sizeof(*slot));
+	if (!slot) {
+		kx_oom(x);
+		return -1;
+	}
+	*slot = sc;
+	return 0;
+}
+
+/* "}": pop a scope, closing the function context it may hold. */
+static void close_scope(struct kx *x, struct dtl_vec *scopes)
+{
+	if (scopes->count) {
+		struct scope *o = (struct scope *)scopes->items + --scopes->count;
+		if (o->kind == SC_FUNCTION)
+			close_ctx(x);
+	}
+}
+
+/* ";" at declaration level: a candidate was a declaration (or a REGISTER_X link). */
+static int end_declaration(struct kx *x, const struct krange *r, const struct kdecl *d)
+{
+	if (d->cand != KDECL_NONE && d->cand == d->stmt_start && d->cand_close != KDECL_NONE)
+		record_links(x, r->toks, d->cand_open, d->cand_close);
+	if (d->cand != KDECL_NONE && d->cand_close != KDECL_NONE) {
+		struct kslice *s = dtl_vec_push(&x->decls, x->scratch, sizeof(*s));
+		if (!s) {
+			kx_oom(x);
+			return -1;
+		}
+		s->text = r->toks[d->cand].text;
+		s->len = r->toks[d->cand].len;
+	}
+	return 0;
+}
+
+/* A keyword at declaration level; returns the index to continue from. */
+static size_t decl_keyword(const struct krange *r, struct kdecl *d, size_t i)
+{
+	const struct ktok *t = &r->toks[i];
+
+	if (ktok_is(t, "namespace")) {
+		d->pending = SC_TRANSPARENT;
+	} else if (ktok_is(t, "extern") && i + 1 < r->n && r->toks[i + 1].kind == KT_LITERAL) {
+		d->pending = SC_TRANSPARENT;
+	} else if (ktok_is(t, "class") || ktok_is(t, "struct") || ktok_is(t, "union")) {
+		if (d->pending != SC_BLOCK) {
+			d->pending = SC_CLASS;
+			d->pcls = NULL;
+			d->cls_done = false;
+		}
+	} else if (ktok_is(t, "enum")) {
+		d->pending = SC_BLOCK;
+		d->cls_done = true;
+	} else if (ktok_is(t, "template") && i + 1 < r->n && ktok_punct(&r->toks[i + 1], "<")) {
+		size_t close = angle_close(r->toks, i + 1, r->n);
+		if (close < r->n) {
+			d->tlo = i + 2;
+			d->thi = close;
+			i = close;
+		}
+	}
+	return i;
+}
+
+/* Any other token at declaration level; returns the index to continue from. */
+static size_t decl_token(struct kx *x, struct krange *r, struct kdecl *d, size_t i)
+{
+	const struct ktok *t = &r->toks[i];
+
+	if (d->pending == SC_CLASS && !d->cls_done) {
+		if (t->kind == KT_IDENT && !(i + 1 < r->n && ktok_punct(&r->toks[i + 1], "(")))
+			d->pcls = t;
+		else if (ktok_punct(t, ":") || ktok_punct(t, "<"))
+			d->cls_done = true;
+	}
+	if ((ktok_punct(t, ":") || ktok_punct(t, "->")) && d->cand_close != KDECL_NONE) {
+		d->locked = true;
+		d->ctor_init |= ktok_punct(t, ":");
+	}
+	if (ktok_punct(t, "=") && d->cand_close == KDECL_NONE)
+		d->assign = true;
+	if (t->kind == KT_IDENT && i + 1 < r->n && ktok_punct(&r->toks[i + 1], "(")) {
+		if (is_member(r->toks, i) || d->assign) {
+			try_rules(x, r, i);
+			return i;
+		}
+		size_t close = kmatch(r->toks, i + 1, r->n);
+		if (close >= r->n)
+			return i;
+		if (!excluded_name(t) && (!d->locked || d->cand == KDECL_NONE)) {
+			d->cand = i;
+			d->cand_open = i + 1;
+			d->cand_close = close;
+		}
+		return close;
+	}
+	if (is_member(r->toks, i))
+		try_rules(x, r, i);
+	return i;
+}
+
 int kextract(struct kx *x)
 {
 	struct krange r = {
 	    .toks = x->kf->toks, .n = x->kf->n, .main = true, .base_when = UINT64_MAX};
 	struct dtl_vec scopes = {0};
-	const size_t none = SIZE_MAX;
-	size_t cand = none, cand_open = 0, cand_close = none, stmt_start = 0;
-	size_t tlo = 0, thi = 0;
-	bool locked = false, assign = false, cls_done = false, ctor_init = false;
-	int pending = -1;
-	const struct ktok *pcls = NULL;
+	struct kdecl d = {.cand_open = 0, .stmt_start = 0};
 
+	kdecl_reset(&d);
 	x->lambda_func = KNONE;
-#define RESET()                                                                                    \
-	do {                                                                                       \
-		cand = none;                                                                       \
-		cand_close = none;                                                                 \
-		locked = assign = cls_done = ctor_init = false;                                    \
-		pending = -1;                                                                      \
-		pcls = NULL;                                                                       \
-		tlo = thi = 0;                                                                     \
-	} while (0)
-
 	for (size_t i = 0; i < r.n && !x->err; i++) {
 		struct ktok *t = &r.toks[i];
 		struct scope *top;
@@ -785,7 +926,7 @@ int kextract(struct kx *x)
 			continue;
 		}
 
-		if (ktok_punct(t, "{") && decl && ctor_init && i > 0 &&
+		if (ktok_punct(t, "{") && decl && d.ctor_init && i > 0 &&
 		    (r.toks[i - 1].kind == KT_IDENT || ktok_punct(&r.toks[i - 1], ">"))) {
 			/* Foo(int a) : b_{a} {: a member's brace initializer, not the body */
 			size_t close = kmatch(r.toks, i, r.n);
@@ -795,47 +936,16 @@ int kextract(struct kx *x)
 			}
 		}
 		if (ktok_punct(t, "{")) {
-			struct scope sc = {.kind = SC_BLOCK};
-			if (x->lambda_func != KNONE && i == x->lambda_brace) {
-				sc.kind = SC_FUNCTION;
-				if (open_ctx(x, x->lambda_func, scopes.count + 1) < 0)
-					sc.kind = SC_BLOCK;
-				x->lambda_func = KNONE;
-			} else if (decl && cand != none && cand_close != none && !assign) {
-				const struct ktok *cls = NULL;
-				for (size_t s = scopes.count; s-- > 0;) {
-					const struct scope *o = (struct scope *)scopes.items + s;
-					if (o->kind == SC_CLASS) {
-						cls = o->cls;
-						break;
-					}
-				}
-				uint32_t f = new_function(x, r.toks, cand, cand_open, cand_close,
-				                          cls, tlo, thi);
-				if (f != KNONE && open_ctx(x, f, scopes.count + 1) == 0)
-					sc.kind = SC_FUNCTION;
-			} else if (decl && pending >= 0 && !assign) {
-				sc.kind = (uint8_t)pending;
-				sc.cls = pcls;
-			}
-			struct scope *slot = dtl_vec_push(&scopes, x->scratch, sizeof(*slot));
-			if (!slot) {
-				kx_oom(x);
+			if (open_scope(x, &r, &scopes, &d, decl, i) < 0)
 				break;
-			}
-			*slot = sc;
-			RESET();
-			stmt_start = i + 1;
+			kdecl_reset(&d);
+			d.stmt_start = i + 1;
 			continue;
 		}
 		if (ktok_punct(t, "}")) {
-			if (scopes.count) {
-				struct scope *o = (struct scope *)scopes.items + --scopes.count;
-				if (o->kind == SC_FUNCTION)
-					close_ctx(x);
-			}
-			RESET();
-			stmt_start = i + 1;
+			close_scope(x, &scopes);
+			kdecl_reset(&d);
+			d.stmt_start = i + 1;
 			continue;
 		}
 		if (!decl) {
@@ -843,85 +953,19 @@ int kextract(struct kx *x)
 			try_rules(x, &r, i);
 			continue;
 		}
-
-		/* declaration level */
 		if (ktok_punct(t, ";")) {
-			if (cand != none && cand == stmt_start && cand_close != none)
-				record_links(x, r.toks, cand_open, cand_close);
-			if (cand != none && cand_close != none) {
-				struct kslice *d = dtl_vec_push(&x->decls, x->scratch, sizeof(*d));
-				if (!d) {
-					kx_oom(x);
-					break;
-				}
-				d->text = r.toks[cand].text;
-				d->len = r.toks[cand].len;
-			}
-			RESET();
-			stmt_start = i + 1;
+			if (end_declaration(x, &r, &d) < 0)
+				break;
+			kdecl_reset(&d);
+			d.stmt_start = i + 1;
 			continue;
 		}
-		if (t->kind == KT_KEYWORD) {
-			if (ktok_is(t, "namespace")) {
-				pending = SC_TRANSPARENT;
-			} else if (ktok_is(t, "extern") && i + 1 < r.n &&
-			           r.toks[i + 1].kind == KT_LITERAL) {
-				pending = SC_TRANSPARENT;
-			} else if (ktok_is(t, "class") || ktok_is(t, "struct") ||
-			           ktok_is(t, "union")) {
-				if (pending != SC_BLOCK) {
-					pending = SC_CLASS;
-					pcls = NULL;
-					cls_done = false;
-				}
-			} else if (ktok_is(t, "enum")) {
-				pending = SC_BLOCK;
-				cls_done = true;
-			} else if (ktok_is(t, "template") && i + 1 < r.n &&
-			           ktok_punct(&r.toks[i + 1], "<")) {
-				size_t close = angle_close(r.toks, i + 1, r.n);
-				if (close < r.n) {
-					tlo = i + 2;
-					thi = close;
-					i = close;
-				}
-			}
-			continue;
-		}
-		if (pending == SC_CLASS && !cls_done) {
-			if (t->kind == KT_IDENT &&
-			    !(i + 1 < r.n && ktok_punct(&r.toks[i + 1], "(")))
-				pcls = t;
-			else if (ktok_punct(t, ":") || ktok_punct(t, "<"))
-				cls_done = true;
-		}
-		if ((ktok_punct(t, ":") || ktok_punct(t, "->")) && cand_close != none) {
-			locked = true;
-			ctor_init |= ktok_punct(t, ":");
-		}
-		if (ktok_punct(t, "=") && cand_close == none)
-			assign = true;
-		if (t->kind == KT_IDENT && i + 1 < r.n && ktok_punct(&r.toks[i + 1], "(")) {
-			if (is_member(r.toks, i) || assign) {
-				try_rules(x, &r, i);
-				continue;
-			}
-			size_t close = kmatch(r.toks, i + 1, r.n);
-			if (close >= r.n)
-				continue;
-			if (!excluded_name(t) && (!locked || cand == none)) {
-				cand = i;
-				cand_open = i + 1;
-				cand_close = close;
-			}
-			i = close;
-			continue;
-		}
-		if (is_member(r.toks, i))
-			try_rules(x, &r, i);
+		if (t->kind == KT_KEYWORD)
+			i = decl_keyword(&r, &d, i);
+		else
+			i = decl_token(x, &r, &d, i);
 	}
 	while (x->n_ctx)
 		close_ctx(x);
-#undef RESET
 	return x->err;
 }
