@@ -379,13 +379,9 @@ static const char *backend_of(struct dtl_kernels *k, const struct dtl_kernel_con
 	return NULL;
 }
 
-static int build_contract(struct linker *l, const struct kreg *g, struct dtl_kernel_contract *c)
+/* The contract's fields that come straight from the registration. */
+static void contract_init(struct dtl_kernel_contract *c, const struct kreg *g)
 {
-	struct dtl_kernels *k = l->k;
-	const struct kfact *facts = k->scanner->facts.items;
-	struct dtl_vec ev = {0};
-	int r;
-
 	memset(c, 0, sizeof(*c));
 	c->op = g->op;
 	c->ns = g->ns;
@@ -397,13 +393,18 @@ static int build_contract(struct linker *l, const struct kreg *g, struct dtl_ker
 	c->schema = g->schema;
 	for (uint32_t a = 0; a < g->n_targs; a++)
 		c->template_types |= g->targs[a];
+}
+
+/* Depth 0: queue the bound function(s) and take the op's parameters from the first. */
+static int visit_bound(struct linker *l, const struct kreg *g, struct dtl_kernel_contract *c)
+{
+	int r;
 
 	l->generation++;
 	l->n_queue = 0;
 	l->reg = g;
 	l->op_params = NULL;
 	l->n_op_params = 0;
-	/* depth 0: the bound function(s) */
 	if (g->lambda_func != KNONE) {
 		int16_t *map = new_map(l, l->funcs[g->lambda_func].n_params);
 		if (!map)
@@ -431,37 +432,54 @@ static int build_contract(struct linker *l, const struct kreg *g, struct dtl_ker
 			}
 		}
 	}
-	for (size_t q = 0; q < l->n_queue; q++) {
-		if (l->queue[q].depth < k->options.max_depth && (r = expand(l, &l->queue[q])) < 0)
-			return r;
+	return 0;
+}
+
+/*
+ * &f<__half>: T is bound by the registration at depth 0. Returns 1 when the
+ * fact applies (its types and message now name the bound type), 0 when T is
+ * unbound, or -ENOMEM.
+ */
+static int bind_template_fact(struct linker *l, const struct kreg *g, const struct visit *v,
+                              struct dtl_kernel_evidence *e)
+{
+	const struct kfunc *f = &l->funcs[v->func];
+
+	e->types = 0;
+	for (uint32_t t = 0; v->depth == 0 && t < f->n_tparams && t < g->n_targs; t++) {
+		if (f->tparams[t] == e->template_param)
+			e->types = g->targs[t];
 	}
+	if (!e->types)
+		return 0;
+	unsigned bit = 0;
+	while (!(e->types & (UINT64_C(1) << bit)))
+		bit++;
+	char *msg = dtl_arena_sprintf(l->k->arena, "expected scalar type %s but found {ScalarType}",
+	                              dtl_kernels_scalar_type_name(bit));
+	if (!msg)
+		return -ENOMEM;
+	e->message = kintern_z(l->k, msg);
+	return 1;
+}
+
+/* Every queued function's facts, as evidence on the op's parameters, into ev. */
+static int collect_evidence(struct linker *l, const struct kreg *g, struct dtl_vec *ev)
+{
+	const struct kfact *facts = l->k->scanner->facts.items;
 
 	for (size_t q = 0; q < l->n_queue; q++) {
 		const struct visit *v = &l->queue[q];
-		const struct kfunc *f = &l->funcs[v->func];
 		for (uint32_t i = l->ix.fact_start[v->func]; i < l->ix.fact_start[v->func + 1];
 		     i++) {
 			const struct kfact *fact = &facts[l->ix.fact_list[i]];
 			struct dtl_kernel_evidence e = fact->ev;
 			if (e.template_param) {
-				/* &f<__half>: T is bound by the registration at depth 0 */
-				e.types = 0;
-				for (uint32_t t = 0;
-				     v->depth == 0 && t < f->n_tparams && t < g->n_targs; t++) {
-					if (f->tparams[t] == e.template_param)
-						e.types = g->targs[t];
-				}
-				if (!e.types)
+				int r = bind_template_fact(l, g, v, &e);
+				if (r < 0)
+					return r;
+				if (r == 0)
 					continue;
-				unsigned bit = 0;
-				while (!(e.types & (UINT64_C(1) << bit)))
-					bit++;
-				char *msg = dtl_arena_sprintf(
-				    k->arena, "expected scalar type %s but found {ScalarType}",
-				    dtl_kernels_scalar_type_name(bit));
-				if (!msg)
-					return -ENOMEM;
-				e.message = kintern_z(k, msg);
 			}
 			e.call_depth = v->depth;
 			int p = map_param(l, v, e.subject_base);
@@ -471,20 +489,33 @@ static int build_contract(struct linker *l, const struct kreg *g, struct dtl_ker
 				e.same_as_param = s >= 0 ? l->op_params[s].name : NULL;
 			}
 			struct dtl_kernel_evidence *slot =
-			    dtl_vec_push(&ev, l->scratch, sizeof(*slot));
+			    dtl_vec_push(ev, l->scratch, sizeof(*slot));
 			if (!slot)
 				return -ENOMEM;
 			*slot = e;
 		}
 	}
-	if (ev.count) {
-		qsort(ev.items, ev.count, sizeof(struct dtl_kernel_evidence), cmp_evidence);
-		c->evidence = dtl_arena_calloc(k->arena, ev.count, sizeof(*c->evidence));
-		if (!c->evidence)
-			return -ENOMEM;
-		memcpy(c->evidence, ev.items, ev.count * sizeof(*c->evidence));
-		c->n_evidence = ev.count;
-	}
+	return 0;
+}
+
+/* Sort the evidence and copy it into the contract's arena. */
+static int store_evidence(struct dtl_kernels *k, struct dtl_kernel_contract *c,
+                          const struct dtl_vec *ev)
+{
+	if (!ev->count)
+		return 0;
+	qsort(ev->items, ev->count, sizeof(struct dtl_kernel_evidence), cmp_evidence);
+	c->evidence = dtl_arena_calloc(k->arena, ev->count, sizeof(*c->evidence));
+	if (!c->evidence)
+		return -ENOMEM;
+	memcpy(c->evidence, ev->items, ev->count * sizeof(*c->evidence));
+	c->n_evidence = ev->count;
+	return 0;
+}
+
+/* The union of types each kind of fact names, over the whole contract. */
+static void summarize_types(struct dtl_kernel_contract *c)
+{
 	for (size_t i = 0; i < c->n_evidence; i++) {
 		const struct dtl_kernel_evidence *e = &c->evidence[i];
 		if (e->same_as)
@@ -505,43 +536,76 @@ static int build_contract(struct linker *l, const struct kreg *g, struct dtl_ker
 			break;
 		}
 	}
-	/* per parameter: what the definite facts on it let through */
+}
+
+/* Narrow one input by the contract's definite facts on it. */
+static void summarize_input(const struct dtl_kernel_contract *c, struct dtl_kernel_input *in)
+{
+	uint64_t all = dtl_kernels_all_dtypes();
+
+	for (size_t i = 0; i < c->n_evidence; i++) {
+		const struct dtl_kernel_evidence *e = &c->evidence[i];
+		if (e->param != in->name)
+			continue;
+		if (e->same_as) {
+			if (!in->same_dtype_as && e->same_as_param && e->same_as_param != in->name)
+				in->same_dtype_as = e->same_as_param;
+			continue;
+		}
+		if (!e->throws || e->skipped || e->n_guards || e->conditional || !e->types)
+			continue;
+		/* a fact inside "if (x is half)" only constrains half */
+		uint64_t pass = (e->types | e->guarded_types | ~e->when) & all;
+		if (!in->known) {
+			in->known = true;
+			in->accepts = pass;
+			in->basis = e->kind;
+			in->call_depth = e->call_depth;
+		} else {
+			in->accepts &= pass;
+		}
+	}
+}
+
+/* Per parameter: what the definite facts on it let through. */
+static int summarize_inputs(struct linker *l, struct dtl_kernel_contract *c)
+{
 	if (l->n_op_params) {
-		c->inputs = dtl_arena_calloc(k->arena, l->n_op_params, sizeof(*c->inputs));
+		c->inputs = dtl_arena_calloc(l->k->arena, l->n_op_params, sizeof(*c->inputs));
 		if (!c->inputs)
 			return -ENOMEM;
 		c->n_inputs = l->n_op_params;
 	}
-	uint64_t all = dtl_kernels_all_dtypes();
 	for (uint32_t p = 0; p < l->n_op_params; p++) {
 		struct dtl_kernel_input *in = &c->inputs[p];
 		in->name = l->op_params[p].name;
 		in->tensor = l->op_params[p].tensor;
-		for (size_t i = 0; i < c->n_evidence; i++) {
-			const struct dtl_kernel_evidence *e = &c->evidence[i];
-			if (e->param != in->name)
-				continue;
-			if (e->same_as) {
-				if (!in->same_dtype_as && e->same_as_param &&
-				    e->same_as_param != in->name)
-					in->same_dtype_as = e->same_as_param;
-				continue;
-			}
-			if (!e->throws || e->skipped || e->n_guards || e->conditional || !e->types)
-				continue;
-			/* a fact inside "if (x is half)" only constrains half */
-			uint64_t pass = (e->types | e->guarded_types | ~e->when) & all;
-			if (!in->known) {
-				in->known = true;
-				in->accepts = pass;
-				in->basis = e->kind;
-				in->call_depth = e->call_depth;
-			} else {
-				in->accepts &= pass;
-			}
-		}
+		summarize_input(c, in);
 	}
-	c->backend = backend_of(k, c);
+	return 0;
+}
+
+static int build_contract(struct linker *l, const struct kreg *g, struct dtl_kernel_contract *c)
+{
+	struct dtl_vec ev = {0};
+	int r;
+
+	contract_init(c, g);
+	if ((r = visit_bound(l, g, c)) < 0)
+		return r;
+	for (size_t q = 0; q < l->n_queue; q++) {
+		if (l->queue[q].depth < l->k->options.max_depth &&
+		    (r = expand(l, &l->queue[q])) < 0)
+			return r;
+	}
+	if ((r = collect_evidence(l, g, &ev)) < 0)
+		return r;
+	if ((r = store_evidence(l->k, c, &ev)) < 0)
+		return r;
+	summarize_types(c);
+	if ((r = summarize_inputs(l, c)) < 0)
+		return r;
+	c->backend = backend_of(l->k, c);
 	return 0;
 }
 
