@@ -296,8 +296,8 @@ static bool identical(const struct view *v, uint32_t a, uint32_t b)
 	return true;
 }
 
-static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_report_item *items,
-                     size_t count)
+/* The view's per-tensor, per-module and per-group arrays; ret_size: per-module scratch. */
+static int view_alloc(struct view *v, struct dtl_arena *arena, uint32_t **ret_size)
 {
 	const struct dtl_input_view *in = v->in;
 	size_t nt = in->tensor_count, nm = in->module_count, ng = in->group_count;
@@ -333,16 +333,33 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	    !v->repeats || !v->last || !v->open || !v->group_of || !v->hot || !v->link || !v->mix ||
 	    !v->group_finding || !v->inlined || !v->head || !v->shown_as || !v->listed || !size)
 		return -ENOMEM;
+	*ret_size = size;
+	return 0;
+}
 
-	for (size_t t = 0; t < nt; t++) {
+/* Each tensor's dtype after each stage; each group's set of stored dtypes. */
+static void stage_tensors(struct view *v)
+{
+	const struct dtl_input_view *in = v->in;
+
+	for (size_t t = 0; t < in->tensor_count; t++)
 		stages_of(v, (uint32_t)t, v->stage + t * STAGES);
-		v->link[t] = DTL_NONE_INDEX;
-	}
-	for (size_t g = 0; g < ng; g++) {
-		v->group_finding[g] = DTL_NONE_INDEX;
+	for (size_t g = 0; g < in->group_count; g++) {
 		for (size_t k = 0; k < v->groups[g].count; k++)
 			v->mix[g] |= (uint16_t)(1u << in->dtype[v->groups[g].members[k]]);
 	}
+}
+
+/* Link tensors and groups to the first finding naming them; open modules an error names. */
+static void link_findings(struct view *v, const struct dtl_report_item *items, size_t count)
+{
+	const struct dtl_input_view *in = v->in;
+	size_t nt = in->tensor_count, ng = in->group_count;
+
+	for (size_t t = 0; t < nt; t++)
+		v->link[t] = DTL_NONE_INDEX;
+	for (size_t g = 0; g < ng; g++)
+		v->group_finding[g] = DTL_NONE_INDEX;
 	for (size_t i = 0; i < count; i++) {
 		const struct dtl_finding *f = items[i].finding;
 		if (items[i].input->view != in)
@@ -363,9 +380,12 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 	}
 	for (size_t r = 0; r < nt; r++)
 		v->hot[r + 1] = v->hot[r] + (v->link[in->order[r]] != DTL_NONE_INDEX);
+}
 
-	/* subtree ranges: modules are made parents first, so children have larger indices */
-	for (size_t m = 0; m < nm; m++) {
+/* Each module alone, at its depth; -EINVAL when a parent does not come first. */
+static int init_modules(struct view *v)
+{
+	for (size_t m = 0; m < v->in->module_count; m++) {
 		v->first[m] = UINT32_MAX;
 		v->group_of[m] = DTL_NONE_INDEX;
 		v->next[m] = v->mods[m].next_sibling;
@@ -377,7 +397,16 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 			return -EINVAL;
 		v->depth[m] = p == DTL_NONE_INDEX ? 0 : v->depth[p] + 1;
 	}
-	for (size_t t = 0; t < nt; t++) {
+	return 0;
+}
+
+/* Subtree ranges: modules are made parents first, so children have larger indices. */
+static void subtree_ranges(struct view *v, uint32_t *size)
+{
+	const struct dtl_input_view *in = v->in;
+	size_t nm = in->module_count;
+
+	for (size_t t = 0; t < in->tensor_count; t++) {
 		uint32_t m = in->module[t], r = in->rank[t];
 		size[m]++;
 		if (r < v->first[m])
@@ -400,14 +429,22 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 			v->first[m] = v->end[m] = 0;
 		v->contiguous[m] = v->end[m] - v->first[m] == size[m];
 	}
-	for (size_t g = 0; g < ng; g++)
+}
+
+/* The FSDP unit or group that wraps each module. */
+static void mark_units(struct view *v)
+{
+	for (size_t g = 0; g < v->in->group_count; g++)
 		if (v->groups[g].module != DTL_NONE_INDEX &&
 		    (v->groups[g].kind == DTL_VIEW_FSDP1_UNIT ||
 		     v->groups[g].kind == DTL_VIEW_FSDP2_GROUP))
 			v->group_of[v->groups[g].module] = (uint32_t)g;
+}
 
-	/* runs of identical numbered siblings: each compared with the run's first */
-	for (size_t m = 0; m < nm; m++) {
+/* Runs of identical numbered siblings: each compared with the run's first. */
+static void find_runs(struct view *v)
+{
+	for (size_t m = 0; m < v->in->module_count; m++) {
 		uint32_t head = v->mods[m].first_child;
 		while (head != DTL_NONE_INDEX) {
 			uint32_t s = v->mods[head].next_sibling;
@@ -421,17 +458,29 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 			head = s;
 		}
 	}
+}
+
+/* The groups table: every mixed group or one with a finding, and GROUP_ROWS more. */
+static void list_groups(struct view *v)
+{
+	for (size_t g = 0, others = 0; g < v->in->group_count; g++) {
+		bool notable = mixed(v->mix[g]) || v->group_finding[g] != DTL_NONE_INDEX;
+		v->listed[g] = notable || others < GROUP_ROWS;
+		others += !notable;
+	}
+}
+
+/* Which module is drawn for each one, and which leaves get no box of their own. */
+static void choose_drawn(struct view *v)
+{
+	size_t nm = v->in->module_count;
+
 	for (size_t m = 0; m < nm; m++) { /* parents first */
 		uint32_t p = v->mods[m].parent;
 		if (p != DTL_NONE_INDEX && v->shown_as[p] != p)
 			v->shown_as[m] = v->shown_as[p];
 		else
 			v->shown_as[m] = v->head[m];
-	}
-	for (size_t g = 0, others = 0; g < ng; g++) {
-		bool notable = mixed(v->mix[g]) || v->group_finding[g] != DTL_NONE_INDEX;
-		v->listed[g] = notable || others < GROUP_ROWS;
-		others += !notable;
 	}
 	/* a leaf that is neither a unit nor a run (a Linear with its weight and bias) is rows
 	 * of its parent's table: no box and table of its own per tensor */
@@ -440,6 +489,25 @@ static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_r
 		                v->mods[m].first_child == DTL_NONE_INDEX &&
 		                v->group_of[m] == DTL_NONE_INDEX && v->repeats[m] == 1 &&
 		                v->depth[m] <= NEST_LIMIT;
+}
+
+static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_report_item *items,
+                     size_t count)
+{
+	uint32_t *size;
+	int r;
+
+	if ((r = view_alloc(v, arena, &size)) < 0)
+		return r;
+	stage_tensors(v);
+	link_findings(v, items, count);
+	if ((r = init_modules(v)) < 0)
+		return r;
+	subtree_ranges(v, size);
+	mark_units(v);
+	find_runs(v);
+	choose_drawn(v);
+	list_groups(v);
 	return 0;
 }
 
