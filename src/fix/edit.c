@@ -715,9 +715,14 @@ static int edit_list(const struct dtl_source *src, const struct dtl_node *node,
 }
 
 /* The text change that puts e into the file src (parsed as root). */
-static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
-                     const struct edit *e, bool json, struct dtl_arena *a, struct span *sp,
-                     struct dtl_error *error)
+/*
+ * Walk e's path down from root: ret_deepest is the last mapping reached, ret_node the
+ * node at *ret_found keys (all of them when the setting is present).
+ */
+static int find_setting(const struct dtl_source *src, const struct dtl_node *root,
+                        const struct edit *e, const struct dtl_node **ret_deepest,
+                        const struct dtl_node **ret_node, size_t *ret_found,
+                        struct dtl_error *error)
 {
 	struct dtl_loc loc = {.file = src->path, .line = 1, .column = 1};
 	const struct dtl_node *deepest = root, *node = NULL;
@@ -743,65 +748,102 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 	if (found < e->depth && found && node && node->type != DTL_NODE_MAP)
 		return dtl_error_set(error, loc, -EINVAL, "'%s' is not a mapping",
 		                     e->path[found - 1]);
-	if (found == e->depth) {
-		size_t at = offset_of(src, node->line, node->column);
-		if (e->kind == V_LIST && node->type == DTL_NODE_SEQ) {
-			int r = edit_list(src, node, e, json, a, sp);
-			if (r == -EPERM)
-				return dtl_error_set(
-				    error, loc, -ENOTSUP,
-				    "'%s' holds a YAML anchor, alias or tag: edit it "
-				    "by hand",
-				    e->path[e->depth - 1]);
-			if (r == -EINVAL)
-				return dtl_error_set(error, loc, r,
-				                     "cannot edit a list of non-strings");
-			return r == -ENOENT ? dtl_error_set(error, loc, r,
-			                                    "'%s' is not in the list", e->removed)
-			                    : r;
-		}
-		if (e->kind == V_LIST && e->comma && node->type == DTL_NODE_STRING) {
-			/* "A,B": one string, its quotes kept; quoted when in a flow mapping */
-			char quote =
-			    src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
-			size_t key_at = offset_of(src, deepest->line, deepest->column);
-			const char *list = comma_edit(a, node->string.text, e);
-			if (!list)
-				return -ENOMEM;
-			if (!quote && src->data[key_at] == '{')
-				quote = '"';
-			sp->at = at;
-			sp->end = node_end(src, at, node);
-			sp->text =
-			    quote ? dtl_arena_sprintf(a, "%c%s%c", quote, list, quote) : list;
-			return sp->text ? 0 : -ENOMEM;
-		}
-		if (e->kind == V_LIST || node->type == DTL_NODE_SEQ || node->type == DTL_NODE_MAP)
-			return dtl_error_set(error, loc, -ENOTSUP,
-			                     "'%s' holds another kind of value than the fix sets",
-			                     e->path[e->depth - 1]);
-		char quote = src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
-		if (node->type == DTL_NODE_NULL && node->raw_len == 0) {
-			/* "key:" with nothing after it: the value goes after the colon */
-			const struct dtl_node *k = key_node(deepest, e->path[e->depth - 1]);
-			size_t c =
-			    k ? offset_of(src, k->line, k->column) + k->string.len : src->size;
-			while (c < src->size && src->data[c] != ':')
-				c++;
-			if (c >= src->size)
-				return dtl_error_set(error, loc, -EINVAL,
-				                     "cannot find the ':' of '%s'",
-				                     e->path[e->depth - 1]);
-			sp->at = sp->end = c + 1;
-			const char *v = scalar_text(a, e, json, 0);
-			sp->text = v ? dtl_arena_sprintf(a, " %s", v) : NULL;
-			return sp->text ? 0 : -ENOMEM;
-		}
-		sp->at = at;
-		sp->end = node_end(src, at, node);
-		sp->text = scalar_text(a, e, json, quote);
-		return sp->text ? 0 : -ENOMEM;
-	}
+	*ret_deepest = deepest;
+	*ret_node = node;
+	*ret_found = found;
+	return 0;
+}
+
+/* A list setting that is a YAML/JSON list: edit_list, its failures explained. */
+static int list_span(const struct dtl_source *src, const struct dtl_node *node,
+                     const struct edit *e, bool json, struct dtl_arena *a, struct span *sp,
+                     struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = src->path, .line = 1, .column = 1};
+	int r = edit_list(src, node, e, json, a, sp);
+
+	if (r == -EPERM)
+		return dtl_error_set(error, loc, -ENOTSUP,
+		                     "'%s' holds a YAML anchor, alias or tag: edit it "
+		                     "by hand",
+		                     e->path[e->depth - 1]);
+	if (r == -EINVAL)
+		return dtl_error_set(error, loc, r, "cannot edit a list of non-strings");
+	return r == -ENOENT ? dtl_error_set(error, loc, r, "'%s' is not in the list", e->removed)
+	                    : r;
+}
+
+/* "A,B": one string, its quotes kept; quoted when in a flow mapping. */
+static int comma_span(const struct dtl_source *src, const struct dtl_node *deepest,
+                      const struct dtl_node *node, const struct edit *e, struct dtl_arena *a,
+                      struct span *sp)
+{
+	size_t at = offset_of(src, node->line, node->column);
+	char quote = src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
+	size_t key_at = offset_of(src, deepest->line, deepest->column);
+	const char *list = comma_edit(a, node->string.text, e);
+
+	if (!list)
+		return -ENOMEM;
+	if (!quote && src->data[key_at] == '{')
+		quote = '"';
+	sp->at = at;
+	sp->end = node_end(src, at, node);
+	sp->text = quote ? dtl_arena_sprintf(a, "%c%s%c", quote, list, quote) : list;
+	return sp->text ? 0 : -ENOMEM;
+}
+
+/* "key:" with nothing after it: the value goes after the colon. */
+static int after_colon_span(const struct dtl_source *src, const struct dtl_node *deepest,
+                            const struct edit *e, bool json, struct dtl_arena *a, struct span *sp,
+                            struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = src->path, .line = 1, .column = 1};
+	const struct dtl_node *k = key_node(deepest, e->path[e->depth - 1]);
+	size_t c = k ? offset_of(src, k->line, k->column) + k->string.len : src->size;
+
+	while (c < src->size && src->data[c] != ':')
+		c++;
+	if (c >= src->size)
+		return dtl_error_set(error, loc, -EINVAL, "cannot find the ':' of '%s'",
+		                     e->path[e->depth - 1]);
+	sp->at = sp->end = c + 1;
+	const char *v = scalar_text(a, e, json, 0);
+	sp->text = v ? dtl_arena_sprintf(a, " %s", v) : NULL;
+	return sp->text ? 0 : -ENOMEM;
+}
+
+/* The setting is present as node (in the mapping deepest): replace or edit its value. */
+static int replace_span(const struct dtl_source *src, const struct dtl_node *deepest,
+                        const struct dtl_node *node, const struct edit *e, bool json,
+                        struct dtl_arena *a, struct span *sp, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = src->path, .line = 1, .column = 1};
+	size_t at = offset_of(src, node->line, node->column);
+
+	if (e->kind == V_LIST && node->type == DTL_NODE_SEQ)
+		return list_span(src, node, e, json, a, sp, error);
+	if (e->kind == V_LIST && e->comma && node->type == DTL_NODE_STRING)
+		return comma_span(src, deepest, node, e, a, sp);
+	if (e->kind == V_LIST || node->type == DTL_NODE_SEQ || node->type == DTL_NODE_MAP)
+		return dtl_error_set(error, loc, -ENOTSUP,
+		                     "'%s' holds another kind of value than the fix sets",
+		                     e->path[e->depth - 1]);
+	char quote = src->data[at] == '"' || src->data[at] == '\'' ? src->data[at] : 0;
+	if (node->type == DTL_NODE_NULL && node->raw_len == 0)
+		return after_colon_span(src, deepest, e, json, a, sp, error);
+	sp->at = at;
+	sp->end = node_end(src, at, node);
+	sp->text = scalar_text(a, e, json, quote);
+	return sp->text ? 0 : -ENOMEM;
+}
+
+/* The setting is absent below the mapping deepest (found keys deep): insert it. */
+static int insert_span(const struct dtl_source *src, const struct dtl_node *deepest, size_t found,
+                       const struct edit *e, bool json, struct dtl_arena *a, struct span *sp,
+                       struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = src->path, .line = 1, .column = 1};
 	const char *value = e->kind == V_LIST && e->comma ? comma_text(a, e)
 	                    : e->kind == V_LIST           ? list_text(a, e, json)
 	                                                  : scalar_text(a, e, json, 0);
@@ -843,6 +885,22 @@ static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
 		return dtl_error_set(error, loc, -ENOTSUP, "cannot place the key: empty mapping");
 	}
 	return sp->text ? 0 : -ENOMEM;
+}
+
+/* The text change that puts e into the file src (parsed as root). */
+static int plan_span(const struct dtl_source *src, const struct dtl_node *root,
+                     const struct edit *e, bool json, struct dtl_arena *a, struct span *sp,
+                     struct dtl_error *error)
+{
+	const struct dtl_node *deepest = NULL, *node = NULL;
+	size_t found = 0;
+	int r;
+
+	if ((r = find_setting(src, root, e, &deepest, &node, &found, error)) < 0)
+		return r;
+	if (found == e->depth)
+		return replace_span(src, deepest, node, e, json, a, sp, error);
+	return insert_span(src, deepest, found, e, json, a, sp, error);
 }
 
 /* The edited file must read back with the new value where the fix put it. */
