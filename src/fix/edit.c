@@ -938,43 +938,37 @@ static bool holds(const struct dtl_node *root, const struct edit *e)
 	return n->type == DTL_NODE_INT && n->integer == strtoll(e->scalar, NULL, 10);
 }
 
-int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *files,
-                       const struct dtl_manifest *m, const struct dtl_plan *plan,
-                       struct dtl_arena *arena, struct dtl_fix_edit *ret_edit,
-                       struct dtl_error *error)
+/* Why no file named on the command line can take key (file: where it comes from, or NULL). */
+static int no_target(const struct dtl_fix *fix, const char *key, const char *file,
+                     struct dtl_error *error)
 {
-	struct dtl_limits limits;
-	struct dtl_source src, out_src;
-	struct dtl_node *root, *check;
-	struct dtl_loc setting_loc, loc = {.file = "--fix-plan"};
-	struct edit e;
-	struct span sp = {0};
-	const char *key, *file, *spelled;
-	enum dialect d;
-	int r;
+	struct dtl_loc loc = {.file = "--fix-plan"};
 
-	if ((r = manifest_edit(fix, m, plan, arena, &e, &key, &setting_loc)) == -ENOTSUP)
-		return dtl_error_set(error, loc, r, "%s", fix->title);
-	if (r < 0)
-		return r;
-	if (target_of(files, key, setting_loc, &file, &d) < 0) {
-		if (file && file[0] == '-')
-			return dtl_error_set(error, loc, -ENOTSUP,
-			                     "'%s' is set by %s on the command line: change the "
-			                     "option (%s)",
-			                     key, file, fix->title);
-		if (file)
-			return dtl_error_set(
-			    error, loc, -ENOTSUP,
-			    "'%s' comes from %s, which is none of the files named "
-			    "on the command line: pass it with its option to have it "
-			    "edited, or change it by hand (%s)",
-			    key, file, fix->title);
+	if (file && file[0] == '-')
 		return dtl_error_set(error, loc, -ENOTSUP,
-		                     "no file of this input can hold '%s': pass the training "
-		                     "set-up with --plan, or make the change by hand (%s)",
-		                     key, fix->title);
-	}
+		                     "'%s' is set by %s on the command line: change the "
+		                     "option (%s)",
+		                     key, file, fix->title);
+	if (file)
+		return dtl_error_set(error, loc, -ENOTSUP,
+		                     "'%s' comes from %s, which is none of the files named "
+		                     "on the command line: pass it with its option to have it "
+		                     "edited, or change it by hand (%s)",
+		                     key, file, fix->title);
+	return dtl_error_set(error, loc, -ENOTSUP,
+	                     "no file of this input can hold '%s': pass the training "
+	                     "set-up with --plan, or make the change by hand (%s)",
+	                     key, fix->title);
+}
+
+/* Spell the manifest's key and value e as file (of dialect d) writes them. */
+static int spell_edit(const struct dtl_fix *fix, const struct dtl_manifest *m, enum dialect d,
+                      const char *key, const char *file, struct dtl_arena *arena, struct edit *e,
+                      const char **ret_spelled, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = "--fix-plan"};
+	const char *spelled;
+
 	if (fix->kind == DTL_FIX_AUTOCAST_OFF && (d != D_MANIFEST || !m->adapter.present))
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "a code change, not a file edit: pass "
@@ -985,68 +979,97 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 		                     "'%s' comes from %s (%s), which has no key for it: a code "
 		                     "change (%s)",
 		                     key, file, dialect_names[d], fix->title);
-	set_path(&e, spelled, arena);
-	if (d == D_ACCELERATE && e.kind == V_LIST) {
+	set_path(e, spelled, arena);
+	if (d == D_ACCELERATE && e->kind == V_LIST) {
 		/* accelerate wraps by class name only (facts §5.1) */
 		bool classes = true;
-		for (size_t i = 0; i < e.list_count; i++)
-			classes = classes && class_name(e.list[i]);
+		for (size_t i = 0; i < e->list_count; i++)
+			classes = classes && class_name(e->list[i]);
 		if (!classes)
 			return dtl_error_set(
 			    error, loc, -ENOTSUP,
 			    "'%s' comes from %s, and accelerate wraps by class name "
 			    "only: a code change (%s)",
 			    key, file, fix->title);
-		e.comma = true;
+		e->comma = true;
 	}
-	if (d == D_DEEPSPEED && e.kind == V_STRING)
+	if (d == D_DEEPSPEED && e->kind == V_STRING)
 		/* DeepSpeed spells dtypes fp32/fp16/bf16 */
-		e.scalar = !strcmp(e.scalar, "bfloat16")  ? "bf16"
-		           : !strcmp(e.scalar, "float16") ? "fp16"
-		           : !strcmp(e.scalar, "float32") ? "fp32"
-		                                          : e.scalar;
+		e->scalar = !strcmp(e->scalar, "bfloat16")  ? "bf16"
+		            : !strcmp(e->scalar, "float16") ? "fp16"
+		            : !strcmp(e->scalar, "float32") ? "fp32"
+		                                            : e->scalar;
+	*ret_spelled = spelled;
+	return 0;
+}
+
+/* Read file and apply e to it: ed's old and new text, in the arena. */
+static int edited_text(const char *file, const struct edit *e, const struct dtl_limits *limits,
+                       struct dtl_arena *arena, struct dtl_fix_edit *ed, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = file};
+	struct dtl_source src;
+	struct dtl_node *root;
+	struct span sp = {0};
+	struct stat st;
+	size_t insert_len, new_size;
+	char *text, *old;
+	bool json;
+	int r;
 
 	/* a regular file only: a device or a pipe would be read twice and written in place */
-	struct stat st;
-	loc.file = file;
 	if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
 		return dtl_error_set(error, loc, -EPERM, "refusing to edit: not a regular file");
-	dtl_limits_default(&limits);
-	if ((r = dtl_source_read(&src, file, &limits, error)) < 0)
+	if ((r = dtl_source_read(&src, file, limits, error)) < 0)
 		return r;
-	bool json = (src.size && src.data[0] == '{') || strstr(file, ".json");
-	if ((r = dtl_doc_parse(&src, arena, &limits, &root, error)) < 0 ||
-	    (r = plan_span(&src, root, &e, json, arena, &sp, error)) < 0) {
-		dtl_source_fini(&src);
-		return r;
-	}
-	size_t insert_len = strlen(sp.text);
-	size_t new_size = src.size - (sp.end - sp.at) + insert_len;
-	char *text = dtl_arena_alloc(arena, new_size + 1);
-	char *old = dtl_arena_strndup(arena, src.data, src.size);
+	json = (src.size && src.data[0] == '{') || strstr(file, ".json");
+	if ((r = dtl_doc_parse(&src, arena, limits, &root, error)) < 0 ||
+	    (r = plan_span(&src, root, e, json, arena, &sp, error)) < 0)
+		goto out;
+	insert_len = strlen(sp.text);
+	new_size = src.size - (sp.end - sp.at) + insert_len;
+	text = dtl_arena_alloc(arena, new_size + 1);
+	old = dtl_arena_strndup(arena, src.data, src.size);
 	if (!text || !old) {
-		dtl_source_fini(&src);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
 	memcpy(text, src.data, sp.at);
 	memcpy(text + sp.at, sp.text, insert_len);
 	memcpy(text + sp.at + insert_len, src.data + sp.end, src.size - sp.end);
 	text[new_size] = '\0';
-	size_t old_size = src.size;
+	ed->old_text = old;
+	ed->old_size = src.size;
+	ed->new_text = text;
+	ed->new_size = new_size;
+	r = 0;
+out:
 	dtl_source_fini(&src);
-	/* never write a file that would no longer parse or not hold the value */
-	r = dtl_source_init_mem(&out_src, file, text, new_size);
+	return r;
+}
+
+/* Never write a file that would no longer parse (as its dialect d) or not hold e's value. */
+static int verify_edit(const struct dtl_fix_edit *ed, enum dialect d, const struct edit *e,
+                       const char *spelled, const struct dtl_limits *limits,
+                       struct dtl_arena *arena, struct dtl_error *error)
+{
+	struct dtl_loc loc = {.file = ed->path};
+	struct dtl_error parse_error = {0};
+	struct dtl_source out_src;
+	struct dtl_node *check;
+	int r;
+
+	r = dtl_source_init_mem(&out_src, ed->path, ed->new_text, ed->new_size);
 	if (r < 0)
 		return r;
-	struct dtl_error parse_error = {0};
-	r = dtl_doc_parse(&out_src, arena, &limits, &check, &parse_error);
+	r = dtl_doc_parse(&out_src, arena, limits, &check, &parse_error);
 	if (r >= 0 && d == D_MANIFEST) {
 		struct dtl_manifest parsed;
-		r = dtl_manifest_parse(check, file, arena, &limits, &parsed, &parse_error);
+		r = dtl_manifest_parse(check, ed->path, arena, limits, &parsed, &parse_error);
 	} else if (r >= 0 && d == D_PLAN) {
 		struct dtl_plan parsed;
 		dtl_plan_init(&parsed);
-		r = dtl_plan_parse(check, file, arena, &parsed, &parse_error);
+		r = dtl_plan_parse(check, ed->path, arena, &parsed, &parse_error);
 	}
 	dtl_source_fini(&out_src);
 	if (r < 0)
@@ -1054,16 +1077,42 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 		    error, loc, -EINVAL,
 		    "refusing to write: the edited file would not parse (%u:%u: %s)",
 		    parse_error.loc.line, parse_error.loc.column, parse_error.message);
-	if (!holds(check, &e))
+	if (!holds(check, e))
 		return dtl_error_set(error, loc, -EINVAL,
 		                     "refusing to write: the edited file would not hold '%s'",
 		                     spelled);
-	ret_edit->path = file;
-	ret_edit->setting = spelled;
-	ret_edit->old_text = old;
-	ret_edit->old_size = old_size;
-	ret_edit->new_text = text;
-	ret_edit->new_size = new_size;
+	return 0;
+}
+
+int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *files,
+                       const struct dtl_manifest *m, const struct dtl_plan *plan,
+                       struct dtl_arena *arena, struct dtl_fix_edit *ret_edit,
+                       struct dtl_error *error)
+{
+	struct dtl_limits limits;
+	struct dtl_loc setting_loc, loc = {.file = "--fix-plan"};
+	struct dtl_fix_edit ed = {0};
+	struct edit e;
+	const char *key, *file, *spelled = NULL;
+	enum dialect d;
+	int r;
+
+	if ((r = manifest_edit(fix, m, plan, arena, &e, &key, &setting_loc)) == -ENOTSUP)
+		return dtl_error_set(error, loc, r, "%s", fix->title);
+	if (r < 0)
+		return r;
+	if (target_of(files, key, setting_loc, &file, &d) < 0)
+		return no_target(fix, key, file, error);
+	if ((r = spell_edit(fix, m, d, key, file, arena, &e, &spelled, error)) < 0)
+		return r;
+	dtl_limits_default(&limits);
+	if ((r = edited_text(file, &e, &limits, arena, &ed, error)) < 0)
+		return r;
+	ed.path = file;
+	ed.setting = spelled;
+	if ((r = verify_edit(&ed, d, &e, spelled, &limits, arena, error)) < 0)
+		return r;
+	*ret_edit = ed;
 	return 0;
 }
 
