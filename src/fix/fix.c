@@ -72,6 +72,46 @@ static struct dtl_patterns append(struct dtl_arena *arena, const struct dtl_patt
 	return p;
 }
 
+/* p without the patterns that are exactly text (a copy: p's items are shared). */
+static int remove_exact(struct dtl_arena *arena, struct dtl_patterns *p, const char *text)
+{
+	struct dtl_pattern *items = dtl_arena_calloc(arena, p->count + 1, sizeof(*items));
+	size_t n = 0;
+
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->count; i++)
+		if (strlen(text) != p->items[i].len ||
+		    memcmp(p->items[i].text, text, p->items[i].len) != 0)
+			items[n++] = p->items[i];
+	p->items = items;
+	p->count = n;
+	return 0;
+}
+
+/* Explicit adapters (exported after get_peft_model) take the base dtype: with autocast off,
+ * the f32 LoRA tensors of m (copied, as m's table is shared) load in the checkpoint dtype. */
+static int adapters_take_base_dtype(struct dtl_manifest *m, struct dtl_arena *arena)
+{
+	for (size_t i = 0; i < m->tensor_count; i++) {
+		const char *n = m->tensors[i].name;
+		if (strstr(n, ".lora_") && m->tensors[i].dtype == DTL_DTYPE_F32) {
+			struct dtl_tensor_decl *copy =
+			    dtl_arena_calloc(arena, m->tensor_count, sizeof(*copy));
+			if (!copy)
+				return -ENOMEM;
+			memcpy(copy, m->tensors, m->tensor_count * sizeof(*copy));
+			m->tensors = copy;
+			for (size_t k = 0; k < m->tensor_count; k++)
+				if (strstr(copy[k].name, ".lora_") &&
+				    copy[k].dtype == DTL_DTYPE_F32)
+					copy[k].dtype = DTL_DTYPE_NONE; /* the checkpoint dtype */
+			return 0;
+		}
+	}
+	return 0;
+}
+
 int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_plan *plan,
                   struct dtl_arena *arena)
 {
@@ -97,24 +137,8 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 	case DTL_FIX_AUTOCAST_OFF:
 		m->adapter.autocast_adapter_dtype = DTL_FALSE;
 		m->adapter.autocast_adapter_dtype_loc = fixed;
-		/* explicit adapters (exported after get_peft_model) take the base dtype */
-		for (size_t i = 0; i < m->tensor_count && !m->adapter.present; i++) {
-			const char *n = m->tensors[i].name;
-			if (strstr(n, ".lora_") && m->tensors[i].dtype == DTL_DTYPE_F32) {
-				struct dtl_tensor_decl *copy =
-				    dtl_arena_calloc(arena, m->tensor_count, sizeof(*copy));
-				if (!copy)
-					return -ENOMEM;
-				memcpy(copy, m->tensors, m->tensor_count * sizeof(*copy));
-				m->tensors = copy;
-				for (size_t k = 0; k < m->tensor_count; k++)
-					if (strstr(copy[k].name, ".lora_") &&
-					    copy[k].dtype == DTL_DTYPE_F32)
-						copy[k].dtype =
-						    DTL_DTYPE_NONE; /* the checkpoint dtype */
-				break;
-			}
-		}
+		if (!m->adapter.present && adapters_take_base_dtype(m, arena) < 0)
+			return -ENOMEM;
 		break;
 	case DTL_FIX_QUANT_STORAGE:
 		m->quantization.quant_storage = fix->dtype;
@@ -133,16 +157,8 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 	case DTL_FIX_WRAP_REMOVE: {
 		struct dtl_patterns w =
 		    plan->fsdp.wrap.present ? plan->fsdp.wrap : m->model.no_split_modules;
-		struct dtl_pattern *items = dtl_arena_calloc(arena, w.count + 1, sizeof(*items));
-		size_t n = 0;
-		if (!items)
+		if (remove_exact(arena, &w, fix->text) < 0)
 			return -ENOMEM;
-		for (size_t i = 0; i < w.count; i++)
-			if (strlen(fix->text) != w.items[i].len ||
-			    memcmp(w.items[i].text, fix->text, w.items[i].len) != 0)
-				items[n++] = w.items[i];
-		w.items = items;
-		w.count = n;
 		w.present = true;
 		plan->fsdp.wrap = w;
 		break;
@@ -182,16 +198,8 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 		/* the read, gathered, is no longer one of a partitioned tensor: the patterns
 		 * naming exactly it go (a glob naming others too stays: nothing is proven) */
 		struct dtl_patterns d = plan->direct_access;
-		struct dtl_pattern *items = dtl_arena_calloc(arena, d.count + 1, sizeof(*items));
-		size_t n = 0;
-		if (!items)
+		if (remove_exact(arena, &d, fix->text) < 0)
 			return -ENOMEM;
-		for (size_t i = 0; i < d.count; i++)
-			if (strlen(fix->text) != d.items[i].len ||
-			    memcmp(d.items[i].text, fix->text, d.items[i].len) != 0)
-				items[n++] = d.items[i];
-		d.items = items;
-		d.count = n;
 		plan->direct_access = d;
 		break;
 	}
