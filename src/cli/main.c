@@ -669,16 +669,11 @@ static struct dtl_fix_files fix_files_of(const struct dtl_cli_job *job)
  * others are code changes, printed as such. --write edits that file, lints the input again and
  * says whether the finding is gone (exit 0) or still reported (exit 1), and names findings the
  * edit brought (exit 1 when they reach --fail-on). */
-static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *arena,
-                     const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
-                     const struct dtl_sim *sim, const struct dtl_findings *findings,
-                     const struct linted *linted, const struct dtl_fix_plan *plan)
+/* The finding of input i whose fixes --write takes: the most severe with a proven fix. Returns
+ * its index in plan, or plan->count after saying that none has one. */
+static size_t finding_to_fix(const struct dtl_options *o, size_t i, const struct dtl_fix_plan *plan)
 {
-	struct dtl_fix_files files = fix_files_of(&o->jobs[i]);
-	struct dtl_error error = {0};
-	struct dtl_fix_edit edit;
 	size_t best = plan->count;
-	int r = -ENOTSUP;
 
 	for (size_t k = 0; k < plan->count; k++)
 		if (plan->items[k].count &&
@@ -689,20 +684,31 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		fputs("dtypelint: no finding of ", stderr);
 		dtl_report_put_path(stderr, o->inputs[i]);
 		fputs(" has a fix dtypelint can prove\n", stderr);
-		return EXIT_INPUT;
 	}
-	const struct dtl_fix_item *item = &plan->items[best];
+	return best;
+}
+
+/* The edit of the first fix of item (or the --pick one) that a file of the input can hold;
+ * code changes are said and skipped. Returns -1 with *ret_edit and *ret_fix set, else an exit
+ * status after saying why. */
+static int edit_for(const struct dtl_options *o, size_t i, struct dtl_arena *arena,
+                    const struct linted *linted, const struct dtl_fix_item *item,
+                    struct dtl_fix_edit *ret_edit, const struct dtl_fix **ret_fix)
+{
+	struct dtl_fix_files files = fix_files_of(&o->jobs[i]);
+	struct dtl_error error = {0};
+	size_t k = o->fix_pick ? (size_t)o->fix_pick - 1 : 0;
+	int r = -ENOTSUP;
+
 	if ((size_t)o->fix_pick > item->count) {
 		fprintf(stderr, "dtypelint: --pick %d: the finding has %zu fix%s\n", o->fix_pick,
 		        item->count, item->count == 1 ? "" : "es");
 		return EXIT_INPUT;
 	}
-	size_t k = o->fix_pick ? (size_t)o->fix_pick - 1 : 0;
-	const struct dtl_fix *fix = NULL;
 	for (; k < item->count; k++) {
-		fix = &item->fixes[k];
-		r = dtl_fix_edit_build(fix, &files, linted->manifest, linted->plan, arena, &edit,
-		                       &error);
+		*ret_fix = &item->fixes[k];
+		r = dtl_fix_edit_build(*ret_fix, &files, linted->manifest, linted->plan, arena,
+		                       ret_edit, &error);
 		if (r != -ENOTSUP)
 			break;
 		/* a code change: said, never written */
@@ -719,8 +725,87 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		fputc('\n', stderr);
 		return EXIT_INPUT;
 	}
-	if (r < 0)
-		return print_error(&error, r);
+	return r < 0 ? print_error(&error, r) : -1;
+}
+
+/* After the edit: is the fixed finding (or its rule on one of its tensors, for a finding that
+ * stood for several alike) still among the findings of the input linted again? */
+static bool still_reported(struct dtl_arena *arena, const struct dtl_sim *sim,
+                           const struct dtl_finding *target, const struct dtl_report_input *again,
+                           const struct dtl_findings *found, struct dtl_strmap *names)
+{
+	const char *key = dtl_fix_finding_key(arena, sim, target);
+	const struct dtl_finding *now = found->items.items;
+
+	for (size_t n = 0; n < found->items.count; n++) {
+		const char *k2 = dtl_fix_finding_key(arena, sim_of(again), &now[n]);
+		if (now[n].severity < target->severity || strcmp(now[n].rule->id, target->rule->id))
+			continue;
+		bool same = key && k2 && !strcmp(key, k2);
+		for (size_t b = 0; b < now[n].tensor_count && !same; b++) {
+			uint32_t t = now[n].tensors[b];
+			same = dtl_strmap_get(names, sim_of(again)->t.name[t],
+			                      sim_of(again)->t.name_len[t]) >= 0;
+		}
+		if (same) {
+			fprintf(stderr,
+			        "dtypelint: re-run: %s %s is still reported: ", target->rule->id,
+			        target->rule->name);
+			dtl_report_put_escaped(stderr, now[n].message);
+			fputc('\n', stderr);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Findings the edit brought (the plan said so: "it creates"): at --fail-on they fail. Returns
+ * the exit status, or -ENOMEM. */
+static int brought_findings(struct dtl_arena *arena, const struct dtl_sim *sim,
+                            const struct dtl_findings *findings,
+                            const struct dtl_report_input *again, const struct dtl_findings *found,
+                            enum dtl_severity fail_on)
+{
+	const struct dtl_finding *old = findings->items.items, *now = found->items.items;
+	struct dtl_strmap before;
+	int status = EXIT_CLEAN;
+
+	dtl_strmap_init(&before, arena);
+	for (size_t n = 0; n < findings->items.count; n++) {
+		const char *was = dtl_fix_finding_key(arena, sim, &old[n]);
+		if (!was || dtl_strmap_put(&before, was, strlen(was), 1) < 0)
+			return -ENOMEM;
+	}
+	for (size_t n = 0; n < found->items.count; n++) {
+		const char *is = dtl_fix_finding_key(arena, sim_of(again), &now[n]);
+		if (!is || dtl_strmap_get(&before, is, strlen(is)) >= 0 ||
+		    now[n].severity < fail_on)
+			continue;
+		fprintf(stderr, "dtypelint: re-run: the edit brings %s %s: ", now[n].rule->id,
+		        now[n].rule->name);
+		dtl_report_put_escaped(stderr, now[n].message);
+		fputc('\n', stderr);
+		status = EXIT_FINDINGS;
+	}
+	return status;
+}
+
+static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *arena,
+                     const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                     const struct dtl_sim *sim, const struct dtl_findings *findings,
+                     const struct linted *linted, const struct dtl_fix_plan *plan)
+{
+	struct dtl_error error = {0};
+	struct dtl_fix_edit edit;
+	const struct dtl_fix *fix = NULL;
+	size_t best = finding_to_fix(o, i, plan);
+	int r;
+
+	if (best == plan->count)
+		return EXIT_INPUT;
+	const struct dtl_fix_item *item = &plan->items[best];
+	if ((r = edit_for(o, i, arena, linted, item, &edit, &fix)) >= 0)
+		return r;
 	if (o->fix_diff)
 		return dtl_fix_edit_diff(stdout, &edit) < 0 ? EXIT_INTERNAL : EXIT_CLEAN;
 	if ((r = dtl_fix_edit_commit(&edit, &error)) < 0)
@@ -738,7 +823,6 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	}
 	/* lint the input again, from the edited files */
 	const struct dtl_finding *target = item->finding;
-	const char *key = dtl_fix_finding_key(arena, sim, target);
 	struct dtl_report_input again;
 	struct dtl_findings *found;
 	struct linted relinted;
@@ -755,54 +839,14 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		if (dtl_strmap_put(&names, sim->t.name[t], sim->t.name_len[t], 1) < 0)
 			return print_error(&error, -ENOMEM);
 	}
-	const struct dtl_finding *now = found->items.items;
-	for (size_t n = 0; n < found->items.count; n++) {
-		const char *k2 = dtl_fix_finding_key(arena, sim_of(&again), &now[n]);
-		if (now[n].severity < target->severity || strcmp(now[n].rule->id, target->rule->id))
-			continue;
-		/* the same finding, or the same rule still on one of its tensors (a finding that
-		 * stood for several alike) */
-		bool same = key && k2 && !strcmp(key, k2);
-		for (size_t b = 0; b < now[n].tensor_count && !same; b++) {
-			uint32_t t = now[n].tensors[b];
-			same = dtl_strmap_get(&names, sim_of(&again)->t.name[t],
-			                      sim_of(&again)->t.name_len[t]) >= 0;
-		}
-		if (same) {
-			fprintf(stderr,
-			        "dtypelint: re-run: %s %s is still reported: ", target->rule->id,
-			        target->rule->name);
-			dtl_report_put_escaped(stderr, now[n].message);
-			fputc('\n', stderr);
-			return EXIT_FINDINGS;
-		}
-	}
+	if (still_reported(arena, sim, target, &again, found, &names))
+		return EXIT_FINDINGS;
 	fprintf(stderr, "dtypelint: re-run: %s %s is gone from ", target->rule->id,
 	        target->rule->name);
 	dtl_report_put_path(stderr, o->inputs[i]);
 	fputc('\n', stderr);
-	/* findings the edit brought (the plan said so: "it creates"): at --fail-on they fail */
-	struct dtl_strmap before;
-	const struct dtl_finding *old = findings->items.items;
-	int status = EXIT_CLEAN;
-	dtl_strmap_init(&before, arena);
-	for (size_t n = 0; n < findings->items.count; n++) {
-		const char *was = dtl_fix_finding_key(arena, sim, &old[n]);
-		if (!was || dtl_strmap_put(&before, was, strlen(was), 1) < 0)
-			return print_error(&error, -ENOMEM);
-	}
-	for (size_t n = 0; n < found->items.count; n++) {
-		const char *is = dtl_fix_finding_key(arena, sim_of(&again), &now[n]);
-		if (!is || dtl_strmap_get(&before, is, strlen(is)) >= 0 ||
-		    now[n].severity < linted->settings.fail_on)
-			continue;
-		fprintf(stderr, "dtypelint: re-run: the edit brings %s %s: ", now[n].rule->id,
-		        now[n].rule->name);
-		dtl_report_put_escaped(stderr, now[n].message);
-		fputc('\n', stderr);
-		status = EXIT_FINDINGS;
-	}
-	return status;
+	r = brought_findings(arena, sim, findings, &again, found, linted->settings.fail_on);
+	return r < 0 ? print_error(&error, r) : r;
 }
 
 /* --fix-plan and --wrap-plan: printed instead of the report. */
