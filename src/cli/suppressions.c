@@ -298,6 +298,59 @@ static bool listed_use(struct rule_suppressions *rs, const struct dtl_finding *f
 	return hit;
 }
 
+/* The inline suppression comments of the manifest file (a model folder and JSON have none):
+ * from the source read already, else read here. */
+static int read_comments(const struct dtl_manifest *m, const struct dtl_limits *limits,
+                         const struct dtl_source *read_already, struct dtl_arena *arena,
+                         struct dtl_vec *comments, struct dtl_error *error)
+{
+	struct dtl_source source;
+	struct stat st;
+	int r = 0;
+
+	if (read_already)
+		return is_json(read_already, m->file)
+		           ? 0
+		           : scan_comments(read_already, m->file, arena, comments, error);
+	if (named_json(m->file) || stat(m->file, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	r = dtl_source_read(&source, m->file, limits, error);
+	if (r < 0)
+		return r;
+	if (!is_json(&source, m->file))
+		r = scan_comments(&source, m->file, arena, comments, error);
+	dtl_source_fini(&source);
+	return r;
+}
+
+/* What each suppression silenced, for DT002: the listed ones, then the inline ones. */
+static int report_unused(const struct dtl_manifest *m, const size_t *listed_used,
+                         const struct dtl_vec *comments, const struct dtl_rule_selection *selection,
+                         struct dtl_arena *arena, struct dtl_findings *findings)
+{
+	const struct inline_suppression *inl = comments->items;
+	size_t use_count = m->suppress_count, n = 0;
+
+	for (size_t k = 0; k < comments->count; k++)
+		use_count += inl[k].count;
+	struct dtl_suppression_use *uses = dtl_arena_calloc(arena, use_count + 1, sizeof(*uses));
+	if (!uses)
+		return -ENOMEM;
+	for (size_t k = 0; k < m->suppress_count; k++)
+		uses[n++] = (struct dtl_suppression_use){.rule = m->suppress[k].rule,
+		                                         .tensors = m->suppress[k].tensors.text,
+		                                         .loc = m->suppress[k].loc,
+		                                         .used = listed_used[k]};
+	for (size_t k = 0; k < comments->count; k++)
+		for (size_t j = 0; j < inl[k].count; j++)
+			uses[n++] =
+			    (struct dtl_suppression_use){.rule = inl[k].selectors[j].selector,
+			                                 .inline_comment = true,
+			                                 .loc = inl[k].loc,
+			                                 .used = inl[k].selectors[j].used};
+	return dtl_rules_unused_suppressions(uses, n, selection, arena, findings);
+}
+
 int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
                      const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
                      const struct dtl_source *read_already, struct dtl_arena *arena,
@@ -305,27 +358,12 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 {
 	const struct dtl_manifest *m = sim->manifest;
 	struct dtl_vec comments = {0}; /* struct inline_suppression */
-	struct dtl_source source;
-	struct stat st;
 	size_t *listed_used, kept = 0, removed = 0;
 	int r;
 
 	*ret_suppressed = 0;
-	/* comments only in a manifest file (a model folder has none) */
-	if (read_already) {
-		if (!is_json(read_already, m->file) &&
-		    (r = scan_comments(read_already, m->file, arena, &comments, error)) < 0)
-			return r;
-	} else if (!named_json(m->file) && stat(m->file, &st) == 0 && S_ISREG(st.st_mode)) {
-		r = dtl_source_read(&source, m->file, limits, error);
-		if (r < 0)
-			return r;
-		if (!is_json(&source, m->file))
-			r = scan_comments(&source, m->file, arena, &comments, error);
-		dtl_source_fini(&source);
-		if (r < 0)
-			return r;
-	}
+	if ((r = read_comments(m, limits, read_already, arena, &comments, error)) < 0)
+		return r;
 	listed_used = dtl_arena_calloc(arena, m->suppress_count ? m->suppress_count : 1,
 	                               sizeof(*listed_used));
 	/* by_rule[by_rule_start[r] .. by_rule_start[r + 1]): the suppressions whose selector
@@ -398,26 +436,5 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 	}
 	findings->items.count = kept;
 	*ret_suppressed = removed;
-
-	/* what each suppression silenced, for DT002: the listed ones, then the inline ones */
-	size_t use_count = m->suppress_count;
-	for (size_t k = 0; k < comments.count; k++)
-		use_count += inl[k].count;
-	struct dtl_suppression_use *uses = dtl_arena_calloc(arena, use_count + 1, sizeof(*uses));
-	if (!uses)
-		return -ENOMEM;
-	size_t n = 0;
-	for (size_t k = 0; k < m->suppress_count; k++)
-		uses[n++] = (struct dtl_suppression_use){.rule = m->suppress[k].rule,
-		                                         .tensors = m->suppress[k].tensors.text,
-		                                         .loc = m->suppress[k].loc,
-		                                         .used = listed_used[k]};
-	for (size_t k = 0; k < comments.count; k++)
-		for (size_t j = 0; j < inl[k].count; j++)
-			uses[n++] =
-			    (struct dtl_suppression_use){.rule = inl[k].selectors[j].selector,
-			                                 .inline_comment = true,
-			                                 .loc = inl[k].loc,
-			                                 .used = inl[k].selectors[j].used};
-	return dtl_rules_unused_suppressions(uses, n, selection, arena, findings);
+	return report_unused(m, listed_used, &comments, selection, arena, findings);
 }
