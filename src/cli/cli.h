@@ -93,9 +93,8 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 int dtl_cli_explain(FILE *out, const char *rule);
 int dtl_cli_list_rules(FILE *out, enum dtl_format format);
 
-/* Rule selectors: an id ("DT101", any case), a name, an id prefix ("DT1") or ALL. */
-bool dtl_cli_selector_matches(const char *selector, const struct dtl_rule *rule);
-/* Does the selector name at least one rule? */
+/* Does the selector (an id, any case; a name; an id prefix "DT1"; ALL) name at least one rule?
+ * (dtl_rule_matches() says whether it names a given one.) */
 bool dtl_cli_selector_known(const char *selector);
 
 /* .dtypelint.yaml (see dtypelint(1), CONFIGURATION). */

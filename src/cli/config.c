@@ -16,22 +16,13 @@
 
 #define CONFIG_NAME ".dtypelint.yaml"
 
-bool dtl_cli_selector_matches(const char *selector, const struct dtl_rule *rule)
-{
-	size_t n = strlen(selector);
-
-	if (strcmp(selector, "ALL") == 0 || strcmp(rule->name, selector) == 0)
-		return true;
-	return n > 0 && n <= strlen(rule->id) && strncasecmp(rule->id, selector, n) == 0;
-}
-
 bool dtl_cli_selector_known(const char *selector)
 {
 	size_t n;
 	const struct dtl_rule *const *rules = dtl_rules_all(&n);
 
 	for (size_t i = 0; i < n; i++)
-		if (dtl_cli_selector_matches(selector, rules[i]))
+		if (dtl_rule_matches(rules[i], selector))
 			return true;
 	return false;
 }
@@ -564,7 +555,7 @@ bool dtl_config_file_ignored(const struct dtl_config *c, const char *input,
 			continue;
 		const char *const *rules = fi[i].rules.items;
 		for (size_t k = 0; k < fi[i].rules.count; k++)
-			if (dtl_cli_selector_matches(rules[k], rule))
+			if (dtl_rule_matches(rule, rules[k]))
 				return true;
 	}
 	return false;

@@ -110,7 +110,7 @@ static bool any_matches(const struct dtl_vec *selectors, const struct dtl_rule *
 	const char *const *s = selectors->items;
 
 	for (size_t i = 0; i < selectors->count; i++)
-		if (dtl_cli_selector_matches(s[i], rule))
+		if (dtl_rule_matches(rule, s[i]))
 			return true;
 	return false;
 }
@@ -271,7 +271,7 @@ static void apply_overrides(const struct dtl_config *c, struct dtl_findings *fin
 	for (size_t k = 0; k < findings->items.count; k++) {
 		size_t best = 0;
 		for (size_t i = 0; i < c->overrides.count; i++) {
-			if (!dtl_cli_selector_matches(o[i].selector, f[k].rule))
+			if (!dtl_rule_matches(f[k].rule, o[i].selector))
 				continue;
 			size_t weight = strcmp(o[i].selector, "ALL") == 0 ? 1
 			                : strcmp(o[i].selector, f[k].rule->name) == 0

@@ -216,7 +216,7 @@ static bool inline_use(struct inline_suppression *inl, size_t count, struct dtl_
 		if (!on[i] || !covers(on[i], loc.line))
 			continue;
 		for (size_t j = 0; j < on[i]->count; j++)
-			if (dtl_cli_selector_matches(on[i]->selectors[j].selector, rule)) {
+			if (dtl_rule_matches(rule, on[i]->selectors[j].selector)) {
 				on[i]->selectors[j].used++;
 				hit = true;
 			}
@@ -390,7 +390,7 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 			continue;
 		}
 		for (size_t j = 0; j < rule_count; j++)
-			covers[k * rule_count + j] = dtl_cli_selector_matches(selector, rules[j]);
+			covers[k * rule_count + j] = dtl_rule_matches(rules[j], selector);
 	}
 	for (size_t j = 0, n = 0; j < rule_count; j++) {
 		by_rule_start[j] = n;
@@ -418,7 +418,7 @@ int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
 			hit = listed_use(rs, f, sim, listed_used, scratch);
 		} else {
 			for (size_t k = 0; k < m->suppress_count; k++)
-				if (dtl_cli_selector_matches(m->suppress[k].rule, f->rule) &&
+				if (dtl_rule_matches(f->rule, m->suppress[k].rule) &&
 				    listed_covers(&m->suppress[k], f, sim)) {
 					listed_used[k]++;
 					hit = true;
