@@ -18,12 +18,7 @@
 /* A candidate (struct dtl_fix_candidate, include/dtypelint/rules.h: each rule proposes its own)
  * with what re-simulation found. */
 struct dtl_fix {
-	enum dtl_fix_kind kind;
-	const char *text;     /* a pattern, class name or version */
-	enum dtl_dtype dtype; /* NONE: null */
-	enum dtl_framework framework;
-	const char *title; /* "set training.zero3.allgather_sequential: true" */
-	int cost;          /* how much it changes (smaller is better) */
+	struct dtl_fix_candidate proposed; /* as the rule proposed it */
 	/* after re-simulation */
 	bool resolves;         /* the finding it was proposed for is gone */
 	size_t before, after;  /* findings at or above the warning level */

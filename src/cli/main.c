@@ -818,7 +818,7 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		fputs(" (", stderr);
 		dtl_report_put_escaped(stderr, edit.setting);
 		fputs("): ", stderr);
-		dtl_report_put_escaped(stderr, fix->title);
+		dtl_report_put_escaped(stderr, fix->proposed.title);
 		fputc('\n', stderr);
 	}
 	/* lint the input again, from the edited files */

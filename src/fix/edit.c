@@ -351,13 +351,13 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 
 	memset(e, 0, sizeof(*e));
 	e->kind = V_BARE;
-	switch (fix->kind) {
+	switch (fix->proposed.kind) {
 	case DTL_FIX_VERSION:
 		key = dtl_arena_sprintf(a, "training.versions.%s",
-		                        dtl_framework_name(fix->framework));
+		                        dtl_framework_name(fix->proposed.framework));
 		e->kind = V_STRING;
-		e->scalar = fix->text;
-		loc = plan->version_locs[fix->framework];
+		e->scalar = fix->proposed.text;
+		loc = plan->version_locs[fix->proposed.framework];
 		break;
 	case DTL_FIX_ALLGATHER_SEQUENTIAL:
 		key = "training.zero3.allgather_sequential";
@@ -385,7 +385,7 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 	case DTL_FIX_QUANT_STORAGE:
 		key = "quantization.quant_storage";
 		e->kind = V_STRING;
-		e->scalar = dtl_dtype_name(fix->dtype);
+		e->scalar = dtl_dtype_name(fix->proposed.dtype);
 		loc = m->quantization.quant_storage_loc.line ? m->quantization.quant_storage_loc
 		                                             : m->quantization.loc;
 		break;
@@ -397,15 +397,15 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 		break;
 	case DTL_FIX_FSDP_BUFFER_DTYPE:
 		key = "training.fsdp.buffer_dtype";
-		e->kind = fix->dtype ? V_STRING : V_BARE;
-		e->scalar = fix->dtype ? dtl_dtype_name(fix->dtype) : "null";
+		e->kind = fix->proposed.dtype ? V_STRING : V_BARE;
+		e->scalar = fix->proposed.dtype ? dtl_dtype_name(fix->proposed.dtype) : "null";
 		loc =
 		    plan->fsdp.buffer_dtype_loc.line ? plan->fsdp.buffer_dtype_loc : plan->fsdp.loc;
 		break;
 	case DTL_FIX_ZERO3_BUFFER_DTYPE:
 		key = "training.zero3.data_types.buffer_dtype";
 		e->kind = V_STRING;
-		e->scalar = dtl_dtype_name(fix->dtype);
+		e->scalar = dtl_dtype_name(fix->proposed.dtype);
 		loc = plan->zero3.buffer_dtype_loc.line ? plan->zero3.buffer_dtype_loc
 		                                        : plan->zero3.loc;
 		break;
@@ -415,19 +415,20 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 		const struct dtl_patterns *base =
 		    plan->fsdp.wrap.present ? &plan->fsdp.wrap : &m->model.no_split_modules;
 		key = "training.fsdp.wrap";
-		r = list_edit(e, a, base, fix->kind == DTL_FIX_WRAP_ADD ? fix->text : NULL,
-		              fix->kind == DTL_FIX_WRAP_REMOVE ? fix->text : NULL);
+		r = list_edit(
+		    e, a, base, fix->proposed.kind == DTL_FIX_WRAP_ADD ? fix->proposed.text : NULL,
+		    fix->proposed.kind == DTL_FIX_WRAP_REMOVE ? fix->proposed.text : NULL);
 		loc = plan->fsdp.wrap.present ? plan->fsdp.wrap.loc : plan->fsdp.loc;
 		break;
 	}
 	case DTL_FIX_IGNORE_ADD:
 		key = "training.fsdp.ignored";
-		r = list_edit(e, a, &plan->fsdp.ignored, fix->text, NULL);
+		r = list_edit(e, a, &plan->fsdp.ignored, fix->proposed.text, NULL);
 		loc = plan->fsdp.ignored.present ? plan->fsdp.ignored.loc : plan->fsdp.loc;
 		break;
 	case DTL_FIX_WORLD_SIZE:
 		key = "training.world_size";
-		e->scalar = fix->text;
+		e->scalar = fix->proposed.text;
 		loc = plan->world_size_loc.line ? plan->world_size_loc : plan->loc;
 		break;
 	case DTL_FIX_OFFLOAD_OPTIMIZER:
@@ -452,7 +453,7 @@ static int manifest_edit(const struct dtl_fix *fix, const struct dtl_manifest *m
 		return -ENOTSUP;
 	case DTL_FIX_KEEP_STRICT_ADD:
 		key = "model.keep_in_fp32_strict";
-		r = list_edit(e, a, &m->model.keep_in_fp32_strict, fix->text, NULL);
+		r = list_edit(e, a, &m->model.keep_in_fp32_strict, fix->proposed.text, NULL);
 		loc = m->model.keep_in_fp32_strict.loc;
 		break;
 	}
@@ -948,17 +949,17 @@ static int no_target(const struct dtl_fix *fix, const char *key, const char *fil
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "'%s' is set by %s on the command line: change the "
 		                     "option (%s)",
-		                     key, file, fix->title);
+		                     key, file, fix->proposed.title);
 	if (file)
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "'%s' comes from %s, which is none of the files named "
 		                     "on the command line: pass it with its option to have it "
 		                     "edited, or change it by hand (%s)",
-		                     key, file, fix->title);
+		                     key, file, fix->proposed.title);
 	return dtl_error_set(error, loc, -ENOTSUP,
 	                     "no file of this input can hold '%s': pass the training "
 	                     "set-up with --plan, or make the change by hand (%s)",
-	                     key, fix->title);
+	                     key, fix->proposed.title);
 }
 
 /* Spell the manifest's key and value e as file (of dialect d) writes them. */
@@ -969,7 +970,7 @@ static int spell_edit(const struct dtl_fix *fix, const struct dtl_manifest *m, e
 	struct dtl_loc loc = {.file = "--fix-plan"};
 	const char *spelled;
 
-	if (fix->kind == DTL_FIX_AUTOCAST_OFF && (d != D_MANIFEST || !m->adapter.present))
+	if (fix->proposed.kind == DTL_FIX_AUTOCAST_OFF && (d != D_MANIFEST || !m->adapter.present))
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "a code change, not a file edit: pass "
 		                     "autocast_adapter_dtype=False to get_peft_model%s",
@@ -978,7 +979,7 @@ static int spell_edit(const struct dtl_fix *fix, const struct dtl_manifest *m, e
 		return dtl_error_set(error, loc, -ENOTSUP,
 		                     "'%s' comes from %s (%s), which has no key for it: a code "
 		                     "change (%s)",
-		                     key, file, dialect_names[d], fix->title);
+		                     key, file, dialect_names[d], fix->proposed.title);
 	set_path(e, spelled, arena);
 	if (d == D_ACCELERATE && e->kind == V_LIST) {
 		/* accelerate wraps by class name only (facts §5.1) */
@@ -990,7 +991,7 @@ static int spell_edit(const struct dtl_fix *fix, const struct dtl_manifest *m, e
 			    error, loc, -ENOTSUP,
 			    "'%s' comes from %s, and accelerate wraps by class name "
 			    "only: a code change (%s)",
-			    key, file, fix->title);
+			    key, file, fix->proposed.title);
 		e->comma = true;
 	}
 	if (d == D_DEEPSPEED && e->kind == V_STRING)
@@ -1098,7 +1099,7 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 	int r;
 
 	if ((r = manifest_edit(fix, m, plan, arena, &e, &key, &setting_loc)) == -ENOTSUP)
-		return dtl_error_set(error, loc, r, "%s", fix->title);
+		return dtl_error_set(error, loc, r, "%s", fix->proposed.title);
 	if (r < 0)
 		return r;
 	if (target_of(files, key, setting_loc, &file, &d) < 0)

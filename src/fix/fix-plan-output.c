@@ -23,7 +23,7 @@ int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
 		for (size_t k = 0; k < item->count; k++) {
 			const struct dtl_fix *fix = &item->fixes[k];
 			fprintf(out, "  %zu. %s\n     findings at warning or above: %zu -> %zu",
-			        k + 1, fix->title, fix->before, fix->after);
+			        k + 1, fix->proposed.title, fix->before, fix->after);
 			if (fix->appeared_count)
 				fprintf(out, "; it creates %zu:", fix->appeared_count);
 			fputc('\n', out);
@@ -33,7 +33,8 @@ int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
 				fputs("     --write edits ", out);
 				dtl_report_put_path(out, fix->edit_file);
 				fprintf(out, " (%s)\n", fix->edit_setting);
-			} else if (fix->not_written && strcmp(fix->not_written, fix->title) == 0) {
+			} else if (fix->not_written &&
+			           strcmp(fix->not_written, fix->proposed.title) == 0) {
 				fputs("     a code change: --write leaves it to you\n", out);
 			} else if (fix->not_written) {
 				fputs("     not written by --write: ", out);
@@ -71,8 +72,8 @@ int dtl_fix_plan_write_json(FILE *out, const struct dtl_fix_plan *plan, const st
 			const struct dtl_fix *fix = &item->fixes[k];
 			dtl_json_begin_object(&w);
 			dtl_json_key_uint(&w, "rank", k + 1);
-			dtl_json_key_string(&w, "title", fix->title);
-			dtl_json_key_int(&w, "cost", fix->cost);
+			dtl_json_key_string(&w, "title", fix->proposed.title);
+			dtl_json_key_int(&w, "cost", fix->proposed.cost);
 			dtl_json_key_uint(&w, "findings_before", fix->before);
 			dtl_json_key_uint(&w, "findings_after", fix->after);
 			dtl_json_key_array(&w, "creates");

@@ -45,12 +45,7 @@ static int candidates(const struct dtl_sim *sim, const struct dtl_finding *f, st
 		struct dtl_fix *fix = dtl_vec_push(out, a, sizeof(*fix));
 		if (!fix)
 			return -ENOMEM;
-		fix->kind = c[k].kind;
-		fix->text = c[k].text;
-		fix->dtype = c[k].dtype;
-		fix->framework = c[k].framework;
-		fix->title = c[k].title;
-		fix->cost = c[k].cost;
+		*fix = (struct dtl_fix){.proposed = c[k]};
 	}
 	return 0;
 }
@@ -118,12 +113,12 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 	static const struct dtl_loc fixed = {.file = "--fix-plan", .line = 1, .column = 1};
 	bool ok = true;
 
-	switch (fix->kind) {
+	switch (fix->proposed.kind) {
 	case DTL_FIX_VERSION:
-		if (dtl_version_parse(fix->text, strlen(fix->text),
-		                      &plan->versions[fix->framework]) < 0)
+		if (dtl_version_parse(fix->proposed.text, strlen(fix->proposed.text),
+		                      &plan->versions[fix->proposed.framework]) < 0)
 			return -EINVAL;
-		plan->version_locs[fix->framework] = fixed;
+		plan->version_locs[fix->proposed.framework] = fixed;
 		break;
 	case DTL_FIX_ALLGATHER_SEQUENTIAL:
 		plan->zero3.allgather_sequential = DTL_TRUE;
@@ -141,7 +136,7 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 			return -ENOMEM;
 		break;
 	case DTL_FIX_QUANT_STORAGE:
-		m->quantization.quant_storage = fix->dtype;
+		m->quantization.quant_storage = fix->proposed.dtype;
 		m->quantization.quant_storage_loc = fixed;
 		break;
 	case DTL_FIX_USE_ORIG_PARAMS:
@@ -151,35 +146,35 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 	case DTL_FIX_WRAP_ADD: {
 		const struct dtl_patterns *base =
 		    plan->fsdp.wrap.present ? &plan->fsdp.wrap : &m->model.no_split_modules;
-		plan->fsdp.wrap = append(arena, base, fix->text, &ok);
+		plan->fsdp.wrap = append(arena, base, fix->proposed.text, &ok);
 		break;
 	}
 	case DTL_FIX_WRAP_REMOVE: {
 		struct dtl_patterns w =
 		    plan->fsdp.wrap.present ? plan->fsdp.wrap : m->model.no_split_modules;
-		if (remove_exact(arena, &w, fix->text) < 0)
+		if (remove_exact(arena, &w, fix->proposed.text) < 0)
 			return -ENOMEM;
 		w.present = true;
 		plan->fsdp.wrap = w;
 		break;
 	}
 	case DTL_FIX_IGNORE_ADD:
-		plan->fsdp.ignored = append(arena, &plan->fsdp.ignored, fix->text, &ok);
+		plan->fsdp.ignored = append(arena, &plan->fsdp.ignored, fix->proposed.text, &ok);
 		break;
 	case DTL_FIX_FSDP_BUFFER_DTYPE:
-		plan->fsdp.buffer_dtype = fix->dtype;
+		plan->fsdp.buffer_dtype = fix->proposed.dtype;
 		plan->fsdp.buffer_dtype_loc = fixed;
 		break;
 	case DTL_FIX_ZERO3_BUFFER_DTYPE:
-		plan->zero3.buffer_dtype = fix->dtype;
+		plan->zero3.buffer_dtype = fix->proposed.dtype;
 		plan->zero3.buffer_dtype_loc = fixed;
 		break;
 	case DTL_FIX_KEEP_STRICT_ADD:
 		m->model.keep_in_fp32_strict =
-		    append(arena, &m->model.keep_in_fp32_strict, fix->text, &ok);
+		    append(arena, &m->model.keep_in_fp32_strict, fix->proposed.text, &ok);
 		break;
 	case DTL_FIX_WORLD_SIZE:
-		plan->world_size = strtoll(fix->text, NULL, 10);
+		plan->world_size = strtoll(fix->proposed.text, NULL, 10);
 		plan->world_size_loc = fixed;
 		break;
 	case DTL_FIX_OFFLOAD_OPTIMIZER:
@@ -198,7 +193,7 @@ int dtl_fix_apply(const struct dtl_fix *fix, struct dtl_manifest *m, struct dtl_
 		/* the read, gathered, is no longer one of a partitioned tensor: the patterns
 		 * naming exactly it go (a glob naming others too stays: nothing is proven) */
 		struct dtl_patterns d = plan->direct_access;
-		if (remove_exact(arena, &d, fix->text) < 0)
+		if (remove_exact(arena, &d, fix->proposed.text) < 0)
 			return -ENOMEM;
 		plan->direct_access = d;
 		break;
@@ -277,11 +272,11 @@ static int rank(const void *pa, const void *pb)
 		return a->appeared_count < b->appeared_count ? -1 : 1;
 	if (a->after != b->after)
 		return a->after < b->after ? -1 : 1;
-	if (a->cost != b->cost)
-		return a->cost - b->cost;
+	if (a->proposed.cost != b->proposed.cost)
+		return a->proposed.cost - b->proposed.cost;
 	if (a->total_after != b->total_after)
 		return a->total_after < b->total_after ? -1 : 1;
-	return strcmp(a->title, b->title);
+	return strcmp(a->proposed.title, b->proposed.title);
 }
 
 int dtl_fix_plan_build(const struct dtl_fix_context *ctx, const struct dtl_sim *sim,
