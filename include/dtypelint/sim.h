@@ -55,6 +55,7 @@ enum dtl_tensor_flag {
 	DTL_TF_AUTOCAST_COMM = 1u << 13,
 };
 
+struct dtl_keep_set;
 struct dtl_table {
 	size_t count;
 	size_t capacity; /* rows allocated in every column */
@@ -147,7 +148,7 @@ struct dtl_model_view {
 	const struct dtl_profile *profile; /* NULL: unknown architecture or none given */
 	struct dtl_patterns keep_in_fp32, keep_in_fp32_strict, no_split_modules;
 	/* the two keep lists compiled for the plan's matcher (dtl_sim_run, after the plan) */
-	struct dtl_keep_set keep_set, strict_set;
+	struct dtl_keep_set *keep_set, *strict_set; /* src/model/keep-set.h */
 	bool keep_from_profile, strict_from_profile, no_split_from_profile;
 	struct dtl_router_rule *routers;
 	size_t router_count;

@@ -15,6 +15,7 @@
 #include "dtypelint/glob.h"
 #include "dtypelint/keep-fp32.h"
 #include "glob-cursor.h"
+#include "keep-set.h"
 
 /* Does pattern, '.' any byte and nothing else special, match name[start..] and end where a
  * component ends? O(pattern) per start. */

@@ -8,9 +8,9 @@
 static const char *pin_why(const struct dtl_sim *sim, uint32_t t, struct dtl_arena *arena)
 {
 	const struct dtl_pattern *e;
-	if ((e = dtl_sim_keep_entry(sim, &sim->model.strict_set, t)))
+	if ((e = dtl_sim_keep_entry(sim, sim->model.strict_set, t)))
 		return dtl_arena_sprintf(arena, "keep_in_fp32_strict '%s'", e->text);
-	if ((e = dtl_sim_keep_entry(sim, &sim->model.keep_set, t)))
+	if ((e = dtl_sim_keep_entry(sim, sim->model.keep_set, t)))
 		return dtl_arena_sprintf(arena, "keep_in_fp32 '%s'", e->text);
 	return "a float32 buffer on purpose";
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "rule-check.h"
+#include "keep-set.h"
 
 /* How many tensors each entry of a compiled keep list matches, and the first (arrays in the
  * check's arena). */
@@ -37,7 +38,7 @@ static int dt203_check(struct dtl_check *c)
 	bool window = dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16);
 	uint32_t *count, *first_tensor;
 	int r;
-	if ((r = keep_counts(c, &sim->model.keep_set, &count, &first_tensor)) < 0)
+	if ((r = keep_counts(c, sim->model.keep_set, &count, &first_tensor)) < 0)
 		return r;
 	for (size_t k = 0; k < plain->count; k++) {
 		const struct dtl_pattern *e = &plain->items[k];

@@ -6,6 +6,7 @@
 #include "rule-check.h"
 #include "dtypelint/glob.h"
 #include "glob-cursor.h"
+#include "keep-set.h"
 
 static int unused(struct dtl_check *c, const struct dtl_pattern *p, const char *what)
 {
@@ -141,7 +142,7 @@ static int dt601_check(struct dtl_check *c)
 	const struct dtl_sim *sim = c->sim;
 	/* the manifest's own lists: when given, they are the ones the simulation compiled
 	 * (dtl_sim_resolve_model prefers them to the profile's) */
-	const struct dtl_keep_set *sets[] = {&sim->model.keep_set, &sim->model.strict_set};
+	const struct dtl_keep_set *sets[] = {sim->model.keep_set, sim->model.strict_set};
 	const bool own[] = {!sim->model.keep_from_profile, !sim->model.strict_from_profile};
 	const char *names[] = {"keep_in_fp32", "keep_in_fp32_strict"};
 	int r;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim-private.h"
+#include "keep-set.h"
 
 bool dtl_sim_behavior(const struct dtl_sim *sim, enum dtl_behavior behavior)
 {
@@ -98,13 +99,16 @@ static int compile_keep_lists(struct dtl_sim *sim)
 {
 	struct dtl_model_view *v = &sim->model;
 	const struct dtl_patterns *lists[] = {&v->keep_in_fp32, &v->keep_in_fp32_strict};
-	struct dtl_keep_set *sets[] = {&v->keep_set, &v->strict_set};
+	struct dtl_keep_set **sets[] = {&v->keep_set, &v->strict_set};
 	int r;
 
 	for (size_t l = 0; l < 2; l++)
-		if ((r = dtl_keep_set_build(sets[l], dtl_sim_keep_matcher(sim), lists[l]->items,
+		if (!(*sets[l] = dtl_arena_calloc(sim->arena, 1, sizeof(**sets[l]))))
+			return -ENOMEM;
+	for (size_t l = 0; l < 2; l++)
+		if ((r = dtl_keep_set_build(*sets[l], dtl_sim_keep_matcher(sim), lists[l]->items,
 		                            lists[l]->count, sim->arena)) < 0 ||
-		    (r = dtl_keep_set_tune(sets[l], (const char *const *)sim->t.name,
+		    (r = dtl_keep_set_tune(*sets[l], (const char *const *)sim->t.name,
 		                           sim->t.name_len, sim->t.count)) < 0)
 			return r;
 	return 0;

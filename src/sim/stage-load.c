@@ -8,6 +8,7 @@
 
 #include "dtypelint/glob.h"
 #include "sim-private.h"
+#include "keep-set.h"
 
 static const char *fact_resolve =
     "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/"
@@ -182,9 +183,9 @@ static int pin_as_is(struct dtl_sim *sim)
 		const struct dtl_pattern *e;
 		if (sim->t.dtype[i] != DTL_DTYPE_F32 || (sim->t.flags[i] & DTL_TF_ALIAS))
 			continue;
-		if ((e = dtl_sim_keep_entry(sim, &v->strict_set, i)))
+		if ((e = dtl_sim_keep_entry(sim, v->strict_set, i)))
 			r = pin(sim, i, keep_reason(sim, "keep_in_fp32_strict", e), e->loc);
-		else if ((e = dtl_sim_keep_entry(sim, &v->keep_set, i)))
+		else if ((e = dtl_sim_keep_entry(sim, v->keep_set, i)))
 			r = pin(sim, i, keep_reason(sim, "keep_in_fp32", e), e->loc);
 		else if (sim->t.kind[i] == DTL_KIND_BUFFER && dtl_sim_buffer_info(sim, i))
 			r = pin(sim, i, "a float32 buffer on purpose", dtl_sim_tensor_loc(sim, i));
@@ -261,9 +262,9 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			continue;
 		bool in_checkpoint =
 		    sim->t.kind[i] == DTL_KIND_PARAM || (sim->t.flags[i] & DTL_TF_PERSISTENT);
-		if (strict && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->strict_set, i)))
+		if (strict && in_checkpoint && (e = dtl_sim_keep_entry(sim, v->strict_set, i)))
 			list = "keep_in_fp32_strict";
-		else if (plain && in_checkpoint && (e = dtl_sim_keep_entry(sim, &v->keep_set, i)))
+		else if (plain && in_checkpoint && (e = dtl_sim_keep_entry(sim, v->keep_set, i)))
 			list = "keep_in_fp32";
 		if (e) {
 			const char *reason =

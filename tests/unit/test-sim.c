@@ -10,6 +10,7 @@
 #include "dtypelint/embedded.h"
 #include "dtypelint/profile.h"
 #include "model/load.h"
+#include "keep-set.h"
 
 static struct dtl_arena arena;
 static struct dtl_limits limits;
