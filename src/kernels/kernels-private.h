@@ -140,8 +140,9 @@ struct klink {
 };
 
 struct dtl_kernels_scanner {
-	const struct dtl_libclang *lc; /* every clang_* call goes through it (libclang.h) */
-	struct dtl_libclang *owned_lc; /* loaded by dtl_kernels_init(), closed by _fini() */
+	/* every clang_* call goes through it (libclang.h): loaded by dtl_kernels_init(), closed by
+	 * dtl_kernels_fini() */
+	struct dtl_libclang *lc;
 	CXIndex index;
 	struct dtl_strmap strings; /* interned strings: key and value both in the arena */
 	struct dtl_vec strings_list;

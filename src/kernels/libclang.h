@@ -6,9 +6,8 @@
  * struct dtl_libclang is a table of pointers to the clang_* functions the scanner calls, filled
  * by dlsym(); the types come from <clang-c/Index.h>, so a call through lc->tokenize(...) is
  * checked exactly as clang_tokenize(...) was. The table is not global: whoever loads it owns it
- * (dtl_kernels_init(), from options.libclang_path or dtl_libclang_default_path(); or a test
- * that hands its own to dtl_kernels_init_libclang()); the scanner reaches it through
- * k->scanner->lc and struct kfile.lc.
+ * (dtl_kernels_init(), from options.libclang_path or dtl_libclang_default_path()); the
+ * scanner reaches it through k->scanner->lc and struct kfile.lc.
  *
  * Private to src/kernels (and its white-box tests): not part of the public headers in include/.
  */
@@ -76,11 +75,5 @@ const char *dtl_libclang_default_path(void);
 int dtl_libclang_open(struct dtl_libclang *lc, const char *path, struct dtl_error *error);
 /* Accepts an unloaded (zeroed) table. */
 void dtl_libclang_close(struct dtl_libclang *lc);
-
-/* dtl_kernels_init() with a libclang the caller loaded: lc must stay open until after
- * dtl_kernels_fini(k). */
-int dtl_kernels_init_libclang(struct dtl_kernels *k, struct dtl_arena *arena,
-                              const struct dtl_kernels_options *options,
-                              const struct dtl_libclang *lc, struct dtl_error *error);
 
 #endif

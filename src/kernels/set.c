@@ -17,8 +17,8 @@ void dtl_kernels_options_default(struct dtl_kernels_options *options)
 }
 
 static int init(struct dtl_kernels *k, struct dtl_arena *arena,
-                const struct dtl_kernels_options *options, const struct dtl_libclang *lc,
-                struct dtl_libclang *owned_lc, struct dtl_error *error)
+                const struct dtl_kernels_options *options, struct dtl_libclang *lc,
+                struct dtl_error *error)
 {
 	struct dtl_loc nowhere = {0};
 	struct dtl_kernels_scanner *s;
@@ -55,15 +55,13 @@ static int init(struct dtl_kernels *k, struct dtl_arena *arena,
 	if (!s)
 		return dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
 	memset(s, 0, sizeof(*s));
-	if (owned_lc && (r = dtl_libclang_open(owned_lc, k->options.libclang_path, error)) < 0)
+	if ((r = dtl_libclang_open(lc, k->options.libclang_path, error)) < 0)
 		return r;
-	s->lc = owned_lc ? owned_lc : lc;
-	s->owned_lc = owned_lc;
+	s->lc = lc;
 	/* displayDiagnostics=0: hermetic parses have hundreds of errors per file (§5.13). */
 	s->index = s->lc->createIndex(0, 0);
 	if (!s->index) {
-		if (owned_lc)
-			dtl_libclang_close(owned_lc);
+		dtl_libclang_close(lc);
 		return dtl_error_set(error, nowhere, -ENOMEM, "libclang: cannot create an index");
 	}
 	dtl_strmap_init(&s->strings, arena);
@@ -72,27 +70,16 @@ static int init(struct dtl_kernels *k, struct dtl_arena *arena,
 	return 0;
 }
 
-int dtl_kernels_init_libclang(struct dtl_kernels *k, struct dtl_arena *arena,
-                              const struct dtl_kernels_options *options,
-                              const struct dtl_libclang *lc, struct dtl_error *error)
-{
-	if (!lc || !lc->handle) {
-		memset(k, 0, sizeof(*k));
-		return dtl_error_set(error, (struct dtl_loc){0}, -EINVAL, "libclang is not loaded");
-	}
-	return init(k, arena, options, lc, NULL, error);
-}
-
 int dtl_kernels_init(struct dtl_kernels *k, struct dtl_arena *arena,
                      const struct dtl_kernels_options *options, struct dtl_error *error)
 {
-	/* No libclang given: this set loads its own from the configured path (a reference count
-	 * when it is loaded already) and closes it in dtl_kernels_fini(). */
+	/* The set loads its own libclang (options.libclang_path, else the configured one; a
+	 * reference count when it is loaded already) and closes it in dtl_kernels_fini(). */
 	struct dtl_libclang *lc = dtl_arena_alloc(arena, sizeof(*lc));
 
 	if (!lc)
 		return dtl_error_set(error, (struct dtl_loc){0}, -ENOMEM, "out of memory");
-	return init(k, arena, options, NULL, lc, error);
+	return init(k, arena, options, lc, error);
 }
 
 void dtl_kernels_fini(struct dtl_kernels *k)
@@ -102,9 +89,7 @@ void dtl_kernels_fini(struct dtl_kernels *k)
 	if (k->scanner->index)
 		k->scanner->lc->disposeIndex(k->scanner->index);
 	k->scanner->index = NULL;
-	if (k->scanner->owned_lc)
-		dtl_libclang_close(k->scanner->owned_lc);
-	k->scanner->owned_lc = NULL;
+	dtl_libclang_close(k->scanner->lc);
 	k->scanner->lc = NULL;
 	k->scanner = NULL;
 }

@@ -1110,7 +1110,8 @@ START_TEST(dtype_names)
 }
 END_TEST
 
-/* libclang is dlopen()ed (issue 6): the loader's errors, and a set built on a caller's table. */
+/* libclang is dlopen()ed (issue 6): the loader's errors, and a set loading the library that
+ * options.libclang_path names. */
 START_TEST(libclang_loader)
 {
 	static const struct dtl_kernel_source src[] = {
@@ -1131,19 +1132,26 @@ START_TEST(libclang_loader)
 	ck_assert_ptr_null(lc.handle);
 	ck_assert_ptr_null(lc.tokenize);
 	dtl_libclang_close(&zero);
-	ck_assert_int_eq(dtl_kernels_init_libclang(&k2, &arena, NULL, &zero, &error), -EINVAL);
+	/* options.libclang_path: the set loads that library, and says so when it cannot */
+	struct dtl_kernels_options options;
+	dtl_kernels_options_default(&options);
+	options.libclang_path = "/nonexistent/libclang.so.1";
+	ck_assert_int_eq(dtl_kernels_init(&k2, &arena, &options, &error), -ENOENT);
+	ck_assert_ptr_nonnull(
+	    strstr(error.message, "cannot load libclang '/nonexistent/libclang.so.1': "));
 	dtl_kernels_fini(&k2);
 
 	ck_assert_int_eq(dtl_libclang_open(&lc, NULL, &error), 0);
 	ck_assert_str_eq(lc.path, dtl_libclang_default_path());
 	ck_assert_ptr_nonnull(lc.createIndex);
 	ck_assert_ptr_nonnull(lc.Cursor_isMacroFunctionLike);
-	ck_assert_int_eq(dtl_kernels_init_libclang(&k2, &arena, NULL, &lc, &error), 0);
+	options.libclang_path = lc.path;
+	ck_assert_int_eq(dtl_kernels_init(&k2, &arena, &options, &error), 0);
 	ck_assert_int_eq(dtl_kernels_scan_sources(&k2, src, 1, &error), 0);
 	ck_assert_uint_eq(k2.n_contracts, 1);
 	ck_assert_uint_eq(k2.contracts[0].dispatch_types, F32 | F64);
 	dtl_kernels_fini(&k2);
-	ck_assert_ptr_nonnull(lc.handle); /* the caller's table outlives the set */
+	ck_assert_ptr_nonnull(lc.handle); /* the set's own load is counted apart from this one */
 	dtl_libclang_close(&lc);
 	ck_assert_ptr_null(lc.handle);
 }
