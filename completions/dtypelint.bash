@@ -16,7 +16,8 @@ _dtypelint()
 		prev=${COMP_WORDS[COMP_CWORD - 1]}
 	fi
 	case $prev in
-	--deepspeed | --accelerate | --peft | --trainer-args | --export | -o | --output | \
+	--deepspeed | --accelerate | --peft | --trainer-args | --framework-config | --export | \
+		-o | --output | \
 		--plan | --config | --baseline | --write-baseline | --stdin-filename)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -60,7 +61,8 @@ _dtypelint()
 		;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--deepspeed --accelerate --peft --trainer-args --export
+		COMPREPLY=($(compgen -W "--deepspeed --accelerate --peft --trainer-args --framework-config
+			--framework-override --export
 			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --plan --strategy
 			--precision --with -f --format -o --output --color --statistics --show-plan
 			--trace -q --quiet --select --extend-select --ignore --fail-on --exit-zero

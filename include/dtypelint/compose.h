@@ -3,8 +3,9 @@
  * Composing one manifest and plan from what a user has: a manifest file or a Hugging Face model
  * folder, and optionally a plan file, a DeepSpeed JSON, an accelerate YAML, a PEFT
  * adapter_config.json and trainer arguments. Precedence of plan sources (DESIGN §3): the
- * manifest's `training:`, then --plan, --deepspeed, --accelerate, --trainer-args (later ones
- * override the fields they set); command-line overrides are applied by the caller.
+ * manifest's `training:`, then --plan, --deepspeed, --accelerate, --trainer-args,
+ * --framework-config (later ones override the fields they set); command-line overrides are applied
+ * by the caller.
  */
 #ifndef DTYPELINT_COMPOSE_H
 #define DTYPELINT_COMPOSE_H
@@ -21,7 +22,10 @@ struct dtl_compose_inputs {
 	const char *deepspeed_file;  /* --deepspeed */
 	const char *accelerate_file; /* --accelerate */
 	const char *peft_file;       /* --peft */
-	const char *trainer_args_file; /* --trainer-args */
+	const char *trainer_args_file;          /* --trainer-args */
+	const char *framework_file;             /* --framework-config */
+	const char *const *framework_overrides; /* --framework-override KEY=VALUE, in order */
+	size_t framework_override_count;
 	/* when input is "-": the manifest already read from standard input, named as the report
 	 * should name it (--stdin-filename); not owned */
 	const struct dtl_source *input_source;

@@ -32,6 +32,17 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
                             const struct dtl_limits *limits, struct dtl_manifest *manifest,
                             struct dtl_error *error);
+/* A training framework's own config (src/model/import-framework.c lists them: torchtune's
+ * recipe YAML, ...), told by its own keys, with the framework's command-line overrides
+ * ("key=value", "~key"; n of them, applied in order as the framework applies them) read into
+ * the manifest and its plan. A file no framework claims is an error that names the
+ * frameworks dtypelint reads. */
+int dtl_import_framework_config(const char *path, const char *const *overrides, size_t n,
+                                struct dtl_arena *arena, const struct dtl_limits *limits,
+                                struct dtl_manifest *manifest, struct dtl_error *error);
+/* The framework whose config root looks like ("torchtune recipe", ...), or NULL: for naming a
+ * file that is given to the wrong option. */
+const char *dtl_framework_config_kind(const struct dtl_node *root);
 /* A Hugging Face model folder: config.json plus the safetensors headers (only the headers are
  * read), or model.safetensors.index.json alone (shapes from the architecture profile). */
 int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct dtl_limits *limits,

@@ -321,6 +321,9 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	                                .accelerate_file = job->accelerate_file,
 	                                .peft_file = job->peft_file,
 	                                .trainer_args_file = job->trainer_args_file,
+	                                .framework_file = job->framework_file,
+	                                .framework_overrides = job->framework_overrides,
+	                                .framework_override_count = job->framework_override_count,
 	                                .input_source = s->stdin_source};
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
@@ -539,10 +542,10 @@ static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
 	int r;
 
 	if (o->plan_file || o->deepspeed_file || o->accelerate_file || o->peft_file ||
-	    o->trainer_args_file || o->stdin_filename) {
+	    o->trainer_args_file || o->framework_file || o->stdin_filename) {
 		fprintf(stderr,
-		        "dtypelint: --plan, --deepspeed, --accelerate, --peft and "
-		        "--trainer-args go with file arguments; a set-up names its own files "
+		        "dtypelint: --plan, --deepspeed, --accelerate, --peft, --trainer-args and "
+		        "--framework-config go with file arguments; a set-up names its own files "
 		        "in the config's setups:\n");
 		return EXIT_INPUT;
 	}
@@ -918,7 +921,7 @@ static int output_is_input(const struct dtl_options *o, const char *output)
 {
 	const char *named[] = {o->plan_file, o->deepspeed_file,    o->accelerate_file,
 	                       o->peft_file, o->trainer_args_file, o->config_file,
-	                       o->baseline};
+	                       o->baseline,  o->framework_file};
 	struct stat out, in;
 
 	if (!output || strcmp(output, "-") == 0 || stat(output, &out) != 0 || !S_ISREG(out.st_mode))

@@ -23,6 +23,12 @@ static const char usage_head[] =
     "  --peft FILE           a PEFT adapter_config.json (LoRA)\n"
     "  --trainer-args FILE   a recipe: LLaMA-Factory, axolotl, TRL / alignment-handbook\n"
     "                        or PEFT examples arguments (YAML or JSON)\n"
+    "  --framework-config FILE\n"
+    "                        a training framework's own config, told by its keys: a\n"
+    "                        torchtune recipe YAML\n"
+    "  --framework-override KEY=VALUE\n"
+    "                        an override as the framework's command line takes it\n"
+    "                        (tune run's key=value; ~key removes; repeatable)\n"
     "  --export FILE         also write the composed manifest to FILE (.json or .yaml)\n"
     "Fixes:\n"
     "  --fix-plan            for each finding, the fixes that remove it in a re-simulation,\n"
@@ -139,6 +145,8 @@ enum {
 	OPT_ACCELERATE,
 	OPT_PEFT,
 	OPT_TRAINER_ARGS,
+	OPT_FRAMEWORK_CONFIG,
+	OPT_FRAMEWORK_OVERRIDE,
 	OPT_EXPORT,
 	OPT_FIX_PLAN,
 	OPT_WRITE,
@@ -260,6 +268,8 @@ static const struct option fixed_options[] = {
     {"accelerate", required_argument, NULL, OPT_ACCELERATE},
     {"peft", required_argument, NULL, OPT_PEFT},
     {"trainer-args", required_argument, NULL, OPT_TRAINER_ARGS},
+    {"framework-config", required_argument, NULL, OPT_FRAMEWORK_CONFIG},
+    {"framework-override", required_argument, NULL, OPT_FRAMEWORK_OVERRIDE},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
     {"write", no_argument, NULL, OPT_WRITE},
@@ -341,6 +351,11 @@ static int input_option(int c, const char *arg, struct dtl_arena *arena, struct 
 	case OPT_TRAINER_ARGS:
 		o->trainer_args_file = arg;
 		return OPTION_TAKEN;
+	case OPT_FRAMEWORK_CONFIG:
+		o->framework_file = arg;
+		return OPTION_TAKEN;
+	case OPT_FRAMEWORK_OVERRIDE:
+		return push_arg(&o->framework_overrides, arena, arg);
 	case OPT_EXPORT:
 		o->export_file = arg;
 		return OPTION_TAKEN;
@@ -658,6 +673,9 @@ static int make_jobs(struct dtl_arena *arena, struct dtl_options *o)
 		job->accelerate_file = o->accelerate_file;
 		job->peft_file = o->peft_file;
 		job->trainer_args_file = o->trainer_args_file;
+		job->framework_file = o->framework_file;
+		job->framework_overrides = (const char *const *)o->framework_overrides.items;
+		job->framework_override_count = o->framework_overrides.count;
 		dtl_plan_init(&job->versions);
 	}
 	return 0;

@@ -22,7 +22,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 
 	/* the paths the user typed: a link among them must stay inside the tree (source.h) */
 	const char *typed[] = {in->input,           in->plan_file, in->deepspeed_file,
-	                       in->accelerate_file, in->peft_file, in->trainer_args_file};
+	                       in->accelerate_file, in->peft_file, in->trainer_args_file,
+	                       in->framework_file};
 	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
 		if (typed[i] &&
 		    (r = dtl_confine_check(typed[i], NULL, (struct dtl_loc){0}, error)) < 0)
@@ -45,7 +46,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		manifest.plan = plan;
 		manifest.has_training = true;
 	}
-	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args */
+	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args,
+	 * --framework-config */
 	if (in->deepspeed_file && (r = dtl_import_deepspeed(in->deepspeed_file, arena, limits,
 	                                                    &manifest.plan, error)) < 0)
 		return r;
@@ -54,6 +56,11 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		return r;
 	if (in->trainer_args_file && (r = dtl_import_trainer_args(in->trainer_args_file, arena,
 	                                                          limits, &manifest, error)) < 0)
+		return r;
+	if (in->framework_file &&
+	    (r = dtl_import_framework_config(in->framework_file, in->framework_overrides,
+	                                     in->framework_override_count, arena, limits, &manifest,
+	                                     error)) < 0)
 		return r;
 	if (in->peft_file) {
 		const char *base = NULL;

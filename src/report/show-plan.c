@@ -185,6 +185,10 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        dtype_or(p->fsdp.param_dtype, "None"),
 		        dtype_or(p->fsdp.reduce_dtype, "None"),
 		        dtype_or(p->fsdp.buffer_dtype, "None"));
+		if (p->fsdp.cpu_offload == DTL_TRUE)
+			fputs("  fsdp offload  parameters, gradients and optimizer states on the "
+			      "CPU\n",
+			      out);
 	}
 	if (p->strategy == DTL_STRATEGY_ZERO3)
 		fprintf(out,

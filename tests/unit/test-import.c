@@ -379,6 +379,74 @@ static void folder(const char *name, size_t tensors, size_t routers, size_t pinn
 	ck_assert_msg(np == pinned, "%s: %zu pinned tensors, expected %zu", name, np, pinned);
 }
 
+static const char torchtune_lora[] =
+    "# tune run --nproc_per_node 2 lora_finetune_distributed --config x\n"
+    "model:\n"
+    "  _component_: torchtune.models.qwen2.lora_qwen2_0_5b\n"
+    "  lora_attn_modules: ['q_proj', 'output_proj']\n"
+    "  apply_lora_to_mlp: True\n"
+    "  lora_rank: 32\n"
+    "dtype: bf16\n";
+
+static int tt(const char *path, const char *const *overrides, size_t n, struct dtl_manifest *m)
+{
+	memset(m, 0, sizeof(*m));
+	dtl_plan_init(&m->plan);
+	return dtl_import_framework_config(path, overrides, n, &arena, &limits, m, &error);
+}
+
+START_TEST(torchtune_recipe_line_and_lora_args)
+{
+	struct dtl_manifest m;
+	ck_assert_msg(tt(write_tmp("lora.yaml", torchtune_lora), NULL, 0, &m) == 0, "%s",
+	              error.message);
+	ck_assert_int_eq(m.plan.strategy, DTL_STRATEGY_FSDP2);
+	ck_assert_uint_eq(m.plan.strategy_loc.line, 1);
+	ck_assert_str_eq(m.recipe.kind, "torchtune lora_finetune_distributed");
+	ck_assert_int_eq(m.model.load_dtype, DTL_DTYPE_BF16);
+	ck_assert_int_eq(m.adapter.r, 32);
+	ck_assert_int_eq(m.adapter.autocast_adapter_dtype, DTL_FALSE);
+	/* q_proj, output_proj as o_proj, then the three MLP projections */
+	ck_assert_uint_eq(m.adapter.target_modules.count, 5);
+	ck_assert_str_eq(m.adapter.target_modules.items[1].text, "o_proj");
+	ck_assert_str_eq(m.adapter.target_modules.items[2].text, "gate_proj");
+}
+END_TEST
+
+START_TEST(torchtune_overrides_win_and_remove)
+{
+	struct dtl_manifest m;
+	const char *over[] = {"model.lora_rank=4", "~model.apply_lora_to_mlp", "dtype=None",
+	                      "model=torchtune.models.qwen2.qwen2_0_5b", "model.lora_rank=16"};
+	const char *path = write_tmp("lora.yaml", torchtune_lora);
+	ck_assert_msg(tt(path, over, 3, &m) == 0, "%s", error.message);
+	ck_assert_int_eq(m.adapter.r, 4);
+	ck_assert_uint_eq(m.adapter.target_modules.count, 2);
+	/* None is null: get_dtype(None) is float32 */
+	ck_assert_int_eq(m.model.load_dtype, DTL_DTYPE_F32);
+	/* "model=..." sets model._component_: a full model, no LoRA; the last rank wins */
+	ck_assert_msg(tt(path, over + 3, 2, &m) == 0, "%s", error.message);
+	ck_assert(!m.adapter.present);
+}
+END_TEST
+
+START_TEST(torchtune_refusals_quote_torchtune)
+{
+	struct dtl_manifest m;
+	const char *path = write_tmp("lora.yaml", torchtune_lora);
+	const char *fp16[] = {"dtype=fp16"}, *bad[] = {"dtype=bf16=fp32"};
+	ck_assert_int_lt(tt(path, fp16, 1, &m), 0);
+	ck_assert_str_eq(error.loc.file, "--framework-override");
+	ck_assert_uint_eq(error.loc.column, 7);
+	ck_assert_ptr_nonnull(strstr(error.message, "full fp16 training is not supported"));
+	ck_assert_int_lt(tt(path, bad, 1, &m), 0);
+	ck_assert_ptr_nonnull(strstr(error.message, "must be in the form of key=value, got"));
+	const char *other = write_tmp("other.yaml", "model:\n  _component_: mylib.Model\n");
+	ck_assert_int_lt(tt(other, NULL, 0, &m), 0);
+	ck_assert_ptr_nonnull(strstr(error.message, "no framework dtypelint reads"));
+}
+END_TEST
+
 START_TEST(model_folders_corpus)
 {
 	if (!have_corpus())
@@ -455,6 +523,9 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, accelerate_quoted_fsdp_version_is_read_whole);
 	tcase_add_test(tc, peft_corpus);
 	tcase_add_test(tc, trainer_args_corpus);
+	tcase_add_test(tc, torchtune_recipe_line_and_lora_args);
+	tcase_add_test(tc, torchtune_overrides_win_and_remove);
+	tcase_add_test(tc, torchtune_refusals_quote_torchtune);
 	tcase_add_test(tc, model_folders_corpus);
 	tcase_add_test(tc, export_round_trip);
 }

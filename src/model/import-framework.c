@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --framework-config: a training framework's own config file, handed to the importer whose
+ * framework claims it by its keys, with the framework's command-line overrides
+ * (--framework-override key=value, as `tune run ... key=value` takes them). The table below
+ * is the registration seam: one line per framework, the importer in its own file.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dtypelint/import.h"
+#include "import-framework.h"
+
+static const struct dtl_framework_importer *const importers[] = {
+    &dtl_importer_torchtune,
+};
+#define IMPORTER_COUNT (sizeof(importers) / sizeof(importers[0]))
+
+static const char override_file[] = "--framework-override";
+
+const char *dtl_framework_config_kind(const struct dtl_node *root)
+{
+	for (size_t i = 0; root && i < IMPORTER_COUNT; i++)
+		if (importers[i]->detect(root))
+			return importers[i]->kind;
+	return NULL;
+}
+
+/* The file's node at a dotted key, or NULL. */
+static const struct dtl_node *tree_get(const struct dtl_node *root, const char *dotted)
+{
+	const struct dtl_node *n = root;
+	const char *p = dotted;
+
+	while (n && *p) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+		const struct dtl_node *next = NULL;
+		if (n->type != DTL_NODE_MAP)
+			return NULL;
+		for (size_t i = 0; i < n->map.count && !next; i++) {
+			const struct dtl_node *k = &n->map.pairs[i].key;
+			if (k->type == DTL_NODE_STRING && k->string.len == len &&
+			    memcmp(k->string.text, p, len) == 0)
+				next = &n->map.pairs[i].value;
+		}
+		n = next;
+		p = dot ? dot + 1 : p + len;
+	}
+	return n;
+}
+
+/* whether key is dotted itself or a mapping above it ("model" for "model.lora_rank") */
+static bool covers(const char *key, const char *dotted)
+{
+	size_t n = strlen(key);
+	return strncmp(key, dotted, n) == 0 && (dotted[n] == '\0' || dotted[n] == '.');
+}
+
+struct dtl_fw_value dtl_fw_get(const struct dtl_fw_config *c, const char *dotted)
+{
+	for (size_t i = c->override_count; i-- > 0;) {
+		const struct dtl_fw_override *o = &c->overrides[i];
+		if (o->removed && covers(o->key, dotted))
+			return (struct dtl_fw_value){NULL, &c->l->s};
+		if (!o->removed && strcmp(o->key, dotted) == 0)
+			return (struct dtl_fw_value){o->value, &o->s};
+	}
+	return (struct dtl_fw_value){tree_get(c->l->root, dotted), &c->l->s};
+}
+
+struct dtl_loc dtl_fw_loc(const struct dtl_fw_config *c, struct dtl_fw_value v)
+{
+	return dtl_schema_loc(v.s, v.node ? v.node : c->l->root);
+}
+
+void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *message)
+{
+	struct dtl_input_warning *w = dtl_vec_push(&c->m->warnings, c->arena, sizeof(*w));
+	if (!w || !message)
+		return;
+	w->loc = loc;
+	w->message = message;
+}
+
+/* torchtune's _merge_yaml_and_cli_args: arg.split("=") must give key and value */
+static int override_fail(struct dtl_fw_config *c, const char *text)
+{
+	return dtl_error_set(c->error, (struct dtl_loc){override_file, 1, 1}, -EINVAL,
+	                     "torchtune refuses this override: 'ValueError: Command-line overrides "
+	                     "must be in the form of key=value, got %s'",
+	                     text);
+}
+
+/*
+ * "key=value" as torchtune's _merge_yaml_and_cli_args reads it: exactly one '=', "None" is
+ * null, a key naming a component mapping sets its _component_; "~key" removes the key. The
+ * value is parsed as YAML after as many spaces as "key=" has bytes, so its column in a
+ * message is its column in the option's text.
+ */
+static int parse_override(struct dtl_fw_config *c, const char *text, struct dtl_fw_override *o)
+{
+	const char *eq = strchr(text, '=');
+	int r;
+
+	memset(o, 0, sizeof(*o));
+	o->s = (struct dtl_schema){override_file, c->arena, c->limits, c->error};
+	if (text[0] == '~') {
+		size_t n = eq ? (size_t)(eq - text - 1) : strlen(text + 1);
+		o->removed = true;
+		o->key = dtl_arena_strndup(c->arena, text + 1, n);
+		return o->key ? 0 : -ENOMEM;
+	}
+	if (!eq || strchr(eq + 1, '='))
+		return override_fail(c, text);
+	size_t klen = (size_t)(eq - text);
+	if (!(o->key = dtl_arena_strndup(c->arena, text, klen)))
+		return -ENOMEM;
+	const struct dtl_node *at = tree_get(c->l->root, o->key);
+	if (at && at->type == DTL_NODE_MAP && dtl_node_get(at, "_component_") &&
+	    !(o->key = dtl_arena_sprintf(c->arena, "%s._component_", o->key)))
+		return -ENOMEM;
+	const char *value = eq + 1;
+	size_t pad = klen + 1, vlen = strlen(value);
+	if (strcmp(value, "None") == 0 || strcmp(value, "null") == 0 || strcmp(value, "~") == 0 ||
+	    !vlen) {
+		/* null; the YAML reader takes a document of a lone null as an empty file */
+		struct dtl_node *null = dtl_arena_calloc(c->arena, 1, sizeof(*null));
+		if (!null)
+			return -ENOMEM;
+		*null = (struct dtl_node){.type = DTL_NODE_NULL,
+		                          .line = 1,
+		                          .column = (uint32_t)pad + 1,
+		                          .raw = "null",
+		                          .raw_len = 4};
+		o->value = null;
+		return 0;
+	}
+	char *buf = dtl_arena_alloc(c->arena, pad + vlen + 1);
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, ' ', pad);
+	memcpy(buf + pad, value, vlen + 1);
+	struct dtl_source src;
+	struct dtl_node *root;
+	if ((r = dtl_source_init_mem(&src, override_file, buf, pad + vlen)) < 0)
+		return r;
+	r = dtl_doc_parse_yaml(&src, c->arena, c->limits, &root, c->error);
+	dtl_source_fini(&src);
+	if (r < 0)
+		return r;
+	o->value = root;
+	return 0;
+}
+
+static int run(struct dtl_fw_config *c, const char *const *overrides, size_t n)
+{
+	const struct dtl_framework_importer *imp = NULL;
+	int r;
+
+	if ((r = dtl_schema_map(&c->l->s, c->l->root, "a framework config")) < 0)
+		return r;
+	for (size_t i = 0; i < IMPORTER_COUNT && !imp; i++)
+		if (importers[i]->detect(c->l->root))
+			imp = importers[i];
+	if (!imp)
+		return dtl_schema_fail(&c->l->s, c->l->root,
+		                       "no framework dtypelint reads claims this file (--framework-"
+		                       "config reads: a torchtune recipe, whose model has a "
+		                       "'_component_: torchtune.models...')");
+	c->overrides = n ? dtl_arena_calloc(c->arena, n, sizeof(*c->overrides)) : NULL;
+	if (n && !c->overrides)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++, c->override_count++)
+		if ((r = parse_override(c, overrides[i], &c->overrides[i])) < 0)
+			return r;
+	if (!c->m->plan.file) {
+		c->m->plan.file = c->l->s.file;
+		c->m->plan.loc = dtl_schema_loc(&c->l->s, c->l->root);
+	}
+	return imp->import(c);
+}
+
+int dtl_import_framework_config(const char *path, const char *const *overrides, size_t n,
+                                struct dtl_arena *arena, const struct dtl_limits *limits,
+                                struct dtl_manifest *manifest, struct dtl_error *error)
+{
+	struct dtl_loaded l;
+	int r;
+
+	if ((r = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
+		return r;
+	struct dtl_fw_config c = {
+	    .l = &l, .path = path, .arena = arena, .limits = limits, .m = manifest, .error = error};
+	r = run(&c, overrides, n);
+	dtl_loaded_close(&l);
+	return r < 0 ? r : 0;
+}

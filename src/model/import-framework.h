@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seam between --framework-config and each framework's importer (import-torchtune.c,
+ * ...): the config file's tree, the framework's command-line overrides, and one getter that
+ * reads a dotted key the way the framework sees it once the overrides are merged. A new
+ * framework is one importer file and one line in import-framework.c's table.
+ */
+#ifndef DTL_IMPORT_FRAMEWORK_H
+#define DTL_IMPORT_FRAMEWORK_H
+
+#include "import-util.h"
+
+/* "key=value" (value read as a YAML scalar, its columns those of the option's text) or
+ * "~key" (removed) */
+struct dtl_fw_override {
+	const char *key; /* dotted; NUL-terminated, in the arena */
+	bool removed;
+	const struct dtl_node *value; /* NULL when removed */
+	struct dtl_schema s;          /* file "--framework-override", for the value's location */
+};
+
+struct dtl_fw_config {
+	struct dtl_loaded *l; /* the file: its source text, tree and schema */
+	const char *path;
+	struct dtl_fw_override *overrides;
+	size_t override_count;
+	struct dtl_arena *arena;
+	const struct dtl_limits *limits;
+	struct dtl_manifest *m;
+	struct dtl_error *error;
+};
+
+/* A value and the schema that locates it (the file's, or an override's). node NULL: absent. */
+struct dtl_fw_value {
+	const struct dtl_node *node;
+	const struct dtl_schema *s;
+};
+
+/* The value at a dotted key ("model.lora_rank"), the last override of it (or of a mapping
+ * above it, for a removal) winning over the file. */
+struct dtl_fw_value dtl_fw_get(const struct dtl_fw_config *c, const char *dotted);
+/* The value's location (the file's root when absent). */
+struct dtl_loc dtl_fw_loc(const struct dtl_fw_config *c, struct dtl_fw_value v);
+/* A warning for the command line to print at loc (dropped when out of memory). */
+void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *message);
+
+struct dtl_framework_importer {
+	const char *kind; /* "torchtune recipe": what the file is, in messages */
+	bool (*detect)(const struct dtl_node *root);
+	int (*import)(struct dtl_fw_config *c);
+};
+
+extern const struct dtl_framework_importer dtl_importer_torchtune;
+
+#endif
