@@ -76,7 +76,13 @@ int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
 int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,
                        const struct dtl_limits *limits, struct dtl_node **ret_root,
                        struct dtl_error *error);
-/* By extension: .json -> JSON, .yaml/.yml -> YAML, otherwise sniff the first byte ('{' or
+/* Parses TOML 1.0 (src/input/doc-toml.c): tables as mappings, arrays as sequences, date-times
+ * as strings (their text); duplicate keys and redefined tables are errors at their position. */
+int dtl_doc_parse_toml(const struct dtl_source *source, struct dtl_arena *arena,
+                       const struct dtl_limits *limits, struct dtl_node **ret_root,
+                       struct dtl_error *error);
+/* By extension: .json -> JSON, .toml and uv.lock -> TOML, .yaml/.yml -> YAML, otherwise sniff the
+ * first byte ('{' or
  * '[' -> JSON). */
 int dtl_doc_parse(const struct dtl_source *source, struct dtl_arena *arena,
                   const struct dtl_limits *limits, struct dtl_node **ret_root,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the JSON and YAML readers. */
+/* Helpers shared by the JSON, YAML and TOML readers. */
 #ifndef DTL_DOC_PRIVATE_H
 #define DTL_DOC_PRIVATE_H
 
@@ -22,5 +22,10 @@ int dtl_doc_json(const struct dtl_source *source, struct dtl_arena *nodes, struc
 int dtl_doc_yaml(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
                  const struct dtl_limits *limits, struct dtl_doc_stream *stream,
                  struct dtl_node **ret_root, struct dtl_error *error);
+
+/* TOML (doc-toml.c): no streamed list */
+int dtl_doc_toml(const struct dtl_source *source, struct dtl_arena *nodes, struct dtl_arena *text,
+                 const struct dtl_limits *limits, struct dtl_node **ret_root,
+                 struct dtl_error *error);
 
 #endif

@@ -158,6 +158,9 @@ int dtl_doc_parse_stream(const struct dtl_source *source, struct dtl_arena *node
 	if (has_suffix(source->path, ".json"))
 		return dtl_doc_json(source, node_arena, text_arena, limits, stream, ret_root,
 		                    error);
+	if (has_suffix(source->path, ".toml") || has_suffix(source->path, "uv.lock"))
+		/* no list is streamed (stream->used stays false): the tree holds it */
+		return dtl_doc_toml(source, node_arena, text_arena, limits, ret_root, error);
 	if (has_suffix(source->path, ".yaml") || has_suffix(source->path, ".yml"))
 		return dtl_doc_yaml(source, node_arena, text_arena, limits, stream, ret_root,
 		                    error);
@@ -192,6 +195,13 @@ int dtl_doc_parse_json(const struct dtl_source *source, struct dtl_arena *arena,
                        struct dtl_error *error)
 {
 	return dtl_doc_json(source, arena, arena, limits, NULL, ret_root, error);
+}
+
+int dtl_doc_parse_toml(const struct dtl_source *source, struct dtl_arena *arena,
+                       const struct dtl_limits *limits, struct dtl_node **ret_root,
+                       struct dtl_error *error)
+{
+	return dtl_doc_toml(source, arena, arena, limits, ret_root, error);
 }
 
 int dtl_doc_parse_yaml(const struct dtl_source *source, struct dtl_arena *arena,

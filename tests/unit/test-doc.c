@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of src/input: positions of JSON and YAML nodes, scalars, limits. */
+/* Unit tests of src/input: positions of JSON, YAML and TOML nodes, scalars, limits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +392,86 @@ START_TEST(yaml_empty_collections)
 }
 END_TEST
 
+START_TEST(toml_positions_tables_and_scalars)
+{
+	struct parsed p;
+	parse(&p, "job.toml",
+	      "# torchtitan\n"
+	      "[training]\n"
+	      "mixed_precision_param = \"bfloat16\"  # comment\n"
+	      "steps = 1_000\n"
+	      "[parallelism]\n"
+	      "data_parallel_shard_degree = -1\n"
+	      "fp.x = 0.5e1\n"
+	      "[[float8.filter]]\n"
+	      "fqns = ['output', \"router\"]\n"
+	      "[[float8.filter]]\n"
+	      "on = true\n"
+	      "t = {a = 1, b.c = \"\"\"\nx\"\"\"}\n"
+	      "d = 1979-05-27T07:32:00Z\n");
+	ck_assert_msg(p.r == 0, "%s", p.error.message);
+	const struct dtl_node *tr = dtl_node_get(p.root, "training");
+	const struct dtl_node *mp = dtl_node_get(tr, "mixed_precision_param");
+	ck_assert_str_eq(mp->string.text, "bfloat16");
+	ck_assert_uint_eq(mp->line, 3);
+	ck_assert_uint_eq(mp->column, 25);
+	ck_assert_int_eq(dtl_node_get(tr, "steps")->integer, 1000);
+	const struct dtl_node *par = dtl_node_get(p.root, "parallelism");
+	ck_assert_int_eq(dtl_node_get(par, "data_parallel_shard_degree")->integer, -1);
+	ck_assert_double_eq(dtl_node_get(dtl_node_get(par, "fp"), "x")->number, 5.0);
+	const struct dtl_node *f = dtl_node_get(dtl_node_get(p.root, "float8"), "filter");
+	ck_assert_int_eq(f->type, DTL_NODE_SEQ);
+	ck_assert_uint_eq(f->seq.count, 2);
+	ck_assert_str_eq(dtl_node_get(&f->seq.items[0], "fqns")->seq.items[1].string.text,
+	                 "router");
+	const struct dtl_node *t = dtl_node_get(&f->seq.items[1], "t");
+	ck_assert_str_eq(dtl_node_get(dtl_node_get(t, "b"), "c")->string.text, "x");
+	ck_assert_str_eq(dtl_node_get(&f->seq.items[1], "d")->string.text, "1979-05-27T07:32:00Z");
+	done(&p);
+}
+END_TEST
+
+static void expect_toml_error(const char *text, unsigned line, unsigned column, const char *message)
+{
+	struct parsed p;
+	parse(&p, "bad.toml", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_msg(strstr(p.error.message, message), "'%s' has no '%s'", p.error.message,
+	              message);
+	ck_assert_uint_eq(p.error.loc.line, line);
+	ck_assert_uint_eq(p.error.loc.column, column);
+	done(&p);
+}
+
+START_TEST(toml_errors_point_at_their_place)
+{
+	expect_toml_error("a = 1\nb = 2\na = 3\n", 3, 1, "duplicate key 'a' (first at 1:1)");
+	expect_toml_error("[t]\nx = 1\n[t]\n", 3, 2, "duplicate key 't'");
+	expect_toml_error("x = {a = 1}\n[x]\n", 2, 2, "duplicate key 'x'");
+	expect_toml_error("x = 01\n", 1, 5, "leading zero");
+	expect_toml_error("x = \"abc\n", 1, 9, "newline in a single-line string");
+	expect_toml_error("x = 1 y = 2\n", 1, 7, "expected the end of the line");
+	expect_toml_error("x = [1, 2\n", 2, 1, "expected ',' or ']'");
+	expect_toml_error("# \x01\n", 1, 3, "expected a key");
+	expect_toml_error("x = 1__0\n", 1, 5, "'_'");
+}
+END_TEST
+
+START_TEST(toml_depth_names_max_depth)
+{
+	char text[4096] = "x = ";
+	size_t n = strlen(text);
+	for (int i = 0; i < 1000; i++)
+		text[n++] = '[';
+	text[n] = '\0';
+	struct parsed p;
+	parse(&p, "deep.toml", text);
+	ck_assert_int_lt(p.r, 0);
+	ck_assert_ptr_nonnull(strstr(p.error.message, "--max-depth"));
+	done(&p);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, json_positions);
@@ -413,6 +493,9 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, yaml_nul_is_an_error);
 	tcase_add_test(tc, yaml_newest_anchor_wins);
 	tcase_add_test(tc, yaml_empty_collections);
+	tcase_add_test(tc, toml_positions_tables_and_scalars);
+	tcase_add_test(tc, toml_errors_point_at_their_place);
+	tcase_add_test(tc, toml_depth_names_max_depth);
 }
 
 DTL_TEST_MAIN("doc")
