@@ -13,6 +13,7 @@
 
 static const struct dtl_framework_importer *const importers[] = {
     &dtl_importer_torchtune,
+    &dtl_importer_torchtitan,
 };
 #define IMPORTER_COUNT (sizeof(importers) / sizeof(importers[0]))
 
@@ -86,7 +87,11 @@ void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *messag
 /* torchtune's _merge_yaml_and_cli_args: arg.split("=") must give key and value */
 static int override_fail(struct dtl_fw_config *c, const char *text)
 {
-	return dtl_error_set(c->error, (struct dtl_loc){override_file, 1, 1}, -EINVAL,
+	struct dtl_loc at = {override_file, 1, 1};
+	if (c->importer != &dtl_importer_torchtune)
+		return dtl_error_set(c->error, at, -EINVAL,
+		                     "an override is KEY=VALUE (one '=') or ~KEY, got %s", text);
+	return dtl_error_set(c->error, at, -EINVAL,
 	                     "torchtune refuses this override: 'ValueError: Command-line overrides "
 	                     "must be in the form of key=value, got %s'",
 	                     text);
@@ -163,11 +168,14 @@ static int run(struct dtl_fw_config *c, const char *const *overrides, size_t n)
 	for (size_t i = 0; i < IMPORTER_COUNT && !imp; i++)
 		if (importers[i]->detect(c->l->root))
 			imp = importers[i];
+	c->importer = imp;
 	if (!imp)
-		return dtl_schema_fail(&c->l->s, c->l->root,
-		                       "no framework dtypelint reads claims this file (--framework-"
-		                       "config reads: a torchtune recipe, whose model has a "
-		                       "'_component_: torchtune.models...')");
+		return dtl_schema_fail(
+		    &c->l->s, c->l->root,
+		    "no framework dtypelint reads claims this file (--framework-"
+		    "config reads: a torchtune recipe, whose model has a "
+		    "'_component_: torchtune.models...'; a torchtitan job config, "
+		    "with [job] and a [model] flavor)");
 	c->overrides = n ? dtl_arena_calloc(c->arena, n, sizeof(*c->overrides)) : NULL;
 	if (n && !c->overrides)
 		return -ENOMEM;

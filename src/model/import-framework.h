@@ -19,7 +19,10 @@ struct dtl_fw_override {
 	struct dtl_schema s;          /* file "--framework-override", for the value's location */
 };
 
+struct dtl_framework_importer;
+
 struct dtl_fw_config {
+	const struct dtl_framework_importer *importer; /* the one that claimed the file */
 	struct dtl_loaded *l; /* the file: its source text, tree and schema */
 	const char *path;
 	struct dtl_fw_override *overrides;
@@ -51,5 +54,6 @@ struct dtl_framework_importer {
 };
 
 extern const struct dtl_framework_importer dtl_importer_torchtune;
+extern const struct dtl_framework_importer dtl_importer_torchtitan;
 
 #endif
