@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
-for target in json yaml safetensors pipeline importers; do
+for target in json yaml toml safetensors pipeline importers; do
 	mkdir "$work/$target" "$work/seed-$target"
 	for f in $(ls "tests/fuzz/corpus/$target" | head -n "$seeds"); do
 		ln -s "$PWD/tests/fuzz/corpus/$target/$f" "$work/seed-$target/$f"
