@@ -158,6 +158,10 @@ struct dtl_adapter {
 	int64_t r;
 	enum dtl_tristate autocast_adapter_dtype;
 	struct dtl_loc autocast_adapter_dtype_loc;
+	/* NULL: PEFT makes the matrices. Otherwise another framework does, in its base layer's
+	 * dtype and with no autocast (torchtune's LoRALinear under set_default_dtype(dtype)):
+	 * how, for the trace, and the source that says so */
+	const char *created_as, *created_as_fact;
 	struct dtl_patterns modules_to_save;
 	enum dtl_tristate prepare_kbit_training;
 	enum dtl_tristate use_dora;

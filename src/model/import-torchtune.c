@@ -269,6 +269,10 @@ static int lora(struct tt *t, struct dtl_fw_value component, const char *builder
 	/* LoRALinear's matrices are created under set_default_dtype(dtype): the base dtype */
 	a->autocast_adapter_dtype = DTL_FALSE;
 	a->autocast_adapter_dtype_loc = t->dtype_loc;
+	a->created_as = "torchtune's LoRALinear, created under set_default_dtype(dtype): the "
+	                "recipe's dtype";
+	a->created_as_fact = "https://github.com/pytorch/torchtune/blob/v0.6.1/recipes/"
+	                     "lora_finetune_distributed.py#L497-L510";
 	a->target_modules.loc = loc;
 	if ((r = lora_targets(t, a)) < 0)
 		return r;

@@ -189,6 +189,14 @@ static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl
 		return fail(error, a->loc, name);
 	if (r < 0)
 		return r;
+	if (a->created_as) {
+		/* another framework's LoRA: created in the base dtype, never upcast */
+		if (base != DTL_DTYPE_NONE && base != DTL_DTYPE_F32)
+			return dtl_sim_set_dtype(sim, t, DTL_STAGE_PEFT, base, a->created_as,
+			                         a->created_as_fact, a->loc);
+		return dtl_sim_note(sim, t, DTL_STAGE_PEFT, a->created_as, a->created_as_fact,
+		                    a->loc);
+	}
 	dtl_version_format(&sim->rp.plan.versions[DTL_FW_PEFT], v, sizeof(v));
 	const char *created = dtl_arena_sprintf(
 	    sim->arena, "peft %s creates it at torch's default dtype, float32", v);
