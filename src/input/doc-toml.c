@@ -21,6 +21,11 @@
 
 enum tkind { T_SCALAR, T_TABLE, T_ARRAY };
 
+/* the parts of one dotted key (a.b.c): kept on the stack of each nesting level, so few */
+#define KEY_PARTS 16
+/* arrays and inline tables in one another, at most (below --max-depth when that is lower) */
+#define MAX_NESTING 256
+
 struct tval {
 	enum tkind kind;
 	struct dtl_node node; /* a scalar, or the position of a container */
@@ -230,14 +235,14 @@ static int parse_key_part(struct toml *t, struct dtl_node *key)
 	return 0;
 }
 
-/* a.b."c" into keys (at most max_depth parts) */
+/* a.b."c" into keys (at most max parts) */
 static int parse_key(struct toml *t, struct dtl_node *keys, size_t max, size_t *ret_n)
 {
 	size_t n = 0;
 	int r;
 	for (;;) {
 		if (n == max)
-			return fail_at(t, t->p, "the key nests deeper than --max-depth");
+			return fail_at(t, t->p, "a dotted key of more than 16 parts");
 		if ((r = parse_key_part(t, &keys[n++])) < 0)
 			return r;
 		skip_space(t);
@@ -558,7 +563,7 @@ static int parse_array(struct toml *t, struct tval **ret, unsigned depth)
 static int parse_inline_table(struct toml *t, struct tval **ret, unsigned depth)
 {
 	struct tval *table = new_val(t, T_TABLE, t->p);
-	struct dtl_node keys[64];
+	struct dtl_node keys[KEY_PARTS];
 	size_t n;
 	int r;
 
@@ -601,8 +606,11 @@ static int parse_inline_table(struct toml *t, struct tval **ret, unsigned depth)
 
 static int parse_value(struct toml *t, struct tval **ret, unsigned depth)
 {
+	/* the reader recurses: its own cap keeps the stack small whatever --max-depth says */
 	if (depth > t->limits->max_depth)
 		return fail_at(t, t->p, "the value nests deeper than --max-depth");
+	if (depth > MAX_NESTING)
+		return fail_at(t, t->p, "the value nests deeper than 256 levels");
 	if (t->p >= t->end)
 		return fail_at(t, t->p, "expected a value");
 	if (*t->p == '[')
@@ -646,7 +654,7 @@ static int header(struct toml *t, struct tval **current)
 {
 	const char *start = t->p;
 	bool aot = t->end - t->p >= 2 && t->p[1] == '[';
-	struct dtl_node keys[64];
+	struct dtl_node keys[KEY_PARTS];
 	size_t n, index;
 	int r;
 
@@ -697,7 +705,7 @@ static int header(struct toml *t, struct tval **current)
 static int document(struct toml *t)
 {
 	struct tval *current = t->root;
-	struct dtl_node keys[64];
+	struct dtl_node keys[KEY_PARTS];
 	size_t n;
 	int r;
 

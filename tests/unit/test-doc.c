@@ -472,6 +472,32 @@ START_TEST(toml_depth_names_max_depth)
 }
 END_TEST
 
+START_TEST(toml_nesting_is_capped_whatever_max_depth)
+{
+	struct dtl_limits limits;
+	struct dtl_arena arena;
+	struct dtl_source source;
+	struct dtl_node *root;
+	struct dtl_error error;
+	size_t n = 100000;
+	char *text = malloc(n + 5);
+
+	ck_assert_ptr_nonnull(text);
+	memcpy(text, "x = ", 4);
+	memset(text + 4, '[', n);
+	text[n + 4] = '\0';
+	dtl_limits_default(&limits);
+	limits.max_depth = 100000;
+	dtl_arena_init(&arena);
+	ck_assert_int_eq(dtl_source_init_mem(&source, "deep.toml", text, n + 4), 0);
+	ck_assert_int_lt(dtl_doc_parse(&source, &arena, &limits, &root, &error), 0);
+	ck_assert_ptr_nonnull(strstr(error.message, "256 levels"));
+	dtl_source_fini(&source);
+	dtl_arena_fini(&arena);
+	free(text);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, json_positions);
@@ -496,6 +522,7 @@ static void add_tests(TCase *tc)
 	tcase_add_test(tc, toml_positions_tables_and_scalars);
 	tcase_add_test(tc, toml_errors_point_at_their_place);
 	tcase_add_test(tc, toml_depth_names_max_depth);
+	tcase_add_test(tc, toml_nesting_is_capped_whatever_max_depth);
 }
 
 DTL_TEST_MAIN("doc")
