@@ -70,7 +70,8 @@ static void annotation_message(FILE *out, const struct dtl_report_item *it)
 	fprintf(mem, "%s:%u:%u: %s [%s]", it->path, f->loc.line ? f->loc.line : 1,
 	        f->loc.column ? f->loc.column : 1, f->message, f->rule->id);
 	if (f->error_text)
-		fprintf(mem, "\n%s raises %s: %s", f->error_versions, f->error_when, f->error_text);
+		fprintf(mem, "\n%s raises %s: %s", dtl_report_raiser(f), dtl_report_when(f),
+		        f->error_text);
 	if (f->effect)
 		fprintf(mem, "\neffect: %s", f->effect);
 	for (size_t k = 0; k < f->note_count; k++) {

@@ -873,9 +873,9 @@ static void finding(FILE *out, size_t k, const struct dtl_report_item *it, size_
 	fputs("</p>\n", out);
 	if (f->error_text) {
 		fputs("<p>", out);
-		put(out, f->error_versions);
+		put(out, dtl_report_raiser(f));
 		fputs(" raises ", out);
-		put(out, f->error_when);
+		put(out, dtl_report_when(f));
 		fputs(":<br><code>", out);
 		put(out, f->error_text);
 		fputs("</code></p>\n", out);

@@ -119,9 +119,9 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 	fputs("\n\n", out);
 	if (f->error_text) {
 		fputs("**Framework error**: ", out);
-		md_put(out, f->error_versions);
+		md_put(out, dtl_report_raiser(f));
 		fputs(" raises ", out);
-		md_put(out, f->error_when);
+		md_put(out, dtl_report_when(f));
 		fputs(":\n\n> <code>", out);
 		md_put(out, f->error_text);
 		fputs("</code>\n\n", out);

@@ -42,6 +42,11 @@ struct dtl_json;
 void dtl_report_memory_json(struct dtl_json *w, const struct dtl_input_view *view,
                             const struct dtl_memory_view *memory);
 
+/* Who raises a finding's predicted error ("torch 2.8"; "the framework" when the rule named
+ * none) and when ("at wrap time"; "at run time" when it said nothing): never NULL. */
+const char *dtl_report_raiser(const struct dtl_finding *f);
+const char *dtl_report_when(const struct dtl_finding *f);
+
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);
 

@@ -177,7 +177,8 @@ static void message_text(struct dtl_json *w, const struct dtl_finding *f)
 	}
 	fprintf(mem, "%s.", f->message);
 	if (f->error_text)
-		fprintf(mem, "\n%s raises %s: %s", f->error_versions, f->error_when, f->error_text);
+		fprintf(mem, "\n%s raises %s: %s", dtl_report_raiser(f), dtl_report_when(f),
+		        f->error_text);
 	if (f->effect)
 		fprintf(mem, "\neffect: %s", f->effect);
 	if (f->fix)

@@ -133,7 +133,8 @@ int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, siz
 			fputs(f->rule->name, out);
 			fputs("]\n", out);
 			if (f->error_text) {
-				fprintf(out, "  %s raises %s: ", f->error_versions, f->error_when);
+				fprintf(out, "  %s raises %s: ", dtl_report_raiser(f),
+				        dtl_report_when(f));
 				line(out, "", f->error_text);
 			}
 			if (f->effect && f->error_versions) {

@@ -27,7 +27,9 @@ static int dt407_check(struct dtl_check *c)
 		return -ENOMEM;
 	f->error_text = "ValueError: DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized "
 	                "models.";
-	f->error_when = "when LLaMA-Factory configures quantization, before the model loads";
+	/* the recipe raises, not a framework whose version the plan tracks: name it */
+	f->error_versions = "LLaMA-Factory";
+	f->error_when = "when it configures quantization, before the model loads";
 	f->fix = "start from the unquantized model and let LLaMA-Factory quantize it "
 	         "(quantization_bit: 4, which packs 4-bit weights in the compute dtype for FSDP "
 	         "and ZeRO-3), or train the quantized checkpoint without sharding";

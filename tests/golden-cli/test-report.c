@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the reporters' helpers: GitHub escaping, lexical paths, fingerprints. */
+/* Unit tests of the reporters' helpers (GitHub escaping, lexical paths, fingerprints) and of
+ * every reporter on findings whose optional fields are absent. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -80,11 +81,95 @@ START_TEST(fingerprints)
 }
 END_TEST
 
+/* One reporter's output for a finding of DT407 with fields set as the test asks. */
+typedef int (*reporter_fn)(FILE *out, const struct dtl_report_input *inputs, size_t n);
+
+static int sarif_plain(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	return dtl_report_sarif(out, inputs, n, NULL);
+}
+
+static int json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	return dtl_report_json_lines(out, inputs, n);
+}
+
+static const struct {
+	const char *name;
+	reporter_fn fn;
+} reporters[] = {
+    {"text", dtl_report_text},         {"json", dtl_report_json},
+    {"json-lines", json_lines},        {"sarif", sarif_plain},
+    {"github", dtl_report_github},     {"gitlab", dtl_report_gitlab},
+    {"markdown", dtl_report_markdown}, {"html", dtl_report_html},
+};
+
+static char *report_one(reporter_fn fn, struct dtl_finding *f)
+{
+	struct dtl_findings findings = {0};
+	struct dtl_report_input input = {.findings = &findings, .file = "m.yaml"};
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	ck_assert_ptr_nonnull(out);
+	findings.items.items = f;
+	findings.items.count = 1;
+	findings.items.capacity = 1;
+	ck_assert_int_eq(fn(out, &input, 1), 0);
+	fclose(out);
+	return text;
+}
+
+/* Every field a rule may leave NULL (the error's subject, its moment, the effect, the fix, the
+ * note's file, the location's file) prints as nothing or as words, never as glibc's "(null)"
+ * (which another libc turns into a crash) and never as a "raises" with no subject. */
+START_TEST(absent_fields_print_no_null)
+{
+	const struct dtl_rule *rule = dtl_rule_find("DT407");
+	struct dtl_note note = {.loc = {.file = NULL, .line = 0, .column = 0},
+	                        .text = "a note",
+	                        .tensor = DTL_NONE_INDEX};
+	struct dtl_finding f = {.rule = rule,
+	                        .severity = DTL_SEVERITY_ERROR,
+	                        .message = "the message",
+	                        .loc = {.file = "m.yaml", .line = 3, .column = 5},
+	                        .error_text = "ValueError: no",
+	                        .error_when = NULL,
+	                        .error_versions = NULL,
+	                        .effect = "the effect",
+	                        .notes = &note,
+	                        .note_count = 1};
+
+	ck_assert_ptr_nonnull(rule);
+	for (int variant = 0; variant < 3; variant++) {
+		if (variant == 1) {
+			f.error_text = NULL;
+			f.loc.file = NULL;
+		} else if (variant == 2) {
+			f.effect = NULL;
+			f.error_text = "ValueError: no";
+			f.error_when = "at wrap time";
+		}
+		for (size_t i = 0; i < sizeof(reporters) / sizeof(reporters[0]); i++) {
+			char *text = report_one(reporters[i].fn, &f);
+			if (strstr(text, "(null)") || strstr(text, "  raises ") ||
+			    strstr(text, "\n raises ") || strstr(text, "\nraises ") ||
+			    strstr(text, ">raises ") || strstr(text, "> raises "))
+				ck_abort_msg("%s, variant %d: %s", reporters[i].name, variant,
+				             text);
+			free(text);
+		}
+	}
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, github_escaping);
 	tcase_add_test(tc, lexical_paths);
 	tcase_add_test(tc, fingerprints);
+	tcase_add_test(tc, absent_fields_print_no_null);
 }
 
 DTL_TEST_MAIN("report")
