@@ -22,6 +22,24 @@ if grep -l 'not found$\|exit 12[67]$' "$root"/tests/golden/*.expected "$root"/te
 	echo "a golden file records a missing binary"
 	fail=1
 fi
+# Read the goldens for sense: a NULL given to %s ("(null)"), a framework error with no subject
+# ("  raises when ..."), or a placeholder standing where a value belongs ("unknown") is a bug
+# the golden would otherwise freeze in.
+for f in "$root"/tests/golden/*.expected "$root"/tests/golden-cli/*.expected \
+	"$root"/tests/malformed/*.expected; do
+	if grep -n -e '(null)' -e '(nil)' "$f"; then
+		echo "$f: prints a NULL string"
+		fail=1
+	fi
+	if grep -nE '(^[[:space:]]*|[:>"(][[:space:]]*)raises ' "$f"; then
+		echo "$f: a framework error with no subject (who raises?)"
+		fail=1
+	fi
+	if grep -nE '"unknown"|[=:][[:space:]]*unknown([,;)]|$)|\(unknown\)|<unknown>' "$f"; then
+		echo "$f: an 'unknown' placeholder where a value belongs"
+		fail=1
+	fi
+done
 n=$(ls "$root"/tests/malformed/*.expected | wc -l)
 [ "$n" -ge 30 ] || { echo "only $n malformed cases"; fail=1; }
 [ $fail = 0 ] && echo "golden files: sane ($n malformed cases)"
