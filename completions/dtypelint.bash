@@ -27,7 +27,7 @@ _dtypelint()
 		return
 		;;
 	-f | --format)
-		COMPREPLY=($(compgen -W "text json json-lines sarif github gitlab markdown html" -- "$cur"))
+		COMPREPLY=($(compgen -W "text concise json json-lines sarif github gitlab markdown html" -- "$cur"))
 		return
 		;;
 	--color)
@@ -65,7 +65,7 @@ _dtypelint()
 			--framework-override --export
 			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --plan --strategy
 			--precision --with -f --format -o --output --color --statistics --show-plan
-			--trace -q --quiet --select --extend-select --ignore --fail-on --exit-zero
+			--trace -q --quiet -v --verbose --select --extend-select --ignore --fail-on --exit-zero
 			--list-rules --explain --config --no-config --setup --stdin-filename
 			--baseline --write-baseline
 			--max-file-size --max-depth --max-alias-nodes --max-tensors --max-name-length

@@ -40,6 +40,14 @@ for f in "$root"/tests/golden/*.expected "$root"/tests/golden-cli/*.expected \
 		fail=1
 	fi
 done
+# Quiet by default (issue 36): the Mixtral FSDP1 + LoRA set-up reads in at most 12 lines, and
+# -f concise is one line per finding (the summary on standard error counts them).
+quiet=$root/tests/golden/quiet-mixtral-fsdp1-lora
+lines=$(sed '/^--- stderr$/,$d' "$quiet.expected" | wc -l)
+[ "$lines" -le 12 ] || { echo "$quiet.expected: $lines lines of text, more than 12"; fail=1; }
+lines=$(sed '/^--- stderr$/,$d' "$quiet-concise.expected" | wc -l)
+found=$(sed -n 's/^Found \([0-9]*\) problems* .*/\1/p' "$quiet-concise.expected")
+[ "$lines" = "$found" ] || { echo "$quiet-concise.expected: $lines lines for $found findings"; fail=1; }
 n=$(ls "$root"/tests/malformed/*.expected | wc -l)
 [ "$n" -ge 30 ] || { echo "only $n malformed cases"; fail=1; }
 [ $fail = 0 ] && echo "golden files: sane ($n malformed cases)"

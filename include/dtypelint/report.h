@@ -47,7 +47,11 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 
 /* What a reporter may need besides the findings. */
 struct dtl_report_options {
-	bool color; /* text: ANSI colours (the caller decides: --color, a terminal, NO_COLOR) */
+	bool color;   /* text: ANSI colours (the caller decides: --color, a terminal, NO_COLOR) */
+	bool verbose; /* text: every note (the folded groups too), not only the first */
+	/* text, concise: the terminal's columns (text wraps, concise cuts its lines); 0: lines
+	 * stay whole (a file, a pipe) */
+	unsigned width;
 	/* SARIF region ends: the column just past the last character of `line` of `file`, or 0
 	 * when unknown. May be NULL. */
 	uint32_t (*line_end)(void *data, const char *file, uint32_t line);
@@ -57,6 +61,10 @@ struct dtl_report_options {
 /* dtl_report_text with options (colour) */
 int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, size_t n,
                            const struct dtl_report_options *options);
+/* concise: one line per finding, "file:line:col: severity: message [ID name]" (as ruff's
+ * concise format), cut at options->width when it is set */
+int dtl_report_concise(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                       const struct dtl_report_options *options);
 /* json-lines: the finding objects of dtl_report_json, one per line, nothing else */
 int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* SARIF 2.1.0 as GitHub code scanning takes it: rules[] for the rules with results, URIs

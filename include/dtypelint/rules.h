@@ -84,6 +84,9 @@ struct dtl_note {
 	struct dtl_loc loc;
 	const char *text;
 	uint32_t tensor; /* DTL_NONE_INDEX when the note is about no tensor */
+	/* a folded group that fails the same way as the finding's own: its name (text output
+	 * shows these only with --verbose, the message names them as a range); else NULL */
+	const char *same_way;
 };
 
 struct dtl_finding {
@@ -129,6 +132,9 @@ struct dtl_rule_selection {
 /* Does a selector (an id, a name, an id prefix "DT1" or "ALL") name rule? */
 bool dtl_rule_matches(const struct dtl_rule *rule, const char *selector);
 bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_selection *selection);
+/* Does the selection ask for rule by an id, name or prefix (not only through "ALL" or an
+ * empty selection)? Rules quiet by default (DT403 with nothing downstream) report then. */
+bool dtl_rule_asked(const struct dtl_rule *rule, const struct dtl_rule_selection *selection);
 /* Checks that every entry names a rule or a prefix of one; fills *error for the first that
  * does not. */
 int dtl_rule_selection_validate(const struct dtl_rule_selection *selection,

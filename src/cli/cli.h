@@ -16,6 +16,7 @@ enum dtl_format {
 	DTL_FORMAT_GITLAB,
 	DTL_FORMAT_MARKDOWN,
 	DTL_FORMAT_HTML,
+	DTL_FORMAT_CONCISE,
 };
 
 enum dtl_color {
@@ -68,6 +69,7 @@ struct dtl_options {
 	bool show_plan; /* --show-plan: the resolved plan instead of the report */
 	bool memory;    /* --memory: the per-rank model states beside the report */
 	bool quiet;
+	bool verbose; /* -v: every note of the text format */
 	enum dtl_color color;
 	const char *config_file;    /* --config */
 	const char *stdin_filename; /* --stdin-filename: the name of input "-" */

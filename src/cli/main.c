@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -461,7 +462,8 @@ static bool use_color(const struct dtl_options *o, FILE *out)
 {
 	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
 
-	if (o->format != DTL_FORMAT_TEXT || o->statistics || o->color == DTL_COLOR_NEVER)
+	if ((o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_CONCISE) || o->statistics ||
+	    o->color == DTL_COLOR_NEVER)
 		return false;
 	if (o->color == DTL_COLOR_ALWAYS)
 		return true;
@@ -473,12 +475,30 @@ static bool use_color(const struct dtl_options *o, FILE *out)
 	return isatty(fileno(out));
 }
 
+/* The columns of the terminal that out is, or 0 (a file, a pipe: lines stay whole, so that
+ * grep and editors see each finding on its line). */
+static unsigned terminal_width(FILE *out)
+{
+	struct winsize ws;
+
+	if (!isatty(fileno(out)))
+		return 0;
+	if (ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	const char *columns = getenv("COLUMNS");
+	long v = columns ? strtol(columns, NULL, 10) : 0;
+	return v > 0 && v < 100000 ? (unsigned)v : 80;
+}
+
 static int write_report(FILE *out, const struct dtl_options *o,
                         const struct dtl_report_input *inputs, struct dtl_arena *arena)
 {
 	struct line_ends le = {.arena = arena};
-	struct dtl_report_options options = {
-	    .color = use_color(o, out), .line_end = line_end, .line_end_data = &le};
+	struct dtl_report_options options = {.color = use_color(o, out),
+	                                     .verbose = o->verbose,
+	                                     .width = terminal_width(out),
+	                                     .line_end = line_end,
+	                                     .line_end_data = &le};
 	size_t n = o->input_count;
 
 	if (o->show_plan)
@@ -502,6 +522,8 @@ static int write_report(FILE *out, const struct dtl_options *o,
 		return dtl_report_markdown(out, inputs, n);
 	case DTL_FORMAT_HTML:
 		return dtl_report_html(out, inputs, n);
+	case DTL_FORMAT_CONCISE:
+		return dtl_report_concise(out, inputs, n, &options);
 	}
 	return -EINVAL;
 }

@@ -55,7 +55,8 @@ static const char usage_head[] =
     "  --with NAME=VER[,..]  framework versions: torch, transformers, peft, deepspeed,\n"
     "                        accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)\n"
     "Output:\n"
-    "  -f, --format FMT      text (gcc-style, default) | json | json-lines | sarif |\n"
+    "  -f, --format FMT      text (gcc-style, default) | concise (one line a finding) |\n"
+    "                        json | json-lines | sarif |\n"
     "                        github (workflow commands) | gitlab (Code Quality) |\n"
     "                        markdown (job summary) | html (one self-contained page)\n"
     "  -o, --output FILE     write the report to FILE instead of standard output\n"
@@ -73,6 +74,8 @@ static const char usage_head[] =
     "                        stage by stage (repeatable; after a text report, else on\n"
     "                        standard error)\n"
     "  -q, --quiet           no versions and summary lines on standard error\n"
+    "  -v, --verbose         text: every note, each folded unit or group too (by default\n"
+    "                        a finding shows its first note and counts the others)\n"
     "Rules:\n"
     "  --select RULES        run only these rules (ids, names, id prefixes such as DT1, or\n"
     "                        ALL; comma-separated, repeatable)\n"
@@ -248,6 +251,7 @@ static const struct {
     {"gitlab", DTL_FORMAT_GITLAB},
     {"markdown", DTL_FORMAT_MARKDOWN},
     {"html", DTL_FORMAT_HTML},
+    {"concise", DTL_FORMAT_CONCISE},
 };
 
 static int parse_format(const char *arg, enum dtl_format *ret_format)
@@ -258,8 +262,8 @@ static int parse_format(const char *arg, enum dtl_format *ret_format)
 			return 0;
 		}
 	return usage_error(
-	    "--format: '%s' is not one of text, json, json-lines, sarif, github, gitlab, "
-	    "markdown, html",
+	    "--format: '%s' is not one of text, concise, json, json-lines, sarif, github, "
+	    "gitlab, markdown, html",
 	    arg);
 }
 
@@ -285,6 +289,7 @@ static const struct option fixed_options[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
     {"color", required_argument, NULL, OPT_COLOR},
     {"statistics", no_argument, NULL, OPT_STATISTICS},
     {"show-plan", no_argument, NULL, OPT_SHOW_PLAN},
@@ -463,6 +468,9 @@ static int output_option(int c, const char *arg, struct dtl_arena *arena, struct
 		return parse_format(arg, &o->format) < 0 ? -EINVAL : OPTION_TAKEN;
 	case 'o':
 		o->output = arg;
+		return OPTION_TAKEN;
+	case 'v':
+		o->verbose = true;
 		return OPTION_TAKEN;
 	case 'q':
 		o->quiet = true;
@@ -707,7 +715,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	o->fail_on = DTL_SEVERITY_WARNING;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:qh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:qvh", long_options, NULL)) != -1) {
 		r = parse_option(c, optarg, argv[optind - 1], arena, o);
 		if (r != OPTION_TAKEN)
 			return r;

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "report-private.h"
 
@@ -62,6 +64,34 @@ static void line(FILE *out, const char *lead, const char *text)
 	putc('\n', out);
 }
 
+/* The notes of f: all with verbose; else the first about a tensor (where the offending dtype
+ * came from), with a count of the others. The folded groups are named in the message. */
+static void notes(FILE *out, const struct dtl_finding *f, bool color, bool verbose)
+{
+	size_t shown = 0, hidden = 0;
+	const struct dtl_note *last = NULL;
+
+	for (size_t j = 0; j < f->note_count; j++) {
+		const struct dtl_note *note = &f->notes[j];
+		if (!verbose && (shown || note->same_way)) {
+			hidden++;
+			continue;
+		}
+		if (last)
+			line(out, "", last->text);
+		location(out, &note->loc, color);
+		severity(out, "note", "36", color);
+		last = note;
+		shown++;
+	}
+	if (!last)
+		return;
+	dtl_report_put_escaped(out, last->text);
+	if (hidden)
+		fprintf(out, " (%zu more note%s: --verbose)", hidden, hidden == 1 ? "" : "s");
+	putc('\n', out);
+}
+
 static const char *severity_colour(enum dtl_severity s)
 {
 	return s == DTL_SEVERITY_ERROR ? "31" : s == DTL_SEVERITY_WARNING ? "35" : "36";
@@ -114,8 +144,153 @@ void dtl_report_put_shape(FILE *out, const int64_t *shape, uint32_t rank, int64_
 	}
 }
 
-int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, size_t n,
-                           const struct dtl_report_options *options)
+/* The columns a byte takes on a terminal: none for a UTF-8 continuation byte (the lines are
+ * escaped: no control character but the colours' ESC sequences, skipped by the caller). */
+static unsigned byte_columns(unsigned char b)
+{
+	return (b & 0xC0) == 0x80 ? 0 : 1;
+}
+
+/* The length of the ESC [ ... m sequence at p (0: none). */
+static size_t csi_length(const char *p, const char *end)
+{
+	const char *q = p + 2;
+
+	if (end - p < 2 || p[0] != '\033' || p[1] != '[')
+		return 0;
+	while (q < end && !(*q >= 0x40 && *q <= 0x7E))
+		q++;
+	return q < end ? (size_t)(q + 1 - p) : (size_t)(end - p);
+}
+
+/* Where a line that starts at column col must break to fit width: after the last space that
+ * fits (the space itself is dropped), else at the width; end when all of it fits. */
+static const char *break_point(const char *p, const char *end, unsigned col, unsigned width,
+                               const char **ret_resume)
+{
+	const char *space = NULL;
+
+	for (const char *q = p; q < end;) {
+		size_t csi = csi_length(q, end);
+		if (csi) {
+			q += csi;
+			continue;
+		}
+		unsigned w = byte_columns((unsigned char)*q);
+		if (w && col + w > width) {
+			*ret_resume = space ? space + 1 : q;
+			return space ? space : q;
+		}
+		if (*q == ' ' && q > p)
+			space = q;
+		col += w;
+		q++;
+	}
+	*ret_resume = end;
+	return end;
+}
+
+/* One line to a terminal: wrapped at spaces to width, the rest indented by four columns under
+ * it (cut: the first row only, ended by an ellipsis). */
+static void fit_line(FILE *out, const char *p, const char *end, unsigned width, bool cut)
+{
+	unsigned col = 0;
+	bool styled = memchr(p, '\033', (size_t)(end - p)) != NULL;
+
+	while (p < end) {
+		const char *resume;
+		const char *stop = break_point(p, end, col, cut ? width - 1 : width, &resume);
+		/* no progress (a word wider than the line): take one byte so that it ends */
+		if (stop == p && resume == p)
+			stop = resume = p + 1;
+		fwrite(p, 1, (size_t)(stop - p), out);
+		if (resume == end)
+			break;
+		if (cut) {
+			fputs(styled ? "\u2026" RESET : "\u2026", out);
+			break;
+		}
+		fputs("\n    ", out);
+		col = 4;
+		p = resume;
+	}
+	putc('\n', out);
+}
+
+/* text as written, each line fitted to width */
+static int fit_lines(FILE *out, const char *text, size_t size, unsigned width, bool cut)
+{
+	const char *end = text + size;
+
+	for (const char *p = text; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *stop = nl ? nl : end;
+		fit_line(out, p, stop, width, cut);
+		p = nl ? nl + 1 : end;
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Writes the report through write, straight to out when no width is set, else into memory
+ * and then fitted line by line (wrapped for text, cut for concise). */
+static int fitted(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                  const struct dtl_report_options *options, bool cut,
+                  int (*write)(FILE *, const struct dtl_report_input *, size_t,
+                               const struct dtl_report_options *))
+{
+	unsigned width = options ? options->width : 0;
+	char *text = NULL;
+	size_t size = 0;
+
+	/* fewer than 20 columns: wrapping would make a column of words, not lines */
+	if (width < 20)
+		return write(out, inputs, n, options);
+	FILE *mem = open_memstream(&text, &size);
+	if (!mem)
+		return -ENOMEM;
+	int r = write(mem, inputs, n, options);
+	if (fclose(mem) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r == 0)
+		r = fit_lines(out, text, size, width, cut);
+	free(text);
+	return r;
+}
+
+/* the header of a finding: "file:line:col: severity: message [ID name]" */
+static void header(FILE *out, const struct dtl_finding *f, bool color)
+{
+	location(out, &f->loc, color);
+	severity(out, dtl_severity_name(f->severity), severity_colour(f->severity), color);
+	dtl_report_put_escaped(out, f->message);
+	fputs(" [", out);
+	fputs(f->rule->id, out);
+	putc(' ', out);
+	fputs(f->rule->name, out);
+	fputs("]\n", out);
+}
+
+static int write_concise(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                         const struct dtl_report_options *options)
+{
+	bool color = options && options->color;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_finding *findings = inputs[i].findings->items.items;
+		for (size_t k = 0; k < inputs[i].findings->items.count; k++)
+			header(out, &findings[k], color);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int dtl_report_concise(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                       const struct dtl_report_options *options)
+{
+	return fitted(out, inputs, n, options, true, write_concise);
+}
+
+static int write_text(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                      const struct dtl_report_options *options)
 {
 	bool color = options && options->color;
 
@@ -123,15 +298,7 @@ int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, siz
 		const struct dtl_finding *findings = inputs[i].findings->items.items;
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++) {
 			const struct dtl_finding *f = &findings[k];
-			location(out, &f->loc, color);
-			severity(out, dtl_severity_name(f->severity), severity_colour(f->severity),
-			         color);
-			dtl_report_put_escaped(out, f->message);
-			fputs(" [", out);
-			fputs(f->rule->id, out);
-			putc(' ', out);
-			fputs(f->rule->name, out);
-			fputs("]\n", out);
+			header(out, f, color);
 			if (f->error_text) {
 				fprintf(out, "  %s raises %s: ", dtl_report_raiser(f),
 				        dtl_report_when(f));
@@ -142,16 +309,18 @@ int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, siz
 				line(out, "", f->effect);
 			} else if (f->effect)
 				line(out, "  effect: ", f->effect);
-			for (size_t j = 0; j < f->note_count; j++) {
-				location(out, &f->notes[j].loc, color);
-				severity(out, "note", "36", color);
-				line(out, "", f->notes[j].text);
-			}
+			notes(out, f, color, options && options->verbose);
 			if (f->fix)
 				line(out, "  fix: ", f->fix);
 		}
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+int dtl_report_text_styled(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                           const struct dtl_report_options *options)
+{
+	return fitted(out, inputs, n, options, false, write_text);
 }
 
 int dtl_report_text(FILE *out, const struct dtl_report_input *inputs, size_t n)

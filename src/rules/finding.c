@@ -135,6 +135,91 @@ static const char *without(struct dtl_arena *arena, const char *text, const char
 	return dtl_arena_sprintf(arena, "%.*s%s", (int)(at - text), text, at + strlen(name));
 }
 
+/* The decimal number that ends name (its digits start at *ret_at), or -1 when it ends in none
+ * or the number would not fit. */
+static long long trailing_number(const char *name, size_t *ret_at)
+{
+	size_t len = strlen(name), at = len;
+	long long v = 0;
+
+	while (at > 0 && name[at - 1] >= '0' && name[at - 1] <= '9')
+		at--;
+	if (at == len || len - at > 15)
+		return -1;
+	for (size_t k = at; k < len; k++)
+		v = v * 10 + (name[k] - '0');
+	*ret_at = at;
+	return v;
+}
+
+/* Appends "a", "a–b" (U+2013) or a run's separator to buf; false when it is full. */
+static bool put_run(char *buf, size_t size, size_t *used, long long a, long long b, bool first)
+{
+	int n = a == b ? snprintf(buf + *used, size - *used, "%s%lld", first ? "" : ", ", a)
+	               : snprintf(buf + *used, size - *used, "%s%lld\u2013%lld", first ? "" : ", ",
+	                          a, b);
+	if (n < 0 || (size_t)n >= size - *used)
+		return false;
+	*used += (size_t)n;
+	return true;
+}
+
+const char *dtl_check_name_range(struct dtl_arena *arena, const char *const *names, size_t n)
+{
+	char runs[160];
+	size_t at0 = 0, used = 0, shown = 0;
+
+	if (n == 0)
+		return "";
+	if (n == 1 || trailing_number(names[0], &at0) < 0)
+		return n == 1 ? names[0] : dtl_arena_sprintf(arena, "%s, ...", names[0]);
+	/* one prefix and ascending numbers: "model.layers.1–55" or "model.layers.1–5, 7, 9–55" */
+	long long start = trailing_number(names[0], &at0), prev = start;
+	for (size_t k = 1; k <= n; k++) {
+		size_t at = 0;
+		long long v = k < n ? trailing_number(names[k], &at) : -1;
+		if (k < n &&
+		    (v < 0 || at != at0 || strncmp(names[k], names[0], at0) != 0 || v <= prev))
+			return dtl_arena_sprintf(arena, "%s, ...", names[0]);
+		if (k < n && v == prev + 1) {
+			prev = v;
+			continue;
+		}
+		if (shown == 4 || !put_run(runs, sizeof(runs), &used, start, prev, shown == 0)) {
+			return dtl_arena_sprintf(arena, "%.*s%.*s, ...", (int)at0, names[0],
+			                         (int)used, runs);
+		}
+		shown++;
+		start = prev = v;
+	}
+	return dtl_arena_sprintf(arena, "%.*s%.*s", (int)at0, names[0], (int)used, runs);
+}
+
+/* "(and 55 more units like it: model.layers.1–55)" after the message of a finding that folded
+ * others; the full list stays in its notes (JSON, SARIF related locations, --verbose). */
+static int name_folded(struct dtl_check *c, struct dtl_finding *f, const char *what)
+{
+	size_t extra = 0;
+
+	for (size_t k = 0; k < f->note_count; k++)
+		extra += f->notes[k].same_way != NULL;
+	if (!extra)
+		return 0;
+	const char **names = dtl_arena_calloc(c->arena, extra, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	extra = 0;
+	for (size_t k = 0; k < f->note_count; k++)
+		if (f->notes[k].same_way)
+			names[extra++] = f->notes[k].same_way;
+	const char *range = dtl_check_name_range(c->arena, names, extra);
+	f->message = range
+	                 ? dtl_arena_sprintf(c->arena, "%s (and %zu more %s%s like it: %s)",
+	                                     f->message, extra, what, extra == 1 ? "" : "s", range)
+	                 : NULL;
+	return f->message ? 0 : -ENOMEM;
+}
+
 int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 {
 	struct dtl_finding *f = c->findings->items.items;
@@ -178,11 +263,6 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 		if (f[i].note_count)
 			memcpy(notes, f[i].notes, f[i].note_count * sizeof(*notes));
 		f[i].notes = notes;
-		f[i].message = dtl_arena_sprintf(
-		    c->arena, "%s (and %zu more %s%s like it; notes name %s)", f[i].message, extra,
-		    what, extra == 1 ? "" : "s", extra == 1 ? "it" : "them");
-		if (!f[i].message)
-			return -ENOMEM;
 	}
 	/* pass 2: notes for the folded, then keep only the kept, in order */
 	size_t kept = first;
@@ -204,10 +284,14 @@ int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what)
 		note->text = dtl_arena_sprintf(
 		    c->arena, "%s '%s' fails the same way",
 		    f[i].group->kind == DTL_GROUP_FSDP1_UNIT ? "unit" : "group", f[i].group->name);
+		note->same_way = f[i].group->name;
 		if (!note->text)
 			return -ENOMEM;
 	}
 	c->findings->items.count = kept;
+	for (size_t i = first; i < kept; i++)
+		if (name_folded(c, &f[i], what) < 0)
+			return -ENOMEM;
 	return 0;
 }
 

@@ -57,6 +57,15 @@ bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_select
 	return selected;
 }
 
+bool dtl_rule_asked(const struct dtl_rule *rule, const struct dtl_rule_selection *selection)
+{
+	for (size_t i = 0; i < selection->select_count; i++)
+		if (strcmp(selection->select[i], "ALL") != 0 &&
+		    dtl_rule_matches(rule, selection->select[i]))
+			return dtl_rule_selected(rule, selection);
+	return false;
+}
+
 static int validate_list(const char *const *entries, size_t count, const char *option,
                          struct dtl_error *error)
 {
@@ -115,6 +124,7 @@ int dtl_rules_run(const struct dtl_sim *sim, const struct dtl_rule_selection *se
 		if (!dtl_rule_selected(dtl_rule_registry[i], selection))
 			continue;
 		check.rule = dtl_rule_registry[i];
+		check.asked = dtl_rule_asked(check.rule, selection);
 		int r = dtl_rule_registry[i]->check(&check);
 		if (r < 0)
 			return r;

@@ -12,6 +12,7 @@ struct dtl_check {
 	const struct dtl_rule *rule;
 	struct dtl_findings *findings;
 	struct dtl_arena *arena;
+	bool asked; /* the selection names the rule (not only "ALL" or no selection at all) */
 };
 
 /* A new finding of the running rule (severity: the rule's default unless overridden). */
@@ -34,9 +35,13 @@ const char *dtl_check_dtype_set(struct dtl_check *c, const uint32_t *tensors, si
 bool dtl_check_is_param(const struct dtl_sim *sim, uint32_t tensor);
 /* One finding per cause: the findings of the running check from index first on that name a
  * group and share a cause (the same message and predicted error once the group's name is left
- * out) are folded into the first of them, which counts them ("and 31 more units like it") and
- * gets a note per folded group at that group's location. what: "unit" or "group". */
+ * out) are folded into the first of them, which counts and names them ("and 31 more units like
+ * it: model.layers.1–31") and gets a note per folded group at that group's location (its
+ * same_way set). what: "unit" or "group". */
 int dtl_check_merge_groups(struct dtl_check *c, size_t first, const char *what);
+/* Names as one short range: "model.layers.1–55" (one prefix, ascending numbers), "a.1–5, 7, 9"
+ * (at most four runs, then ", ..."), else the first name and ", ...". NULL on out of memory. */
+const char *dtl_check_name_range(struct dtl_arena *arena, const char *const *names, size_t n);
 
 /* Registers a rule: `DTL_RULE(dt101) = {.id = "DT101", ...};` in src/rules/dt101-<name>.c, the
  * one file that holds the rule, its documentation and its fix candidates. */
