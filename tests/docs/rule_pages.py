@@ -1,16 +1,54 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """docs/rules/: one Markdown page per rule, what `dtypelint --explain RULE` prints (the rule
-table is the one source of rule text), and README.md, the index from --list-rules.
+table is the one source of rule text), and README.md, the index from --list-rules. Each page is
+rendered with cmark-gfm (GitHub's renderer; Debian package cmark-gfm) and must render its
+example and its quoted errors as code (<pre><code>), never as bullet lists or run-on text; SARIF
+carries the same text as help.markdown.
 
 usage: rule_pages.py DTYPELINT SOURCE_ROOT
 A page missing, stale or left over from a removed rule fails the test;
 DTL_UPDATE_GOLDEN=1 rewrites the folder instead (read the diff).
 """
+import html
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+
+
+def fenced_lines(page):
+    """The lines of page inside ``` fences."""
+    inside, lines = False, []
+    for line in page.split("\n"):
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and line.strip():
+            lines.append(line)
+    return lines
+
+
+def check_rendering(rule_id, page):
+    """What is wrong with the page as cmark-gfm renders it (a list of failures)."""
+    out = subprocess.run(["cmark-gfm", "-e", "table", "-e", "autolink"], input=page.encode(),
+                         stdout=subprocess.PIPE, check=True).stdout.decode()
+    failures = []
+    sections = re.split(r"<h2>", out)
+    by_title = {sec.split("</h2>")[0]: sec for sec in sections[1:]}
+    example = by_title.get("Example", "")
+    if "<pre><code" not in example:
+        failures.append(f"{rule_id}: the example does not render as <pre><code>")
+    for title in ("What happens", "Example", "Fix"):
+        if "<li>" in by_title.get(title, ""):
+            failures.append(f"{rule_id}: '{title}' renders a bullet list")
+    code = "".join(re.findall(r"<pre><code[^>]*>(.*?)</code></pre>", out, re.S))
+    for line in fenced_lines(page):
+        # cmark-gfm escapes &, <, > and " (not ')
+        if html.escape(line, quote=False).replace('"', "&quot;") not in code:
+            failures.append(f"{rule_id}: {line[:60]!r} is not inside <pre><code>")
+    return failures
 
 
 def main():
@@ -36,6 +74,12 @@ def main():
         return 1
     have = set(os.listdir(folder)) if os.path.isdir(folder) else set()
     failures = []
+    if not shutil.which("cmark-gfm"):
+        failures.append("cmark-gfm is not installed (Debian package cmark-gfm)")
+    else:
+        for name, text in want.items():
+            if name != "README.md":
+                failures += check_rendering(name[:-3], text)
     for name in sorted(have - set(want)):
         if update:
             os.unlink(os.path.join(folder, name))
@@ -60,6 +104,8 @@ def main():
         stdout=subprocess.PIPE).stdout)
     linked = sarif["runs"][0]["tool"]["driver"]["rules"]
     for rule in linked:
+        if rule.get("help", {}).get("markdown") != want.get(rule["id"] + ".md"):
+            failures.append(f"SARIF rule {rule['id']}: help.markdown is not its page")
         uri = rule.get("helpUri", "")
         if not uri.endswith("/" + rule["id"] + ".md") or rule["id"] + ".md" not in want:
             failures.append(f"SARIF rule {rule['id']}: helpUri {uri!r} is not its page")
