@@ -52,6 +52,10 @@ struct dtl_report_options {
 	/* text, concise: the terminal's columns (text wraps, concise cuts its lines); 0: lines
 	 * stay whole (a file, a pipe) */
 	unsigned width;
+	/* sarif, github, gitlab: paths relative to this folder (the repository root: GitHub's
+	 * GITHUB_WORKSPACE, GitLab's CI_PROJECT_DIR), absolute outside it; NULL: the working
+	 * directory */
+	const char *root;
 	/* SARIF region ends: the column just past the last character of `line` of `file`, or 0
 	 * when unknown. May be NULL. */
 	uint32_t (*line_end)(void *data, const char *file, uint32_t line);
@@ -68,13 +72,14 @@ int dtl_report_concise(FILE *out, const struct dtl_report_input *inputs, size_t 
 /* json-lines: the finding objects of dtl_report_json, one per line, nothing else */
 int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* SARIF 2.1.0 as GitHub code scanning takes it: rules[] for the rules with results, URIs
- * (relative to the working directory, uriBaseId %SRCROOT%), partialFingerprints from
+ * (relative to options->root, uriBaseId %SRCROOT%), partialFingerprints from
  * dtl_report_fingerprint. */
 int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
                      const struct dtl_report_options *options);
 /* GitHub Actions workflow commands (::error file=...::), most severe first, at most 10
  * annotations per level and one notice for the rest. */
-int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n);
+int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                      const struct dtl_report_options *options);
 /* Markdown for a GitHub job summary or pull-request comment: verdict, one section per
  * finding, versions assumed; at most 1 MiB (GitHub's limit), the rest counted. */
 int dtl_report_markdown(FILE *out, const struct dtl_report_input *inputs, size_t n);
@@ -82,7 +87,8 @@ int dtl_report_markdown(FILE *out, const struct dtl_report_input *inputs, size_t
  * to their tensors, the module tree with each tensor's dtype at each stage, the groups. */
 int dtl_report_html(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* GitLab Code Quality (a JSON array of issues). */
-int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n);
+int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                      const struct dtl_report_options *options);
 /* --statistics: the number of findings per rule, most frequent first; as
  * "count<TAB>ID<TAB>name" lines or as one JSON object. */
 int dtl_report_statistics(FILE *out, const struct dtl_report_input *inputs, size_t n, bool json);

@@ -490,11 +490,55 @@ static unsigned terminal_width(FILE *out)
 	return v > 0 && v < 100000 ? (unsigned)v : 80;
 }
 
+/* The nearest folder from the working directory up that holds .git (a folder, or a file for
+ * a worktree or submodule), into buf; NULL when none does. */
+static const char *git_root(char *buf, size_t size)
+{
+	struct stat st;
+
+	if (!getcwd(buf, size))
+		return NULL;
+	for (;;) {
+		size_t len = strlen(buf);
+		if (len + sizeof("/.git") > size)
+			return NULL;
+		memcpy(buf + len, "/.git", sizeof("/.git"));
+		bool found = stat(buf, &st) == 0;
+		buf[len] = '\0';
+		if (found)
+			return buf;
+		char *slash = strrchr(buf, '/');
+		if (!slash || slash == buf)
+			return NULL;
+		*slash = '\0';
+	}
+}
+
+/* What the paths of a CI format are relative to, whichever subfolder dtypelint runs from: the
+ * folder the CI system names (GitHub Actions' GITHUB_WORKSPACE for SARIF and annotations,
+ * GitLab's CI_PROJECT_DIR for Code Quality and SARIF), else the repository root, else the
+ * working directory (NULL). */
+static const char *report_root(const struct dtl_options *o, char *buf, size_t size)
+{
+	const char *github = getenv("GITHUB_WORKSPACE"), *gitlab = getenv("CI_PROJECT_DIR");
+
+	if (o->format != DTL_FORMAT_SARIF && o->format != DTL_FORMAT_GITHUB &&
+	    o->format != DTL_FORMAT_GITLAB)
+		return NULL;
+	if (o->format != DTL_FORMAT_GITLAB && github && *github)
+		return github;
+	if (o->format != DTL_FORMAT_GITHUB && gitlab && *gitlab)
+		return gitlab;
+	return git_root(buf, size);
+}
+
 static int write_report(FILE *out, const struct dtl_options *o,
                         const struct dtl_report_input *inputs, struct dtl_arena *arena)
 {
 	struct line_ends le = {.arena = arena};
+	char root[4096];
 	struct dtl_report_options options = {.color = use_color(o, out),
+	                                     .root = report_root(o, root, sizeof(root)),
 	                                     .verbose = o->verbose,
 	                                     .width = terminal_width(out),
 	                                     .line_end = line_end,
@@ -515,9 +559,9 @@ static int write_report(FILE *out, const struct dtl_options *o,
 	case DTL_FORMAT_SARIF:
 		return dtl_report_sarif(out, inputs, n, &options);
 	case DTL_FORMAT_GITHUB:
-		return dtl_report_github(out, inputs, n);
+		return dtl_report_github(out, inputs, n, &options);
 	case DTL_FORMAT_GITLAB:
-		return dtl_report_gitlab(out, inputs, n);
+		return dtl_report_gitlab(out, inputs, n, &options);
 	case DTL_FORMAT_MARKDOWN:
 		return dtl_report_markdown(out, inputs, n);
 	case DTL_FORMAT_HTML:

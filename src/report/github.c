@@ -119,7 +119,8 @@ static void plain(FILE *out, const struct dtl_report_item *it)
 	fprintf(out, " [%s %s]\n", f->rule->id, f->rule->name);
 }
 
-int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n)
+int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                      const struct dtl_report_options *options)
 {
 	struct dtl_arena arena;
 	struct dtl_report_item *items;
@@ -127,7 +128,7 @@ int dtl_report_github(FILE *out, const struct dtl_report_input *inputs, size_t n
 	int r;
 
 	dtl_arena_init(&arena);
-	r = dtl_report_items(&arena, inputs, n, &items, &count);
+	r = dtl_report_items_at(&arena, inputs, n, options ? options->root : NULL, &items, &count);
 	if (r < 0)
 		goto done;
 	for (size_t i = 0; i < count; i++)

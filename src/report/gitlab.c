@@ -15,7 +15,8 @@ static const char *gitlab_severity(enum dtl_severity s)
 	return s == DTL_SEVERITY_ERROR ? "major" : s == DTL_SEVERITY_WARNING ? "minor" : "info";
 }
 
-int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n)
+int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n,
+                      const struct dtl_report_options *options)
 {
 	struct dtl_arena arena;
 	struct dtl_report_item *items;
@@ -24,7 +25,7 @@ int dtl_report_gitlab(FILE *out, const struct dtl_report_input *inputs, size_t n
 	int r;
 
 	dtl_arena_init(&arena);
-	r = dtl_report_items(&arena, inputs, n, &items, &count);
+	r = dtl_report_items_at(&arena, inputs, n, options ? options->root : NULL, &items, &count);
 	if (r < 0)
 		goto done;
 	dtl_json_init(&w, out);

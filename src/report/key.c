@@ -63,6 +63,12 @@ const char *dtl_report_sarif_level(enum dtl_severity severity)
 int dtl_report_items(struct dtl_arena *arena, const struct dtl_report_input *inputs, size_t n,
                      struct dtl_report_item **ret_items, size_t *ret_count)
 {
+	return dtl_report_items_at(arena, inputs, n, NULL, ret_items, ret_count);
+}
+
+int dtl_report_items_at(struct dtl_arena *arena, const struct dtl_report_input *inputs, size_t n,
+                        const char *root, struct dtl_report_item **ret_items, size_t *ret_count)
+{
 	struct dtl_strmap seen; /* (rule, path, key) -> index into counts */
 	struct dtl_report_item *items;
 	size_t *counts, count = 0, k = 0, distinct = 0;
@@ -82,7 +88,7 @@ int dtl_report_items(struct dtl_arena *arena, const struct dtl_report_input *inp
 			const char *file = f[j].loc.file ? f[j].loc.file : "-";
 			it->input = &inputs[i];
 			it->finding = &f[j];
-			it->relative = dtl_report_relpath(file, NULL, path, sizeof(path));
+			it->relative = dtl_report_relpath(file, root, path, sizeof(path));
 			if (!path[0])
 				snprintf(path, sizeof(path), "%s", file);
 			it->path = dtl_arena_strndup(arena, path, strlen(path));

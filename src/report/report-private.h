@@ -12,7 +12,7 @@
 struct dtl_report_item {
 	const struct dtl_report_input *input;
 	const struct dtl_finding *finding;
-	const char *path; /* relative to the working directory, or absolute when outside it */
+	const char *path; /* relative to the root (the working directory), absolute outside it */
 	bool relative;
 	char fingerprint[17];
 };
@@ -21,6 +21,10 @@ struct dtl_report_item {
  * comes from arena. Returns 0 or -ENOMEM. */
 int dtl_report_items(struct dtl_arena *arena, const struct dtl_report_input *inputs, size_t n,
                      struct dtl_report_item **ret_items, size_t *ret_count);
+/* dtl_report_items with paths (and so fingerprints) relative to root (NULL: the working
+ * directory): the repository root a CI system reads them from. */
+int dtl_report_items_at(struct dtl_arena *arena, const struct dtl_report_input *inputs, size_t n,
+                        const char *root, struct dtl_report_item **ret_items, size_t *ret_count);
 
 /* The character at p (NUL-terminated): its length in bytes, its code point (0x110000 | byte for
  * a byte of invalid UTF-8) and whether text meant for a terminal or a CI log escapes it (C0,

@@ -3,9 +3,10 @@
  * SARIF 2.1.0 for GitHub code scanning (facts/ecosystem-and-style.md §1.9): every property
  * GitHub marks required, rules[] from the rule table for the rules with results (descriptions,
  * and help = --explain),
- * regions with line and column, URIs relative to the working directory (the checkout root in
- * CI) under uriBaseId %SRCROOT%, and partialFingerprints keyed by rule + file + group/tensor,
- * never by line, so that alerts survive edits that move lines.
+ * regions with line and column, URIs relative to the repository root (options->root; the
+ * checkout in CI, whichever subfolder dtypelint runs from) under uriBaseId %SRCROOT%, and
+ * partialFingerprints keyed by rule + file + group/tensor, never by line, so that alerts survive
+ * edits that move lines.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -139,7 +140,8 @@ static void physical_location(struct dtl_json *w, const struct dtl_loc *loc,
 {
 	char path[4096];
 	const char *file = loc->file ? loc->file : "-";
-	bool relative = dtl_report_relpath(file, NULL, path, sizeof(path));
+	bool relative =
+	    dtl_report_relpath(file, options ? options->root : NULL, path, sizeof(path));
 	uint32_t line = loc->line ? loc->line : 1, column = loc->column ? loc->column : 1;
 	uint32_t end = 0;
 
@@ -340,7 +342,7 @@ int dtl_report_sarif(FILE *out, const struct dtl_report_input *inputs, size_t n,
 	int r;
 
 	dtl_arena_init(&arena);
-	r = dtl_report_items(&arena, inputs, n, &items, &count);
+	r = dtl_report_items_at(&arena, inputs, n, options ? options->root : NULL, &items, &count);
 	if (r < 0)
 		goto done;
 	rules = dtl_arena_calloc(&arena, all_count ? all_count : 1, sizeof(*rules));

@@ -89,6 +89,16 @@ static int sarif_plain(FILE *out, const struct dtl_report_input *inputs, size_t 
 	return dtl_report_sarif(out, inputs, n, NULL);
 }
 
+static int github_plain(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	return dtl_report_github(out, inputs, n, NULL);
+}
+
+static int gitlab_plain(FILE *out, const struct dtl_report_input *inputs, size_t n)
+{
+	return dtl_report_gitlab(out, inputs, n, NULL);
+}
+
 static int json_lines(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
 	return dtl_report_json_lines(out, inputs, n);
@@ -100,7 +110,7 @@ static const struct {
 } reporters[] = {
     {"text", dtl_report_text},         {"json", dtl_report_json},
     {"json-lines", json_lines},        {"sarif", sarif_plain},
-    {"github", dtl_report_github},     {"gitlab", dtl_report_gitlab},
+    {"github", github_plain},          {"gitlab", gitlab_plain},
     {"markdown", dtl_report_markdown}, {"html", dtl_report_html},
 };
 
