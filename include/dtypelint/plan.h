@@ -140,6 +140,9 @@ struct dtl_plan {
 	bool fsdp_version_from_trainer;
 	enum dtl_precision precision;
 	struct dtl_loc precision_loc;
+	/* a DeepSpeed config left bf16/fp16.enabled "auto" (the HF Trainer fills it from its
+	 * arguments) and no input resolved it: where; file NULL when none did */
+	struct dtl_loc precision_auto_loc;
 	int64_t world_size; /* 0: unset */
 	struct dtl_loc world_size_loc;
 	struct dtl_version versions[DTL_FW_COUNT];

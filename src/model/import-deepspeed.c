@@ -220,6 +220,11 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 		 * zero.Init builds in torch.float (facts §1.1) */
 		plan->precision = DTL_PRECISION_FP32;
 		plan->precision_loc = dtl_schema_loc(s, bf16_node ? bf16_node : fp16_node);
+	} else if (is_auto(bf16_node) || is_auto(fp16_node)) {
+		/* "auto": the HF Trainer's HfTrainerDeepSpeedConfig fills it from TrainingArguments
+		 * bf16/fp16; until an input gives those, the precision is unresolved, not fp32 */
+		plan->precision_auto_loc =
+		    dtl_schema_loc(s, is_auto(bf16_node) ? bf16_node : fp16_node);
 	}
 	if ((v = dtl_node_get(root, "zero_optimization")) && (r = read_zero(s, v, plan)) < 0)
 		goto out;

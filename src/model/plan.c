@@ -34,6 +34,8 @@ void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 {
 	TAKE(strategy, strategy_loc, src->strategy != DTL_STRATEGY_UNSET);
 	TAKE(precision, precision_loc, src->precision != DTL_PRECISION_UNSET);
+	if (src->precision_auto_loc.file)
+		dst->precision_auto_loc = src->precision_auto_loc;
 	TAKE(world_size, world_size_loc, src->world_size != 0);
 	for (int i = 0; i < DTL_FW_COUNT; i++)
 		TAKE(versions[i], version_locs[i], src->versions[i].set);

@@ -808,10 +808,11 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 
 	fprintf(out, "<section class=input id=\"i%zu\"><h2>", i);
 	put(out, in->manifest->file ? in->manifest->file : input->file);
-	fprintf(out, "</h2>\n<p>%s, %s, world size %lld; %zu tensors, %zu groups. Versions:",
-	        dtl_strategy_name(in->rp.plan->strategy),
-	        dtl_precision_name(in->rp.plan->precision), (long long)in->rp.plan->world_size,
-	        in->tensor_count, in->group_count);
+	char precision[1024];
+	fprintf(out, "</h2>\n<p>%s, precision ", dtl_strategy_name(in->rp.plan->strategy));
+	put(out, dtl_report_precision(in->rp.plan, precision, sizeof(precision)));
+	fprintf(out, ", world size %lld; %zu tensors, %zu groups. Versions:",
+	        (long long)in->rp.plan->world_size, in->tensor_count, in->group_count);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		fprintf(out, "%s %s ", fw ? "," : "", dtl_framework_name(fw));
 		put(out, dtl_version_format(&in->rp.plan->versions[fw], ver, sizeof(ver)));

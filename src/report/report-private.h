@@ -50,6 +50,10 @@ void dtl_report_memory_json(struct dtl_json *w, const struct dtl_input_view *vie
  * none) and when ("at wrap time"; "at run time" when it said nothing): never NULL. */
 const char *dtl_report_raiser(const struct dtl_finding *f);
 const char *dtl_report_when(const struct dtl_finding *f);
+/* The plan's precision as resolved, with where it came from ("bf16 (from ds.json:15:16)"),
+ * or why it is not ("unresolved (\"auto\" at ...)", "unset (...)"), never a default that
+ * the frameworks would not pick; into buf. */
+const char *dtl_report_precision(const struct dtl_plan *p, char *buf, size_t size);
 
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);

@@ -150,8 +150,10 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	dtl_report_put_escaped(out, view->manifest->file ? view->manifest->file : "-");
 	fputs(":\n", out);
 	fprintf(out, "  strategy      %s\n", dtl_strategy_name(p->strategy));
-	fprintf(out, "  precision     %s (mode dtype %s)\n", dtl_precision_name(p->precision),
-	        dtype_or(rp->mode_dtype, "none"));
+	char precision[1024];
+	fputs("  precision     ", out);
+	dtl_report_put_escaped(out, dtl_report_precision(p, precision, sizeof(precision)));
+	fprintf(out, " (mode dtype %s)\n", dtype_or(rp->mode_dtype, "none"));
 	fprintf(out, "  world size    %lld%s\n", (long long)p->world_size,
 	        rp->world_size_assumed ? " (assumed)" : "");
 	if (p->model_cast != DTL_DTYPE_NONE)
@@ -208,7 +210,12 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_begin_object(w);
 	dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
 	dtl_json_key_string(w, "strategy", dtl_strategy_name(p->strategy));
-	dtl_json_key_string(w, "precision", dtl_precision_name(p->precision));
+	char precision[1024];
+	dtl_json_key_string(w, "precision",
+	                    p->precision == DTL_PRECISION_UNSET ? "unset"
+	                                                        : dtl_precision_name(p->precision));
+	dtl_json_key_string(w, "precision_text",
+	                    dtl_report_precision(p, precision, sizeof(precision)));
 	dtl_json_key_string(w, "mode_dtype", dtype_or(rp->mode_dtype, "none"));
 	dtl_json_key_int(w, "world_size", p->world_size);
 	dtl_json_key_bool(w, "world_size_assumed", rp->world_size_assumed);
