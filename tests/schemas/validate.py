@@ -10,6 +10,8 @@ validated with python3-jsonschema and given to dtypelint. Both must agree:
 - a file dtypelint rejects must fail validation, unless it is listed in PARSER_ONLY with the
   reason the schema cannot express that check (and a listed file must still be one of those).
 YAML is read with the YAML 1.2 core schema, as dtypelint's reader does (not PyYAML's 1.1).
+The schemas must pass a strict check first: each has its SchemaStore $id, every $ref resolves
+by $id alone (a registry of the three, no file names), only draft-07 keywords appear.
 Exit status 77 (meson's "skipped") when python3-jsonschema is not installed.
 """
 import json
@@ -25,6 +27,12 @@ except ImportError:
     print("SKIP: python3-jsonschema is not installed (apt-get install python3-jsonschema)")
     sys.exit(77)
 import yaml
+
+try:  # jsonschema >= 4.18 (tests/requirements.txt); Debian 12's 4.10 has RefResolver only
+    import referencing
+    import referencing.jsonschema
+except ImportError:
+    referencing = None
 
 # Files dtypelint rejects for a reason a JSON Schema cannot state. Each entry: the reason.
 READER = "the reader's check, before any schema applies"
@@ -126,22 +134,105 @@ def load(path, empty=None):
         return None
 
 
+# Draft-07's keywords, and the places where a key is a name, not a keyword (ajv's strict mode
+# refuses an unknown keyword: a typo such as "additionalProperty" would silently allow all).
+DRAFT7_KEYWORDS = {
+    "$schema", "$id", "$ref", "$comment", "title", "description", "default", "examples",
+    "readOnly", "writeOnly", "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum",
+    "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "format", "items",
+    "additionalItems", "maxItems", "minItems", "uniqueItems", "contains", "maxProperties",
+    "minProperties", "required", "properties", "patternProperties", "additionalProperties",
+    "dependencies", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+    "definitions", "contentMediaType", "contentEncoding",
+}
+NAME_MAPS = {"properties", "patternProperties", "definitions", "dependencies"}
+ID_PREFIX = "https://json.schemastore.org/dtypelint-"
+
+
+def strict_problems(schemas):
+    """Each schema's $id, every $ref resolvable by $id, only draft-07 keywords, checked schemas."""
+    problems, ids = [], {}
+    for kind, schema in schemas.items():
+        want = ID_PREFIX + kind + ".json"
+        if schema.get("$id") != want:
+            problems.append(f"schemas/{kind}.schema.json: $id {schema.get('$id')!r}, want {want!r}")
+        ids[schema.get("$id")] = schema
+        jsonschema.Draft7Validator.check_schema(schema)
+
+    def walk(kind, node, where):
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(kind, item, f"{where}/{i}")
+            return
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            if key not in DRAFT7_KEYWORDS:
+                problems.append(f"schemas/{kind}.schema.json{where}: unknown keyword {key!r}")
+            if key == "$ref":
+                target, _, pointer = value.partition("#")
+                if target and target not in ids:
+                    problems.append(f"schemas/{kind}.schema.json{where}: $ref {value!r} names "
+                                    "no schema by its $id")
+                doc = ids.get(target) if target else schemas[kind]
+                for part in filter(None, pointer.split("/")):
+                    doc = doc.get(part) if isinstance(doc, dict) else None
+                if doc is None:
+                    problems.append(f"schemas/{kind}.schema.json{where}: $ref {value!r} "
+                                    "points at nothing")
+            elif key in NAME_MAPS and isinstance(value, dict):
+                for name, sub in value.items():
+                    walk(kind, sub, f"{where}/{key}/{name}")
+            elif key in ("enum", "const", "default", "examples"):
+                continue
+            else:
+                walk(kind, value, f"{where}/{key}")
+
+    for kind, schema in schemas.items():
+        walk(kind, schema, "")
+    # the SchemaStore catalogue entries point at the schemas by their $id
+    with open(os.path.join("schemas", "schemastore-catalog.json")) as f:
+        catalog = json.load(f)
+    urls = sorted(entry["url"] for entry in catalog["schemas"])
+    if urls != sorted(ids):
+        problems.append(f"schemas/schemastore-catalog.json: urls {urls} are not the $ids")
+    for entry in catalog["schemas"]:
+        if not entry.get("name") or not entry.get("description"):
+            problems.append(f"schemas/schemastore-catalog.json: {entry['url']}: no name or "
+                            "description")
+    return problems
+
+
 def main():
     dtypelint, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     os.chdir(root)
-    schemas, store = {}, {}
+    schemas = {}
     for kind in ("manifest", "plan", "config"):
         path = os.path.join(root, "schemas", kind + ".schema.json")
         with open(path) as f:
-            schemas[kind] = (json.load(f), "file://" + path)
-        jsonschema.Draft7Validator.check_schema(schemas[kind][0])
-        store["file://" + path] = schemas[kind][0]
+            schemas[kind] = json.load(f)
+    problems = strict_problems(schemas)
+    if problems:
+        for p in problems:
+            print("FAIL:", p)
+        return 1
+    # the schemas find each other by their $id alone, as SchemaStore and editors do: no file
+    # names, no base URI given from outside
+    by_id = {schema["$id"]: schema for schema in schemas.values()}
     validators = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # RefResolver: 4.18 deprecates it
-        for kind, (schema, uri) in schemas.items():
-            resolver = jsonschema.RefResolver(base_uri=uri, referrer=schema, store=store)
-            validators[kind] = jsonschema.Draft7Validator(schema, resolver=resolver)
+    for kind, schema in schemas.items():
+        if referencing:
+            registry = referencing.Registry().with_resources(
+                (uri, referencing.Resource.from_contents(
+                    doc, default_specification=referencing.jsonschema.DRAFT7))
+                for uri, doc in by_id.items())
+            validators[kind] = jsonschema.Draft7Validator(
+                schema, registry=registry, format_checker=jsonschema.FormatChecker())
+        else:
+            resolver = jsonschema.RefResolver(base_uri=schema["$id"], referrer=schema,
+                                              store=dict(by_id))
+            validators[kind] = jsonschema.Draft7Validator(
+                schema, resolver=resolver, format_checker=jsonschema.FormatChecker())
 
     clean = "fixtures/clean/" + sorted(os.listdir("fixtures/clean"))[0]
     cases = []  # (kind, path)
