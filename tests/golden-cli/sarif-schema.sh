@@ -1,32 +1,18 @@
 #!/bin/sh
-# SARIF output validates against the OASIS SARIF 2.1.0 JSON schema (../shared/schemas) with a
-# real validator, ajv-cli, installed with npm into CACHE (under the build directory, never the
-# source tree). Skips (77) only when the schema is absent or the validator cannot be
-# installed, and says which.
-# Usage: sarif-schema.sh DTYPELINT SOURCE_ROOT CACHE
+# SARIF output validates against the OASIS SARIF 2.1.0 JSON schema (tests/schemas, with its
+# provenance in tests/schemas/SOURCES.md) with a real validator: python-jsonschema's draft-07
+# validator and format checker (tests/schemas/sarif_validate.py). Skips (77) only when
+# python3-jsonschema is not installed.
+# Usage: sarif-schema.sh DTYPELINT SOURCE_ROOT [PYTHON]
 set -u
-dtypelint=$1 root=$2 cache=$3
+dtypelint=$1 root=$2 python=${3:-/usr/bin/python3}
 case "$dtypelint" in /*) ;; *) dtypelint="$(pwd)/$dtypelint" ;; esac
-case "$cache" in /*) ;; *) cache="$(pwd)/$cache" ;; esac
-schema="$root/../shared/schemas/sarif-schema-2.1.0.json"
-if [ ! -f "$schema" ]; then
-	echo "SKIP: no SARIF schema at $schema"
+schema="$root/tests/schemas/sarif-schema-2.1.0.json"
+validate="$root/tests/schemas/sarif_validate.py"
+"$python" -c 'import jsonschema' 2>/dev/null || {
+	echo "SKIP: python3-jsonschema is not installed (apt-get install python3-jsonschema)"
 	exit 77
-fi
-ajv="$cache/node_modules/.bin/ajv"
-if [ ! -x "$ajv" ]; then
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "SKIP: npm is not installed, so the validator (ajv-cli) cannot be installed"
-		exit 77
-	fi
-	mkdir -p "$cache"
-	if ! (cd "$cache" && npm install --prefix "$cache" --no-audit --no-fund --loglevel=error \
-		ajv-cli@5 ajv-formats@2 >"$cache/npm.log" 2>&1); then
-		cat "$cache/npm.log"
-		echo "SKIP: 'npm install ajv-cli@5 ajv-formats@2' failed, no validator"
-		exit 77
-	fi
-fi
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$root" || exit 99
@@ -43,8 +29,7 @@ check() {
 		fail=1
 		return
 	fi
-	if ! "$ajv" validate --spec=draft7 -c ajv-formats --strict=false -s "$schema" \
-		-d "$tmp/$name.json" >"$tmp/$name.log" 2>&1; then
+	if ! "$python" "$validate" "$schema" "$tmp/$name.json" >"$tmp/$name.log" 2>&1; then
 		cat "$tmp/$name.log"
 		echo "$name: INVALID SARIF"
 		fail=1
