@@ -71,6 +71,32 @@ struct layout {
 static const struct layout pretty = {4, 5, 7};
 static const struct layout compact = {-1, -1, -1};
 
+/* "folded": the units or groups that fail the same way as the finding's own, folded into it
+ * (text names them as a range); only on a finding that folded some. */
+static void folded(struct dtl_json *w, const struct dtl_finding *f, const struct layout *l)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->note_count; i++)
+		n += f->notes[i].same_way != NULL;
+	if (!n)
+		return;
+	dtl_json_break(w, l->field);
+	dtl_json_key_array(w, "folded");
+	for (size_t i = 0; i < f->note_count; i++) {
+		const struct dtl_note *note = &f->notes[i];
+		if (!note->same_way)
+			continue;
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "group", note->same_way);
+		dtl_json_key_string(w, "file", note->loc.file);
+		dtl_json_key_uint(w, "line", note->loc.line);
+		dtl_json_key_uint(w, "column", note->loc.column);
+		dtl_json_end_object(w);
+	}
+	dtl_json_end_array(w);
+}
+
 static void finding(struct dtl_json *w, const struct dtl_finding *f, const struct layout *l)
 {
 	dtl_json_break(w, l->finding);
@@ -121,6 +147,7 @@ static void finding(struct dtl_json *w, const struct dtl_finding *f, const struc
 	dtl_json_end_array(w);
 	dtl_json_break(w, l->field);
 	dtl_json_key_string(w, "fix", f->fix);
+	folded(w, f, l);
 	dtl_json_end_object(w);
 }
 
