@@ -164,9 +164,9 @@ static size_t csi_length(const char *p, const char *end)
 }
 
 /* Where a line that starts at column col must break to fit width: after the last space that
- * fits (the space itself is dropped), else at the width; end when all of it fits. */
+ * fits (the space itself is dropped) when at_space, else at the width; end when it all fits. */
 static const char *break_point(const char *p, const char *end, unsigned col, unsigned width,
-                               const char **ret_resume)
+                               bool at_space, const char **ret_resume)
 {
 	const char *space = NULL;
 
@@ -181,7 +181,7 @@ static const char *break_point(const char *p, const char *end, unsigned col, uns
 			*ret_resume = space ? space + 1 : q;
 			return space ? space : q;
 		}
-		if (*q == ' ' && q > p)
+		if (at_space && *q == ' ' && q > p)
 			space = q;
 		col += w;
 		q++;
@@ -199,7 +199,7 @@ static void fit_line(FILE *out, const char *p, const char *end, unsigned width, 
 
 	while (p < end) {
 		const char *resume;
-		const char *stop = break_point(p, end, col, cut ? width - 1 : width, &resume);
+		const char *stop = break_point(p, end, col, cut ? width - 1 : width, !cut, &resume);
 		/* no progress (a word wider than the line): take one byte so that it ends */
 		if (stop == p && resume == p)
 			stop = resume = p + 1;
