@@ -1,7 +1,10 @@
 """check_accelerator: dtypelint's check of an accelerate set-up, run before prepare."""
-import warnings
+from __future__ import annotations
 
-from ._check import DtypelintError, check
+import warnings
+from typing import Any, Iterable, List
+
+from ._check import DtypelintError, Finding, check
 from ._plans import accelerator_inputs
 
 
@@ -9,7 +12,7 @@ class PredictedFrameworkError(DtypelintError):
     """dtypelint predicts that the framework will raise: framework_error is the text it will
     raise, findings the findings that predict it."""
 
-    def __init__(self, findings):
+    def __init__(self, findings: Iterable[Finding]) -> None:
         self.findings = list(findings)
         first = self.findings[0]
         self.framework_error = first.framework_error
@@ -22,7 +25,8 @@ class DtypelintWarning(UserWarning):
     """A finding that does not stop training (or any finding with warn_only)."""
 
 
-def raise_or_warn(findings, warn_only=False, fail_on="error"):
+def raise_or_warn(findings: List[Finding], warn_only: bool = False,
+                  fail_on: str = "error") -> List[Finding]:
     """Raise PredictedFrameworkError for the findings at fail_on ("error" or "warning"), warn
     for the others (all of them with warn_only). Returns the findings."""
     levels = ("error",) if fail_on == "error" else ("error", "warning")
@@ -36,8 +40,9 @@ def raise_or_warn(findings, warn_only=False, fail_on="error"):
     return findings
 
 
-def check_accelerator(accelerator, model, *, raise_on_error=True, warn_only=False,
-                      fail_on="error", **kwargs):
+def check_accelerator(accelerator: Any, model: Any, *, raise_on_error: bool = True,
+                      warn_only: bool = False, fail_on: str = "error",
+                      **kwargs: Any) -> List[Finding]:
     """Check model under accelerator's set-up (FSDP plugin, DeepSpeed plugin, mixed precision,
     number of processes); call it before accelerator.prepare(model).
 

@@ -10,7 +10,8 @@ TrainerControl carrying the documented attributes; the Accelerator stand-in carr
 documented attributes (state.distributed_type, mixed_precision, num_processes, fsdp_plugin,
 deepspeed_plugin); the PEFT stand-in has PeftModel's layout (base_model.model, peft_config,
 get_base_model, lora_A/lora_B.default under each target).
-Usage: test_package.py DTYPELINT SOURCE_ROOT"""
+Usage: test_package.py DTYPELINT SOURCE_ROOT BUILD_ROOT (run by any python3: it re-runs itself in
+BUILD_ROOT/venv, python/tests/testvenv.py)"""
 import enum
 import json
 import os
@@ -22,20 +23,21 @@ import types
 import unittest
 import warnings
 
-BINARY, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+BINARY, ROOT, BUILD = (os.path.abspath(a) for a in sys.argv[1:4])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testvenv import in_venv  # noqa: E402
+
+in_venv(BUILD)
 sys.path.insert(0, os.path.join(ROOT, "python"))
-try:
-    import torch
-    import torch.nn as nn
-except ImportError:
-    print("SKIP: python3-torch is not installed")
-    sys.exit(77)
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 import dtypelint  # noqa: E402
 from dtypelint.integrations.transformers import DtypelintCallback  # noqa: E402
 
 os.environ["DTYPELINT_BIN"] = BINARY
 # transformers before 5.10.1: the Trainer's FSDP is FSDP1 when fsdp_config names no version
 V113 = {"torch": "1.13", "transformers": "4.57.0"}
+TORCH = dtypelint.installed_versions()["torch"]
 FSDP1_113 = "ValueError: `FlatParameter` requires uniform dtype but got torch.float32 and torch.bfloat16"
 
 
@@ -229,17 +231,17 @@ class Check(unittest.TestCase):
     def test_live_model_gives_the_programs_findings(self):
         plan = {"strategy": "fsdp1", "world_size": 2}
         findings = dtypelint.check(broken(), plan=plan)
-        # versions=None on a live model: the torch installed here (Debian's 1.13)
-        self.assertEqual(findings.raw["inputs"][0]["plan"]["versions"]["torch"]["version"], "1.13")
-        self.assertIn(("DT101", FSDP1_113), verdicts(findings))
+        # versions=None on a live model: the torch installed here (the venv's 2.13.0)
+        used = findings.raw["inputs"][0]["plan"]["versions"]["torch"]["version"]
+        self.assertEqual(used.split("."), TORCH.split(".")[:len(used.split("."))])
         f = [f for f in findings if f.rule == "DT101"][0]
         self.assertEqual(f.severity, "error")
         self.assertIn("layers.1.norm.weight", f.tensors)
         self.assertTrue(f.fix)
-        self.assertIn(FSDP1_113, str(f))
+        self.assertIn(f.framework_error, str(f))
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "m.json")
-            dtypelint.export(broken(), path, training=dict(plan, versions={"torch": "1.13"}))
+            dtypelint.export(broken(), path, training=dict(plan, versions={"torch": TORCH}))
             self.assertEqual(verdicts(findings), cli_verdicts(cli(path)))
 
     def test_versions_are_passed(self):
@@ -311,7 +313,7 @@ class Check(unittest.TestCase):
     def test_input_error_carries_the_diagnostics(self):
         with self.assertRaises(dtypelint.InputError) as e:
             dtypelint.check({"dtypelint": 1, "tensors": [], "modle": {}})
-        self.assertRegex(e.exception.diagnostics, r"manifest\.json:\d+:\d+: error: .*modle")
+        self.assertRegex(e.exception.diagnostics, r"^<manifest>: modle: error: .*'modle'")
 
 
 # --- stand-ins with the attributes transformers and accelerate document ---
@@ -478,6 +480,154 @@ class Accelerate(unittest.TestCase):
         acc = self.accelerator(self.DistributedType.FSDP, fsdp_plugin=plugin)
         self.assertRaisesRegex(dtypelint.DtypelintError, "size_based_wrap",
                                dtypelint.check_accelerator, acc, Tiny())
+
+
+# --- the package as strict as the program (issues 35 item 3, 38 items 1, 2, 4) ---
+DT101_DICT = {"dtypelint": 1,
+              "model": {"checkpoint_dtype": "bfloat16",
+                        "modules": {"model.layers.*": "DecoderLayer"},
+                        "no_split_modules": ["DecoderLayer"]},
+              "tensors": [{"name": "model.embed_tokens.weight", "shape": [100, 8]},
+                          {"name": "model.layers.0.self_attn.q_proj.weight", "shape": [8, 8]},
+                          {"name": "model.layers.0.mlp.gate.weight", "shape": [2, 8],
+                           "dtype": "float32"},
+                          {"name": "model.norm.weight", "shape": [8]}],
+              "training": {"strategy": "fsdp1", "versions": {"torch": "2.4.1"}}}
+
+
+class Strict(unittest.TestCase):
+    def test_false_use_orig_params_stays_false(self):
+        # TrainingArguments keeps fsdp_config's bools as given; False must not read as true
+        # (on torch 1.13 a true use_orig_params is DT104)
+        from dtypelint._plans import training_args_inputs
+        for value in (False, "false", "False", 0):
+            args = training_args(fsdp=[FSDPOption.FULL_SHARD, FSDPOption.AUTO_WRAP],
+                                 fsdp_config={"transformer_layer_cls_to_wrap": ["Block"],
+                                              "use_orig_params": value})
+            plan, _ = training_args_inputs(args, "4.57.0")
+            self.assertIs(plan["fsdp"]["use_orig_params"], False, value)
+            rules = [f.rule for f in dtypelint.check(Tiny(), trainer_args=args, versions=V113)]
+            self.assertNotIn("DT104", rules, value)
+        for value in (True, "true", None):
+            config = {"use_orig_params": value} if value is not None else {}
+            args = training_args(fsdp=[FSDPOption.FULL_SHARD], fsdp_config=config)
+            plan, _ = training_args_inputs(args, "4.57.0")
+            self.assertIs(plan["fsdp"]["use_orig_params"], True, value)
+
+    def test_dict_locations_name_the_key(self):
+        findings = dtypelint.check(DT101_DICT)
+        f = [f for f in findings if f.rule == "DT101"][0]
+        self.assertEqual(f.location.file, "<manifest>")
+        # the unit's location is the no-split entry that made it; the tensor's, its dtype key
+        self.assertEqual(f.location.key, "model.no_split_modules[0]")
+        self.assertEqual(str(f.location), "<manifest>: model.no_split_modules[0]")
+        self.assertEqual(f.trace[0]["steps"][0]["location"]["key"], "tensors[2].dtype")
+        self.assertNotIn(tempfile.gettempdir(), json.dumps(findings.raw))
+        with self.assertRaises(dtypelint.InputError) as e:
+            dtypelint.check(dict(DT101_DICT, modle={}))
+        self.assertIn("<manifest>: modle", e.exception.diagnostics)
+        self.assertNotIn(tempfile.gettempdir(), str(e.exception))
+        with self.assertRaises(dtypelint.InputError) as e:
+            dtypelint.check(DT101_DICT, plan={"strategy": "fsdp1", "precison": "bf16"})
+        self.assertRegex(e.exception.diagnostics, "^<plan>: precison: error: unknown key")
+
+    def test_a_path_never_becomes_an_option(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                for arg in ("-oreport.yaml", "--output=report.yaml"):
+                    with self.assertRaises(dtypelint.InputError):
+                        dtypelint.check(arg)
+                    with self.assertRaises(dtypelint.InputError):
+                        dtypelint.check(DT101_DICT, plan=arg)
+                    self.assertEqual(os.listdir(tmp), [], arg)
+                for bad in ({"torch": "2.7.1,deepspeed=0.19.3"}, {"torch": "2.7.1 "},
+                            {"torch": "--help"}, {"torch": ""}):
+                    with self.assertRaises(ValueError):
+                        dtypelint.check(DT101_DICT, versions=bad)
+                for bad in ("DT101,--output=x", ["DT101", "-ox"], ["DT1,DT2"]):
+                    with self.assertRaises(ValueError):
+                        dtypelint.check(DT101_DICT, select=bad)
+                self.assertEqual(os.listdir(tmp), [])
+            finally:
+                os.chdir(cwd)
+
+    def test_output_decoded_as_utf8_whatever_the_locale(self):
+        manifest = json.loads(json.dumps(DT101_DICT))
+        manifest["tensors"][2]["name"] = "model.layers.0.mlp.gäte\u00e9.weight"
+        script = ("import json, sys, dtypelint\n"
+                  "r = dtypelint.check(json.loads(sys.argv[1]))\n"
+                  "print(ascii([t for f in r for t in f.tensors]))\n")
+        for lang in ("C", "en_US.ISO-8859-1"):
+            env = dict(os.environ, LC_ALL=lang, LANG=lang, PYTHONUTF8="0",
+                       PYTHONCOERCECLOCALE="0", PYTHONPATH=os.path.join(ROOT, "python"))
+            run = subprocess.run([sys.executable, "-c", script, json.dumps(manifest)],
+                                 env=env, capture_output=True)
+            self.assertEqual(run.returncode, 0, run.stderr.decode("utf-8", "replace"))
+            self.assertIn(ascii("gäte\u00e9")[1:-1], run.stdout.decode())
+
+    def test_messages_are_escaped(self):
+        manifest = json.loads(json.dumps(DT101_DICT))
+        evil = "model.layers.0.mlp.gate\x1b[2J\r\n::warning file=x::pwned\u009b.weight"
+        manifest["tensors"][2]["name"] = evil
+        findings = dtypelint.check(manifest)
+        f = [f for f in findings if f.rule == "DT101"][0]
+        self.assertIn(evil, f.tensors)  # the data stays as it is
+        for text in [str(f)] + [str(x) for x in findings]:
+            self.assertNotRegex(text, "[\x1b\r\x85\x9b]")
+            self.assertFalse([line for line in text.split("\n") if line.startswith("::")])
+            self.assertNotIn("\n::", text)
+        self.assertIn("\\x1b[2J\\x0d\\x0a::warning", str(f))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            from dtypelint._accelerate import raise_or_warn
+            with self.assertRaises(dtypelint.PredictedFrameworkError) as e:
+                raise_or_warn(findings)
+        for text in [str(e.exception)] + [str(x.message) for x in w]:
+            self.assertNotRegex(text, "[\x1b\r\x85\x9b]")
+            self.assertNotIn("\n::", text)
+        with self.assertRaises(dtypelint.InputError) as e:
+            dtypelint.check(dict(manifest, **{"mod\x1ble\n::error::x": 1}))
+        self.assertNotRegex(str(e.exception), "[\x1b\r]")
+        self.assertNotIn("\n::", str(e.exception))
+        with self.assertRaises(dtypelint.BinaryNotFoundError) as e:
+            dtypelint.check(manifest, binary="/nonexistent/\x1b]0;x\x07\n::error::y")
+        self.assertNotRegex(str(e.exception), "[\x1b\x07]")
+        self.assertNotIn("\n::", str(e.exception))
+
+    def test_binary_version_and_types(self):
+        version = dtypelint.binary_version()
+        self.assertEqual(len(version), 3)
+        self.assertTrue(all(isinstance(n, int) for n in version))
+        run = subprocess.run([BINARY, "--version"], capture_output=True, text=True)
+        self.assertTrue(run.stdout.startswith("dtypelint %d.%d.%d" % version))
+        self.assertTrue(os.path.exists(os.path.join(ROOT, "python", "dtypelint", "py.typed")))
+        info = [f for f in dtypelint.check(os.path.join(ROOT, "fixtures", "rules",
+                                                        "dt603-fires.yaml"))]
+        self.assertTrue(info)
+        self.assertIsNone(info[0].framework_error)
+
+    def test_yaml_export_passes_yamllint(self):
+        import shutil
+        if not shutil.which("yamllint"):
+            self.skipTest("yamllint is not installed")
+        model = broken()
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("m.yaml", "m.yml"):
+                path = os.path.join(tmp, name)
+                returned = dtypelint.export(model, path, training={
+                    "strategy": "fsdp1", "versions": {"torch": "1.13"}})
+                lint = subprocess.run(["yamllint", "-f", "parsable", path],
+                                      capture_output=True, text=True)
+                self.assertEqual((lint.returncode, lint.stdout), (0, ""))
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                self.assertIn("\n---\n", "\n" + text)
+                self.assertIn(("DT101", FSDP1_113), cli_verdicts(cli(path)))
+                json_path = os.path.join(tmp, "m.json")
+                dtypelint.export(model, json_path, training=returned["training"])
+                self.assertEqual(cli_verdicts(cli(path)), cli_verdicts(cli(json_path)))
 
 
 if __name__ == "__main__":

@@ -11,22 +11,28 @@ fsdp_config, deepspeed, the world size; TRL's configs name the trainer); when ac
 up its state, its FSDP or DeepSpeed plugin is read as check_accelerator reads it. The framework
 versions are the installed ones, overridden by versions=. A predicted framework error
 raises PredictedFrameworkError before the first step; warn_only=True warns instead."""
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from .._accelerate import DtypelintWarning, raise_or_warn
-from .._check import check, installed_versions
+from .._check import Finding, check, installed_versions
 from .._plans import accelerator_inputs, training_args_inputs
 
-try:
-    from transformers import TrainerCallback as _Base
-except ImportError:  # the callback works with any object that calls its hooks
+if TYPE_CHECKING:  # transformers has no type information: the callback is a plain class
     _Base = object
+else:
+    try:
+        from transformers import TrainerCallback as _Base
+    except ImportError:  # the callback works with any object that calls its hooks
+        _Base = object
 
 
-def _accelerator_state():
+def _accelerator_state() -> Any:
     """accelerate's shared AcceleratorState once the Trainer has made its Accelerator."""
     try:
-        from accelerate.state import AcceleratorState
+        from accelerate.state import AcceleratorState  # type: ignore[import-untyped]
     except ImportError:
         return None
     if not getattr(AcceleratorState, "_shared_state", None):
@@ -34,27 +40,30 @@ def _accelerator_state():
     return AcceleratorState()
 
 
-def _already_wrapped(model):
+def _already_wrapped(model: Any) -> bool:
     return any(type(m).__name__ == "FullyShardedDataParallel" or
                any(type(p).__name__ == "FlatParameter" for p in m._parameters.values())
                for m in model.modules())
 
 
 class DtypelintCallback(_Base):
-    def __init__(self, warn_only=False, fail_on="error", **check_kwargs):
+    def __init__(self, warn_only: bool = False, fail_on: str = "error",
+                 **check_kwargs: Any) -> None:
         """warn_only: warn instead of raising; fail_on: "error" (default) or "warning";
         check_kwargs go to dtypelint.check (versions, peft, binary, ...)."""
         self.warn_only = warn_only
         self.fail_on = fail_on
         self.check_kwargs = check_kwargs
-        self.findings = None
+        self.findings: Optional[List[Finding]] = None
 
-    def on_init_end(self, args, state, control, model=None, **kwargs):
+    def on_init_end(self, args: Any, state: Any, control: Any, model: Any = None,
+                    **kwargs: Any) -> Any:
         if model is not None:
             self._check(args, model)
         return control
 
-    def on_train_begin(self, args, state, control, model=None, **kwargs):
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None,
+                       **kwargs: Any) -> Any:
         if self.findings is None and model is not None:
             if _already_wrapped(model):
                 warnings.warn("dtypelint: the model is already wrapped by FSDP at on_train_begin; "
@@ -64,8 +73,8 @@ class DtypelintCallback(_Base):
                 self._check(args, model)
         return control
 
-    def _check(self, args, model):
-        kwargs = dict(self.check_kwargs)
+    def _check(self, args: Any, model: Any) -> None:
+        kwargs: Dict[str, Any] = dict(self.check_kwargs)
         versions = dict(installed_versions(), **(kwargs.get("versions") or {}))
         plan, deepspeed = training_args_inputs(args, versions.get("transformers"))
         state = _accelerator_state()
