@@ -458,18 +458,29 @@ static uint32_t line_end(void *data, const char *file, uint32_t line)
 	return line >= 1 && line <= lf->count ? lf->ends[line - 1] : 0;
 }
 
+static bool env_set(const char *name)
+{
+	const char *value = getenv(name);
+	return value && *value;
+}
+
+/* --color wins over the environment; then https://no-color.org (a non-empty NO_COLOR: off)
+ * wins over the variables that force colour for CI logs that render ANSI: FORCE_COLOR
+ * (https://force-color.org: non-empty, whatever its value) and CLICOLOR_FORCE (non-empty and
+ * not "0", https://bixense.com/clicolors); a forced colour ignores TERM=dumb. */
 static bool use_color(const struct dtl_options *o, FILE *out)
 {
-	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+	const char *term = getenv("TERM"), *clicolor_force = getenv("CLICOLOR_FORCE");
 
 	if ((o->format != DTL_FORMAT_TEXT && o->format != DTL_FORMAT_CONCISE) || o->statistics ||
 	    o->color == DTL_COLOR_NEVER)
 		return false;
 	if (o->color == DTL_COLOR_ALWAYS)
 		return true;
-	/* https://no-color.org: a non-empty NO_COLOR turns colour off; --color always wins */
-	if (no_color && *no_color)
+	if (env_set("NO_COLOR"))
 		return false;
+	if (env_set("FORCE_COLOR") || (env_set("CLICOLOR_FORCE") && strcmp(clicolor_force, "0")))
+		return true;
 	if (term && strcmp(term, "dumb") == 0)
 		return false;
 	return isatty(fileno(out));
