@@ -83,10 +83,30 @@ def compile_pattern(p, fixed_severity=None):
 
 
 gh = json.load(open("contrib/dtypelint-matcher.json"))
-matcher = gh["problemMatcher"][0]
-assert matcher["owner"] == "dtypelint"
-assert len(matcher["pattern"]) == 1, "one line per problem"
-check("GitHub problem matcher", [compile_pattern(matcher["pattern"][0])], {"error", "warning"})
+owners = [m["owner"] for m in gh["problemMatcher"]]
+assert len(set(o.lower() for o in owners)) == len(owners), "the runner refuses a repeated owner"
+gh_patterns = []
+for matcher in gh["problemMatcher"]:
+    assert matcher["owner"].startswith("dtypelint")
+    assert len(matcher["pattern"]) == 1, "one line per problem"
+    # the runner's severities: error, warning, notice (an info finding is a notice)
+    assert matcher.get("severity", "error") in ("error", "warning", "notice")
+    default = {"notice": "info", "warning": "warning"}.get(matcher.get("severity", ""))
+    gh_patterns.append(compile_pattern(matcher["pattern"][0], default))
+check("GitHub problem matcher", gh_patterns, {"error", "warning", "info"})
+
+# the near-miss warning of an importer, on standard error (the runner reads both streams)
+typo = subprocess.run([dtypelint, "-q", "fixtures/import/tiny-qwen2", "--trainer-args",
+                       "fixtures/recipes/alignment-handbook-qlora-fsdp-typo.yaml"],
+                      capture_output=True, text=True, check=False).stderr
+near = [line for line in typo.splitlines() if "is not a key dtypelint reads" in line]
+got = [x for p in gh_patterns for line in near for x in extract(p, line)]
+want = [("fixtures/recipes/alignment-handbook-qlora-fsdp-typo.yaml", 25, 1, "warning")]
+if not near or [g[:4] for g in got] != want or "bnb_4bit_quant_storge" not in got[0][4]:
+    failures += 1
+    print(f"GitHub problem matcher: the near-miss warning {near} gave {got}, want {want}")
+else:
+    print(f"GitHub problem matcher: the near-miss warning on stderr: {got[0][4]}")
 
 vs = json.load(open("contrib/vscode-tasks.json"))
 task = vs["tasks"][0]
