@@ -1,20 +1,70 @@
 # bash completion for dtypelint(1). Rule ids and names come from the installed binary
-# (dtypelint --list-rules); tests/install/completions.py checks options and formats
-# against --help.
+# (dtypelint --list-rules), set-up names from the configuration file (--config FILE, else the
+# nearest .dtypelint.yaml). --opt=value, comma lists (--select DT101,DT1) and separate words
+# complete alike; tests/install/completions.py checks options and formats against --help and
+# drives the completion through compgen.
 _dtypelint_rules()
 {
 	dtypelint --list-rules 2>/dev/null | awk '{ print $1; print $2 }'
 }
 
+# The set-up names of the config: "name:" entries under the top-level "setups:" key, block or
+# flow style. The file is the one --config names, else the nearest .dtypelint.yaml upward.
+_dtypelint_setups()
+{
+	local config="" dir=$PWD i
+	for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+		case ${COMP_WORDS[i]} in
+		--no-config) return ;;
+		--config) config=${COMP_WORDS[i + 1]} ;;
+		--config=*) config=${COMP_WORDS[i]#--config=} ;;
+		esac
+	done
+	if [[ -z $config ]]; then
+		while [[ -n $dir ]]; do
+			[[ -f $dir/.dtypelint.yaml ]] && config=$dir/.dtypelint.yaml && break
+			dir=${dir%/*}
+		done
+	fi
+	[[ -f $config ]] || return
+	awk '/^[^ \t#-]/ { on = ($0 ~ /^setups[ \t]*:/) }
+		on { while (match($0, /name[ \t]*:[ \t]*["'"'"']?[^"'"'"',} \t]+/)) {
+			v = substr($0, RSTART, RLENGTH); sub(/^name[ \t]*:[ \t]*["'"'"']?/, "", v)
+			print v; $0 = substr($0, RSTART + RLENGTH) } }' "$config" 2>/dev/null
+}
+
+# COMPREPLY for a comma-separated list: the word after the last comma completed, the words
+# before it kept; no space after it, so that a ',' can follow
+_dtypelint_list()
+{
+	local head=""
+	[[ $cur == *,* ]] && head=${cur%,*},
+	compopt -o nospace 2>/dev/null
+	COMPREPLY=($(compgen -P "$head" -W "$1" -- "${cur##*,}"))
+}
+
 _dtypelint()
 {
-	local cur prev words cword
-	if declare -F _init_completion >/dev/null 2>&1; then
-		_init_completion || return
-	else
-		cur=${COMP_WORDS[COMP_CWORD]}
-		prev=${COMP_WORDS[COMP_CWORD - 1]}
+	local cur prev eq=""
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	# --opt=value: three words where COMP_WORDBREAKS holds '=' (bash's default), else one
+	# (then each reply keeps its "--opt=")
+	if [[ $cur == --*=* ]]; then
+		eq=${cur%%=*}= prev=${cur%%=*} cur=${cur#*=}
+	elif [[ $cur == = && $prev == --* ]]; then
+		cur=""
+	elif [[ $prev == = ]] && ((COMP_CWORD >= 2)); then
+		prev=${COMP_WORDS[COMP_CWORD - 2]}
 	fi
+	_dtypelint_reply
+	[[ -n $eq ]] && COMPREPLY=("${COMPREPLY[@]/#/$eq}")
+	return 0
+}
+
+# COMPREPLY for cur, the word being completed, after prev
+_dtypelint_reply()
+{
 	case $prev in
 	--deepspeed | --accelerate | --peft | --trainer-args | --framework-config | --export | \
 		-o | --output | \
@@ -51,11 +101,19 @@ _dtypelint()
 		COMPREPLY=($(compgen -W "torch= transformers= peft= deepspeed= accelerate= trl= bitsandbytes=" -- "$cur"))
 		return
 		;;
-	--select | --extend-select | --ignore | --explain)
-		COMPREPLY=($(compgen -W "ALL $(_dtypelint_rules)" -- "$cur"))
+	--select | --extend-select | --ignore)
+		_dtypelint_list "ALL $(_dtypelint_rules)"
 		return
 		;;
-	--pick | --trace | --setup | --device-memory | --max-file-size | --max-depth | --max-alias-nodes | --max-tensors | \
+	--explain)
+		COMPREPLY=($(compgen -W "$(_dtypelint_rules)" -- "$cur"))
+		return
+		;;
+	--setup)
+		COMPREPLY=($(compgen -W "$(_dtypelint_setups)" -- "$cur"))
+		return
+		;;
+	--pick | --trace | --device-memory | --max-file-size | --max-depth | --max-alias-nodes | --max-tensors | \
 		--max-name-length | --max-rank | --max-header-size)
 		return
 		;;

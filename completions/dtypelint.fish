@@ -1,9 +1,51 @@
 # fish completion for dtypelint(1). Rule ids and names come from the installed binary
-# (dtypelint --list-rules); tests/install/completions.py checks options and formats
-# against --help.
+# (dtypelint --list-rules), set-up names from the config (--config FILE, else the nearest
+# .dtypelint.yaml); fish completes --opt=value itself. tests/install/completions.py checks
+# options and formats against --help and runs `complete -C`.
 function __dtypelint_rules
     dtypelint --list-rules 2>/dev/null | awk '{ print $1; print $2 }'
     echo ALL
+end
+
+# a comma-separated list of rules: the words before the last comma kept
+function __dtypelint_rule_list
+    set -l token (commandline -ct | string replace -r '^--[a-z-]+=' '')
+    set -l head (string match -r '^.*,' -- $token; or echo '')
+    for rule in (__dtypelint_rules)
+        echo $head$rule
+    end
+end
+
+# the set-up names of the config: --config FILE, else the nearest .dtypelint.yaml upward
+function __dtypelint_setups
+    set -l words (commandline -opc)
+    set -l config
+    for i in (seq (count $words))
+        switch $words[$i]
+            case --no-config
+                return
+            case --config
+                set config $words[(math $i + 1)]
+            case '--config=*'
+                set config (string replace -- --config= '' $words[$i])
+        end
+    end
+    if test -z "$config"
+        set -l dir $PWD
+        while test -n "$dir"
+            if test -f $dir/.dtypelint.yaml
+                set config $dir/.dtypelint.yaml
+                break
+            end
+            test "$dir" = / && break
+            set dir (path dirname $dir)
+        end
+    end
+    test -f "$config" || return
+    awk '/^[^ \t#-]/ { on = ($0 ~ /^setups[ \t]*:/) }
+        on { while (match($0, /name[ \t]*:[ \t]*["\047]?[^"\047,} \t]+/)) {
+            v = substr($0, RSTART, RLENGTH); sub(/^name[ \t]*:[ \t]*["\047]?/, "", v)
+            print v; $0 = substr($0, RSTART + RLENGTH) } }' $config 2>/dev/null
 end
 
 complete -c dtypelint -l deepspeed -r -F -d 'a DeepSpeed JSON config'
@@ -31,16 +73,16 @@ complete -c dtypelint -l show-plan -d 'print the resolved plan'
 complete -c dtypelint -l trace -x -d 'the dtype history of tensors matching GLOB'
 complete -c dtypelint -s q -l quiet -d 'no versions and summary lines'
 complete -c dtypelint -s v -l verbose -d 'every note of each finding'
-complete -c dtypelint -l select -x -a '(__dtypelint_rules)' -d 'run only these rules'
-complete -c dtypelint -l extend-select -x -a '(__dtypelint_rules)' -d 'add these rules'
-complete -c dtypelint -l ignore -x -a '(__dtypelint_rules)' -d 'do not run these rules'
+complete -c dtypelint -l select -x -a '(__dtypelint_rule_list)' -d 'run only these rules'
+complete -c dtypelint -l extend-select -x -a '(__dtypelint_rule_list)' -d 'add these rules'
+complete -c dtypelint -l ignore -x -a '(__dtypelint_rule_list)' -d 'do not run these rules'
 complete -c dtypelint -l fail-on -x -a 'error warning info' -d 'exit 1 at or above LEVEL'
 complete -c dtypelint -l exit-zero -d 'exit 0 even with findings'
 complete -c dtypelint -l list-rules -d 'list the rules'
 complete -c dtypelint -l explain -x -a '(__dtypelint_rules)' -d 'print a rule documentation'
 complete -c dtypelint -l config -r -F -d 'read FILE instead of .dtypelint.yaml'
 complete -c dtypelint -l no-config -d 'read no configuration file'
-complete -c dtypelint -l setup -x -d 'lint this set-up of the config'
+complete -c dtypelint -l setup -x -a '(__dtypelint_setups)' -d 'lint this set-up of the config'
 complete -c dtypelint -l stdin-filename -r -F -d 'the name of standard input'
 complete -c dtypelint -l memory -d 'print the per-rank memory of the model states'
 complete -c dtypelint -l device-memory -x -d 'the memory of one device'
