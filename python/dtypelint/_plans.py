@@ -160,7 +160,18 @@ def training_args_inputs(args: Any, transformers_version: Optional[str] = None
     if isinstance(world, int) and world > 0:
         plan["world_size"] = world
     fsdp = getattr(args, "fsdp", None)
-    words = " ".join(_name(x) or "" for x in fsdp) if isinstance(fsdp, (list, tuple)) else str(fsdp or "")
+    wrap_name = ""
+    if fsdp is True:
+        # transformers 5.x (training_args.py, _process_fsdp_args): fsdp=True, the legacy
+        # words folded into fsdp_config, and the wrap policy fsdp_config's auto_wrap_policy,
+        # TRANSFORMER_BASED_WRAP by default ("auto_wrap" is a no-op)
+        wrap_name = str(getattr(args, "fsdp_config", None) and
+                        args.fsdp_config.get("auto_wrap_policy") or "TRANSFORMER_BASED_WRAP")
+        words = "full_shard " + ("" if wrap_name.upper() == "NO_WRAP" else "auto_wrap")
+    elif isinstance(fsdp, (list, tuple)):
+        words = " ".join(_name(x) or "" for x in fsdp)
+    else:
+        words = str(fsdp or "")
     config = dict(getattr(args, "fsdp_config", None) or {})
 
     def get(key: str) -> Any:  # __post_init__ drops the fsdp_ prefix; a config file may still have it
@@ -177,7 +188,8 @@ def training_args_inputs(args: Any, transformers_version: Optional[str] = None
         version = int(version)
         policy = types.SimpleNamespace(
             fsdp_version=version, mixed_precision_policy=None,
-            auto_wrap_policy="no_wrap" if "auto_wrap" not in words else "transformer_based_wrap",
+            auto_wrap_policy="no_wrap" if "auto_wrap" not in words else
+            wrap_name.lower() if fsdp is True else "transformer_based_wrap",
             transformer_cls_names_to_wrap=get("transformer_layer_cls_to_wrap"),
             use_orig_params=_flag(get("use_orig_params"), True),
             ignored_modules=None)
