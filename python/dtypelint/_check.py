@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -246,6 +248,10 @@ def _layout(value: Any, path: str, indent: int, lead: str, trail: str,
         lines.append(pad + "]" + trail)
         paths.append(path)
     else:
+        if isinstance(value, float) and not math.isfinite(value):
+            # JSON has no infinity: accelerate's DeepSpeedPlugin sets steps_per_print to
+            # float("inf"), which json.dumps writes as the invalid Infinity
+            value = None if math.isnan(value) else math.copysign(sys.float_info.max, value)
         lines.append(lead + json.dumps(value if not isinstance(value, tuple) else list(value))
                      + trail)
         paths.append(path)
