@@ -1,25 +1,20 @@
 #!/usr/bin/env python3
-"""Unit tests of the dtypelint package with Debian's python3-torch, on tiny models built here (no
-downloads): export (ties, meta device, PEFT, ZeRO-3 shapes), check (model, manifest, dicts,
-versions, the binary's errors), check_accelerator and DtypelintCallback.
-
-transformers, accelerate and peft are not installed on the test machine: the callback is driven
-the way transformers' CallbackHandler calls a TrainerCallback (on_init_end / on_train_begin with
-args, state, control and model=...), with stand-ins for TrainingArguments, TrainerState and
-TrainerControl carrying the documented attributes; the Accelerator stand-in carries accelerate's
-documented attributes (state.distributed_type, mixed_precision, num_processes, fsdp_plugin,
-deepspeed_plugin); the PEFT stand-in has PeftModel's layout (base_model.model, peft_config,
-get_base_model, lora_A/lora_B.default under each target).
+"""Unit tests of the dtypelint package against the real libraries of <build>/venv (torch 2.13.0,
+transformers, accelerate, PEFT and TRL pinned in tests/requirements.txt), on tiny models built
+here (no downloads): export (ties, meta device, a real PEFT model, ZeRO-3 shapes), check (model,
+manifest, dicts, versions, the binary's errors, strictness), check_accelerator on a real
+Accelerator with accelerate's real FSDP and DeepSpeed plugins, and DtypelintCallback driven by
+transformers' own CallbackHandler with real TrainingArguments (and TRL's SFTConfig),
+TrainerState and TrainerControl, and by a real Trainer. torch 1.13 appears only as a version
+given to the program, for its own behaviour (DT104).
 Usage: test_package.py DTYPELINT SOURCE_ROOT BUILD_ROOT (run by any python3: it re-runs itself in
 BUILD_ROOT/venv, python/tests/testvenv.py)"""
-import enum
 import json
 import os
 import stat
 import subprocess
 import sys
 import tempfile
-import types
 import unittest
 import warnings
 
@@ -31,6 +26,10 @@ in_venv(BUILD)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
+import accelerate  # noqa: E402
+import peft  # noqa: E402
+import transformers  # noqa: E402
+import trl  # noqa: E402
 import dtypelint  # noqa: E402
 from dtypelint.integrations.transformers import DtypelintCallback  # noqa: E402
 
@@ -61,7 +60,7 @@ class Tiny(nn.Module):
 
 
 def broken():
-    """A bf16 norm in a float32 FSDP1 unit: torch 1.13 raises FSDP1_113 at wrap time."""
+    """A bf16 norm in a float32 FSDP1 unit: FSDP1 refuses to flatten it at wrap time."""
     m = Tiny()
     m.layers[1].norm.to(torch.bfloat16)
     return m
@@ -83,72 +82,20 @@ def cli_verdicts(report):
                   for f in report["findings"])
 
 
-# --- a PEFT model as get_peft_model leaves it (peft's LoraModel, lora.Linear layout) ---
-class LoraLinear(nn.Module):
-    def __init__(self, base, r=2, dtype=torch.float32):
-        super().__init__()
-        self.base_layer = base
-        self.lora_A = nn.ModuleDict({"default": nn.Linear(base.in_features, r, bias=False,
-                                                          dtype=dtype)})
-        self.lora_B = nn.ModuleDict({"default": nn.Linear(r, base.out_features, bias=False,
-                                                          dtype=dtype)})
+# --- real transformers and PEFT models, tiny: Qwen2ForCausalLM from a small config, and
+# get_peft_model's PeftModel around it ---
+def qwen2(dtype=torch.float32):
+    config = transformers.Qwen2Config(vocab_size=32, hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=1, num_attention_heads=2,
+                                      num_key_value_heads=1, max_position_embeddings=32,
+                                      tie_word_embeddings=False)
+    config._name_or_path = "tiny/qwen2"
+    return transformers.Qwen2ForCausalLM(config).to(dtype)
 
 
-class Qwen2Attention(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.q_proj = nn.Linear(16, 16, bias=False)
-        self.v_proj = nn.Linear(16, 16, bias=False)
-
-
-class Qwen2DecoderLayer(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.input_layernorm = nn.LayerNorm(16)
-        self.self_attn = Qwen2Attention()
-
-
-class Qwen2Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed_tokens = nn.Embedding(32, 16)
-        self.layers = nn.ModuleList([Qwen2DecoderLayer()])
-
-
-class Qwen2ForCausalLM(nn.Module):
-    _no_split_modules = ["Qwen2DecoderLayer"]
-
-    def __init__(self):
-        super().__init__()
-        self.model = Qwen2Model()
-        self.lm_head = nn.Linear(16, 32, bias=False)
-        self.config = types.SimpleNamespace(_name_or_path="tiny/qwen2", hidden_size=16)
-
-
-class LoraModel(nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-
-class PeftModelForCausalLM(nn.Module):
-    def __init__(self, model, lora_dtype=torch.float32):
-        super().__init__()
-        for p in model.parameters():
-            p.requires_grad_(False)
-        for layer in model.model.layers:
-            for name in ("q_proj", "v_proj"):
-                setattr(layer.self_attn, name,
-                        LoraLinear(getattr(layer.self_attn, name), dtype=lora_dtype))
-        self.base_model = LoraModel(model)
-        self.peft_config = {"default": {"r": 2}}
-
-    def get_base_model(self):
-        return self.base_model.model
-
-
-def peft_model(dtype=torch.bfloat16, lora_dtype=torch.float32):
-    return PeftModelForCausalLM(Qwen2ForCausalLM().to(dtype), lora_dtype)
+def peft_model(dtype=torch.bfloat16):
+    return peft.get_peft_model(qwen2(dtype), peft.LoraConfig(
+        r=2, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
 
 
 class Export(unittest.TestCase):
@@ -157,7 +104,7 @@ class Export(unittest.TestCase):
         self.assertEqual(m["model"]["tied"], [["embed.weight", "head.weight"]])
         self.assertNotIn("head.weight", [t["name"] for t in m["tensors"]])
         # and the program reads the tie: the second name comes back from model.tied
-        report = dtypelint.check(m, plan={"strategy": "fsdp1"}, versions={"torch": "1.13"})
+        report = dtypelint.check(m, plan={"strategy": "fsdp1"})
         self.assertEqual(report.raw["inputs"][0]["tensors"], len(m["tensors"]) + 1)
 
     def test_meta_device_exports_like_a_real_model(self):
@@ -189,7 +136,7 @@ class Export(unittest.TestCase):
         # the Qwen2 profile applies: no DT603 (unknown architecture), as for the bare model
         rules = {f.rule for f in dtypelint.check(m, plan={"strategy": "single"})}
         self.assertNotIn("DT603", rules)
-        bare = dtypelint.build_manifest(Qwen2ForCausalLM())
+        bare = dtypelint.build_manifest(qwen2())
         self.assertEqual(bare["model"]["architecture"], m["model"]["architecture"])
         self.assertIn("DT603", {f.rule for f in dtypelint.check(
             dict(bare, model=dict(bare["model"], architecture="PeftModelForCausalLM")),
@@ -207,10 +154,12 @@ class Export(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "m.json")
             returned = dtypelint.export(broken(), path, training={
-                "strategy": "fsdp1", "versions": {"torch": "1.13"}})
+                "strategy": "fsdp1", "versions": {"torch": TORCH}})
             with open(path) as f:
                 self.assertEqual(json.load(f), returned)
-            self.assertIn(("DT101", FSDP1_113), cli_verdicts(cli(path)))
+            self.assertEqual(cli_verdicts(cli(path)), verdicts(dtypelint.check(
+                broken(), plan={"strategy": "fsdp1"})))
+            self.assertIn("DT101", [rule for rule, _ in cli_verdicts(cli(path))])
 
     def test_command_line(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -270,18 +219,19 @@ class Check(unittest.TestCase):
 
     def test_config_objects(self):
         # a PeftConfig-like object (to_dict with a set, as LoraConfig has) and an accelerate dict
-        peft = types.SimpleNamespace(to_dict=lambda: {
-            "peft_type": "LORA", "r": 2, "target_modules": {"v_proj", "q_proj"},
-            "base_model_name_or_path": "tiny/qwen2"})
-        findings = dtypelint.check(dtypelint.build_manifest(Qwen2ForCausalLM().bfloat16()),
-                                   peft=peft, accelerate={"distributed_type": "FSDP",
+        # a real LoraConfig: to_dict() holds target_modules as a set
+        lora = peft.LoraConfig(r=2, target_modules=["v_proj", "q_proj"], task_type="CAUSAL_LM",
+                               base_model_name_or_path="tiny/qwen2")
+        self.assertIsInstance(lora.to_dict()["target_modules"], set)
+        findings = dtypelint.check(dtypelint.build_manifest(qwen2(torch.bfloat16)),
+                                   peft=lora, accelerate={"distributed_type": "FSDP",
                                                           "mixed_precision": "bf16",
                                                           "num_processes": 2,
                                                           "fsdp_config": {"fsdp_version": 2}})
         self.assertEqual(findings.raw["inputs"][0]["plan"]["strategy"], "fsdp2")
         # the adapters were injected: 2 targets x (lora_A, lora_B) in the one layer
         self.assertEqual(findings.raw["inputs"][0]["tensors"],
-                         len(dtypelint.build_manifest(Qwen2ForCausalLM())["tensors"]) + 4)
+                         len(dtypelint.build_manifest(qwen2())["tensors"]) + 4)
 
     def test_missing_binary(self):
         with self.assertRaises(dtypelint.BinaryNotFoundError) as e:
@@ -316,168 +266,249 @@ class Check(unittest.TestCase):
         self.assertRegex(e.exception.diagnostics, r"^<manifest>: modle: error: .*'modle'")
 
 
-# --- stand-ins with the attributes transformers and accelerate document ---
-class FSDPOption(str, enum.Enum):
-    FULL_SHARD = "full_shard"
-    AUTO_WRAP = "auto_wrap"
+# --- the real transformers Trainer machinery: TrainingArguments (and TRL's configs),
+# TrainerState, TrainerControl, and CallbackHandler, which calls a callback's hooks as
+# Trainer.__init__ and Trainer.train do. An FSDP or DeepSpeed Trainer cannot be built on a
+# CPU-only machine (accelerate: "There are currently no available devices found"), so those
+# set-ups drive the callback through CallbackHandler; a plain Trainer is built for real. ---
+OUT = tempfile.mkdtemp(prefix="dtypelint-test-")
 
 
-def training_args(cls_name="TrainingArguments", **kw):
-    fields = dict(bf16=False, fp16=False, fsdp=[], fsdp_config={}, deepspeed=None, world_size=2)
-    fields.update(kw)
-    return type(cls_name, (types.SimpleNamespace,), {})(**fields)
+def training_args(cls=transformers.TrainingArguments, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # FSDP1 and the legacy fsdp strings are deprecated
+        return cls(output_dir=OUT, report_to=[], use_cpu=True, **kw)
 
 
-STATE = types.SimpleNamespace(is_world_process_zero=True, global_step=0)
-CONTROL = types.SimpleNamespace(should_training_stop=False)
+def fsdp1_args(**config):
+    return training_args(fsdp=True, fsdp_config=dict(
+        {"version": 1, "transformer_layer_cls_to_wrap": ["Block"], "use_orig_params": False},
+        **config))
+
+
+def init_end(cb, args, model):
+    """What Trainer.__init__ does last: CallbackHandler.on_init_end with the model."""
+    handler = transformers.trainer_callback.CallbackHandler([cb], model, None, None, None)
+    return handler.on_init_end(args, transformers.TrainerState(), transformers.TrainerControl())
+
+
+def train_begin(cb, args, model):
+    handler = transformers.trainer_callback.CallbackHandler([cb], model, None, None, None)
+    return handler.on_train_begin(args, transformers.TrainerState(),
+                                  transformers.TrainerControl())
+
+
+def fsdp1_verdicts(model, **plan):
+    """The program's verdicts on the exported model with the FSDP1 plan of fsdp1_args."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.json")
+        dtypelint.export(model, path, training=dict({
+            "strategy": "fsdp1", "world_size": 1, "versions": dtypelint.installed_versions(),
+            "fsdp": {"wrap": ["Block"], "use_orig_params": False}}, **plan))
+        return cli_verdicts(cli(path))
 
 
 class Callback(unittest.TestCase):
-    def fsdp_args(self):
-        # torch 1.13's FSDP1 has no use_orig_params (DT104): these runs leave it off
-        return training_args(fsdp=[FSDPOption.FULL_SHARD, FSDPOption.AUTO_WRAP],
-                             fsdp_config={"transformer_layer_cls_to_wrap": ["Block"],
-                                          "use_orig_params": "false"})
-
     def test_raises_before_the_first_step_with_the_framework_error(self):
-        cb = DtypelintCallback(versions=V113)
+        cb = DtypelintCallback()
         with self.assertRaises(dtypelint.PredictedFrameworkError) as e:
-            cb.on_init_end(self.fsdp_args(), STATE, CONTROL, model=broken(), optimizer=None)
-        self.assertEqual(e.exception.framework_error, FSDP1_113)
-        self.assertIn(FSDP1_113, str(e.exception))
-        # the same set-up on the command line: a recipe with the same keys
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "m.json")
-            dtypelint.export(broken(), path, training={
-                "strategy": "fsdp1", "world_size": 2, "versions": {"torch": "1.13"},
-                "fsdp": {"wrap": ["Block"]}})
-            self.assertEqual(sorted(verdicts(cb.findings)), cli_verdicts(cli(path)))
+            init_end(cb, fsdp1_args(), broken())
+        self.assertIn("uniform dtype", e.exception.framework_error)
+        self.assertIn(e.exception.framework_error, str(e.exception))
+        # the same set-up on the command line: a manifest with the same plan
+        self.assertEqual(sorted(verdicts(cb.findings)), fsdp1_verdicts(broken()))
 
     def test_trainer_default_use_orig_params_on_torch_113(self):
-        # the Trainer's default fsdp_config use_orig_params reaches FSDP1's constructor through
-        # accelerate, and torch 1.13's FSDP1 has no such argument (DT104)
-        args = training_args(fsdp=[FSDPOption.FULL_SHARD, FSDPOption.AUTO_WRAP],
-                             fsdp_config={"transformer_layer_cls_to_wrap": ["Block"]})
+        # a torch 1.13 behaviour (DT104): the Trainer's default fsdp_config use_orig_params
+        # reaches FSDP1's constructor through accelerate, and torch 1.13's FSDP1 has no such
+        # argument. Left out of fsdp_config it is true; False (a real bool) is false.
+        args = training_args(fsdp=True, fsdp_config={
+            "version": 1, "transformer_layer_cls_to_wrap": ["Block"]})
         cb = DtypelintCallback(versions=V113)
         with self.assertRaises(dtypelint.PredictedFrameworkError) as e:
-            cb.on_init_end(args, STATE, CONTROL, model=Tiny(), optimizer=None)
+            init_end(cb, args, Tiny())
         self.assertIn("unexpected keyword argument 'use_orig_params'",
                       e.exception.framework_error)
+        cb = DtypelintCallback(versions=V113)
+        init_end(cb, fsdp1_args(), Tiny())
+        self.assertNotIn("DT104", [f.rule for f in cb.findings])
 
     def test_on_train_begin_when_added_after_init(self):
-        cb = DtypelintCallback(versions=V113)
+        cb = DtypelintCallback()
         with self.assertRaises(dtypelint.PredictedFrameworkError):
-            cb.on_train_begin(self.fsdp_args(), STATE, CONTROL, model=broken())
+            train_begin(cb, fsdp1_args(), broken())
 
     def test_check_reads_training_arguments_as_the_callback_does(self):
-        via_check = dtypelint.check(broken(), trainer_args=self.fsdp_args(), versions=V113)
-        self.assertIn(("DT101", FSDP1_113), verdicts(via_check))
-        cb = DtypelintCallback(warn_only=True, versions=V113)
+        via_check = dtypelint.check(broken(), trainer_args=fsdp1_args())
+        self.assertIn("DT101", [f.rule for f in via_check])
+        cb = DtypelintCallback(warn_only=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cb.on_init_end(self.fsdp_args(), STATE, CONTROL, model=broken())
+            init_end(cb, fsdp1_args(), broken())
         self.assertEqual(verdicts(via_check), verdicts(cb.findings))
 
-    def test_fsdp2_by_default_from_transformers_5_10_1(self):
-        findings = dtypelint.check(broken(), trainer_args=self.fsdp_args(),
-                                   versions={"torch": "2.6.0", "transformers": "5.15.0"})
+    def test_fsdp2_by_default(self):
+        # transformers 5.24: fsdp=True, and FSDP2 when fsdp_config names no version
+        args = training_args(fsdp=True, fsdp_config={"transformer_layer_cls_to_wrap": ["Block"]})
+        self.assertIs(args.fsdp, True)
+        findings = dtypelint.check(broken(), trainer_args=args)
         self.assertEqual(findings.raw["inputs"][0]["plan"]["strategy"], "fsdp2")
         self.assertIn("DT111", [f.rule for f in findings])
+        # the legacy string still means FSDP (transformers turns it into fsdp=True)
+        legacy = training_args(fsdp="full_shard auto_wrap",
+                               fsdp_config={"transformer_layer_cls_to_wrap": ["Block"]})
+        self.assertEqual(dtypelint.check(broken(), trainer_args=legacy).raw["inputs"][0]
+                         ["plan"]["strategy"], "fsdp2")
 
     def test_model_already_wrapped_at_train_begin_is_not_exported(self):
-        FullyShardedDataParallel = type("FullyShardedDataParallel", (nn.Module,), {})
-        wrapped = FullyShardedDataParallel()
-        wrapped.module = broken()
-        cb = DtypelintCallback(versions=V113)
+        # torch's own FSDP1 on a one-rank gloo world (the CPU's): what prepare leaves
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        with tempfile.TemporaryDirectory() as tmp:
+            dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "store"),
+                                    rank=0, world_size=1)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # NO_SHARD on one rank
+                    wrapped = FullyShardedDataParallel(Tiny(), device_id=torch.device("cpu"))
+            finally:
+                dist.destroy_process_group()
+        cb = DtypelintCallback()
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            cb.on_train_begin(self.fsdp_args(), STATE, CONTROL, model=wrapped)
+            train_begin(cb, fsdp1_args(), wrapped)
         self.assertTrue(any("on_init_end" in str(x.message) for x in w))
         self.assertIsNone(cb.findings)
 
     def test_warn_only(self):
-        cb = DtypelintCallback(warn_only=True, versions=V113)
+        cb = DtypelintCallback(warn_only=True)
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            self.assertIs(cb.on_init_end(self.fsdp_args(), STATE, CONTROL, model=broken()),
-                          CONTROL)
-        self.assertTrue(any(FSDP1_113 in str(x.message) for x in w))
+            control = init_end(cb, fsdp1_args(), broken())
+        self.assertIsInstance(control, transformers.TrainerControl)
+        self.assertTrue(any("uniform dtype" in str(x.message) for x in w))
 
     def test_clean_setup_passes(self):
-        cb = DtypelintCallback(versions=V113)
-        self.assertIs(cb.on_init_end(self.fsdp_args(), STATE, CONTROL, model=Tiny()), CONTROL)
+        cb = DtypelintCallback()
+        init_end(cb, fsdp1_args(), Tiny())
         self.assertEqual([f for f in cb.findings if f.severity == "error"], [])
 
-    def test_deepspeed_and_peft_from_training_arguments(self):
+    def test_a_real_trainer_calls_it(self):
+        # a plain Trainer is built for real on the CPU: its __init__ calls on_init_end
+        cb = DtypelintCallback()
+        model = peft_model(torch.float32)
+        trainer = transformers.Trainer(model=model, args=training_args(), callbacks=[cb])
+        self.assertIs(trainer.model, model)
+        self.assertIsNotNone(cb.findings)
+        self.assertEqual(cb.findings.raw["inputs"][0]["plan"]["strategy"], "single")
+        self.assertEqual(cb.findings.raw["inputs"][0]["tensors"],
+                         len(dtypelint.build_manifest(model)["tensors"]))
+
+    def test_deepspeed_and_peft_from_trl_config(self):
         with open(os.path.join(ROOT, "fixtures", "import", "ds_z3_bf16.json")) as f:
             ds = json.load(f)
-        cb = DtypelintCallback(versions={"deepspeed": "0.19.2"})
-        args = training_args("SFTConfig", bf16=True, deepspeed=ds, world_size=8)
+        args = training_args(trl.SFTConfig, bf16=True, deepspeed=ds)
+        from dtypelint._plans import training_args_inputs
+        plan, deepspeed = training_args_inputs(args)
+        self.assertEqual((plan["trainer"], plan["strategy"]), ("trl-sft", "zero3"))
+        self.assertEqual(deepspeed, ds)
+        cb = DtypelintCallback(versions={"deepspeed": "0.19.2"}, warn_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            init_end(cb, args, peft_model())
+        self.assertEqual(cb.findings.raw["inputs"][0]["plan"]["strategy"], "zero3")
+        # the coalesced gather needs ranks: this CPU machine is one, the set-up is eight
+        findings = dtypelint.check(peft_model(), trainer_args=args, plan={"world_size": 8},
+                                   versions={"deepspeed": "0.19.2"})
+        self.assertIn("DT121", [f.rule for f in findings])
         with self.assertRaises(dtypelint.PredictedFrameworkError) as e:
-            cb.on_init_end(args, STATE, CONTROL, model=peft_model())
-        self.assertIn("DT121", [f.rule for f in e.exception.findings])
+            dtypelint._accelerate.raise_or_warn(findings)
         self.assertIn("output tensor must have the same type", e.exception.framework_error)
 
 
 class Accelerate(unittest.TestCase):
-    class DistributedType(str, enum.Enum):
-        FSDP = "FSDP"
-        DEEPSPEED = "DEEPSPEED"
-        NO = "NO"
+    """check_accelerator on a real Accelerator and accelerate's real plugins. On a CPU-only
+    machine accelerate builds no FSDP or DeepSpeed Accelerator, so the plugin is set on the
+    real AcceleratorState as accelerate sets it on a GPU machine (state.distributed_type,
+    state.fsdp_plugin / deepspeed_plugin)."""
 
-    def accelerator(self, dist, mixed="bf16", n=2, **state):
-        st = types.SimpleNamespace(distributed_type=dist, mixed_precision=mixed,
-                                   num_processes=n, **state)
-        return types.SimpleNamespace(state=st, distributed_type=dist, mixed_precision=mixed,
-                                     num_processes=n)
+    def accelerator(self, dist, mixed="bf16", **plugins):
+        accelerate.state.AcceleratorState._reset_state(True)
+        acc = accelerate.Accelerator(cpu=True, mixed_precision=mixed)
+        acc.state.distributed_type = dist
+        if "fsdp_plugin" in plugins:
+            acc.state.fsdp_plugin = plugins["fsdp_plugin"]
+        if "deepspeed_plugin" in plugins:  # what AcceleratorState keeps: the selected plugin
+            acc.state.deepspeed_plugins = plugins["deepspeed_plugin"]
+        return acc
+
+    def tearDown(self):
+        accelerate.state.AcceleratorState._reset_state(True)
+
+    def test_no_distribution(self):
+        accelerate.state.AcceleratorState._reset_state(True)
+        acc = accelerate.Accelerator(cpu=True)
+        findings = dtypelint.check_accelerator(acc, Tiny())
+        self.assertEqual(findings.raw["inputs"][0]["plan"]["strategy"], "single")
 
     def test_fsdp_plugin_reads_like_the_accelerate_config(self):
-        plugin = types.SimpleNamespace(
+        from torch.distributed.fsdp import MixedPrecision
+        plugin = accelerate.utils.FullyShardedDataParallelPlugin(
             fsdp_version=1, auto_wrap_policy="transformer_based_wrap",
             transformer_cls_names_to_wrap=["Block"], use_orig_params=False,
-            mixed_precision_policy=types.SimpleNamespace(param_dtype=torch.bfloat16,
-                                                         reduce_dtype=torch.bfloat16,
-                                                         buffer_dtype=torch.bfloat16),
-            ignored_modules=None)
-        acc = self.accelerator(self.DistributedType.FSDP, fsdp_plugin=plugin)
+            mixed_precision_policy=MixedPrecision(param_dtype=torch.bfloat16,
+                                                  reduce_dtype=torch.bfloat16,
+                                                  buffer_dtype=torch.bfloat16))
+        acc = self.accelerator(accelerate.utils.DistributedType.FSDP, fsdp_plugin=plugin)
         model = Tiny()
         model.layers[1].attn.weight.requires_grad_(False)
-        findings = dtypelint.check_accelerator(acc, model, raise_on_error=False,
-                                               versions={"torch": "1.13"})
+        findings = dtypelint.check_accelerator(acc, model, raise_on_error=False)
         with tempfile.TemporaryDirectory() as tmp:
             yaml = os.path.join(tmp, "accelerate.yaml")
             with open(yaml, "w") as f:
-                f.write("distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 2\n"
+                f.write("distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 1\n"
                         "fsdp_config:\n  fsdp_version: 1\n"
                         "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
                         "  fsdp_transformer_layer_cls_to_wrap: Block\n"
                         "  fsdp_use_orig_params: false\n")
             path = os.path.join(tmp, "m.json")
             dtypelint.export(model, path)
-            expected = cli_verdicts(cli("--accelerate", yaml, "--with", "torch=1.13", path))
+            expected = cli_verdicts(cli("--accelerate", yaml, "--with",
+                                        "torch=" + TORCH, path))
         self.assertEqual(verdicts(findings), expected)
         self.assertIn("DT102", [f.rule for f in findings])
         with self.assertRaises(dtypelint.PredictedFrameworkError), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # DT302, a warning, is warned about
-            dtypelint.check_accelerator(acc, model, versions={"torch": "1.13"})
+            dtypelint.check_accelerator(acc, model)
 
     def test_deepspeed_plugin(self):
         with open(os.path.join(ROOT, "fixtures", "import", "ds_z3_bf16.json")) as f:
             ds = json.load(f)
-        plugin = types.SimpleNamespace(deepspeed_config=ds, zero3_init_flag=True)
-        acc = self.accelerator(self.DistributedType.DEEPSPEED, n=8, deepspeed_plugin=plugin)
+        plugin = accelerate.utils.DeepSpeedPlugin(hf_ds_config=ds, zero3_init_flag=True)
+        acc = self.accelerator(accelerate.utils.DistributedType.DEEPSPEED,
+                               deepspeed_plugin=plugin)
+        findings = dtypelint.check_accelerator(acc, peft_model(), versions={"deepspeed": "0.19.2"})
+        plan = findings.raw["inputs"][0]["plan"]
+        self.assertEqual((plan["strategy"], plan["world_size"]), ("zero3", 1))
+        # the coalesced gather (DT121) needs ranks: this CPU Accelerator has one; the same
+        # plugin's plan at eight ranks
+        from dtypelint._plans import accelerator_inputs
+        plan, config = accelerator_inputs(acc, None)
+        self.assertEqual(plan["zero3"], {"init": True})
+        plan["world_size"] = 8
         with self.assertRaises(dtypelint.PredictedFrameworkError) as e:
-            dtypelint.check_accelerator(acc, peft_model(), versions={"deepspeed": "0.19.2"})
+            dtypelint._accelerate.raise_or_warn(dtypelint.check(
+                peft_model(), plan=plan, deepspeed=config, versions={"deepspeed": "0.19.2"}))
         self.assertIn("DT121", [f.rule for f in e.exception.findings])
         # DeepSpeed 0.19.3 fixed the gather
-        findings = dtypelint.check_accelerator(acc, peft_model(), versions={"deepspeed": "0.19.3"})
+        findings = dtypelint.check(peft_model(), plan=plan, deepspeed=config,
+                                   versions={"deepspeed": "0.19.3"})
         self.assertNotIn("DT121", [f.rule for f in findings])
 
     def test_size_based_wrap_is_refused(self):
-        plugin = types.SimpleNamespace(fsdp_version=2, auto_wrap_policy="size_based_wrap",
-                                       transformer_cls_names_to_wrap=None,
-                                       mixed_precision_policy=None)
-        acc = self.accelerator(self.DistributedType.FSDP, fsdp_plugin=plugin)
+        plugin = accelerate.utils.FullyShardedDataParallelPlugin(
+            fsdp_version=2, auto_wrap_policy="size_based_wrap")
+        acc = self.accelerator(accelerate.utils.DistributedType.FSDP, fsdp_plugin=plugin)
         self.assertRaisesRegex(dtypelint.DtypelintError, "size_based_wrap",
                                dtypelint.check_accelerator, acc, Tiny())
 
@@ -501,17 +532,15 @@ class Strict(unittest.TestCase):
         # (on torch 1.13 a true use_orig_params is DT104)
         from dtypelint._plans import training_args_inputs
         for value in (False, "false", "False", 0):
-            args = training_args(fsdp=[FSDPOption.FULL_SHARD, FSDPOption.AUTO_WRAP],
-                                 fsdp_config={"transformer_layer_cls_to_wrap": ["Block"],
-                                              "use_orig_params": value})
-            plan, _ = training_args_inputs(args, "4.57.0")
+            args = fsdp1_args(use_orig_params=value)
+            plan, _ = training_args_inputs(args, "5.24.0")
             self.assertIs(plan["fsdp"]["use_orig_params"], False, value)
             rules = [f.rule for f in dtypelint.check(Tiny(), trainer_args=args, versions=V113)]
             self.assertNotIn("DT104", rules, value)
         for value in (True, "true", None):
-            config = {"use_orig_params": value} if value is not None else {}
-            args = training_args(fsdp=[FSDPOption.FULL_SHARD], fsdp_config=config)
-            plan, _ = training_args_inputs(args, "4.57.0")
+            args = fsdp1_args(use_orig_params=value) if value is not None else \
+                training_args(fsdp=True, fsdp_config={"version": 1})
+            plan, _ = training_args_inputs(args, "5.24.0")
             self.assertIs(plan["fsdp"]["use_orig_params"], True, value)
 
     def test_dict_locations_name_the_key(self):
@@ -617,14 +646,14 @@ class Strict(unittest.TestCase):
             for name in ("m.yaml", "m.yml"):
                 path = os.path.join(tmp, name)
                 returned = dtypelint.export(model, path, training={
-                    "strategy": "fsdp1", "versions": {"torch": "1.13"}})
+                    "strategy": "fsdp1", "versions": {"torch": TORCH}})
                 lint = subprocess.run(["yamllint", "-f", "parsable", path],
                                       capture_output=True, text=True)
                 self.assertEqual((lint.returncode, lint.stdout), (0, ""))
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
                 self.assertIn("\n---\n", "\n" + text)
-                self.assertIn(("DT101", FSDP1_113), cli_verdicts(cli(path)))
+                self.assertIn("DT101", [rule for rule, _ in cli_verdicts(cli(path))])
                 json_path = os.path.join(tmp, "m.json")
                 dtypelint.export(model, json_path, training=returned["training"])
                 self.assertEqual(cli_verdicts(cli(path)), cli_verdicts(cli(json_path)))
