@@ -171,8 +171,11 @@ def fsdp1(root, policy=None, count_empty=True):
     count_empty=False leaves out the units below the root that hold no tensor at all (a
     LayerNorm without affine parameters): a manifest, which lists tensors, cannot name them."""
     init_world()
+    # torch 2.x's FSDP1 needs a device: with no accelerator, the CPU (torch 1.13 took none)
+    cpu = {} if torch.cuda.is_available() or int(torch.__version__.split(".")[0]) < 2 else \
+        {"device_id": torch.device("cpu")}
     try:
-        wrapped = FSDP(root, auto_wrap_policy=policy)
+        wrapped = FSDP(root, auto_wrap_policy=policy, **cpu)
     except Exception as e:  # the verdict is the exception itself
         return {"ok": False, "error_type": type(e).__name__, "error": str(e)}
     units = [m for m in wrapped.modules() if isinstance(m, FSDP)]
