@@ -1,11 +1,20 @@
 #!/bin/sh
-# `pip install ./python` as the README says (Debian's pip and setuptools, offline, no build
-# isolation), into a scratch prefix, then the training-script example from that install: it must
-# print the predicted FSDP1 error and stop with exit status 1; with --fixed it must train.
-# Usage: pip_example.sh PYTHON DTYPELINT SOURCE_ROOT
+# `pip install ./python` as the README says (offline, no build isolation), into a scratch
+# prefix, with the tests' Python (BUILD_ROOT/venv: torch 2.13.0), then the training-script
+# example from that install: it must print the predicted FSDP1 error and stop with exit status
+# 1, real FSDP1 must raise that error, and with --fixed it must train. Without the venv:
+# SKIP, or FAIL where DTL_REQUIRE_VENV=1.
+# Usage: pip_example.sh BUILD_ROOT DTYPELINT SOURCE_ROOT
 set -eu
-python=$1 dtypelint=$2 root=$3
-"$python" -c 'import torch' 2>/dev/null || { echo "SKIP: $python has no torch"; exit 77; }
+build=$1 dtypelint=$2 root=$3
+python=$build/venv/bin/python
+if [ ! -x "$python" ]; then
+	why="$python is missing: make it with \`sh tools/venv.sh $build/venv\`"
+	[ "${DTL_REQUIRE_VENV:-}" = 1 ] && { echo "FAIL: $why (DTL_REQUIRE_VENV=1)"; exit 1; }
+	echo "SKIP: $why"
+	exit 77
+fi
+"$python" -c 'import torch' 2>/dev/null || { echo "FAIL: $python has no torch"; exit 1; }
 "$python" -m pip --version >/dev/null 2>&1 || { echo "SKIP: $python has no pip"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
