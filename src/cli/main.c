@@ -300,6 +300,33 @@ static const struct dtl_sim *sim_of(const struct dtl_report_input *input)
 	return input->view ? input->view->sim : NULL;
 }
 
+/* Is the rule named by an ignore entry, of the options or of the config? (--select leaves
+ * DT003 on: it is about the inputs, not the set-up) */
+static bool ignored(const char *id, const struct dtl_options *o, const struct dtl_config *c)
+{
+	const struct dtl_rule *rule = dtl_rule_find(id);
+
+	return rule && (any_matches(&o->ignore, rule) || (c && any_matches(&c->ignore, rule)));
+}
+
+/* The importers' warnings (near-miss keys, requests a checkpoint overrides) on standard
+ * error, gcc-style with their rule's [ID name] as findings have, so that problem matchers
+ * take them */
+static void put_input_warnings(const struct dtl_manifest *manifest, const struct dtl_options *o,
+                               const struct dtl_config *c)
+{
+	const struct dtl_input_warning *w = manifest->warnings.items;
+
+	if (ignored("DT003", o, c))
+		return;
+	for (size_t i = 0; i < manifest->warnings.count; i++) {
+		dtl_report_put_path(stderr, w[i].loc.file);
+		fprintf(stderr, ":%u:%u: warning: ", w[i].loc.line, w[i].loc.column);
+		dtl_report_put_escaped(stderr, w[i].message);
+		fputs(" [DT003 input-warning]\n", stderr);
+	}
+}
+
 static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
                     const struct settings *s, const struct dtl_behavior_table *behaviors,
                     const struct dtl_op_oracle *ops, struct dtl_arena *arena,
@@ -329,14 +356,7 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
-	/* the importers' warnings (near-miss keys, requests a checkpoint overrides) */
-	const struct dtl_input_warning *w = manifest->warnings.items;
-	for (size_t i = 0; i < manifest->warnings.count; i++) {
-		dtl_report_put_path(stderr, w[i].loc.file);
-		fprintf(stderr, ":%u:%u: warning: ", w[i].loc.line, w[i].loc.column);
-		dtl_report_put_escaped(stderr, w[i].message);
-		fputc('\n', stderr);
-	}
+	put_input_warnings(manifest, o, s->config);
 	*plan = manifest->plan;
 	if (s->config && s->config->has_plan)
 		plan_defaults(plan, &s->config->plan);

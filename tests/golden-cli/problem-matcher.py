@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The problem matchers of contrib/ (GitHub Actions and the VS Code task), applied to real text
-output, extract file, line, column, severity, message and code of every error and warning
-finding, and match nothing else (notes and details are not problems). The truth comes from
-the same run's json-lines output. Colour codes (--color always) must not change the result.
+output, extract file, line, column, severity, message and code of every error, warning and
+info finding (GitHub: info as a notice; the importers' warnings on standard error as DT003,
+which --ignore silences), and match nothing else (notes and details are not problems). The
+truth comes from the same run's json-lines output. Colour codes (--color always) must not change the result.
 
 Usage: problem-matcher.py DTYPELINT SOURCE_ROOT
 """
@@ -102,11 +103,23 @@ typo = subprocess.run([dtypelint, "-q", "fixtures/import/tiny-qwen2", "--trainer
 near = [line for line in typo.splitlines() if "is not a key dtypelint reads" in line]
 got = [x for p in gh_patterns for line in near for x in extract(p, line)]
 want = [("fixtures/recipes/alignment-handbook-qlora-fsdp-typo.yaml", 25, 1, "warning")]
-if not near or [g[:4] for g in got] != want or "bnb_4bit_quant_storge" not in got[0][4]:
+if not near or [g[:4] for g in got] != want or "bnb_4bit_quant_storge" not in got[0][4] \
+        or got[0][5] != "DT003":
     failures += 1
-    print(f"GitHub problem matcher: the near-miss warning {near} gave {got}, want {want}")
+    print(f"GitHub problem matcher: the near-miss warning {near} gave {got}, want {want} "
+          f"with its rule DT003")
 else:
     print(f"GitHub problem matcher: the near-miss warning on stderr: {got[0][4]}")
+
+# --ignore DT003 silences them, as it would a finding; --select does not
+for extra, want_line in ((["--ignore", "DT003"], False), (["--ignore", "input-warning"], False),
+                         (["--select", "DT4"], True)):
+    err = subprocess.run([dtypelint, "-q", *extra, "fixtures/import/tiny-qwen2", "--trainer-args",
+                          "fixtures/recipes/alignment-handbook-qlora-fsdp-typo.yaml"],
+                         capture_output=True, text=True, check=False).stderr
+    if ("[DT003 input-warning]" in err) != want_line:
+        failures += 1
+        print(f"{extra}: the near-miss warning {'missing' if want_line else 'printed'}")
 
 vs = json.load(open("contrib/vscode-tasks.json"))
 task = vs["tasks"][0]
