@@ -564,13 +564,20 @@ class Strict(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             cwd = os.getcwd()
             os.chdir(tmp)
+            # a config with a set-up: the program given no file lints it (and would write a
+            # report where an argument became -o)
+            with open("m.json", "w") as f:
+                json.dump(DT101_DICT, f)
+            with open(".dtypelint.yaml", "w") as f:
+                f.write("setups:\n  - name: one\n    model: m.json\n")
+            inputs = sorted(os.listdir(tmp))
             try:
                 for arg in ("-oreport.yaml", "--output=report.yaml"):
                     with self.assertRaises(dtypelint.InputError):
                         dtypelint.check(arg)
                     with self.assertRaises(dtypelint.InputError):
                         dtypelint.check(DT101_DICT, plan=arg)
-                    self.assertEqual(os.listdir(tmp), [], arg)
+                    self.assertEqual(sorted(os.listdir(tmp)), inputs, arg)
                 for bad in ({"torch": "2.7.1,deepspeed=0.19.3"}, {"torch": "2.7.1 "},
                             {"torch": "--help"}, {"torch": ""}):
                     with self.assertRaises(ValueError):
@@ -578,7 +585,7 @@ class Strict(unittest.TestCase):
                 for bad in ("DT101,--output=x", ["DT101", "-ox"], ["DT1,DT2"]):
                     with self.assertRaises(ValueError):
                         dtypelint.check(DT101_DICT, select=bad)
-                self.assertEqual(os.listdir(tmp), [])
+                self.assertEqual(sorted(os.listdir(tmp)), inputs)
             finally:
                 os.chdir(cwd)
 
