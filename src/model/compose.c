@@ -1,16 +1,93 @@
 /* SPDX-License-Identifier: MIT */
 /* Composing a manifest and its plan from the user's files (include/dtypelint/compose.h). */
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "dtypelint/compose.h"
+#include "dtypelint/file-kind.h"
 #include "dtypelint/import.h"
+#include "import-registry.h"
+#include "import-util.h"
 #include "load.h"
 
 static bool is_dir(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The input could not be read as a manifest (error set): when it looks like something else,
+ * it is read by the importer of its kind, or the error names what it is and what reads it. A
+ * manifest with a mistake, or a file nothing tells apart, keeps the manifest reader's error.
+ * Only the failing path reads the file again: a good manifest is read once.
+ */
+/* a broken manifest has one of its keys, a recipe one of its own: the manifest reader's error
+ * says more (manifest-parse.c names a recipe given as INPUT) */
+static bool manifest_key(const char *key, size_t len)
+{
+	static const char *const keys[] = {"dtypelint",    "model",   "tensors",  "frozen",
+	                                   "quantization", "adapter", "training", "suppress"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i]) == len && memcmp(keys[i], key, len) == 0)
+			return true;
+	return dtl_recipe_key(key, len);
+}
+
+static int input_not_manifest(const char *path, struct dtl_arena *arena,
+                              const struct dtl_limits *limits, struct dtl_manifest *manifest,
+                              int failed, struct dtl_error *error)
+{
+	/* the files of a set-up given as INPUT: manifest-parse.c names each and its option */
+	static const enum dtl_file_reader readers[] = {
+	    DTL_READ_MANIFEST, DTL_READ_FOLDER,       DTL_READ_DEEPSPEED, DTL_READ_ACCELERATE,
+	    DTL_READ_PEFT,     DTL_READ_TRAINER_ARGS, DTL_READ_CONFIG};
+	struct dtl_file_guess guess;
+	struct dtl_error why = {0};
+	int r;
+
+	if (failed != -EINVAL)
+		return failed;
+	r = dtl_file_check_role(path, "the input", readers, sizeof(readers) / sizeof(readers[0]),
+	                        manifest_key, arena, limits, &guess, &why);
+	if (r == -ENOMEM)
+		return r;
+	if (r == 0 || !guess.kind) /* the manifest reader's error stands */
+		return failed;
+	const struct dtl_kind_importer *importer = dtl_kind_importer_find(guess.kind->id);
+	if (importer) {
+		*manifest = (struct dtl_manifest){0};
+		dtl_plan_init(&manifest->plan);
+		return importer->import(path, DTL_ROLE_INPUT, arena, limits, manifest, error);
+	}
+	dtl_error_copy(error, &why);
+	return r;
+}
+
+/* --trainer-args: the recipes dtypelint reads, a kind an importer reads, else an error that
+ * says what the file is */
+static int trainer_args(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                        struct dtl_manifest *manifest, struct dtl_error *error)
+{
+	static const enum dtl_file_reader recipes[] = {DTL_READ_TRAINER_ARGS};
+	struct dtl_file_guess guess;
+	struct dtl_error why = {0};
+	int r;
+
+	r = dtl_file_check_role(path, "--trainer-args", recipes, 1, dtl_recipe_key, arena, limits,
+	                        &guess, &why);
+	if (r == -EINVAL && guess.kind) {
+		const struct dtl_kind_importer *importer = dtl_kind_importer_find(guess.kind->id);
+		if (importer)
+			return importer->import(path, DTL_ROLE_TRAINER_ARGS, arena, limits,
+			                        manifest, error);
+	}
+	if (r < 0) {
+		dtl_error_copy(error, &why);
+		return r;
+	}
+	return dtl_import_trainer_args(path, arena, limits, manifest, error);
 }
 
 int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
@@ -33,7 +110,9 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	else if (is_dir(in->input))
 		r = dtl_import_hf_folder(in->input, arena, limits, &manifest, error);
 	else
-		r = dtl_manifest_load(in->input, arena, limits, &manifest, error);
+		r = input_not_manifest(
+		    in->input, arena, limits, &manifest,
+		    dtl_manifest_load(in->input, arena, limits, &manifest, error), error);
 	if (r < 0)
 		return r;
 	if (in->plan_file) {
@@ -54,8 +133,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	if (in->accelerate_file && (r = dtl_import_accelerate(in->accelerate_file, arena, limits,
 	                                                      &manifest.plan, error)) < 0)
 		return r;
-	if (in->trainer_args_file && (r = dtl_import_trainer_args(in->trainer_args_file, arena,
-	                                                          limits, &manifest, error)) < 0)
+	if (in->trainer_args_file &&
+	    (r = trainer_args(in->trainer_args_file, arena, limits, &manifest, error)) < 0)
 		return r;
 	if (in->framework_file &&
 	    (r = dtl_import_framework_config(in->framework_file, in->framework_overrides,

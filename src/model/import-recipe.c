@@ -87,6 +87,44 @@ static const char *const known_keys[] = {"bf16",
                                          "cast_lm_head_to_fp32",
                                          NULL};
 
+/* Keys of the HF TrainingArguments and the recipes' own that dtypelint does not read, but
+ * that make a document trainer arguments (not, say, a sweep or an app's config) */
+static const char *const trainer_keys[] = {"output_dir",
+                                           "learning_rate",
+                                           "num_train_epochs",
+                                           "max_steps",
+                                           "per_device_train_batch_size",
+                                           "gradient_accumulation_steps",
+                                           "gradient_checkpointing",
+                                           "dataset_name",
+                                           "dataset",
+                                           "datasets",
+                                           "stage",
+                                           "do_train",
+                                           "template",
+                                           "sequence_len",
+                                           "micro_batch_size",
+                                           "max_seq_length",
+                                           "logging_steps",
+                                           "save_steps",
+                                           "warmup_ratio",
+                                           "lr_scheduler_type",
+                                           "report_to",
+                                           NULL};
+
+static bool listed(const char *const *list, const char *key, size_t len)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], key, len) == 0)
+			return true;
+	return false;
+}
+
+bool dtl_recipe_key(const char *key, size_t len)
+{
+	return listed(known_keys, key, len) || listed(trainer_keys, key, len);
+}
+
 /* Edit distance of short ASCII keys (both at most 40 bytes), capped at 3. */
 static unsigned distance(const char *a, size_t n, const char *b)
 {

@@ -16,6 +16,9 @@ struct dtl_loaded {
 int dtl_loaded_open(struct dtl_loaded *l, const char *path, struct dtl_arena *arena,
                     const struct dtl_limits *limits, struct dtl_error *error);
 void dtl_loaded_close(struct dtl_loaded *l);
+/* Whether key (len bytes) is one that marks trainer arguments (import-recipe.c): a key
+ * dtypelint reads, or a TrainingArguments key it knows and ignores */
+bool dtl_recipe_key(const char *key, size_t len);
 /* "<dir of base>/<rel>" unless rel is absolute */
 const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, const char *rel);
 
