@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dtypelint/arena.h"
 #include "dtypelint/diag.h"
 #include "dtypelint/dtype.h"
 #include "dtypelint/version.h"
@@ -129,6 +130,16 @@ struct dtl_plan_zero3 {
 	struct dtl_loc loc;
 };
 
+/* Something the set-up uses that dtypelint does not model (a quantization format, an
+ * inference engine, a kind of parallelism): DT604 reports it with the tensors it touches,
+ * so that a run that cannot judge it is never taken as clean. */
+struct dtl_unmodelled {
+	const char *what;        /* "MXFP4 quantization (quantization_config.quant_method mxfp4)" */
+	const char *touches;     /* the tensors it touches, in words */
+	const char *suffixes[3]; /* tensors whose names end so are the ones it touches (NULL) */
+	struct dtl_loc loc;      /* the key that asks for it */
+};
+
 struct dtl_plan {
 	const char *file;   /* where the plan was read from (a manifest, --plan file, ...) */
 	struct dtl_loc loc; /* the `training:` key, or the plan file's top */
@@ -164,9 +175,14 @@ struct dtl_plan {
 	struct dtl_loc optimizer_loc;
 	int64_t device_memory;
 	struct dtl_loc device_memory_loc;
+	struct dtl_vec unmodelled; /* struct dtl_unmodelled, in the importers' arena */
 };
 
 void dtl_plan_init(struct dtl_plan *plan);
+/* Records what the set-up uses that dtypelint does not model (struct dtl_unmodelled; the
+ * strings are kept, not copied). 0 or -ENOMEM. */
+int dtl_plan_unmodelled(struct dtl_plan *plan, struct dtl_arena *arena,
+                        const struct dtl_unmodelled *what);
 /* Fields set in src override those in dst (options win over files). */
 void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src);
 

@@ -122,6 +122,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		r = dtl_plan_load(in->plan_file, arena, limits, &plan, error);
 		if (r < 0)
 			return r;
+		/* what the model folder uses and dtypelint does not model stays reported */
+		plan.unmodelled = manifest.plan.unmodelled;
 		manifest.plan = plan;
 		manifest.has_training = true;
 	}

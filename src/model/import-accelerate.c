@@ -256,7 +256,17 @@ int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
 	if ((mixed = get(root, "mixed_precision"))) {
 		if ((r = dtl_schema_string(s, mixed, "mixed_precision", &text)) < 0)
 			goto out;
-		/* facts §5.2: fp8 -> bf16 */
+		/* facts §5.2: fp8 -> bf16; the FP8 matmuls themselves (TransformerEngine,
+		 * torchao, MS-AMP) are not modelled (DT604) */
+		if (strcmp(text, "fp8") == 0 &&
+		    (r = dtl_plan_unmodelled(
+		         plan, s->arena,
+		         &(struct dtl_unmodelled){
+		             .what = "FP8 training (mixed_precision fp8)",
+		             .touches = "the Linear layers' weights and activations, cast to FP8 "
+		                        "for their matmuls; the simulation computes them in bf16",
+		             .loc = dtl_schema_loc(s, mixed)})) < 0)
+			goto out;
 		if (strcmp(text, "bf16") == 0 || strcmp(text, "fp8") == 0)
 			plan->precision = DTL_PRECISION_BF16;
 		else if (strcmp(text, "fp16") == 0)

@@ -341,6 +341,40 @@ static enum dtl_dtype config_dtype(const struct folder *f)
 	return dtl_dtype_parse(v->string.text, v->string.len);
 }
 
+/*
+ * A quantization_config dtypelint does not simulate. The tensors it touches are named by the
+ * checkpoint's own layout: MXFP4 stores each quantized weight as <name>_blocks (packed FP4)
+ * and <name>_scales (UE8 exponents), as gpt-oss's weight_map and original/dtypes.json show
+ * (../shared/corpus/SOURCES.md); the FP8 formats store weight_scale / weight_scale_inv beside
+ * each fp8 weight.
+ */
+static int unmodelled_quantization(const struct dtl_schema *s, struct dtl_manifest *m,
+                                   const struct dtl_node *method)
+{
+	const char *name = method->string.text;
+	struct dtl_unmodelled u = {
+	    .loc = dtl_schema_loc(s, method),
+	    .what = dtl_arena_sprintf(s->arena,
+	                              "%s quantization (quantization_config.quant_method "
+	                              "%s)",
+	                              strcmp(name, "mxfp4") == 0 ? "MXFP4" : name, name),
+	    .touches = "the quantized weights and their scales, traced as the config's dtype "
+	               "declares them, not as the quantizer stores and computes them"};
+
+	if (!u.what)
+		return -ENOMEM;
+	if (strcmp(name, "mxfp4") == 0) {
+		u.touches = "the quantized experts' weights, stored as *_blocks (packed FP4) and "
+		            "*_scales (UE8) and traced here as the config's dtype";
+		u.suffixes[0] = "_blocks";
+		u.suffixes[1] = "_scales";
+	} else if (strstr(name, "fp8") || strcmp(name, "compressed-tensors") == 0) {
+		u.suffixes[0] = ".weight_scale_inv";
+		u.suffixes[1] = ".weight_scale";
+	}
+	return dtl_plan_unmodelled(&m->plan, s->arena, &u);
+}
+
 static int read_quantization(struct folder *f, const struct dtl_schema *s, struct dtl_manifest *m)
 {
 	const struct dtl_node *q = dtl_node_get(f->config, "quantization_config"), *v;
@@ -352,8 +386,10 @@ static int read_quantization(struct folder *f, const struct dtl_schema *s, struc
 		m->quantization.checkpoint_method_loc = dtl_schema_loc(s, v);
 	}
 	/* only bitsandbytes is simulated; other methods (fp8, mxfp4, gptq, ...) leave the
-	 * checkpoint's dtypes as they are */
-	if (!v || v->type != DTL_NODE_STRING || strcmp(v->string.text, "bitsandbytes") != 0)
+	 * checkpoint's dtypes as they are, and are reported as not modelled (DT604) */
+	if (v && v->type == DTL_NODE_STRING && strcmp(v->string.text, "bitsandbytes") != 0)
+		return unmodelled_quantization(s, m, v);
+	if (!v || v->type != DTL_NODE_STRING)
 		return 0;
 	struct dtl_quantization *out = &m->quantization;
 	const struct dtl_node *b4 = dtl_node_get(q, "load_in_4bit"),

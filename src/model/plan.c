@@ -4,6 +4,16 @@
 
 #include "dtypelint/plan.h"
 
+int dtl_plan_unmodelled(struct dtl_plan *plan, struct dtl_arena *arena,
+                        const struct dtl_unmodelled *what)
+{
+	struct dtl_unmodelled *slot = dtl_vec_push(&plan->unmodelled, arena, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = *what;
+	return 0;
+}
+
 void dtl_plan_init(struct dtl_plan *plan)
 {
 	memset(plan, 0, sizeof(*plan));
