@@ -141,6 +141,30 @@ static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *v
 		put_row(out, w, &rows[i]);
 }
 
+/* Where a plan setting came from: "file:line:col", an option's name, or NULL (a default) */
+static const char *setting_source(struct dtl_loc loc, char *buf, size_t size)
+{
+	if (!loc.file)
+		return NULL;
+	if (!loc.line)
+		snprintf(buf, size, "%s", loc.file);
+	else
+		snprintf(buf, size, "%s:%u:%u", loc.file, loc.line, loc.column);
+	return buf;
+}
+
+/* " (from FILE:L:C)" after a text row whose setting a file or option gave */
+static void put_source(FILE *out, struct dtl_loc loc)
+{
+	char buf[600];
+	const char *from = setting_source(loc, buf, sizeof(buf));
+	if (!from)
+		return;
+	fputs(" (from ", out);
+	dtl_report_put_escaped(out, from);
+	fputc(')', out);
+}
+
 static void plan_text(FILE *out, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
@@ -149,13 +173,16 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	fputs("plan for ", out);
 	dtl_report_put_escaped(out, view->manifest->file ? view->manifest->file : "-");
 	fputs(":\n", out);
-	fprintf(out, "  strategy      %s\n", dtl_strategy_name(p->strategy));
-	char precision[1024];
-	fputs("  precision     ", out);
-	dtl_report_put_escaped(out, dtl_report_precision(p, precision, sizeof(precision)));
-	fprintf(out, " (mode dtype %s)\n", dtype_or(rp->mode_dtype, "none"));
-	fprintf(out, "  world size    %lld%s\n", (long long)p->world_size,
+	fprintf(out, "  strategy      %s", dtl_strategy_name(p->strategy));
+	put_source(out, p->strategy_loc);
+	fprintf(out, "\n  precision     %s (mode dtype %s)", dtl_precision_name(p->precision),
+	        dtype_or(rp->mode_dtype, "none"));
+	put_source(out, p->precision_loc);
+	fprintf(out, "\n  world size    %lld%s", (long long)p->world_size,
 	        rp->world_size_assumed ? " (assumed)" : "");
+	if (!rp->world_size_assumed)
+		put_source(out, p->world_size_loc);
+	fputc('\n', out);
 	if (p->model_cast != DTL_DTYPE_NONE)
 		fprintf(out, "  model cast    model.to(torch.%s) before the trainer (model_cast)\n",
 		        dtl_dtype_name(p->model_cast));
@@ -187,10 +214,6 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        dtype_or(p->fsdp.param_dtype, "None"),
 		        dtype_or(p->fsdp.reduce_dtype, "None"),
 		        dtype_or(p->fsdp.buffer_dtype, "None"));
-		if (p->fsdp.cpu_offload == DTL_TRUE)
-			fputs("  fsdp offload  parameters, gradients and optimizer states on the "
-			      "CPU\n",
-			      out);
 	}
 	if (p->strategy == DTL_STRATEGY_ZERO3)
 		fprintf(out,
@@ -202,6 +225,16 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	stages(out, NULL, view);
 }
 
+static void key_source(struct dtl_json *w, const char *key, struct dtl_loc loc, bool given)
+{
+	char buf[600];
+	const char *from = given ? setting_source(loc, buf, sizeof(buf)) : NULL;
+	if (from)
+		dtl_json_key_string(w, key, from);
+	else
+		dtl_json_key_null(w, key);
+}
+
 static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
@@ -210,15 +243,14 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_begin_object(w);
 	dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
 	dtl_json_key_string(w, "strategy", dtl_strategy_name(p->strategy));
-	char precision[1024];
-	dtl_json_key_string(w, "precision",
-	                    p->precision == DTL_PRECISION_UNSET ? "unset"
-	                                                        : dtl_precision_name(p->precision));
-	dtl_json_key_string(w, "precision_text",
-	                    dtl_report_precision(p, precision, sizeof(precision)));
+	dtl_json_key_string(w, "precision", dtl_precision_name(p->precision));
 	dtl_json_key_string(w, "mode_dtype", dtype_or(rp->mode_dtype, "none"));
 	dtl_json_key_int(w, "world_size", p->world_size);
 	dtl_json_key_bool(w, "world_size_assumed", rp->world_size_assumed);
+	/* where each came from (null: a default) */
+	key_source(w, "strategy_from", p->strategy_loc, true);
+	key_source(w, "precision_from", p->precision_loc, true);
+	key_source(w, "world_size_from", p->world_size_loc, !rp->world_size_assumed);
 	dtl_json_key_string(w, "trainer", p->trainer ? p->trainer : "none");
 	dtl_json_key_string(w, "model_cast", dtype_or(p->model_cast, "none"));
 	dtl_json_key_object(w, "versions");
