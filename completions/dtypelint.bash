@@ -66,7 +66,7 @@ _dtypelint()
 _dtypelint_reply()
 {
 	case $prev in
-	--deepspeed | --accelerate | --peft | --trainer-args | --framework-config | --export | \
+	--deepspeed | --accelerate | --peft | --trainer-args | --framework-config | --launch | --export | \
 		-o | --output | \
 		--plan | --config | --baseline | --write-baseline | --stdin-filename)
 		COMPREPLY=($(compgen -f -- "$cur"))
@@ -120,7 +120,7 @@ _dtypelint_reply()
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "--deepspeed --accelerate --peft --trainer-args --framework-config
-			--framework-override --export
+			--framework-override --launch --export
 			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --plan --strategy
 			--precision --with -f --format -o --output --color --statistics --show-plan
 			--trace -q --quiet -v --verbose --select --extend-select --ignore --fail-on --exit-zero

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Nothing passes silently (issue 32): every file in fixtures/not-read/ is something dtypelint
 # does not read (other tools' configs, CI and container files, notebooks, empty and
-# comment-only files, scripts with no launcher). Given as the input and as --trainer-args,
-# none may give exit 0 or "No problems found"; each must exit 2 with an error at
+# comment-only files, scripts with no launcher). Given as the input, as --trainer-args and as
+# --launch, none may give exit 0 or "No problems found"; each must exit 2 with an error at
 # file:line:col that names the file and says what it looks like. The messages are also
 # compared with tests/not-read.expected (DTL_UPDATE_GOLDEN=1 rewrites it).
 # Usage: not-read.sh DTYPELINT SOURCE_ROOT
@@ -19,9 +19,12 @@ fail=0 count=0
 find fixtures/not-read -type f | LC_ALL=C sort >"$tmp/files"
 while IFS= read -r f; do
 	count=$((count + 1))
-	for role in input trainer-args; do
+	for role in input trainer-args launch; do
 		if [ $role = input ]; then
 			"$dtypelint" --no-config "$f" >"$tmp/out" 2>"$tmp/err"
+		elif [ $role = launch ]; then
+			"$dtypelint" --no-config fixtures/import/tiny-qwen2 --launch "$f" \
+				>"$tmp/out" 2>"$tmp/err"
 		else
 			"$dtypelint" --no-config fixtures/import/tiny-qwen2 --trainer-args "$f" \
 				>"$tmp/out" 2>"$tmp/err"

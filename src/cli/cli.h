@@ -85,6 +85,7 @@ struct dtl_options {
 	const char *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
 	const char *framework_file;         /* --framework-config */
 	struct dtl_vec framework_overrides; /* --framework-override KEY=VALUE, const char * */
+	const char *launch_file;
 	const char *export_file;
 	bool fix_plan, fix_write, fix_diff, wrap_plan;
 	int fix_pick;                         /* 0: the first */
@@ -120,6 +121,7 @@ struct dtl_cli_job {
 	const char *framework_file;             /* --framework-config */
 	const char *const *framework_overrides; /* --framework-override, in order */
 	size_t framework_override_count;
+	const char *launch_file;  /* a launch script (--launch, a set-up's launch:) */
 	struct dtl_plan versions; /* a set-up's `with:`: versions only, below --with */
 	const char *setup;        /* the set-up's name; NULL for a command-line input */
 	struct dtl_loc loc;       /* where the set-up is defined */

@@ -352,6 +352,7 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	                                .framework_file = job->framework_file,
 	                                .framework_overrides = job->framework_overrides,
 	                                .framework_override_count = job->framework_override_count,
+	                                .launch_file = job->launch_file,
 	                                .input_source = s->stdin_source};
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
@@ -639,11 +640,11 @@ static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
 	int r;
 
 	if (o->plan_file || o->deepspeed_file || o->accelerate_file || o->peft_file ||
-	    o->trainer_args_file || o->framework_file || o->stdin_filename) {
+	    o->trainer_args_file || o->framework_file || o->launch_file || o->stdin_filename) {
 		fprintf(stderr,
-		        "dtypelint: --plan, --deepspeed, --accelerate, --peft, --trainer-args and "
-		        "--framework-config go with file arguments; a set-up names its own files "
-		        "in the config's setups:\n");
+		        "dtypelint: --plan, --deepspeed, --accelerate, --peft, --trainer-args, "
+		        "--framework-config and --launch go with file arguments; a set-up names its "
+		        "own files in the config's setups:\n");
 		return EXIT_INPUT;
 	}
 	if (!path && !o->no_config && (r = dtl_config_find(".", arena, &path, &ignored, &why)) < 0)
@@ -1016,19 +1017,20 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
  * (device and inode) as one of the files read is refused, before anything is read. */
 static int output_is_input(const struct dtl_options *o, const char *output)
 {
-	const char *named[] = {o->plan_file, o->deepspeed_file,    o->accelerate_file,
-	                       o->peft_file, o->trainer_args_file, o->config_file,
-	                       o->baseline,  o->framework_file};
+	const char *named[] = {o->plan_file,      o->deepspeed_file,    o->accelerate_file,
+	                       o->peft_file,      o->trainer_args_file, o->framework_file,
+	                       o->launch_file,    o->config_file,       o->baseline};
 	struct stat out, in;
 
 	if (!output || strcmp(output, "-") == 0 || stat(output, &out) != 0 || !S_ISREG(out.st_mode))
 		return 0;
-	size_t per_job = 6, jobs = o->input_count * per_job;
+	size_t per_job = 7, jobs = o->input_count * per_job;
 	for (size_t i = 0; i < jobs + sizeof(named) / sizeof(named[0]); i++) {
 		const struct dtl_cli_job *job = &o->jobs[i / per_job];
 		const char *of_job[] = {job->input,          job->plan_file,
 		                        job->deepspeed_file, job->accelerate_file,
-		                        job->peft_file,      job->trainer_args_file};
+		                        job->peft_file,      job->trainer_args_file,
+		                        job->launch_file};
 		const char *path = i < jobs ? of_job[i % per_job] : named[i - jobs];
 		if (!path || stat(path, &in) != 0 || in.st_dev != out.st_dev ||
 		    in.st_ino != out.st_ino)

@@ -30,6 +30,9 @@ static const char usage_head[] =
     "                        an override as the framework's command line takes it\n"
     "                        (tune run's key=value, torchtitan's section.key=value;\n"
     "                        ~key removes; repeatable)\n"
+    "  --launch FILE         a launch script, read and never run: the files, flags and\n"
+    "                        environment of its accelerate launch, deepspeed, torchrun,\n"
+    "                        python, llamafactory-cli or axolotl command\n"
     "  --export FILE         also write the composed manifest to FILE (.json or .yaml)\n"
     "Fixes:\n"
     "  --fix-plan            for each finding, the fixes that remove it in a re-simulation,\n"
@@ -152,6 +155,7 @@ enum {
 	OPT_TRAINER_ARGS,
 	OPT_FRAMEWORK_CONFIG,
 	OPT_FRAMEWORK_OVERRIDE,
+	OPT_LAUNCH,
 	OPT_EXPORT,
 	OPT_FIX_PLAN,
 	OPT_WRITE,
@@ -276,6 +280,7 @@ static const struct option fixed_options[] = {
     {"trainer-args", required_argument, NULL, OPT_TRAINER_ARGS},
     {"framework-config", required_argument, NULL, OPT_FRAMEWORK_CONFIG},
     {"framework-override", required_argument, NULL, OPT_FRAMEWORK_OVERRIDE},
+    {"launch", required_argument, NULL, OPT_LAUNCH},
     {"export", required_argument, NULL, OPT_EXPORT},
     {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
     {"write", no_argument, NULL, OPT_WRITE},
@@ -363,6 +368,9 @@ static int input_option(int c, const char *arg, struct dtl_arena *arena, struct 
 		return OPTION_TAKEN;
 	case OPT_FRAMEWORK_OVERRIDE:
 		return push_arg(&o->framework_overrides, arena, arg);
+	case OPT_LAUNCH:
+		o->launch_file = arg;
+		return OPTION_TAKEN;
 	case OPT_EXPORT:
 		o->export_file = arg;
 		return OPTION_TAKEN;
@@ -686,6 +694,7 @@ static int make_jobs(struct dtl_arena *arena, struct dtl_options *o)
 		job->framework_file = o->framework_file;
 		job->framework_overrides = (const char *const *)o->framework_overrides.items;
 		job->framework_override_count = o->framework_overrides.count;
+		job->launch_file = o->launch_file;
 		dtl_plan_init(&job->versions);
 	}
 	return 0;

@@ -7,6 +7,7 @@
 #include "dtypelint/compose.h"
 #include "dtypelint/file-kind.h"
 #include "dtypelint/import.h"
+#include "dtypelint/launch.h"
 #include "import-registry.h"
 #include "import-util.h"
 #include "load.h"
@@ -90,6 +91,68 @@ static int trainer_args(const char *path, struct dtl_arena *arena, const struct 
 	return dtl_import_trainer_args(path, arena, limits, manifest, error);
 }
 
+/* The settings of the launch command's own flags and environment, at their places in the
+ * script: they win over the files it names, as the launched process does. */
+static void launch_flags(const struct dtl_launch *l, struct dtl_plan *plan)
+{
+	if (l->precision != DTL_PRECISION_UNSET) {
+		plan->precision = l->precision;
+		plan->precision_loc = l->precision_loc;
+	}
+	if (l->strategy != DTL_STRATEGY_UNSET) {
+		plan->strategy = l->strategy;
+		plan->strategy_loc = l->strategy_loc;
+	}
+	if (l->world_size) {
+		plan->world_size = l->world_size;
+		plan->world_size_loc = l->world_size_loc;
+	}
+}
+
+/* --launch: the files its command names (unless an option names that kind), its warnings,
+ * then its flags */
+static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
+                  const struct dtl_limits *limits, struct dtl_manifest *m, struct dtl_error *error)
+{
+	struct dtl_launch l;
+	int r;
+
+	if ((r = dtl_launch_read(in->launch_file, arena, limits, &l, error)) < 0)
+		return r;
+	if (!l.deepspeed_file && !l.accelerate_file && !l.trainer_args_file &&
+	    l.precision == DTL_PRECISION_UNSET && l.strategy == DTL_STRATEGY_UNSET &&
+	    !l.world_size) {
+		/* nothing usable: an input error, never a clean run of the defaults */
+		const struct dtl_input_warning *first = l.warnings.items;
+		return dtl_error_set(error, l.warnings.count ? first->loc : l.launcher_loc, -EINVAL,
+		                     "the launch command (%s) gives dtypelint nothing to read%s%s",
+		                     l.launcher, l.warnings.count ? ": " : "",
+		                     l.warnings.count ? first->message : "");
+	}
+	const struct dtl_input_warning *w = l.warnings.items;
+	for (size_t i = 0; i < l.warnings.count; i++) {
+		struct dtl_input_warning *slot = dtl_vec_push(&m->warnings, arena, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		*slot = w[i];
+	}
+	if (!m->plan.file) {
+		m->plan.file = l.file;
+		m->plan.loc = l.launcher_loc;
+	}
+	if (l.deepspeed_file && !in->deepspeed_file &&
+	    (r = dtl_import_deepspeed(l.deepspeed_file, arena, limits, &m->plan, error)) < 0)
+		return r;
+	if (l.accelerate_file && !in->accelerate_file &&
+	    (r = dtl_import_accelerate(l.accelerate_file, arena, limits, &m->plan, error)) < 0)
+		return r;
+	if (l.trainer_args_file && !in->trainer_args_file &&
+	    (r = trainer_args(l.trainer_args_file, arena, limits, m, error)) < 0)
+		return r;
+	launch_flags(&l, &m->plan);
+	return 0;
+}
+
 int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
                 const struct dtl_limits *limits, struct dtl_manifest *ret_manifest,
                 struct dtl_error *error)
@@ -100,7 +163,7 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	/* the paths the user typed: a link among them must stay inside the tree (source.h) */
 	const char *typed[] = {in->input,           in->plan_file, in->deepspeed_file,
 	                       in->accelerate_file, in->peft_file, in->trainer_args_file,
-	                       in->framework_file};
+	                       in->framework_file, in->launch_file};
 	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
 		if (typed[i] &&
 		    (r = dtl_confine_check(typed[i], NULL, (struct dtl_loc){0}, error)) < 0)
@@ -127,6 +190,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		manifest.plan = plan;
 		manifest.has_training = true;
 	}
+	if (in->launch_file && (r = launch(in, arena, limits, &manifest, error)) < 0)
+		return r;
 	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args,
 	 * --framework-config */
 	if (in->deepspeed_file && (r = dtl_import_deepspeed(in->deepspeed_file, arena, limits,

@@ -16,9 +16,6 @@
 	"dtypelint does not read this framework's configs yet: describe the model and its "        \
 	"training: section in a manifest (man dtypelint-manifest), or pass the model folder "      \
 	"with --strategy and --precision"
-#define SCRIPT_HINT                                                                                \
-	"dtypelint does not read launch scripts yet: pass the files the launch command names "     \
-	"with --deepspeed, --accelerate and --trainer-args, beside the model folder or manifest"
 #define NOT_TRAINING                                                                               \
 	"it holds no training set-up: pass the model folder or manifest, and the DeepSpeed, "      \
 	"accelerate or trainer files the training uses"
@@ -231,23 +228,17 @@ static const struct signature signatures[] = {
      {NULL},
      {NULL}},
     /* scripts */
-    {KIND("slurm", "a Slurm batch script", DTL_READ_NONE, SCRIPT_HINT),
-     {NULL},
-     {"#SBATCH"},
-     {NULL}},
-    {KIND("shell", "a shell script", DTL_READ_NONE, SCRIPT_HINT),
+    {KIND("slurm", "a Slurm batch script", DTL_READ_LAUNCH, NULL), {NULL}, {"#SBATCH"}, {NULL}},
+    {KIND("shell", "a shell script", DTL_READ_LAUNCH, NULL),
      {"*.sh", "*.bash", "*.zsh"},
      {"#!/bin/bash"},
      {NULL}},
-    {KIND("shell", "a shell script", DTL_READ_NONE, SCRIPT_HINT), {NULL}, {"#!/bin/sh"}, {NULL}},
-    {KIND("shell", "a shell script", DTL_READ_NONE, SCRIPT_HINT),
+    {KIND("shell", "a shell script", DTL_READ_LAUNCH, NULL), {NULL}, {"#!/bin/sh"}, {NULL}},
+    {KIND("shell", "a shell script", DTL_READ_LAUNCH, NULL),
      {NULL},
      {"#!/usr/bin/env bash"},
      {NULL}},
-    {KIND("shell", "a shell script", DTL_READ_NONE, SCRIPT_HINT),
-     {NULL},
-     {"#!/usr/bin/env sh"},
-     {NULL}},
+    {KIND("shell", "a shell script", DTL_READ_LAUNCH, NULL), {NULL}, {"#!/usr/bin/env sh"}, {NULL}},
     {KIND("python", "Python source", DTL_READ_NONE,
           "dtypelint does not run Python: lint the config files the training script "
           "loads"),
@@ -448,7 +439,7 @@ const char *dtl_file_reader_option(enum dtl_file_reader reader)
 	case DTL_READ_CONFIG:
 		return "--config FILE";
 	case DTL_READ_LAUNCH:
-		return "--launch FILE";
+		return "--launch FILE, with the model folder or manifest as INPUT";
 	}
 	return NULL;
 }

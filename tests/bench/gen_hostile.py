@@ -95,6 +95,16 @@ def main():
         path = os.path.join(out, f"jsonnest-{n}.json")
         with open(path, "w") as f:
             f.write('{"dtypelint": 1, "model": ' + "[" * n + "]" * n + "}\n")
+    elif cls == "launch":
+        # --launch: n assignments, then one command of n continued lines, each argument a
+        # quoted expansion (a variable, a default, an unset one), and n comments
+        path = os.path.join(out, f"launch-{n}.sh")
+        with open(path, "w") as f:
+            f.write("".join(f"V{i}=value{i}  # comment {i}\n" for i in range(n)))
+            f.write("deepspeed --num_gpus 8 train.py \\\n")
+            f.write("".join(f'  --a{i} "$V{i % 300}" \'${{V{i}:-x}}\' ${{U{i}:-$V{i}}} \\\n'
+                            for i in range(n)))
+            f.write("  --bf16\n")
     else:
         make = {"keep": keep, "direct": direct, "routers": routers, "suppress": suppress,
                 "longname": longname, "globstar": globstar}.get(cls)

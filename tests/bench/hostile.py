@@ -18,6 +18,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(HERE, "..", "..", "fixtures", "import", "tiny-qwen2")
 GEN = os.path.join(HERE, "gen_hostile.py")
 
 # class, n, extra arguments, what it measures
@@ -31,6 +32,7 @@ CASES = [
     ("longname", 2000, ["--max-name-length", "10000000"], "one name of n segments"),
     ("yamlnest", 2000, ["--max-depth", "100000"], "YAML '[' nested n deep"),
     ("jsonnest", 2000, ["--max-depth", "100000"], "JSON '[' nested n deep"),
+    ("launch", 4000, [MODEL, "--launch"], "--launch: n assignments, continued lines, expansions"),
 ]
 
 

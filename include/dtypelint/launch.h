@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A launch script or command line (--launch), read the way a user reads it and never run:
+ * shell words (quotes, line continuations, comments, VAR=x assignments, export, $VAR and
+ * ${VAR:-default} from the script's own assignments), then the launch commands dtypelint
+ * knows (accelerate launch, deepspeed, torchrun, python, llamafactory-cli train, axolotl
+ * train) and the files, flags and environment variables among their arguments that carry
+ * dtypes. Each setting keeps its line and column in the script. A variable the script does
+ * not set is named, never guessed.
+ */
+#ifndef DTYPELINT_LAUNCH_H
+#define DTYPELINT_LAUNCH_H
+#ifndef DTL_SEES_MODEL
+#error "dtypelint/launch.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#endif
+
+#include "dtypelint/manifest.h"
+
+struct dtl_launch {
+	const char *file;
+	const char *launcher; /* "accelerate launch", "deepspeed", ...; NULL: none found */
+	struct dtl_loc launcher_loc;
+	const char *deepspeed_file, *accelerate_file, *trainer_args_file; /* resolved paths */
+	struct dtl_loc deepspeed_loc, accelerate_loc, trainer_args_loc;
+	enum dtl_precision precision; /* --bf16 / --fp16 / --mixed_precision / env */
+	struct dtl_loc precision_loc;
+	enum dtl_strategy strategy; /* --use_fsdp + FSDP_VERSION, --use_deepspeed, env */
+	struct dtl_loc strategy_loc;
+	int64_t world_size; /* --num_processes, --nproc_per_node, --num_gpus x --nnodes */
+	struct dtl_loc world_size_loc;
+	struct dtl_vec
+	    warnings; /* struct dtl_input_warning: unresolved variables, parts not read */
+};
+
+/* Reads the script at path (no command found: an input error that says so). */
+int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                    struct dtl_launch *ret_launch, struct dtl_error *error);
+/* dtl_compose() applies a launch (compose.h: launch_file): its files through their importers
+ * (a kind an option also names is taken from the option), then its flags, each kept at its
+ * place in the script. */
+
+#endif

@@ -1,0 +1,780 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --launch: a shell script or command line read as words, never run (include/dtypelint/
+ * launch.h). The lexer is one pass over the bytes; a word is at most WORD_MAX bytes after
+ * expansion and the script's variables at most VARS_MAX, so the worst case stays linear.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dtypelint/file-kind.h"
+#include "dtypelint/import.h"
+#include "dtypelint/launch.h"
+#include "import-util.h"
+
+enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096 };
+
+struct word {
+	char *text;
+	size_t len;
+	struct dtl_loc loc;
+	const char *unresolved; /* the first variable the script does not set, or NULL */
+};
+
+struct var {
+	char *name, *value;
+};
+
+struct lexer {
+	const struct dtl_source *src;
+	size_t i;
+	uint32_t line, col;
+	struct dtl_arena *arena;
+	struct var vars[VARS_MAX];
+	size_t var_count;
+	char buf[WORD_MAX];
+	size_t len;
+	const char *unresolved;
+};
+
+struct reader {
+	struct lexer lx;
+	struct dtl_launch *out;
+	const char *path;
+	struct dtl_error *error;
+};
+
+static char peek(const struct lexer *lx, size_t ahead)
+{
+	size_t at = lx->i + ahead;
+	return at < lx->src->size ? lx->src->data[at] : '\0';
+}
+
+static bool at_end(const struct lexer *lx)
+{
+	return lx->i >= lx->src->size;
+}
+
+/* one byte on, keeping line and column (columns count code points) */
+static void advance(struct lexer *lx)
+{
+	char c = lx->src->data[lx->i++];
+	if (c == '\n') {
+		lx->line++;
+		lx->col = 1;
+	} else if (((unsigned char)c & 0xc0) != 0x80) {
+		lx->col++;
+	}
+}
+
+static void put(struct lexer *lx, const char *text, size_t n)
+{
+	if (n > WORD_MAX - 1 - lx->len)
+		n = WORD_MAX - 1 - lx->len;
+	memcpy(lx->buf + lx->len, text, n);
+	lx->len += n;
+}
+
+static const char *lookup(const struct lexer *lx, const char *name, size_t n)
+{
+	for (size_t k = lx->var_count; k-- > 0;)
+		if (strlen(lx->vars[k].name) == n && memcmp(lx->vars[k].name, name, n) == 0)
+			return lx->vars[k].value;
+	return NULL;
+}
+
+static bool name_char(char c, bool first)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+/* a variable the script does not set: its text stays, and it is named */
+static void unresolved(struct lexer *lx, const char *raw, size_t n)
+{
+	if (!lx->unresolved)
+		lx->unresolved = dtl_arena_strndup(lx->arena, raw, n);
+	put(lx, raw, n);
+}
+
+/* $(...) or $((...)): skipped to its closing parenthesis; the command is not run */
+static void command_substitution(struct lexer *lx, size_t start)
+{
+	int depth = 0;
+	while (!at_end(lx)) {
+		char c = peek(lx, 0);
+		advance(lx);
+		if (c == '(')
+			depth++;
+		else if (c == ')' && --depth == 0)
+			break;
+	}
+	size_t n = lx->i - start;
+	unresolved(lx, lx->src->data + start, n > 40 ? 40 : n);
+}
+
+/* A default's text (${NAME:-default}) with its own $NAME and ${NAME} references expanded,
+ * one level deep: the shell expands them too. */
+static void put_default(struct lexer *lx, const char *text, size_t n)
+{
+	for (size_t k = 0; k < n;) {
+		if (text[k] != '$' || k + 1 == n) {
+			put(lx, text + k++, 1);
+			continue;
+		}
+		size_t at = k++;
+		bool brace = text[k] == '{';
+		size_t name = k + brace, end = name;
+		while (end < n && name_char(text[end], end == name))
+			end++;
+		const char *value = end > name ? lookup(lx, text + name, end - name) : NULL;
+		if (brace && end < n && text[end] == '}')
+			end++;
+		else if (brace)
+			value = NULL;
+		if (value)
+			put(lx, value, strlen(value));
+		else
+			unresolved(lx, text + at, end - at);
+		k = end > k ? end : k;
+	}
+}
+
+/* ${NAME}, ${NAME:-default}, ${NAME-default} */
+static void braced(struct lexer *lx, size_t start)
+{
+	advance(lx); /* { */
+	size_t name = lx->i;
+	while (!at_end(lx) && name_char(peek(lx, 0), lx->i == name))
+		advance(lx);
+	size_t name_len = lx->i - name;
+	const char *value = lookup(lx, lx->src->data + name, name_len);
+	bool dflt = peek(lx, 0) == '-' || (peek(lx, 0) == ':' && peek(lx, 1) == '-');
+	if (dflt)
+		while (!at_end(lx) && peek(lx, 0) != '-')
+			advance(lx);
+	size_t def = dflt ? lx->i + 1 : lx->i;
+	if (dflt)
+		advance(lx);
+	while (!at_end(lx) && peek(lx, 0) != '}' && peek(lx, 0) != '\n')
+		advance(lx);
+	size_t def_len = lx->i - def;
+	if (peek(lx, 0) == '}')
+		advance(lx);
+	if (value)
+		put(lx, value, strlen(value));
+	else if (dflt) /* the script's own default: what the shell takes */
+		put_default(lx, lx->src->data + def, def_len);
+	else
+		unresolved(lx, lx->src->data + start, lx->i - start);
+}
+
+static void expansion(struct lexer *lx)
+{
+	size_t start = lx->i;
+	advance(lx); /* $ */
+	char c = peek(lx, 0);
+	if (c == '(') {
+		command_substitution(lx, start);
+	} else if (c == '{') {
+		braced(lx, start);
+	} else if (name_char(c, true)) {
+		size_t name = lx->i;
+		while (!at_end(lx) && name_char(peek(lx, 0), false))
+			advance(lx);
+		const char *value = lookup(lx, lx->src->data + name, lx->i - name);
+		if (value)
+			put(lx, value, strlen(value));
+		else
+			unresolved(lx, lx->src->data + start, lx->i - start);
+	} else if ((c >= '0' && c <= '9') || c == '@' || c == '*' || c == '#' || c == '?') {
+		advance(lx); /* the script's arguments: set by whoever runs it */
+		unresolved(lx, lx->src->data + start, 2);
+	} else {
+		put(lx, "$", 1);
+	}
+}
+
+static void single_quoted(struct lexer *lx)
+{
+	advance(lx);
+	while (!at_end(lx) && peek(lx, 0) != '\'') {
+		put(lx, lx->src->data + lx->i, 1);
+		advance(lx);
+	}
+	if (!at_end(lx))
+		advance(lx);
+}
+
+static void double_quoted(struct lexer *lx)
+{
+	advance(lx);
+	while (!at_end(lx) && peek(lx, 0) != '"') {
+		char c = peek(lx, 0);
+		if (c == '\\' && strchr("$\"\\`\n", peek(lx, 1)) && peek(lx, 1)) {
+			advance(lx);
+			if (peek(lx, 0) != '\n')
+				put(lx, lx->src->data + lx->i, 1);
+			advance(lx);
+		} else if (c == '$') {
+			expansion(lx);
+		} else {
+			put(lx, lx->src->data + lx->i, 1);
+			advance(lx);
+		}
+	}
+	if (!at_end(lx))
+		advance(lx);
+}
+
+static bool word_end(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';' || c == '&' ||
+	       c == '|' || c == '(' || c == ')' || c == '<' || c == '>' || c == '\0';
+}
+
+/* One word at the lexer's position into *w (text in the arena). */
+static int read_word(struct lexer *lx, struct word *w)
+{
+	w->loc = (struct dtl_loc){.file = lx->src->path, .line = lx->line, .column = lx->col};
+	lx->len = 0;
+	lx->unresolved = NULL;
+	while (!at_end(lx) && !word_end(peek(lx, 0))) {
+		char c = peek(lx, 0);
+		if (c == '\\') {
+			advance(lx);
+			if (!at_end(lx)) {
+				if (peek(lx, 0) != '\n')
+					put(lx, lx->src->data + lx->i, 1);
+				advance(lx);
+			}
+		} else if (c == '\'') {
+			single_quoted(lx);
+		} else if (c == '"') {
+			double_quoted(lx);
+		} else if (c == '$') {
+			expansion(lx);
+		} else if (c == '`') {
+			size_t start = lx->i;
+			advance(lx);
+			while (!at_end(lx) && peek(lx, 0) != '`')
+				advance(lx);
+			if (!at_end(lx))
+				advance(lx);
+			unresolved(lx, lx->src->data + start,
+			           lx->i - start > 40 ? 40 : lx->i - start);
+		} else {
+			put(lx, lx->src->data + lx->i, 1);
+			advance(lx);
+		}
+	}
+	w->text = dtl_arena_strndup(lx->arena, lx->buf, lx->len);
+	w->len = lx->len;
+	w->unresolved = lx->unresolved;
+	return w->text ? 0 : -ENOMEM;
+}
+
+/* Blanks, continuations and comments; true at the end of a command. */
+static bool skip_blanks(struct lexer *lx)
+{
+	while (!at_end(lx)) {
+		char c = peek(lx, 0);
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\0') {
+			advance(lx); /* a NUL byte separates words, as blanks do */
+		} else if (c == '\\' && peek(lx, 1) == '\n') {
+			advance(lx);
+			advance(lx);
+		} else if (c == '#') {
+			while (!at_end(lx) && peek(lx, 0) != '\n')
+				advance(lx);
+		} else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+			while (!at_end(lx) && strchr("\n;&|()", peek(lx, 0)))
+				advance(lx);
+			return true;
+		} else if (c == '<' || c == '>') {
+			/* a redirection: its target is no argument */
+			while (!at_end(lx) && (peek(lx, 0) == '<' || peek(lx, 0) == '>'))
+				advance(lx);
+			while (!at_end(lx) && (peek(lx, 0) == ' ' || peek(lx, 0) == '\t'))
+				advance(lx);
+			struct word ignored;
+			if (read_word(lx, &ignored) < 0)
+				return true;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void warn(struct reader *rd, struct dtl_loc loc, const char *message)
+{
+	struct dtl_input_warning *w =
+	    message ? dtl_vec_push(&rd->out->warnings, rd->lx.arena, sizeof(*w)) : NULL;
+	if (w) {
+		w->loc = loc;
+		w->message = message;
+	}
+}
+
+static bool is(const struct word *w, const char *text)
+{
+	return strcmp(w->text, text) == 0;
+}
+
+static bool ends(const struct word *w, const char *suffix)
+{
+	size_t n = strlen(suffix);
+	return w->len >= n && strcmp(w->text + w->len - n, suffix) == 0;
+}
+
+static const char *base(const struct word *w)
+{
+	const char *slash = strrchr(w->text, '/');
+	return slash ? slash + 1 : w->text;
+}
+
+/* NAME=value: an assignment (the name's length, else 0) */
+static size_t assignment(const struct word *w)
+{
+	size_t n = 0;
+	while (n < w->len && name_char(w->text[n], n == 0))
+		n++;
+	return n && n < w->len && w->text[n] == '=' ? n : 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A file the command names: as given from the working directory, else from the script's
+ * folder; unresolved or missing, it is said and not read. */
+static int file_arg(struct reader *rd, const struct word *w, const char *what, const char **ret,
+                    struct dtl_loc *ret_loc)
+{
+	struct dtl_arena *arena = rd->lx.arena;
+	if (w->unresolved) {
+		warn(rd, w->loc,
+		     dtl_arena_sprintf(arena,
+		                       "%s '%s': %s is not set in the script (an argument or the "
+		                       "environment of whoever runs it): not read",
+		                       what, w->text, w->unresolved));
+		return 0;
+	}
+	const char *path = w->text;
+	if (!exists(path) && !(path = dtl_path_relative_to(arena, rd->path, w->text)))
+		return -ENOMEM;
+	if (!exists(path)) {
+		warn(rd, w->loc,
+		     dtl_arena_sprintf(arena,
+		                       "%s '%s' is not there (from the working directory or the "
+		                       "script's folder): not read",
+		                       what, w->text));
+		return 0;
+	}
+	int r = dtl_confine_check(path, rd->path, w->loc, rd->error);
+	if (r < 0)
+		return r;
+	*ret = path;
+	*ret_loc = w->loc;
+	return 0;
+}
+
+static void set_precision(struct reader *rd, const char *value, struct dtl_loc loc)
+{
+	enum dtl_precision p = strcmp(value, "bf16") == 0 || strcmp(value, "fp8") == 0
+	                           ? DTL_PRECISION_BF16
+	                       : strcmp(value, "fp16") == 0 ? DTL_PRECISION_FP16
+	                       : strcmp(value, "no") == 0   ? DTL_PRECISION_FP32
+	                                                    : DTL_PRECISION_UNSET;
+	if (p == DTL_PRECISION_UNSET)
+		return;
+	rd->out->precision = p;
+	rd->out->precision_loc = loc;
+}
+
+static void set_world(struct reader *rd, const struct word *w)
+{
+	char *end;
+	long n = strtol(w->text, &end, 10);
+	if (w->unresolved || *end || n < 1 || n > 1 << 20)
+		return;
+	rd->out->world_size = n;
+	rd->out->world_size_loc = w->loc;
+}
+
+/* The environment variables of a command or the script that carry a setting: accelerate
+ * reads ACCELERATE_MIXED_PRECISION and ACCELERATE_USE_FSDP / ACCELERATE_USE_DEEPSPEED in the
+ * launched process, and FSDP_VERSION for its FSDP plugin (rules/versions.yaml recipes.launch-env).
+ */
+static void environment(struct reader *rd, const struct word *w, size_t name_len)
+{
+	const char *value = w->text + name_len + 1;
+	struct dtl_loc loc = w->loc;
+#define NAMED(n) (name_len == strlen(n) && memcmp(w->text, n, name_len) == 0)
+	if (NAMED("ACCELERATE_MIXED_PRECISION")) {
+		set_precision(rd, value, loc);
+	} else if (NAMED("ACCELERATE_USE_FSDP") && strcasecmp(value, "true") == 0) {
+		if (rd->out->strategy != DTL_STRATEGY_FSDP2)
+			rd->out->strategy = DTL_STRATEGY_FSDP1;
+		rd->out->strategy_loc = loc;
+	} else if (NAMED("FSDP_VERSION") && strcmp(value, "2") == 0) {
+		rd->out->strategy = DTL_STRATEGY_FSDP2;
+		rd->out->strategy_loc = loc;
+	} else if (NAMED("ACCELERATE_USE_DEEPSPEED") && strcasecmp(value, "true") == 0) {
+		rd->out->strategy = DTL_STRATEGY_ZERO3;
+		rd->out->strategy_loc = loc;
+	}
+#undef NAMED
+}
+
+static int set_variable(struct reader *rd, const struct word *w, size_t name_len)
+{
+	struct lexer *lx = &rd->lx;
+	environment(rd, w, name_len);
+	if (lx->var_count == VARS_MAX)
+		return 0; /* later ones stay unset: named when used */
+	struct var *v = &lx->vars[lx->var_count];
+	v->name = dtl_arena_strndup(lx->arena, w->text, name_len);
+	v->value = dtl_arena_strndup(lx->arena, w->text + name_len + 1, w->len - name_len - 1);
+	if (!v->name || !v->value)
+		return -ENOMEM;
+	/* a value built on a variable the script does not set is itself unresolved */
+	if (!w->unresolved)
+		lx->var_count++;
+	return 0;
+}
+
+/* "--name=value" or "--name value": the value word (a scratch word for the = form) */
+static const struct word *value_of(const struct word *words, size_t n, size_t *j, const char *name,
+                                   struct word *scratch)
+{
+	const struct word *w = &words[*j];
+	size_t len = strlen(name);
+	if (strncmp(w->text, name, len) != 0)
+		return NULL;
+	if (w->text[len] == '=') {
+		*scratch = *w;
+		scratch->text = w->text + len + 1;
+		scratch->len = w->len - len - 1;
+		return scratch;
+	}
+	if (w->text[len] || *j + 1 >= n)
+		return NULL;
+	return &words[++*j];
+}
+
+/* --bf16, --bf16 True, --bf16=true */
+static bool flag_on(const struct word *words, size_t n, size_t *j, const char *name)
+{
+	const struct word *w = &words[*j];
+	size_t len = strlen(name);
+	if (strncmp(w->text, name, len) != 0 || (w->text[len] && w->text[len] != '='))
+		return false;
+	const char *v = w->text[len] == '=' ? w->text + len + 1 : NULL;
+	if (!v && *j + 1 < n && words[*j + 1].text[0] != '-') {
+		const char *next = words[*j + 1].text;
+		if (!strcasecmp(next, "true") || !strcasecmp(next, "false") || !strcmp(next, "1") ||
+		    !strcmp(next, "0"))
+			v = words[++*j].text;
+	}
+	return !v || !strcasecmp(v, "true") || !strcmp(v, "1");
+}
+
+/* The training script's own arguments (HF TrainingArguments and the recipes' runners). */
+static int script_args(struct reader *rd, const struct word *words, size_t n, size_t j)
+{
+	struct dtl_launch *out = rd->out;
+	struct word scratch;
+	const struct word *v;
+	bool positional = false;
+	int r = 0;
+
+	for (; j < n && r == 0; j++) {
+		const struct word *w = &words[j];
+		if ((v = value_of(words, n, &j, "--deepspeed_config", &scratch)) ||
+		    ((v = value_of(words, n, &j, "--deepspeed", &scratch)) && v->text[0] != '-'))
+			r = file_arg(rd, v, "--deepspeed", &out->deepspeed_file,
+			             &out->deepspeed_loc);
+		else if (v) /* DeepSpeed-Chat's bare --deepspeed: the next word is a flag */
+			j--;
+		else if ((v = value_of(words, n, &j, "--config", &scratch)))
+			r = file_arg(rd, v, "--config", &out->trainer_args_file,
+			             &out->trainer_args_loc);
+		else if (flag_on(words, n, &j, "--bf16")) {
+			out->precision = DTL_PRECISION_BF16;
+			out->precision_loc = w->loc;
+		} else if (flag_on(words, n, &j, "--fp16")) {
+			out->precision = DTL_PRECISION_FP16;
+			out->precision_loc = w->loc;
+		} else if (is(w, "--zero_stage") || is(w, "--dtype") || is(w, "--lora_dim") ||
+		           is(w, "--offload")) {
+			warn(rd, w->loc,
+			     dtl_arena_sprintf(rd->lx.arena,
+			                       "'%s' is the training script's own argument "
+			                       "(DeepSpeed-Chat, OpenRLHF): not read",
+			                       w->text));
+		} else if (!positional && w->text[0] != '-' &&
+		           (ends(w, ".yaml") || ends(w, ".yml") || ends(w, ".json"))) {
+			/* the runner's recipe (LLaMA-Factory's train.py, alignment-handbook) */
+			positional = true;
+			r = file_arg(rd, w, "the recipe", &out->trainer_args_file,
+			             &out->trainer_args_loc);
+		}
+	}
+	return r;
+}
+
+static void found(struct reader *rd, const char *launcher, const struct word *w)
+{
+	if (rd->out->launcher)
+		return;
+	rd->out->launcher = launcher;
+	rd->out->launcher_loc = w->loc;
+}
+
+/* accelerate launch [options] script [args] */
+static int accelerate_launch(struct reader *rd, const struct word *words, size_t n, size_t j)
+{
+	static const char *const bools[] = {"--use_fsdp", "--use_deepspeed", "--multi_gpu", "--cpu",
+	                                    "--debug",    "--no_python",     "--quiet",     "-q",
+	                                    NULL};
+	struct dtl_launch *out = rd->out;
+	struct word scratch;
+	const struct word *v;
+	int r;
+
+	for (; j < n; j++) {
+		const struct word *w = &words[j];
+		if (w->text[0] != '-')
+			return script_args(rd, words, n, j + 1);
+		if (is(w, "-m") || is(w, "--module"))
+			return script_args(rd, words, n, j + 2);
+		if ((v = value_of(words, n, &j, "--config_file", &scratch)) ||
+		    (v = value_of(words, n, &j, "--config-file", &scratch))) {
+			if ((r = file_arg(rd, v, "--config_file", &out->accelerate_file,
+			                  &out->accelerate_loc)) < 0)
+				return r;
+		} else if ((v = value_of(words, n, &j, "--deepspeed_config_file", &scratch))) {
+			if ((r = file_arg(rd, v, "--deepspeed_config_file", &out->deepspeed_file,
+			                  &out->deepspeed_loc)) < 0)
+				return r;
+		} else if ((v = value_of(words, n, &j, "--mixed_precision", &scratch))) {
+			set_precision(rd, v->text, v->loc);
+		} else if ((v = value_of(words, n, &j, "--num_processes", &scratch))) {
+			set_world(rd, v);
+		} else if ((v = value_of(words, n, &j, "--fsdp_version", &scratch))) {
+			if (strcmp(v->text, "2") == 0) {
+				out->strategy = DTL_STRATEGY_FSDP2;
+				out->strategy_loc = v->loc;
+			}
+		} else if (is(w, "--use_fsdp")) {
+			if (out->strategy != DTL_STRATEGY_FSDP2)
+				out->strategy = DTL_STRATEGY_FSDP1;
+			out->strategy_loc = w->loc;
+		} else {
+			bool flag = strchr(w->text, '=') != NULL;
+			for (const char *const *b = bools; *b && !flag; b++)
+				flag = is(w, *b);
+			if (!flag && j + 1 < n && words[j + 1].text[0] != '-')
+				j++; /* an option with a value dtypelint does not need */
+		}
+	}
+	return 0;
+}
+
+/* deepspeed / torchrun [options] script [args] */
+static int distributed_launch(struct reader *rd, const struct word *words, size_t n, size_t j)
+{
+	static const char *const bools[] = {"--standalone",    "--no_python",  "--no-python",
+	                                    "--no_local_rank", "--autotuning", NULL};
+	struct word scratch;
+	const struct word *v;
+	int64_t nodes = 1;
+
+	for (; j < n; j++) {
+		const struct word *w = &words[j];
+		if (w->text[0] != '-')
+			break;
+		if (is(w, "-m") || is(w, "--module")) {
+			j++;
+			break;
+		}
+		if ((v = value_of(words, n, &j, "--num_gpus", &scratch)) ||
+		    (v = value_of(words, n, &j, "--nproc_per_node", &scratch)) ||
+		    (v = value_of(words, n, &j, "--nproc-per-node", &scratch))) {
+			set_world(rd, v);
+		} else if ((v = value_of(words, n, &j, "--num_nodes", &scratch)) ||
+		           (v = value_of(words, n, &j, "--nnodes", &scratch))) {
+			nodes = strtol(v->text, NULL, 10);
+		} else {
+			bool flag = strchr(w->text, '=') != NULL;
+			for (const char *const *b = bools; *b && !flag; b++)
+				flag = is(w, *b);
+			if (!flag && j + 1 < n && words[j + 1].text[0] != '-')
+				j++;
+		}
+	}
+	if (nodes > 1 && nodes < 1 << 20 && rd->out->world_size)
+		rd->out->world_size *= nodes;
+	return script_args(rd, words, n, j + 1);
+}
+
+/* python [-m module | script.py] args */
+static int python(struct reader *rd, const struct word *words, size_t n, size_t j)
+{
+	if (j + 1 < n && is(&words[j], "-m")) {
+		const struct word *m = &words[j + 1];
+		if (is(m, "torch.distributed.run") || is(m, "torch.distributed.launch")) {
+			found(rd, "torchrun", &words[0]);
+			return distributed_launch(rd, words, n, j + 2);
+		}
+		if (is(m, "accelerate.commands.launch")) {
+			found(rd, "accelerate launch", &words[0]);
+			return accelerate_launch(rd, words, n, j + 2);
+		}
+		if (strncmp(m->text, "verl.", 5) == 0 || strncmp(m->text, "openrlhf.", 9) == 0) {
+			found(rd, m->text, m);
+			warn(rd, m->loc,
+			     dtl_arena_sprintf(rd->lx.arena,
+			                       "'%s' builds its set-up from its own arguments "
+			                       "and config: not read yet",
+			                       m->text));
+			return 0;
+		}
+		if (is(m, "axolotl.cli.train") && j + 2 < n) {
+			found(rd, "axolotl train", &words[0]);
+			return file_arg(rd, &words[j + 2], "the recipe",
+			                &rd->out->trainer_args_file, &rd->out->trainer_args_loc);
+		}
+		return 0; /* python -m venv, pip, ...: no training launch */
+	}
+	if (j < n && ends(&words[j], ".py")) {
+		found(rd, "python", &words[0]);
+		return script_args(rd, words, n, j + 1);
+	}
+	return 0;
+}
+
+/* One command's words: assignments, wrappers, then a launcher. */
+static int command(struct reader *rd, struct word *words, size_t n)
+{
+	size_t j = 0, len;
+	int r;
+
+	while (j < n && (len = assignment(&words[j])))
+		if ((r = set_variable(rd, &words[j++], len)) < 0)
+			return r;
+	if (j < n && is(&words[j], "export")) {
+		for (j++; j < n; j++)
+			if ((len = assignment(&words[j])) &&
+			    (r = set_variable(rd, &words[j], len)) < 0)
+				return r;
+		return 0;
+	}
+	while (j < n && (is(&words[j], "nohup") || is(&words[j], "env") || is(&words[j], "time") ||
+	                 is(&words[j], "exec") || assignment(&words[j])))
+		environment(rd, &words[j], assignment(&words[j])), j++;
+	if (j >= n)
+		return 0;
+	const struct word *w = &words[j];
+	const char *b = base(w);
+	if (strcmp(b, "accelerate") == 0 && j + 1 < n && is(&words[j + 1], "launch")) {
+		found(rd, "accelerate launch", w);
+		return accelerate_launch(rd, words, n, j + 2);
+	}
+	if (strcmp(b, "deepspeed") == 0 || strcmp(b, "torchrun") == 0) {
+		found(rd, strcmp(b, "deepspeed") == 0 ? "deepspeed" : "torchrun", w);
+		return distributed_launch(rd, words, n, j + 1);
+	}
+	if ((strcmp(b, "llamafactory-cli") == 0 || strcmp(b, "axolotl") == 0) && j + 2 < n &&
+	    is(&words[j + 1], "train")) {
+		found(rd, strcmp(b, "axolotl") == 0 ? "axolotl train" : "llamafactory-cli train",
+		      w);
+		return file_arg(rd, &words[j + 2], "the recipe", &rd->out->trainer_args_file,
+		                &rd->out->trainer_args_loc);
+	}
+	if (strcmp(b, "tune") == 0 && j + 1 < n && is(&words[j + 1], "run")) {
+		found(rd, "tune run", w);
+		warn(rd, w->loc, "'tune run' runs a torchtune recipe: its config is not read yet");
+		return 0;
+	}
+	if (strncmp(b, "python", 6) == 0)
+		return python(rd, words, n, j + 1);
+	return 0;
+}
+
+static int read_script(struct reader *rd)
+{
+	struct lexer *lx = &rd->lx;
+	struct dtl_vec words = {0};
+	int r = 0;
+
+	while (r == 0) {
+		bool end = skip_blanks(lx);
+		if (end && words.count) {
+			r = command(rd, words.items, words.count);
+			words.count = 0;
+		}
+		if (at_end(lx) || r < 0)
+			break;
+		if (end)
+			continue;
+		struct word *w = words.count < WORDS_MAX
+		                     ? dtl_vec_push(&words, lx->arena, sizeof(*w))
+		                     : &((struct word *)words.items)[WORDS_MAX - 1];
+		if (!w)
+			return -ENOMEM;
+		size_t before = lx->i;
+		r = read_word(lx, w);
+		if (lx->i == before) /* nothing a word takes: step over it */
+			advance(lx);
+	}
+	return r;
+}
+
+int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                    struct dtl_launch *ret_launch, struct dtl_error *error)
+{
+	struct dtl_source src;
+	struct dtl_launch out = {0};
+	int r;
+
+	if ((r = dtl_source_read(&src, path, limits, error)) < 0)
+		return r;
+	struct reader *rd = calloc(1, sizeof(*rd));
+	if (!rd || !(out.file = dtl_arena_strndup(arena, path, strlen(path)))) {
+		free(rd);
+		dtl_source_fini(&src);
+		return -ENOMEM;
+	}
+	char *kept_path = src.path;
+	src.path = (char *)out.file; /* locations outlive the source */
+	rd->lx = (struct lexer){.src = &src, .line = 1, .col = 1, .arena = arena};
+	rd->out = &out;
+	rd->path = out.file;
+	rd->error = error;
+	r = read_script(rd);
+	if (r == 0 && !out.launcher) {
+		struct dtl_file_guess guess;
+		dtl_file_kind_guess(&src, &guess);
+		r = dtl_error_set(error, (struct dtl_loc){.file = out.file, .line = 1, .column = 1},
+		                  -EINVAL,
+		                  "no launch command in this file (it looks like %s): dtypelint "
+		                  "reads accelerate launch, deepspeed, torchrun, python -m "
+		                  "torch.distributed.run, python SCRIPT.py, llamafactory-cli train "
+		                  "and axolotl train",
+		                  guess.kind->what);
+	}
+	src.path = kept_path;
+	free(rd);
+	dtl_source_fini(&src);
+	if (r < 0)
+		return r;
+	*ret_launch = out;
+	return 0;
+}
