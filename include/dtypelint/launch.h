@@ -28,8 +28,10 @@ struct dtl_launch {
 	struct dtl_loc strategy_loc;
 	int64_t world_size; /* --num_processes, --nproc_per_node, --num_gpus x --nnodes */
 	struct dtl_loc world_size_loc;
-	struct dtl_vec
-	    warnings; /* struct dtl_input_warning: unresolved variables, parts not read */
+	/* struct dtl_input_warning: unresolved variables, parts not read */
+	struct dtl_vec warnings;
+	/* struct dtl_unmodelled: rollout engines, tensor and pipeline parallelism (DT604) */
+	struct dtl_vec unmodelled;
 };
 
 /* Reads the script at path (no command found: an input error that says so). */

@@ -121,7 +121,7 @@ static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		return r;
 	if (!l.deepspeed_file && !l.accelerate_file && !l.trainer_args_file &&
 	    l.precision == DTL_PRECISION_UNSET && l.strategy == DTL_STRATEGY_UNSET &&
-	    !l.world_size) {
+	    !l.world_size && !l.unmodelled.count) {
 		/* nothing usable: an input error, never a clean run of the defaults */
 		const struct dtl_input_warning *first = l.warnings.items;
 		return dtl_error_set(error, l.warnings.count ? first->loc : l.launcher_loc, -EINVAL,
@@ -150,6 +150,10 @@ static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	    (r = trainer_args(l.trainer_args_file, arena, limits, m, error)) < 0)
 		return r;
 	launch_flags(&l, &m->plan);
+	const struct dtl_unmodelled *u = l.unmodelled.items;
+	for (size_t i = 0; i < l.unmodelled.count; i++)
+		if ((r = dtl_plan_unmodelled(&m->plan, arena, &u[i])) < 0)
+			return r;
 	return 0;
 }
 

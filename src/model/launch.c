@@ -485,6 +485,59 @@ static bool flag_on(const struct word *words, size_t n, size_t *j, const char *n
 	return !v || !strcasecmp(v, "true") || !strcmp(v, "1");
 }
 
+/* Flags that ask for what dtypelint does not model: a rollout engine (TRL's use_vllm,
+ * OpenRLHF's vllm_num_engines) or tensor / pipeline parallelism above 1 (DT604). Returns 1
+ * when the word at *j is one of them (taken), 0, or -ENOMEM. */
+static int unmodelled_flag(struct reader *rd, const struct word *words, size_t n, size_t *j)
+{
+	static const struct {
+		const char *flag;
+		bool count; /* takes a number, unmodelled above 1 */
+		const char *what, *touches;
+	} flags[] = {
+	    {"--use_vllm", false, "vLLM generation (--use_vllm)",
+	     "the policy's weights, copied into the vLLM engine in its own dtype"},
+	    {"--vllm_num_engines", true, "vLLM rollout engines (--vllm_num_engines)",
+	     "the actor's weights, broadcast to the engines in their dtype"},
+	    {"--tensor_model_parallel_size", true, "tensor parallelism",
+	     "every Linear weight, split across ranks"},
+	    {"--tensor_parallel_size", true, "tensor parallelism",
+	     "every Linear weight, split across ranks"},
+	    {"--tp_size", true, "tensor parallelism", "every Linear weight, split across ranks"},
+	    {"--pipeline_model_parallel_size", true, "pipeline parallelism",
+	     "every layer, placed on one pipeline stage"},
+	    {"--pp_size", true, "pipeline parallelism",
+	     "every layer, placed on one pipeline stage"},
+	    /* Megatron-LM's spelling */
+	    {"--tensor-model-parallel-size", true, "tensor parallelism",
+	     "every Linear weight, split across ranks"},
+	    {"--pipeline-model-parallel-size", true, "pipeline parallelism",
+	     "every layer, placed on one pipeline stage"},
+	};
+	struct word scratch;
+	const struct word *v;
+
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		size_t at = *j, len = strlen(flags[k].flag);
+		const char *text = words[at].text;
+		if (strncmp(text, flags[k].flag, len) != 0 || (text[len] && text[len] != '='))
+			continue;
+		bool on = flags[k].count ? (v = value_of(words, n, j, flags[k].flag, &scratch)) &&
+		                               !v->unresolved && strtol(v->text, NULL, 10) > 1
+		                         : flag_on(words, n, j, flags[k].flag);
+		if (!on)
+			return 1;
+		struct dtl_unmodelled *u =
+		    dtl_vec_push(&rd->out->unmodelled, rd->lx.arena, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		*u = (struct dtl_unmodelled){
+		    .what = flags[k].what, .touches = flags[k].touches, .loc = words[at].loc};
+		return 1;
+	}
+	return 0;
+}
+
 /* The training script's own arguments (HF TrainingArguments and the recipes' runners). */
 static int script_args(struct reader *rd, const struct word *words, size_t n, size_t j)
 {
@@ -496,6 +549,10 @@ static int script_args(struct reader *rd, const struct word *words, size_t n, si
 
 	for (; j < n && r == 0; j++) {
 		const struct word *w = &words[j];
+		if ((r = unmodelled_flag(rd, words, n, &j)) != 0) {
+			r = r < 0 ? r : 0;
+			continue;
+		}
 		if ((v = value_of(words, n, &j, "--deepspeed_config", &scratch)) ||
 		    ((v = value_of(words, n, &j, "--deepspeed", &scratch)) && v->text[0] != '-'))
 			r = file_arg(rd, v, "--deepspeed", &out->deepspeed_file,
