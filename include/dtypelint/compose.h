@@ -26,8 +26,7 @@ struct dtl_compose_inputs {
 	const char *framework_file;             /* --framework-config */
 	const char *const *framework_overrides; /* --framework-override KEY=VALUE, in order */
 	size_t framework_override_count;
-	const char *trainer_args_file; /* --trainer-args */
-	const char *launch_file;       /* --launch: a launch script (launch.h) */
+	const char *launch_file; /* --launch: a launch script (launch.h) */
 	/* when input is "-": the manifest already read from standard input, named as the report
 	 * should name it (--stdin-filename); not owned */
 	const struct dtl_source *input_source;

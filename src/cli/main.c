@@ -641,10 +641,11 @@ static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
 
 	if (o->plan_file || o->deepspeed_file || o->accelerate_file || o->peft_file ||
 	    o->trainer_args_file || o->framework_file || o->launch_file || o->stdin_filename) {
-		fprintf(stderr,
-		        "dtypelint: --plan, --deepspeed, --accelerate, --peft, --trainer-args, "
-		        "--framework-config and --launch go with file arguments; a set-up names its "
-		        "own files in the config's setups:\n");
+		fprintf(
+		    stderr,
+		    "dtypelint: --plan, --deepspeed, --accelerate, --peft, --trainer-args, "
+		    "--framework-config and --launch go with file arguments; a set-up names its "
+		    "own files in the config's setups:\n");
 		return EXIT_INPUT;
 	}
 	if (!path && !o->no_config && (r = dtl_config_find(".", arena, &path, &ignored, &why)) < 0)
@@ -1017,9 +1018,9 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
  * (device and inode) as one of the files read is refused, before anything is read. */
 static int output_is_input(const struct dtl_options *o, const char *output)
 {
-	const char *named[] = {o->plan_file,      o->deepspeed_file,    o->accelerate_file,
-	                       o->peft_file,      o->trainer_args_file, o->framework_file,
-	                       o->launch_file,    o->config_file,       o->baseline};
+	const char *named[] = {o->plan_file,   o->deepspeed_file,    o->accelerate_file,
+	                       o->peft_file,   o->trainer_args_file, o->framework_file,
+	                       o->launch_file, o->config_file,       o->baseline};
 	struct stat out, in;
 
 	if (!output || strcmp(output, "-") == 0 || stat(output, &out) != 0 || !S_ISREG(out.st_mode))

@@ -165,9 +165,9 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	int r;
 
 	/* the paths the user typed: a link among them must stay inside the tree (source.h) */
-	const char *typed[] = {in->input,           in->plan_file, in->deepspeed_file,
-	                       in->accelerate_file, in->peft_file, in->trainer_args_file,
-	                       in->framework_file, in->launch_file};
+	const char *typed[] = {in->input,           in->plan_file,  in->deepspeed_file,
+	                       in->accelerate_file, in->peft_file,  in->trainer_args_file,
+	                       in->framework_file,  in->launch_file};
 	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
 		if (typed[i] &&
 		    (r = dtl_confine_check(typed[i], NULL, (struct dtl_loc){0}, error)) < 0)

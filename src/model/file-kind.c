@@ -534,6 +534,19 @@ static bool foreign_mapping(const struct dtl_source *s, const struct dtl_limits 
 	return foreign;
 }
 
+/* Whether s parses as a document (JSON, YAML or TOML, by its name and text) */
+static bool parses(const struct dtl_source *s, const struct dtl_limits *limits)
+{
+	struct dtl_arena scratch;
+	struct dtl_node *root = NULL;
+	struct dtl_error ignored = {0};
+
+	dtl_arena_init(&scratch);
+	bool ok = dtl_doc_parse(s, &scratch, limits, &root, &ignored) == 0;
+	dtl_arena_fini(&scratch);
+	return ok;
+}
+
 int dtl_file_check_role(const char *path, const char *role, const enum dtl_file_reader *accepted,
                         size_t accepted_count, bool (*own_key)(const char *key, size_t len),
                         struct dtl_arena *arena, const struct dtl_limits *limits,
@@ -558,7 +571,10 @@ int dtl_file_check_role(const char *path, const char *role, const enum dtl_file_
 	const struct dtl_file_kind *kind = ret_guess->kind;
 	bool ok =
 	    kind == &empty_kind || kind == &comments_kind || kind == &binary_kind ||
-	    (dtl_file_kind_generic(kind) && (!own_key || !foreign_mapping(&s, limits, own_key)));
+	    (dtl_file_kind_generic(kind) && (!own_key || !foreign_mapping(&s, limits, own_key))) ||
+	    /* a TOML file known by its name alone that does not parse: the reader's error says
+	     * where, which is more than "a TOML file" */
+	    (strcmp(kind->id, "toml") == 0 && !parses(&s, limits));
 	for (size_t i = 0; i < accepted_count && !ok; i++)
 		ok = kind->reader == accepted[i];
 	r = ok ? 0 : dtl_file_not_read(&s, ret_guess, role, arena, limits, error);

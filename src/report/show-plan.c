@@ -175,9 +175,10 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	fputs(":\n", out);
 	fprintf(out, "  strategy      %s", dtl_strategy_name(p->strategy));
 	put_source(out, p->strategy_loc);
-	fprintf(out, "\n  precision     %s (mode dtype %s)", dtl_precision_name(p->precision),
-	        dtype_or(rp->mode_dtype, "none"));
-	put_source(out, p->precision_loc);
+	char precision[1024];
+	fputs("\n  precision     ", out);
+	dtl_report_put_escaped(out, dtl_report_precision(p, precision, sizeof(precision)));
+	fprintf(out, " (mode dtype %s)", dtype_or(rp->mode_dtype, "none"));
 	fprintf(out, "\n  world size    %lld%s", (long long)p->world_size,
 	        rp->world_size_assumed ? " (assumed)" : "");
 	if (!rp->world_size_assumed)
@@ -214,6 +215,10 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        dtype_or(p->fsdp.param_dtype, "None"),
 		        dtype_or(p->fsdp.reduce_dtype, "None"),
 		        dtype_or(p->fsdp.buffer_dtype, "None"));
+		if (p->fsdp.cpu_offload == DTL_TRUE)
+			fputs("  fsdp offload  parameters, gradients and optimizer states on the "
+			      "CPU\n",
+			      out);
 	}
 	if (p->strategy == DTL_STRATEGY_ZERO3)
 		fprintf(out,
@@ -243,7 +248,12 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_begin_object(w);
 	dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
 	dtl_json_key_string(w, "strategy", dtl_strategy_name(p->strategy));
-	dtl_json_key_string(w, "precision", dtl_precision_name(p->precision));
+	char precision[1024];
+	dtl_json_key_string(w, "precision",
+	                    p->precision == DTL_PRECISION_UNSET ? "unset"
+	                                                        : dtl_precision_name(p->precision));
+	dtl_json_key_string(w, "precision_text",
+	                    dtl_report_precision(p, precision, sizeof(precision)));
 	dtl_json_key_string(w, "mode_dtype", dtype_or(rp->mode_dtype, "none"));
 	dtl_json_key_int(w, "world_size", p->world_size);
 	dtl_json_key_bool(w, "world_size_assumed", rp->world_size_assumed);
