@@ -66,7 +66,7 @@ _dtypelint()
 _dtypelint_reply()
 {
 	case $prev in
-	--deepspeed | --accelerate | --peft | --trainer-args | --framework-config | --launch | --export | \
+	--deepspeed | --accelerate | --peft | --trainer-args | --framework-config | --launch | --versions-from | --export | \
 		-o | --output | \
 		--plan | --config | --baseline | --write-baseline | --stdin-filename)
 		COMPREPLY=($(compgen -f -- "$cur"))
@@ -96,6 +96,14 @@ _dtypelint_reply()
 		COMPREPLY=($(compgen -W "error warning info" -- "$cur"))
 		return
 		;;
+	--assume)
+		COMPREPLY=($(compgen -W "newest" -- "$cur"))
+		return
+		;;
+	--versions-from)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
 	--with)
 		compopt -o nospace 2>/dev/null
 		COMPREPLY=($(compgen -W "torch= transformers= peft= deepspeed= accelerate= trl= bitsandbytes=" -- "$cur"))
@@ -122,7 +130,7 @@ _dtypelint_reply()
 		COMPREPLY=($(compgen -W "--deepspeed --accelerate --peft --trainer-args --framework-config
 			--framework-override --launch --export
 			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --plan --strategy
-			--precision --with -f --format -o --output --color --statistics --show-plan
+			--precision --with --versions-from --assume -f --format -o --output --color --statistics --show-plan
 			--trace -q --quiet -v --verbose --select --extend-select --ignore --fail-on --exit-zero
 			--list-rules --explain --config --no-config --setup --stdin-filename
 			--baseline --write-baseline

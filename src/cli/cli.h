@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "dtypelint/dtypelint.h"
+#include "dtypelint/requirements.h"
 
 enum dtl_format {
 	DTL_FORMAT_TEXT,
@@ -57,7 +58,9 @@ struct dtl_options {
 	const char **inputs;
 	size_t input_count;
 	const char *plan_file;
-	struct dtl_plan overrides; /* --strategy, --precision, --with */
+	struct dtl_plan overrides;    /* --strategy, --precision, --with */
+	struct dtl_vec versions_from; /* --versions-from files, const char * */
+	bool assume_newest;           /* --assume newest: a range at its newest version only */
 	enum dtl_format format;
 	const char *output;
 	struct dtl_vec select, extend_select, ignore; /* const char * */
@@ -123,6 +126,7 @@ struct dtl_cli_job {
 	size_t framework_override_count;
 	const char *launch_file;  /* a launch script (--launch, a set-up's launch:) */
 	struct dtl_plan versions; /* a set-up's `with:`: versions only, below --with */
+	const char *versions_file; /* a set-up's `versions:`: its dependency file */
 	const char *setup;        /* the set-up's name; NULL for a command-line input */
 	struct dtl_loc loc;       /* where the set-up is defined */
 };
@@ -195,5 +199,15 @@ size_t dtl_baseline_report_stale(const struct dtl_baseline *baseline, FILE *out)
  * number of entries. */
 int dtl_baseline_write(const char *path, const struct dtl_report_input *inputs, size_t n,
                        struct dtl_arena *arena, size_t *ret_entries, struct dtl_error *error);
+
+/* The project's own word on the versions of input job (requirements.h): the --versions-from
+ * files, else the set-up's `versions:` file, else the dependency files found beside the
+ * input up to its repository's root. */
+int dtl_cli_versions_read(const struct dtl_cli_job *job, const struct dtl_options *o,
+                          const struct dtl_limits *limits, struct dtl_arena *arena,
+                          struct dtl_requirements *ret, struct dtl_error *error);
+/* Sets the versions the plan leaves unset that the files pin to one version (dtypelint's own
+ * files and the options win over a dependency file). */
+void dtl_cli_versions_pin(struct dtl_plan *plan, const struct dtl_requirements *req);
 
 #endif

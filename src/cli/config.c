@@ -334,13 +334,13 @@ static int setup_path(const struct dtl_schema *s, const struct dtl_node *v, cons
 }
 
 /* setups: a list of {name, model, plan, deepspeed, accelerate, peft, trainer-args, launch,
- * with} */
+ * with, versions} */
 static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
                         struct dtl_config *c)
 {
 	static const char *const keys[] = {"name",       "model", "plan",         "deepspeed",
 	                                   "accelerate", "peft",  "trainer-args", "launch",
-	                                   "with",       NULL};
+	                                   "with",       "versions",     NULL};
 	if (list->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, list, "setups", "a list of set-ups");
 	for (size_t i = 0; i < list->seq.count; i++) {
@@ -387,6 +387,8 @@ static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
 				r = setup_path(s, v, "trainer-args", c, &job->trainer_args_file);
 			else if (strcmp(key, "launch") == 0)
 				r = setup_path(s, v, "launch", c, &job->launch_file);
+			else if (strcmp(key, "versions") == 0)
+				r = setup_path(s, v, "versions", c, &job->versions_file);
 			else if (strcmp(key, "with") == 0)
 				r = dtl_plan_parse_versions(v, s->file, s->arena, &job->versions,
 				                            s->error);

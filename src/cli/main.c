@@ -364,6 +364,14 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	/* a set-up's `with:` versions, then the options: DESIGN §3, options win over every file */
 	dtl_plan_overlay(plan, &job->versions);
 	dtl_plan_overlay(plan, &o->overrides);
+	/* below all of them, the versions the project's own dependency files pin */
+	struct dtl_requirements *req = dtl_arena_alloc(arena, sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	r = dtl_cli_versions_read(job, o, &s->limits, arena, req, error);
+	if (r < 0)
+		return r;
+	dtl_cli_versions_pin(plan, req);
 	if (o->export_file) {
 		/* the export carries the plan the simulation uses, so linting it gives the same */
 		struct dtl_manifest exported = *manifest;

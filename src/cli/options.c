@@ -57,6 +57,13 @@ static const char usage_head[] =
     "  --device-memory SIZE  memory of one device (e.g. 80GiB) for DT801\n"
     "  --with NAME=VER[,..]  framework versions: torch, transformers, peft, deepspeed,\n"
     "                        accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)\n"
+    "  --versions-from FILE  read the versions from FILE (repeatable): requirements or\n"
+    "                        constraints, pip freeze or pip list --format=json output,\n"
+    "                        environment.yml, conda-lock, Pipfile.lock, a Dockerfile;\n"
+    "                        without it, such files beside the input up to its\n"
+    "                        repository's root\n"
+    "  --assume newest       lint a version range at its newest allowed version only,\n"
+    "                        not at every behaviour boundary inside it\n"
     "Output:\n"
     "  -f, --format FMT      text (gcc-style, default) | concise (one line a finding) |\n"
     "                        json | json-lines | sarif |\n"
@@ -131,6 +138,8 @@ enum {
 	OPT_STRATEGY,
 	OPT_PRECISION,
 	OPT_WITH,
+	OPT_VERSIONS_FROM,
+	OPT_ASSUME,
 	OPT_SELECT,
 	OPT_EXTEND_SELECT,
 	OPT_IGNORE,
@@ -292,6 +301,8 @@ static const struct option fixed_options[] = {
     {"strategy", required_argument, NULL, OPT_STRATEGY},
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"with", required_argument, NULL, OPT_WITH},
+    {"versions-from", required_argument, NULL, OPT_VERSIONS_FROM},
+    {"assume", required_argument, NULL, OPT_ASSUME},
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
@@ -416,7 +427,7 @@ static int fix_option(int c, const char *arg, struct dtl_options *o)
 }
 
 /* "Plan" of --help: overrides of the manifest's `training:` section. */
-static int plan_option(int c, const char *arg, struct dtl_options *o)
+static int plan_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
 {
 	switch (c) {
 	case OPT_PLAN:
@@ -443,6 +454,13 @@ static int plan_option(int c, const char *arg, struct dtl_options *o)
 		return OPTION_TAKEN;
 	case OPT_WITH:
 		return parse_with(&o->overrides, arg) < 0 ? -EINVAL : OPTION_TAKEN;
+	case OPT_VERSIONS_FROM:
+		return push_arg(&o->versions_from, arena, arg);
+	case OPT_ASSUME:
+		if (strcmp(arg, "newest") != 0)
+			return usage_error("--assume: '%s' is not 'newest'", arg);
+		o->assume_newest = true;
+		return OPTION_TAKEN;
 	}
 	return OPTION_OTHER;
 }
@@ -614,7 +632,7 @@ static int parse_option(int c, const char *arg, const char *option, struct dtl_a
 	if (r == OPTION_OTHER)
 		r = fix_option(c, arg, o);
 	if (r == OPTION_OTHER)
-		r = plan_option(c, arg, o);
+		r = plan_option(c, arg, arena, o);
 	if (r == OPTION_OTHER)
 		r = output_option(c, arg, arena, o);
 	if (r == OPTION_OTHER)

@@ -1,0 +1,93 @@
+#!/bin/sh
+# The versions users really run (issue 33, item 1): a scratch repository with a ZeRO-3 JSON, a
+# LoRA adapter config and deepspeed 0.19.2 pinned in one of the files a Python project keeps
+# fails with DT121 and no option, and the versions line names the file and line of the pin.
+# Usage: versions-files.sh DTYPELINT SOURCE_ROOT
+. "$(dirname "$0")/lib.sh"
+f="$root/fixtures/import"
+
+# a fresh repository: the model, the two configs, then one dependency file ($1) holding $2
+repo() {
+	rm -rf "$tmp/r" && mkdir "$tmp/r" && mkdir "$tmp/r/.git" || exit 99
+	cp -r "$f/tiny-qwen2" "$tmp/r/model" && cp "$f/ds_z3_bf16.json" "$tmp/r/ds.json" &&
+		cp "$f/adapter_config.json" "$tmp/r/adapter_config.json" || exit 99
+	[ -n "$1" ] && mkdir -p "$(dirname "$tmp/r/$1")" && printf '%s\n' "$2" > "$tmp/r/$1"
+	printf '%s\n' 'setups:' '  - name: zero3-lora' '    model: model' \
+		'    deepspeed: ds.json' '    peft: adapter_config.json' > "$tmp/r/.dtypelint.yaml"
+}
+
+# expect NAME FILE LINE: exit 1, DT121, and "deepspeed 0.19.2 (FILE:LINE:" on the versions line
+expect() {
+	(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+	if [ $st = 1 ] && grep -q '\[DT121' "$tmp/out" &&
+		grep -q "^Versions.*deepspeed 0.19.2 ($2:$3:" "$tmp/err"; then ok "$1"
+	else bad "$1" "exit $st: $(grep -v '^ ' "$tmp/out" | head -3) $(cat "$tmp/err")"; fi
+}
+
+# 0. no dependency file: newest known, clean of DT121 (today's behaviour)
+repo "" ""
+(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if ! grep -q '\[DT121' "$tmp/out" && grep -q 'deepspeed 0.19.8 (newest known)' "$tmp/err"
+then ok no-file; else bad no-file "exit $st: $(cat "$tmp/err")"; fi
+
+repo requirements.txt "$(printf '%s\n' '# training' 'torch' 'deepspeed==0.19.2  # the cluster image')"
+expect requirements-txt requirements.txt 3
+repo requirements.txt "$(printf '%s\n' '-r requirements/base.txt' '-c constraints.txt')"
+mkdir -p "$tmp/r/requirements" && printf 'peft>=0.10\n' > "$tmp/r/requirements/base.txt"
+printf 'DeepSpeed == 0.19.2 ; sys_platform == "linux"\n' > "$tmp/r/constraints.txt"
+expect requirements-includes constraints.txt 1
+repo freeze.txt "$(printf '%s\n' 'accelerate==1.15.0' 'deepspeed==0.19.2' 'torch==2.13.0')"
+mv "$tmp/r/freeze.txt" "$tmp/r/requirements-lock.txt"
+expect pip-freeze requirements-lock.txt 2
+repo environment.yml "$(printf '%s\n' 'name: train' 'dependencies:' '  - python=3.11' \
+	'  - pytorch=2.4.1' '  - pip' '  - pip:' '      - deepspeed==0.19.2')"
+expect environment-yml environment.yml 7
+repo Dockerfile "$(printf '%s\n' 'FROM python:3.11' 'RUN pip install --no-cache-dir \' \
+	'    torch==2.4.1 "deepspeed==0.19.2" peft')"
+expect dockerfile Dockerfile 3
+repo Pipfile.lock '{"default": {"deepspeed": {"hashes": [], "version": "==0.19.2"}}, "develop": {}}'
+expect pipfile-lock Pipfile.lock 1
+
+# a file in a sub-folder of the set-up's model is not beside it; one up to the root is
+repo requirements.txt 'deepspeed==0.19.2'
+mkdir "$tmp/r/train" && mv "$tmp/r/.dtypelint.yaml" "$tmp/r/train/" &&
+	sed -i 's|: \([a-z]\)|: ../\1|' "$tmp/r/train/.dtypelint.yaml"
+(cd "$tmp/r/train" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 1 ] && grep -q "deepspeed 0.19.2 (../requirements.txt:1:1)" "$tmp/err"
+then ok up-to-root; else bad up-to-root "exit $st: $(cat "$tmp/err")"; fi
+
+# --versions-from FILE and a set-up's versions: name the file (and nothing else is searched)
+repo requirements.txt 'deepspeed==0.19.8'
+printf '[{"name": "torch", "version": "2.4.1"}, {"name": "deepspeed", "version": "0.19.2"}]\n' \
+	> "$tmp/r/pip-list.json"
+(cd "$tmp/r" && "$dtypelint" --versions-from pip-list.json) > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 1 ] && grep -q "deepspeed 0.19.2 (pip-list.json:1:74)" "$tmp/err"
+then ok versions-from; else bad versions-from "exit $st: $(cat "$tmp/err")"; fi
+echo '    versions: pip-list.json' >> "$tmp/r/.dtypelint.yaml"
+expect setup-versions-key pip-list.json 1
+
+# options and dtypelint's own files still win over a dependency file
+repo requirements.txt 'deepspeed==0.19.2'
+(cd "$tmp/r" && "$dtypelint" --with deepspeed=0.19.3) > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 0 ] && grep -q "deepspeed 0.19.3 (--with)" "$tmp/err"
+then ok with-wins; else bad with-wins "exit $st: $(cat "$tmp/err")"; fi
+
+# --show-plan says where each version came from
+(cd "$tmp/r" && "$dtypelint" --show-plan) > "$tmp/out" 2> "$tmp/err"; st=$?
+if grep -q "deepspeed *0.19.2 (requirements.txt:1:1)" "$tmp/out"
+then ok show-plan; else bad show-plan "exit $st: $(cat "$tmp/out")"; fi
+
+# a bad version of a framework is an input error at its line; an include leaving the
+# repository is refused
+repo requirements.txt "$(printf '%s\n' 'torch' 'deepspeed==0.19.x2')"
+(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 2 ] && grep -q "requirements.txt:2:.*error: " "$tmp/out" "$tmp/err"
+then ok bad-version; else bad bad-version "exit $st: $(cat "$tmp/out" "$tmp/err")"; fi
+mkdir -p "$tmp/outside" && printf 'deepspeed==0.19.2\n' > "$tmp/outside/secret.txt"
+repo requirements.txt "-r $tmp/outside/secret.txt"
+(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 2 ] && ! grep -q 'deepspeed 0.19.2' "$tmp/err"
+then ok include-confined; else bad include-confined "exit $st: $(cat "$tmp/out" "$tmp/err")"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
