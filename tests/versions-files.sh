@@ -89,5 +89,40 @@ repo requirements.txt "-r $tmp/outside/secret.txt"
 if [ $st = 2 ] && ! grep -q 'deepspeed 0.19.2' "$tmp/err"
 then ok include-confined; else bad include-confined "exit $st: $(cat "$tmp/out" "$tmp/err")"; fi
 
+# ranges (item 2): every behaviour boundary inside the range is linted; the finding says
+# where it fires and which pin avoids it, and the verdict follows the worst allowed version.
+# DT121 fires with 0.19.2 alone: up to 0.19.1 deepspeed.initialize casts the whole module,
+# adapters included, to bfloat16 (rules/versions.yaml deepspeed-blanket-module-cast)
+repo requirements.txt "$(printf '%s\n' 'torch' 'deepspeed>=0.18')"
+(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 1 ] && grep -q '\[DT121' "$tmp/out" &&
+	grep -q "fails with deepspeed 0.19.2, which requirements.txt:2:1 allows (>=0.18); \`deepspeed>=0.19.3\` avoids it" "$tmp/out"
+then ok range-fires; else bad range-fires "exit $st: $(grep -v note: "$tmp/out" | head -5)"; fi
+(cd "$tmp/r" && "$dtypelint" -f json) > "$tmp/out" 2> "$tmp/err"
+if python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+f = [f for f in d["findings"] if f["rule"] == "DT121"][0]
+assert f["versions"] == [{"name": "deepspeed", "fires": "0.19.2", "from": "0.19.2",
+  "to": "0.19.2", "allowed": ">=0.18", "allowed_at": "requirements.txt:2:1",
+  "avoided_by": "deepspeed>=0.19.3"}], f["versions"]' "$tmp/out"
+then ok range-json; else bad range-json "$(head -c 300 "$tmp/out")"; fi
+(cd "$tmp/r" && "$dtypelint" -f sarif) > "$tmp/out" 2> "$tmp/err"
+if python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+r = [r for r in d["runs"][0]["results"] if r["ruleId"] == "DT121"][0]
+assert r["properties"]["versions"][0]["avoided_by"] == "deepspeed>=0.19.3"' "$tmp/out"
+then ok range-sarif; else bad range-sarif "$(head -c 300 "$tmp/out")"; fi
+(cd "$tmp/r" && "$dtypelint" --assume newest) > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 0 ] && ! grep -q '\[DT121' "$tmp/out"; then ok assume-newest
+else bad assume-newest "exit $st: $(grep -v note: "$tmp/out" | head -3)"; fi
+repo requirements.txt 'deepspeed>=0.19.3'
+(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 0 ] && ! grep -q '\[DT121' "$tmp/out"; then ok range-clean
+else bad range-clean "exit $st: $(grep -v note: "$tmp/out" | head -3)"; fi
+repo requirements.txt 'deepspeed<0.19.3,>=0.19.2'
+(cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
+if [ $st = 1 ] && grep -q '\[DT121' "$tmp/out" && ! grep -q 'avoids it' "$tmp/out"
+then ok range-fires-everywhere; else bad range-fires-everywhere "exit $st: $(grep -v note: "$tmp/out" | head -3)"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -15,6 +15,7 @@
 #include "dtypelint/arena.h"
 #include "dtypelint/diag.h"
 #include "dtypelint/plan.h"
+#include "dtypelint/requirements.h"
 #include "dtypelint/version.h"
 
 /* enum dtl_behavior: DTL_B_FSDP1_VALIDATE_V2 ... DTL_B_COUNT, one per entry of
@@ -44,5 +45,18 @@ bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavi
 /* "torch >= 2.1", "deepspeed 0.12.0 to 0.19.2" */
 const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
                                struct dtl_arena *arena);
+
+/* A stretch of a framework's versions over which no behaviour of the table changes, clipped
+ * to what a requirement allows: linting one version of it (rep) lints them all. */
+struct dtl_version_span {
+	struct dtl_version rep;    /* the version linted: the newest known in an open top */
+	struct dtl_version lo, hi; /* its first and last versions; unset: open */
+	bool hi_strict;            /* hi is the first version after it ("< 2.1") */
+};
+/* The spans of framework fw that r allows, oldest first, into out (at most max); returns
+ * their number (0: r allows none of the versions the table can tell apart). */
+size_t dtl_behavior_spans(const struct dtl_behavior_table *table, enum dtl_framework fw,
+                          const struct dtl_requirement *r, struct dtl_version_span *out,
+                          size_t max);
 
 #endif

@@ -158,6 +158,9 @@ struct dtl_plan {
 	struct dtl_loc world_size_loc;
 	struct dtl_version versions[DTL_FW_COUNT];
 	struct dtl_loc version_locs[DTL_FW_COUNT];
+	/* a version a dependency file allows a range of: what it allows and the versions linted
+	 * (">=0.18, linted at 0.18, 0.19.2, 0.19.8"); NULL: one version */
+	const char *version_range[DTL_FW_COUNT];
 	const char *trainer; /* NULL: unset ("none") */
 	struct dtl_loc trainer_loc;
 	struct dtl_plan_fsdp fsdp;

@@ -89,6 +89,17 @@ struct dtl_note {
 	const char *same_way;
 };
 
+/* Where a finding fires among the values the inputs leave open (a version range a dependency
+ * file allows): one per framework whose allowed versions it fires at only some of. */
+struct dtl_finding_range {
+	const char *name;       /* "deepspeed" */
+	const char *fires;      /* "0.18–0.19.2", "< 2.1", ">= 0.19.3" */
+	const char *from, *to;  /* its first and last versions; NULL: open */
+	const char *allowed;    /* what the file allows: ">=0.18" */
+	const char *allowed_at; /* "requirements.txt:2:1" */
+	const char *avoided_by; /* a requirement that avoids it: "deepspeed>=0.19.3"; NULL: none */
+};
+
 struct dtl_finding {
 	const struct dtl_rule *rule;
 	enum dtl_severity severity;
@@ -106,6 +117,8 @@ struct dtl_finding {
 	struct dtl_note *notes;
 	size_t note_count;
 	const char *fix;
+	const struct dtl_finding_range *ranges; /* NULL: it fires at every allowed version */
+	size_t range_count;
 	uint32_t sort_tensor;         /* rank of the offending tensor, for ordering */
 	struct dtl_finding_view view; /* what reporters print (dtl_input_view_init) */
 };

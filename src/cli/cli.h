@@ -210,4 +210,23 @@ int dtl_cli_versions_read(const struct dtl_cli_job *job, const struct dtl_option
  * files and the options win over a dependency file). */
 void dtl_cli_versions_pin(struct dtl_plan *plan, const struct dtl_requirements *req);
 
+/* The versions a range allows that behave differently (issue 33, item 2): the set-up is
+ * linted at the newest allowed version of every framework, then once more per other span of
+ * one framework, the rest kept newest. */
+enum { DTL_CLI_MAX_SPANS = 32 };
+struct dtl_cli_ranges {
+	struct dtl_version_span spans[DTL_FW_COUNT][DTL_CLI_MAX_SPANS];
+	size_t count[DTL_FW_COUNT]; /* 0: not a range the files leave open */
+	const struct dtl_requirement *req[DTL_FW_COUNT];
+};
+/* Sets the versions the plan leaves unset that the files allow a range of to their newest
+ * allowed span (the only one with --assume newest), noting the range in the plan. */
+int dtl_cli_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements *req,
+                            const struct dtl_behavior_table *behaviors, bool assume_newest,
+                            struct dtl_arena *arena, struct dtl_cli_ranges *ret);
+/* Where a finding fires: fires[fw] has bit k set when it fires at span k of framework fw
+ * (0: not known). Fills f->ranges for the frameworks it fires at only some spans of. */
+int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT],
+                              const struct dtl_cli_ranges *ranges, struct dtl_arena *arena);
+
 #endif

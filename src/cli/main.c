@@ -327,6 +327,175 @@ static void put_input_warnings(const struct dtl_manifest *manifest, const struct
 	}
 }
 
+/* One simulation of a composed set-up at one plan, judged: its findings after suppressions and
+ * the config's ignores and severities, sorted, their views resolved. */
+struct judged {
+	struct dtl_sim *sim;
+	struct dtl_findings *findings;
+	struct dtl_input_view *view;
+	size_t suppressed;
+};
+
+static int judge(const struct dtl_cli_job *job, const struct settings *s,
+                 const struct dtl_manifest *manifest, const struct dtl_plan *plan,
+                 const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                 struct dtl_arena *arena, struct judged *ret, struct dtl_error *error)
+{
+	struct dtl_sim *sim = dtl_arena_alloc(arena, sizeof(*sim));
+	struct dtl_findings *findings = dtl_arena_alloc(arena, sizeof(*findings));
+	struct dtl_input_view *view = dtl_arena_alloc(arena, sizeof(*view));
+	size_t suppressed = 0;
+	int r;
+
+	if (!sim || !findings || !view)
+		return -ENOMEM;
+	r = dtl_sim_run(sim, manifest, plan, behaviors, arena, error);
+	if (r < 0)
+		return r;
+	r = dtl_rules_run(sim, &s->selection, ops, findings, error);
+	if (r < 0)
+		return r;
+	r = dtl_cli_suppress(sim, findings, &s->selection, &s->limits, s->stdin_source, arena,
+	                     &suppressed, error);
+	if (r < 0)
+		return r;
+	if (s->config) {
+		struct dtl_finding *f = findings->items.items;
+		size_t kept = 0;
+		for (size_t k = 0; k < findings->items.count; k++) {
+			if (dtl_config_file_ignored(s->config, job->input, f[k].rule))
+				suppressed++;
+			else
+				f[kept++] = f[k];
+		}
+		findings->items.count = kept;
+		apply_overrides(s->config, findings);
+	}
+	dtl_findings_sort(findings);
+	if (dtl_input_view_init(view, sim, findings, arena) < 0)
+		return -ENOMEM;
+	*ret = (struct judged){sim, findings, view, suppressed};
+	return 0;
+}
+
+/* The same finding in two simulations of one set-up: rule, place, group and tensor */
+static bool same_finding(const struct dtl_finding *a, const struct dtl_finding *b)
+{
+	const char *ga = a->view.group ? a->view.group->name : NULL;
+	const char *gb = b->view.group ? b->view.group->name : NULL;
+
+	return a->rule == b->rule && a->loc.line == b->loc.line && a->loc.column == b->loc.column &&
+	       (a->loc.file == b->loc.file ||
+	        (a->loc.file && b->loc.file && strcmp(a->loc.file, b->loc.file) == 0)) &&
+	       (a->tensor_count ? b->tensor_count && a->tensors[0] == b->tensors[0]
+	                        : !b->tensor_count) &&
+	       (ga == gb || (ga && gb && strcmp(ga, gb) == 0));
+}
+
+struct fires {
+	uint32_t mask[DTL_FW_COUNT];
+};
+
+/* Adds the findings of the simulation at span k of framework fw to the set-up's: a finding
+ * seen before gets the span, a new one is added with its own view (DT002's unused
+ * suppressions are the baseline run's alone). */
+static int merge_variant(struct dtl_findings *all, struct dtl_vec *fires,
+                         const struct dtl_findings *got, int fw, size_t k, struct dtl_arena *arena)
+{
+	const struct dtl_finding *g = got->items.items;
+
+	for (size_t i = 0; i < got->items.count; i++) {
+		struct dtl_finding *f = all->items.items;
+		struct fires *m = fires->items;
+		size_t j = 0;
+		if (strcmp(g[i].rule->id, "DT002") == 0)
+			continue;
+		while (j < all->items.count && !same_finding(&f[j], &g[i]))
+			j++;
+		if (j == all->items.count) {
+			struct dtl_finding *slot = dtl_vec_push(&all->items, arena, sizeof(*slot));
+			struct fires *mslot = dtl_vec_push(fires, arena, sizeof(*mslot));
+			if (!slot || !mslot)
+				return -ENOMEM;
+			*slot = g[i];
+			memset(mslot, 0, sizeof(*mslot));
+			m = fires->items;
+		}
+		m[j].mask[fw] |= 1u << k;
+	}
+	return 0;
+}
+
+/* Lints the set-up once more per other span of each version range (the newest of the others
+ * kept), and says of each finding where it fires: the verdict follows the worst version
+ * allowed (issue 33, item 2). */
+static int vary_versions(const struct dtl_cli_job *job, const struct settings *s,
+                         const struct dtl_manifest *manifest, const struct dtl_plan *plan,
+                         const struct dtl_cli_ranges *ranges,
+                         const struct dtl_behavior_table *behaviors,
+                         const struct dtl_op_oracle *ops, struct dtl_arena *arena,
+                         struct dtl_findings *findings, struct dtl_error *error)
+{
+	struct dtl_vec fires = {0};
+	int r;
+
+	for (size_t i = 0; i < findings->items.count; i++) {
+		struct fires *m = dtl_vec_push(&fires, arena, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		for (int fw = 0; fw < DTL_FW_COUNT; fw++)
+			m->mask[fw] = ranges->count[fw] > 1 ? 1u << (ranges->count[fw] - 1) : 0;
+	}
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
+		for (size_t k = 0; k + 1 < ranges->count[fw]; k++) {
+			struct dtl_plan *varied = dtl_arena_alloc(arena, sizeof(*varied));
+			struct judged got;
+			if (!varied)
+				return -ENOMEM;
+			*varied = *plan;
+			varied->versions[fw] = ranges->spans[fw][k].rep;
+			if ((r = judge(job, s, manifest, varied, behaviors, ops, arena, &got,
+			               error)) < 0 ||
+			    (r = merge_variant(findings, &fires, got.findings, fw, k, arena)) < 0)
+				return r;
+		}
+	struct dtl_finding *f = findings->items.items;
+	const struct fires *m = fires.items;
+	for (size_t i = 0; i < findings->items.count; i++)
+		if ((r = dtl_cli_versions_annotate(&f[i], m[i].mask, ranges, arena)) < 0)
+			return r;
+	dtl_findings_sort(findings);
+	return 0;
+}
+
+/* The plan of one input: its files', the config's defaults, `with:`, the options, and below
+ * them all the versions the project's own dependency files pin or allow. */
+static int resolve_plan(const struct dtl_cli_job *job, const struct dtl_options *o,
+                        const struct settings *s, const struct dtl_manifest *manifest,
+                        const struct dtl_behavior_table *behaviors, struct dtl_arena *arena,
+                        struct dtl_plan *plan, struct dtl_cli_ranges *ranges,
+                        struct dtl_error *error)
+{
+	struct dtl_requirements *req = dtl_arena_alloc(arena, sizeof(*req));
+	int r;
+
+	if (!req)
+		return -ENOMEM;
+	*plan = manifest->plan;
+	if (s->config && s->config->has_plan)
+		plan_defaults(plan, &s->config->plan);
+	/* a set-up's `with:` versions, then the options: DESIGN §3, options win over every file */
+	dtl_plan_overlay(plan, &job->versions);
+	dtl_plan_overlay(plan, &o->overrides);
+	r = dtl_cli_versions_read(job, o, &s->limits, arena, req, error);
+	if (r < 0)
+		return r;
+	dtl_cli_versions_pin(plan, req);
+	return dtl_cli_versions_ranges(plan, req, behaviors, o->assume_newest, arena, ranges);
+}
+
+
+
 static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
                     const struct settings *s, const struct dtl_behavior_table *behaviors,
                     const struct dtl_op_oracle *ops, struct dtl_arena *arena,
@@ -334,16 +503,14 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
                     size_t *ret_suppressed, struct linted *ret_linted, struct dtl_error *error)
 {
 	struct dtl_manifest *manifest = dtl_arena_alloc(arena, sizeof(*manifest));
-	struct dtl_sim *sim = dtl_arena_alloc(arena, sizeof(*sim));
-	struct dtl_findings *findings = dtl_arena_alloc(arena, sizeof(*findings));
 	struct dtl_plan *plan = dtl_arena_alloc(arena, sizeof(*plan));
-	size_t suppressed = 0;
+	struct dtl_cli_ranges *ranges = dtl_arena_alloc(arena, sizeof(*ranges));
+	struct judged base;
 	int r;
 
-	if (!manifest || !sim || !findings || !plan)
+	if (!manifest || !plan || !ranges)
 		return -ENOMEM;
-	const char *path = job->input;
-	struct dtl_compose_inputs in = {.input = path,
+	struct dtl_compose_inputs in = {.input = job->input,
 	                                .plan_file = job->plan_file,
 	                                .deepspeed_file = job->deepspeed_file,
 	                                .accelerate_file = job->accelerate_file,
@@ -358,20 +525,9 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	if (r < 0)
 		return r;
 	put_input_warnings(manifest, o, s->config);
-	*plan = manifest->plan;
-	if (s->config && s->config->has_plan)
-		plan_defaults(plan, &s->config->plan);
-	/* a set-up's `with:` versions, then the options: DESIGN §3, options win over every file */
-	dtl_plan_overlay(plan, &job->versions);
-	dtl_plan_overlay(plan, &o->overrides);
-	/* below all of them, the versions the project's own dependency files pin */
-	struct dtl_requirements *req = dtl_arena_alloc(arena, sizeof(*req));
-	if (!req)
-		return -ENOMEM;
-	r = dtl_cli_versions_read(job, o, &s->limits, arena, req, error);
+	r = resolve_plan(job, o, s, manifest, behaviors, arena, plan, ranges, error);
 	if (r < 0)
 		return r;
-	dtl_cli_versions_pin(plan, req);
 	if (o->export_file) {
 		/* the export carries the plan the simulation uses, so linting it gives the same */
 		struct dtl_manifest exported = *manifest;
@@ -380,51 +536,32 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 		if (r < 0)
 			return r;
 	}
-	r = dtl_sim_run(sim, manifest, plan, behaviors, arena, error);
+	r = judge(job, s, manifest, plan, behaviors, ops, arena, &base, error);
 	if (r < 0)
 		return r;
 	ret_linted->manifest = manifest;
 	ret_linted->plan = plan;
 	ret_linted->selection = s->selection;
 	ret_linted->settings = *s;
-	r = dtl_rules_run(sim, &s->selection, ops, findings, error);
+	r = vary_versions(job, s, manifest, plan, ranges, behaviors, ops, arena, base.findings,
+	                  error);
 	if (r < 0)
 		return r;
-	r = dtl_cli_suppress(sim, findings, &s->selection, &s->limits, s->stdin_source, arena,
-	                     &suppressed, error);
-	if (r < 0)
-		return r;
-	if (s->config) {
-		struct dtl_finding *f = findings->items.items;
-		size_t kept = 0;
-		for (size_t k = 0; k < findings->items.count; k++) {
-			if (dtl_config_file_ignored(s->config, path, f[k].rule))
-				suppressed++;
-			else
-				f[kept++] = f[k];
-		}
-		findings->items.count = kept;
-		apply_overrides(s->config, findings);
-	}
-	dtl_findings_sort(findings);
-	struct dtl_input_view *view = dtl_arena_alloc(arena, sizeof(*view));
-	if (!view || dtl_input_view_init(view, sim, findings, arena) < 0)
-		return -ENOMEM;
-	ret_input->view = view;
-	ret_input->file = path;
+	ret_input->view = base.view;
+	ret_input->file = job->input;
 	ret_input->setup = job->setup;
-	ret_input->findings = findings;
+	ret_input->findings = base.findings;
 	if (o->memory) {
 		struct dtl_memory *memory = dtl_arena_alloc(arena, sizeof(*memory));
 		struct dtl_memory_view *shown = dtl_arena_alloc(arena, sizeof(*shown));
 		if (!memory || !shown)
 			return -ENOMEM;
-		dtl_memory_compute(sim, NULL, memory);
+		dtl_memory_compute(base.sim, NULL, memory);
 		dtl_memory_view_init(shown, memory);
 		ret_input->memory = shown;
 	}
-	*ret_findings = findings;
-	*ret_suppressed += suppressed;
+	*ret_findings = base.findings;
+	*ret_suppressed += base.suppressed;
 	return 0;
 }
 

@@ -3,6 +3,8 @@
  * The versions a set-up really runs (issue 33): what the project's dependency files say, read
  * where they are, below dtypelint's own files and options.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -36,4 +38,120 @@ void dtl_cli_versions_pin(struct dtl_plan *plan, const struct dtl_requirements *
 		plan->versions[fw] = r->lo;
 		plan->version_locs[fw] = r->loc;
 	}
+}
+
+static const char *format(const struct dtl_version *v, struct dtl_arena *arena)
+{
+	char buf[32];
+	return dtl_arena_strndup(arena, dtl_version_format(v, buf, sizeof(buf)),
+	                         strlen(dtl_version_format(v, buf, sizeof(buf))));
+}
+
+/* ">=0.18, linted at 0.18, 0.19.2, 0.19.8" */
+static const char *range_note(const struct dtl_requirement *r, const struct dtl_version_span *s,
+                              size_t n, bool assume_newest, struct dtl_arena *arena)
+{
+	const char *text = dtl_arena_sprintf(arena, "%s, %s", *r->spec ? r->spec : "any version",
+	                                     assume_newest ? "--assume newest:" : "linted at");
+	for (size_t i = 0; i < n && text; i++)
+		text = dtl_arena_sprintf(arena, "%s%s %s", text, i ? "," : "",
+		                         format(&s[i].rep, arena));
+	return text;
+}
+
+int dtl_cli_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements *req,
+                            const struct dtl_behavior_table *behaviors, bool assume_newest,
+                            struct dtl_arena *arena, struct dtl_cli_ranges *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		const struct dtl_requirement *r = &req->fw[fw];
+		struct dtl_version_span *spans = ret->spans[fw];
+		if (plan->versions[fw].set || !r->present || dtl_requirement_pinned(r))
+			continue;
+		size_t n = dtl_behavior_spans(behaviors, fw, r, spans, DTL_CLI_MAX_SPANS);
+		if (n == 0)
+			continue; /* allows nothing the table tells apart: the newest known */
+		if (assume_newest) {
+			spans[0] = spans[n - 1];
+			n = 1;
+		}
+		plan->versions[fw] = spans[n - 1].rep;
+		plan->version_locs[fw] = r->loc;
+		plan->version_range[fw] = range_note(r, spans, n, assume_newest, arena);
+		if (!plan->version_range[fw])
+			return -ENOMEM;
+		ret->count[fw] = n;
+		ret->req[fw] = r;
+	}
+	return 0;
+}
+
+/* "0.18–0.19.2", ">=0.18,<0.18.5", "<=0.19.2", ">=0.19.3", "any" */
+static const char *fires_text(const struct dtl_version_span *a, const struct dtl_version_span *b,
+                              struct dtl_arena *arena)
+{
+	const char *lo = a->lo.set ? format(&a->lo, arena) : NULL;
+	const char *hi = b->hi.set ? format(&b->hi, arena) : NULL;
+
+	if (lo && hi && !b->hi_strict)
+		return strcmp(lo, hi) == 0 ? lo : dtl_arena_sprintf(arena, "%s–%s", lo, hi);
+	if (lo && hi)
+		return dtl_arena_sprintf(arena, ">=%s,<%s", lo, hi);
+	if (hi)
+		return dtl_arena_sprintf(arena, "%s%s", b->hi_strict ? "<" : "<=", hi);
+	if (lo)
+		return dtl_arena_sprintf(arena, ">=%s", lo);
+	return "any";
+}
+
+static int annotate_one(struct dtl_finding_range *out, uint32_t mask, enum dtl_framework fw,
+                        const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
+{
+	const struct dtl_version_span *s = ranges->spans[fw];
+	const struct dtl_requirement *r = ranges->req[fw];
+	size_t n = ranges->count[fw], first = 0, last = n - 1;
+	const char *name = dtl_framework_name(fw);
+
+	while (!(mask & (1u << first)))
+		first++;
+	while (!(mask & (1u << last)))
+		last--;
+	out->name = name;
+	out->fires = fires_text(&s[first], &s[last], arena);
+	out->from = s[first].lo.set ? format(&s[first].lo, arena) : NULL;
+	out->to = s[last].hi.set && !s[last].hi_strict ? format(&s[last].hi, arena) : NULL;
+	out->allowed = *r->spec ? r->spec : "any version";
+	out->allowed_at =
+	    dtl_arena_sprintf(arena, "%s:%u:%u", r->loc.file, r->loc.line, r->loc.column);
+	/* the pin that avoids it: above the versions it fires at, else below them */
+	if (last + 1 < n)
+		out->avoided_by =
+		    dtl_arena_sprintf(arena, "%s>=%s", name, format(&s[last + 1].lo, arena));
+	else if (first > 0 && s[first].lo.set)
+		out->avoided_by =
+		    dtl_arena_sprintf(arena, "%s<%s", name, format(&s[first].lo, arena));
+	return out->fires && out->allowed_at ? 0 : -ENOMEM;
+}
+
+int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT],
+                              const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
+{
+	struct dtl_finding_range *out = NULL;
+	size_t count = 0;
+
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		size_t n = ranges->count[fw];
+		uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+		if (n < 2 || fires[fw] == 0 || (fires[fw] & all) == all)
+			continue;
+		if (!out && !(out = dtl_arena_calloc(arena, DTL_FW_COUNT, sizeof(*out))))
+			return -ENOMEM;
+		int r = annotate_one(&out[count++], fires[fw], fw, ranges, arena);
+		if (r < 0)
+			return r;
+	}
+	f->ranges = out;
+	f->range_count = count;
+	return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading the version table (rules/versions.yaml, embedded) and asking it. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtypelint/behavior.h"
@@ -130,4 +131,122 @@ const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_
 		return dtl_arena_sprintf(arena, "%s <= %s", fw,
 		                         dtl_version_format(&info->until, b, sizeof(b)));
 	return fw;
+}
+
+/* The first release after "until" u: 0.19.2 -> 0.19.3, 2.5 -> 2.5.1 (dtl_behavior_active
+ * keeps 0.19.2.x and 0.19.2.post1 in "until 0.19.2") */
+static struct dtl_version after(const struct dtl_version *u)
+{
+	struct dtl_version v = {.set = true};
+	for (int i = 0; i < 4; i++)
+		v.part[i] = u->part[i];
+	v.part[u->part[3] ? 3 : 2]++;
+	return v;
+}
+
+/* A version below b, for a span with no lower end: 2.1 -> 2.0, 0.12.0 -> 0.11, 1.0 -> 0.0 */
+static struct dtl_version below(const struct dtl_version *b)
+{
+	struct dtl_version v = {.set = true};
+	v.part[0] = b->part[0];
+	if (b->part[1] > 0)
+		v.part[1] = b->part[1] - 1;
+	else if (b->part[0] > 0)
+		v.part[0] = b->part[0] - 1;
+	return v;
+}
+
+struct cut {
+	struct dtl_version first;       /* the first version of the span it starts */
+	struct dtl_version last_before; /* the last version before it, when known (an until) */
+};
+
+static int by_first(const void *a, const void *b)
+{
+	return dtl_version_compare(&((const struct cut *)a)->first,
+	                           &((const struct cut *)b)->first);
+}
+
+/* The versions where a behaviour of fw starts or stops, sorted, each once */
+static size_t cuts_of(const struct dtl_behavior_table *table, enum dtl_framework fw,
+                      struct cut *cuts)
+{
+	size_t n = 0, kept = 0;
+
+	for (int b = 0; b < DTL_B_COUNT; b++) {
+		const struct dtl_behavior_info *info = &table->entries[b];
+		if (info->framework != fw)
+			continue;
+		if (info->since.set)
+			cuts[n++] = (struct cut){.first = info->since};
+		if (info->until.set)
+			cuts[n++] =
+			    (struct cut){.first = after(&info->until), .last_before = info->until};
+	}
+	qsort(cuts, n, sizeof(*cuts), by_first);
+	for (size_t i = 0; i < n; i++) {
+		if (kept && dtl_version_compare(&cuts[kept - 1].first, &cuts[i].first) == 0) {
+			if (cuts[i].last_before.set)
+				cuts[kept - 1].last_before = cuts[i].last_before;
+			continue;
+		}
+		cuts[kept++] = cuts[i];
+	}
+	return kept;
+}
+
+/* The span from cut a (NULL: open below) to cut b (NULL: open above), clipped to r; false
+ * when r allows none of it */
+static bool clip(const struct dtl_behavior_table *table, enum dtl_framework fw, const struct cut *a,
+                 const struct cut *b, const struct dtl_requirement *r, struct dtl_version_span *out)
+{
+	struct dtl_version_span s = {0};
+
+	if (a)
+		s.lo = a->first;
+	if (r->lo.set && (!s.lo.set || dtl_version_compare(&r->lo, &s.lo) >= 0))
+		s.lo = r->lo_strict ? after(&r->lo) : r->lo;
+	if (b) {
+		s.hi = b->last_before.set ? b->last_before : b->first;
+		s.hi_strict = !b->last_before.set;
+	}
+	if (r->hi.set && (!s.hi.set || dtl_version_compare(&r->hi, &s.hi) < 0 ||
+	                  (dtl_version_compare(&r->hi, &s.hi) == 0 && r->hi_strict))) {
+		s.hi = r->hi;
+		s.hi_strict = r->hi_strict;
+	}
+	if (b && s.lo.set && dtl_version_compare(&s.lo, &b->first) >= 0)
+		return false;
+	if (s.lo.set && s.hi.set) {
+		int c = dtl_version_compare(&s.lo, &s.hi);
+		if (c > 0 || (c == 0 && s.hi_strict))
+			return false;
+	}
+	if (a && r->hi.set && dtl_version_compare(&a->first, &r->hi) > 0)
+		return false;
+	/* the version linted: the newest known where the span reaches it, else its first */
+	const struct dtl_version *newest = &table->newest[fw];
+	if (!b && (!s.hi.set || dtl_version_compare(newest, &s.hi) < 0) &&
+	    (!s.lo.set || dtl_version_compare(newest, &s.lo) >= 0))
+		s.rep = *newest;
+	else if (s.lo.set)
+		s.rep = s.lo;
+	else
+		s.rep = below(&b->first);
+	*out = s;
+	return true;
+}
+
+size_t dtl_behavior_spans(const struct dtl_behavior_table *table, enum dtl_framework fw,
+                          const struct dtl_requirement *r, struct dtl_version_span *out, size_t max)
+{
+	struct cut cuts[2 * DTL_B_COUNT];
+	size_t n = cuts_of(table, fw, cuts), count = 0;
+
+	for (size_t i = 0; i <= n && count < max; i++) {
+		const struct cut *a = i ? &cuts[i - 1] : NULL, *b = i < n ? &cuts[i] : NULL;
+		if (clip(table, fw, a, b, r, &out[count]))
+			count++;
+	}
+	return count;
 }

@@ -97,6 +97,25 @@ static void folded(struct dtl_json *w, const struct dtl_finding *f, const struct
 	dtl_json_end_array(w);
 }
 
+/* findings[].versions: where the finding fires among the versions the files allow */
+void dtl_report_json_ranges(struct dtl_json *w, const struct dtl_finding *f)
+{
+	dtl_json_begin_array(w);
+	for (size_t i = 0; i < f->range_count; i++) {
+		const struct dtl_finding_range *r = &f->ranges[i];
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "name", r->name);
+		dtl_json_key_string(w, "fires", r->fires);
+		dtl_json_key_string(w, "from", r->from);
+		dtl_json_key_string(w, "to", r->to);
+		dtl_json_key_string(w, "allowed", r->allowed);
+		dtl_json_key_string(w, "allowed_at", r->allowed_at);
+		dtl_json_key_string(w, "avoided_by", r->avoided_by);
+		dtl_json_end_object(w);
+	}
+	dtl_json_end_array(w);
+}
+
 static void finding(struct dtl_json *w, const struct dtl_finding *f, const struct layout *l)
 {
 	dtl_json_break(w, l->finding);
@@ -135,6 +154,11 @@ static void finding(struct dtl_json *w, const struct dtl_finding *f, const struc
 		dtl_json_end_object(w);
 	} else {
 		dtl_json_put_null(w);
+	}
+	if (f->range_count) {
+		dtl_json_break(w, l->field);
+		dtl_json_key(w, "versions");
+		dtl_report_json_ranges(w, f);
 	}
 	dtl_json_break(w, l->field);
 	dtl_json_key_string(w, "effect", f->effect);

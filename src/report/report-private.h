@@ -57,5 +57,7 @@ const char *dtl_report_precision(const struct dtl_plan *p, char *buf, size_t siz
 
 /* SARIF level / GitHub command of a severity: "error", "warning", "note" / "notice" */
 const char *dtl_report_sarif_level(enum dtl_severity severity);
+/* findings[].versions (json) and result.properties.versions (sarif): the finding's ranges */
+void dtl_report_json_ranges(struct dtl_json *w, const struct dtl_finding *f);
 
 #endif

@@ -259,6 +259,10 @@ static void result(struct dtl_json *w, const struct dtl_report_item *it,
 		dtl_json_key(w, "group");
 		dtl_json_put_null(w);
 	}
+	if (f->range_count) {
+		dtl_json_key(w, "versions");
+		dtl_report_json_ranges(w, f);
+	}
 	dtl_json_end_object(w);
 	dtl_json_end_object(w);
 }

@@ -24,6 +24,9 @@ const char *dtl_report_version_source(const struct dtl_input_view *view, enum dt
 		snprintf(buf, size, "the plan");
 	else if (!loc.line)
 		snprintf(buf, size, "%s", loc.file); /* an option: "--with" */
+	else if (view->rp.plan->version_range[fw])   /* ">=0.18, linted at 0.18, ..., 0.19.8" */
+		snprintf(buf, size, "%s:%u:%u: %s", loc.file, loc.line, loc.column,
+		         view->rp.plan->version_range[fw]);
 	else
 		snprintf(buf, size, "%s:%u:%u", loc.file, loc.line, loc.column);
 	return buf;

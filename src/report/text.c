@@ -289,6 +289,30 @@ int dtl_report_concise(FILE *out, const struct dtl_report_input *inputs, size_t 
 	return fitted(out, inputs, n, options, true, write_concise);
 }
 
+/* "fails with deepspeed 0.18–0.19.2, which requirements.txt:2:1 allows (>=0.18);
+ * `deepspeed>=0.19.3` avoids it": where the finding fires among the versions allowed */
+static void ranges(FILE *out, const struct dtl_finding *f)
+{
+	for (size_t i = 0; i < f->range_count; i++) {
+		const struct dtl_finding_range *r = &f->ranges[i];
+		fputs(f->error_text ? "  fails with " : "  fires with ", out);
+		dtl_report_put_escaped(out, r->name);
+		fputc(' ', out);
+		dtl_report_put_escaped(out, r->fires);
+		fputs(", which ", out);
+		dtl_report_put_escaped(out, r->allowed_at);
+		fputs(" allows (", out);
+		dtl_report_put_escaped(out, r->allowed);
+		fputc(')', out);
+		if (r->avoided_by) {
+			fputs("; `", out);
+			dtl_report_put_escaped(out, r->avoided_by);
+			fputs("` avoids it", out);
+		}
+		fputc('\n', out);
+	}
+}
+
 static int write_text(FILE *out, const struct dtl_report_input *inputs, size_t n,
                       const struct dtl_report_options *options)
 {
@@ -309,6 +333,7 @@ static int write_text(FILE *out, const struct dtl_report_input *inputs, size_t n
 				line(out, "", f->effect);
 			} else if (f->effect)
 				line(out, "  effect: ", f->effect);
+			ranges(out, f);
 			notes(out, f, color, options && options->verbose);
 			if (f->fix)
 				line(out, "  fix: ", f->fix);

@@ -66,7 +66,8 @@ def walk(path, v):
 
 
 inputs = sorted(glob.glob("fixtures/rules/*.yaml") + glob.glob("fixtures/rules/*.json"))
-inputs += ["fixtures/cli/suppress/listed.yaml", "fixtures/cli/config/no-plan.yaml"]
+inputs += ["fixtures/cli/suppress/listed.yaml", "fixtures/cli/config/no-plan.yaml",
+           "fixtures/versions/range/qwen2-lora-zero3.yaml"]
 # the manifests that lint (exit 0 or 1: a fixture may be an input error on purpose)
 inputs = [p for p in inputs
           if subprocess.run([dtypelint, "-q", "-f", "json-lines", p], capture_output=True,

@@ -508,9 +508,104 @@ START_TEST(export_round_trip)
 }
 END_TEST
 
+/* Reads one requirements file written to the tmpdir */
+static const struct dtl_requirement *requirement(const char *text, enum dtl_framework fw)
+{
+	static struct dtl_requirements req;
+	memset(&req, 0, sizeof(req));
+	ck_assert_msg(dtl_requirements_read(write_tmp("requirements.txt", text), &arena, &limits,
+	                                    &req, &error) == 0,
+	              "%s", error.message);
+	return &req.fw[fw];
+}
+
+static void assert_version(const struct dtl_version *v, const char *want)
+{
+	char buf[32];
+	ck_assert_msg(v->set, "unset, expected %s", want);
+	ck_assert_str_eq(dtl_version_format(v, buf, sizeof(buf)), want);
+}
+
+START_TEST(requirements_compatible_release_and_wildcard)
+{
+	const struct dtl_requirement *r = requirement("trl~=1.6\n", DTL_FW_TRL);
+	assert_version(&r->lo, "1.6");
+	assert_version(&r->hi, "2.0.dev0");
+	ck_assert(r->hi_strict && !dtl_requirement_pinned(r));
+	r = requirement("torch==2.4.*\n", DTL_FW_TORCH);
+	assert_version(&r->lo, "2.4");
+	assert_version(&r->hi, "2.5.dev0");
+	r = requirement("DeepSpeed[autotuning] >=0.18, <0.20,!=0.19.0 ; python_version>'3.8'\n",
+	                DTL_FW_DEEPSPEED);
+	assert_version(&r->lo, "0.18");
+	assert_version(&r->hi, "0.20");
+	ck_assert(r->hi_strict);
+	ck_assert_str_eq(r->spec, ">=0.18, <0.20,!=0.19.0");
+	r = requirement("peft==0.17.1\n", DTL_FW_PEFT);
+	ck_assert(dtl_requirement_pinned(r));
+	r = requirement("accelerate\n", DTL_FW_ACCELERATE);
+	ck_assert(r->present && !r->lo.set && !r->hi.set);
+	r = requirement("deepspeed @ https://example.org/deepspeed.whl\n", DTL_FW_DEEPSPEED);
+	ck_assert(!r->present);
+}
+END_TEST
+
+START_TEST(requirements_constraint_narrows_requirement)
+{
+	write_tmp("constraints.txt", "deepspeed==0.19.2\n");
+	const struct dtl_requirement *r =
+	    requirement("deepspeed>=0.18\n-c constraints.txt\n", DTL_FW_DEEPSPEED);
+	ck_assert(dtl_requirement_pinned(r));
+	ck_assert_str_eq(r->loc.file + strlen(r->loc.file) - 15, "constraints.txt");
+}
+END_TEST
+
+/* deepspeed>=0.18: one span per stretch without a behaviour change, DT121's bug
+ * (0.12.0-0.19.2) ending in one, the newest known linted in the open top */
+START_TEST(behavior_spans_split_a_range_at_boundaries)
+{
+	struct dtl_behavior_table table;
+	struct dtl_version_span spans[32];
+	ck_assert_int_eq(dtl_behavior_table_load(&table, &arena, &error), 0);
+	const struct dtl_requirement *r = requirement("deepspeed>=0.18\n", DTL_FW_DEEPSPEED);
+	size_t n = dtl_behavior_spans(&table, DTL_FW_DEEPSPEED, r, spans, 32);
+	ck_assert_uint_ge(n, 3);
+	assert_version(&spans[0].rep, "0.18");
+	assert_version(&spans[0].lo, "0.18");
+	bool ends_at_fix = false;
+	for (size_t i = 0; i + 1 < n; i++) {
+		ck_assert(spans[i].hi.set);
+		if (!spans[i].hi_strict &&
+		    dtl_version_compare(
+		        &spans[i].hi, &(struct dtl_version){.part = {0, 19, 2}, .set = true}) == 0)
+			ends_at_fix = true;
+	}
+	ck_assert(ends_at_fix);
+	bool fixed_starts = false; /* the span after the bug starts at its fix, 0.19.3 */
+	for (size_t i = 0; i < n; i++) {
+		char buf[32];
+		if (strcmp(dtl_version_format(&spans[i].lo, buf, sizeof(buf)), "0.19.3") == 0)
+			fixed_starts = true;
+	}
+	ck_assert(fixed_starts);
+	ck_assert(!spans[n - 1].hi.set);
+	assert_version(&spans[n - 1].rep, "0.19.8");
+	/* a pin is one span; a range below every boundary too */
+	r = requirement("deepspeed==0.19.2\n", DTL_FW_DEEPSPEED);
+	ck_assert_uint_eq(dtl_behavior_spans(&table, DTL_FW_DEEPSPEED, r, spans, 32), 1);
+	assert_version(&spans[0].rep, "0.19.2");
+	r = requirement("deepspeed<0.5\n", DTL_FW_DEEPSPEED);
+	ck_assert_uint_eq(dtl_behavior_spans(&table, DTL_FW_DEEPSPEED, r, spans, 32), 1);
+	ck_assert(!spans[0].lo.set);
+}
+END_TEST
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, requirements_compatible_release_and_wildcard);
+	tcase_add_test(tc, requirements_constraint_narrows_requirement);
+	tcase_add_test(tc, behavior_spans_split_a_range_at_boundaries);
 	tcase_add_test(tc, deepspeed_corpus);
 	tcase_add_test(tc, deepspeed_refuses_bf16_with_fp16);
 	tcase_add_test(tc, deepspeed_bfloat16_alias_and_stage_2);
