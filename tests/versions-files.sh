@@ -47,6 +47,25 @@ repo Dockerfile "$(printf '%s\n' 'FROM python:3.11' 'RUN pip install --no-cache-
 expect dockerfile Dockerfile 3
 repo Pipfile.lock '{"default": {"deepspeed": {"hashes": [], "version": "==0.19.2"}}, "develop": {}}'
 expect pipfile-lock Pipfile.lock 1
+repo uv.lock "$(printf '%s\n' 'version = 1' 'requires-python = ">=3.10"' '' '[[package]]' \
+	'name = "deepspeed"' 'version = "0.19.2"' 'source = { registry = "https://pypi.org/simple" }')"
+expect uv-lock uv.lock 6
+repo poetry.lock "$(printf '%s\n' '[[package]]' 'name = "torch"' 'version = "2.4.1"' '' \
+	'[[package]]' 'name = "deepspeed"' 'version = "0.19.2"' 'optional = false')"
+expect poetry-lock poetry.lock 7
+repo pylock.toml "$(printf '%s\n' 'lock-version = "1.0"' '[[packages]]' 'name = "deepspeed"' \
+	'version = "0.19.2"')"
+expect pylock-toml pylock.toml 4
+repo pyproject.toml "$(printf '%s\n' '[project]' 'name = "train"' \
+	'dependencies = ["torch>=2.4", "peft"]' '[project.optional-dependencies]' \
+	'zero3 = [' '  "deepspeed==0.19.2",' ']')"
+expect pyproject-pep621 pyproject.toml 6
+repo pyproject.toml "$(printf '%s\n' '[project]' 'dependencies = ["deepspeed>=0.18"]' \
+	'[tool.uv]' 'constraint-dependencies = ["deepspeed==0.19.2"]')"
+expect pyproject-uv-constraints pyproject.toml 4
+repo pyproject.toml "$(printf '%s\n' '[tool.poetry.dependencies]' 'python = "^3.10"' \
+	'deepspeed = "0.19.2"' '[tool.poetry.group.dev.dependencies]' 'trl = "^1.6"')"
+expect pyproject-poetry pyproject.toml 3
 
 # a file in a sub-folder of the set-up's model is not beside it; one up to the root is
 repo requirements.txt 'deepspeed==0.19.2'

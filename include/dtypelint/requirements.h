@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The framework versions a project's own dependency files allow: requirements and constraint
- * files (with their -r/-c includes), `pip freeze` and `pip list --format=json` output, conda
- * environment.yml and conda-lock files, Pipfile.lock and a Dockerfile's `pip install` lines.
+ * files (with their -r/-c includes), `pip freeze` and `pip list --format=json` output,
+ * pyproject.toml, uv.lock, poetry.lock, pylock.toml, Pipfile.lock, conda environment.yml and
+ * conda-lock files, and a Dockerfile's `pip install` lines.
  * Users pin versions there, never in a dtypelint option, so the verdict reads them there: a
  * pin is one version, a range (`deepspeed>=0.18,<0.20`, `trl~=1.6`, a bare name) many.
  */
@@ -42,8 +43,8 @@ int dtl_requirements_read(const char *path, struct dtl_arena *arena,
                           struct dtl_error *error);
 /* Reads the dependency files beside start (a file or a folder) and in every folder above it up
  * to its git repository's root, the nearest first (outside a repository: start's folder only).
- * In one folder: lock files, then requirements*.txt and constraints*.txt, then
- * environment.yml and the Dockerfile. */
+ * In one folder: lock files, then requirements*.txt and constraints*.txt, then pyproject.toml,
+ * then environment.yml, then the Dockerfile. */
 int dtl_requirements_find(const char *start, struct dtl_arena *arena,
                           const struct dtl_limits *limits, struct dtl_requirements *into,
                           struct dtl_error *error);

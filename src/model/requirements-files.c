@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The line-oriented dependency files (requirements and constraint files with their -r/-c
- * includes, `pip freeze` output, a Dockerfile's `pip install` lines), which file is which, and
- * finding them beside a set-up up to its repository's root (requirements.h).
+ * includes, `pip freeze` output, a Dockerfile's `pip install` lines), which file is which (the
+ * YAML, JSON and TOML ones are read into a tree and handed to requirements.c), and finding
+ * them beside a set-up up to its repository's root (requirements.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -237,6 +238,14 @@ static int read_tree(struct dtl_req_reader *rd, const struct dtl_source *src)
 	return r < 0 ? r : dtl_req_read_tree(rd, root);
 }
 
+/* pyproject.toml, uv.lock, poetry.lock, pylock.toml (the TOML reader of src/input) */
+static int read_toml(struct dtl_req_reader *rd, const struct dtl_source *src)
+{
+	struct dtl_node *root;
+	int r = dtl_doc_parse_toml(src, rd->arena, rd->limits, &root, rd->error);
+	return r < 0 ? r : dtl_req_read_toml(rd, root);
+}
+
 static int read_file(struct dtl_req_reader *rd, const char *path, struct dtl_loc at)
 {
 	struct dtl_source src;
@@ -246,13 +255,6 @@ static int read_file(struct dtl_req_reader *rd, const char *path, struct dtl_loc
 	rd->file = dtl_arena_strndup(rd->arena, path, strlen(path));
 	if (!rd->file)
 		return -ENOMEM;
-	if (kind == KIND_TOML)
-		return dtl_error_set(rd->error, at.file ? at : (struct dtl_loc){rd->file, 0, 0},
-		                     -ENOTSUP,
-		                     "%s: TOML dependency files (pyproject.toml, uv.lock, "
-		                     "poetry.lock, pylock.toml) are not read yet; pass "
-		                     "`pip freeze` output or a requirements file",
-		                     rd->file);
 	rd->files++;
 	r = dtl_source_read(&src, path, rd->limits, rd->error);
 	if (r < 0)
@@ -261,6 +263,8 @@ static int read_file(struct dtl_req_reader *rd, const char *path, struct dtl_loc
 		r = read_docker(rd, &src);
 	else if (kind == KIND_TREE)
 		r = read_tree(rd, &src);
+	else if (kind == KIND_TOML)
+		r = read_toml(rd, &src);
 	else
 		r = read_text(rd, &src);
 	dtl_source_fini(&src);
@@ -287,16 +291,21 @@ int dtl_requirements_read(const char *path, struct dtl_arena *arena,
  * what is asked for; -1: not a dependency file */
 static int rank_of(const char *name)
 {
-	if (strcmp(name, "Pipfile.lock") == 0 || strcmp(name, "conda-lock.yml") == 0 ||
+	if (strcmp(name, "uv.lock") == 0 || strcmp(name, "poetry.lock") == 0 ||
+	    strcmp(name, "pylock.toml") == 0 ||
+	    (strncmp(name, "pylock.", 7) == 0 && ends_with(name, ".toml")) ||
+	    strcmp(name, "Pipfile.lock") == 0 || strcmp(name, "conda-lock.yml") == 0 ||
 	    ends_with(name, ".conda-lock.yml"))
 		return 0;
 	if ((strncmp(name, "requirements", 12) == 0 || strncmp(name, "constraints", 11) == 0) &&
 	    ends_with(name, ".txt"))
 		return 1;
-	if (strcmp(name, "environment.yml") == 0 || strcmp(name, "environment.yaml") == 0)
+	if (strcmp(name, "pyproject.toml") == 0)
 		return 2;
-	if (strcmp(name, "Dockerfile") == 0)
+	if (strcmp(name, "environment.yml") == 0 || strcmp(name, "environment.yaml") == 0)
 		return 3;
+	if (strcmp(name, "Dockerfile") == 0)
+		return 4;
 	return -1;
 }
 

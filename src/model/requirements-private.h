@@ -28,5 +28,8 @@ int dtl_req_record(struct dtl_req_reader *rd, const char *text, size_t len, stru
                    bool conda, const struct dtl_loc *spec_loc);
 /* environment.yml, conda-lock, Pipfile.lock or pip list --format=json */
 int dtl_req_read_tree(struct dtl_req_reader *rd, const struct dtl_node *root);
+/* uv.lock, poetry.lock ([[package]]), pylock.toml ([[packages]]) or pyproject.toml (PEP 621
+ * dependencies and optional groups, PEP 735 groups, [tool.uv], Poetry's tables) */
+int dtl_req_read_toml(struct dtl_req_reader *rd, const struct dtl_node *root);
 
 #endif

@@ -218,6 +218,11 @@ static int apply_specs(const char *s, size_t n, bool conda, struct dtl_requireme
 	return 0;
 }
 
+static bool same_version(const struct dtl_version *a, const struct dtl_version *b)
+{
+	return a->set == b->set && (!a->set || dtl_version_compare(a, b) == 0);
+}
+
 /* One file (with its includes) may name a framework twice, a requirement and a constraint:
  * both hold, and the line of the narrower one is the one to show. */
 static int merge(struct dtl_req_reader *rd, enum dtl_framework fw,
@@ -228,11 +233,14 @@ static int merge(struct dtl_req_reader *rd, enum dtl_framework fw,
 	if (!r->present) {
 		*r = *got;
 	} else {
+		/* the line shown is the one that narrowed the range last */
+		struct dtl_requirement before = *r;
 		if (got->lo.set)
 			raise_lo(r, &got->lo, got->lo_strict);
 		if (got->hi.set)
 			lower_hi(r, &got->hi, got->hi_strict);
-		if (got->lo.set || got->hi.set) {
+		if (!same_version(&before.lo, &r->lo) || !same_version(&before.hi, &r->hi) ||
+		    before.lo_strict != r->lo_strict || before.hi_strict != r->hi_strict) {
 			r->loc = got->loc;
 			r->spec = got->spec;
 		}
@@ -435,4 +443,131 @@ int dtl_req_read_tree(struct dtl_req_reader *rd, const struct dtl_node *root)
 	if (dtl_node_get(root, "default") || dtl_node_get(root, "develop"))
 		return read_pipfile_lock(rd, root);
 	return read_conda_env(rd, root);
+}
+
+/* A list of PEP 508 strings: dependencies = ["torch>=2.4", ...] */
+static int read_string_list(struct dtl_req_reader *rd, const struct dtl_node *list)
+{
+	int r = 0;
+	if (!list || list->type != DTL_NODE_SEQ)
+		return 0;
+	for (size_t i = 0; i < list->seq.count && r == 0; i++)
+		r = record_node(rd, &list->seq.items[i], false);
+	return r;
+}
+
+/* Every list of a table of lists: [project.optional-dependencies], [dependency-groups] */
+static int read_list_table(struct dtl_req_reader *rd, const struct dtl_node *table)
+{
+	int r = 0;
+	if (!table || table->type != DTL_NODE_MAP)
+		return 0;
+	for (size_t i = 0; i < table->map.count && r == 0; i++)
+		r = read_string_list(rd, &table->map.pairs[i].value);
+	return r;
+}
+
+/* Poetry's constraint syntax as PEP 440: "0.19.2" is ==, "^0.19.2" is >=0.19.2,<0.20
+ * (the leftmost non-zero part may not change), "~0.19.2" is >=0.19.2,<0.20, "*" anything;
+ * the rest (">=0.18,<0.20") is PEP 440 already.
+ * https://python-poetry.org/docs/dependency-specification/#version-constraints */
+static const char *poetry_spec(const char *t, struct dtl_arena *arena)
+{
+	struct dtl_version v;
+	char next[40];
+	size_t n = strlen(t);
+
+	if (n == 0 || strcmp(t, "*") == 0)
+		return "";
+	if ((t[0] >= '0' && t[0] <= '9'))
+		return dtl_arena_sprintf(arena, "==%s", t);
+	if ((t[0] != '^' && t[0] != '~') || (t[0] == '~' && t[1] == '=') ||
+	    dtl_version_parse(t + 1, n - 1, &v) < 0)
+		return t;
+	int parts = parts_written(t + 1, n - 1), keep;
+	if (t[0] == '~')
+		keep = parts == 1 ? 1 : 2;
+	else
+		for (keep = 1; keep < parts && v.part[keep - 1] == 0; keep++)
+			;
+	struct dtl_version hi = bump(&v, keep);
+	hi.pre = 0;
+	dtl_version_format(&hi, next, sizeof(next));
+	return dtl_arena_sprintf(arena, ">=%s,<%s", t + 1, next);
+}
+
+/* [tool.poetry.dependencies] and [tool.poetry.group.NAME.dependencies]:
+ * deepspeed = "^0.19" or deepspeed = {version = "^0.19", ...} */
+static int read_poetry_table(struct dtl_req_reader *rd, const struct dtl_node *deps)
+{
+	int r = 0;
+	if (!deps || deps->type != DTL_NODE_MAP)
+		return 0;
+	for (size_t i = 0; i < deps->map.count && r == 0; i++) {
+		const struct dtl_pair *p = &deps->map.pairs[i];
+		const struct dtl_node *v = &p->value;
+		enum dtl_framework fw;
+		if (v->type == DTL_NODE_MAP)
+			v = dtl_node_get(v, "version");
+		if (!v || v->type != DTL_NODE_STRING || p->key.type != DTL_NODE_STRING ||
+		    dtl_req_framework(p->key.string.text, p->key.string.len, &fw) < 0)
+			continue;
+		const char *spec = poetry_spec(v->string.text, rd->arena);
+		const char *line =
+		    spec ? dtl_arena_sprintf(rd->arena, "%s%s", p->key.string.text, spec) : NULL;
+		if (!line)
+			return -ENOMEM;
+		struct dtl_loc loc = dtl_node_loc(&p->key, rd->file),
+		               at = dtl_node_loc(v, rd->file);
+		r = dtl_req_record(rd, line, strlen(line), loc, false, &at);
+	}
+	return r;
+}
+
+static int read_poetry(struct dtl_req_reader *rd, const struct dtl_node *poetry)
+{
+	const struct dtl_node *groups = dtl_node_get(poetry, "group");
+	int r = read_poetry_table(rd, dtl_node_get(poetry, "dependencies"));
+
+	if (r == 0 && groups && groups->type == DTL_NODE_MAP)
+		for (size_t i = 0; i < groups->map.count && r == 0; i++)
+			r = read_poetry_table(
+			    rd, dtl_node_get(&groups->map.pairs[i].value, "dependencies"));
+	if (r == 0)
+		r = read_poetry_table(rd, dtl_node_get(poetry, "dev-dependencies"));
+	return r;
+}
+
+/* pyproject.toml: what uv constrains and overrides first, then what the project asks for */
+static int read_pyproject(struct dtl_req_reader *rd, const struct dtl_node *root)
+{
+	const struct dtl_node *tool = dtl_node_get(root, "tool");
+	const struct dtl_node *uv = dtl_node_get(tool, "uv");
+	const struct dtl_node *project = dtl_node_get(root, "project");
+	int r = 0;
+
+	if (uv && uv->type == DTL_NODE_MAP &&
+	    ((r = read_string_list(rd, dtl_node_get(uv, "override-dependencies"))) < 0 ||
+	     (r = read_string_list(rd, dtl_node_get(uv, "constraint-dependencies"))) < 0 ||
+	     (r = read_string_list(rd, dtl_node_get(uv, "dev-dependencies"))) < 0))
+		return r;
+	if (project && project->type == DTL_NODE_MAP &&
+	    ((r = read_string_list(rd, dtl_node_get(project, "dependencies"))) < 0 ||
+	     (r = read_list_table(rd, dtl_node_get(project, "optional-dependencies"))) < 0))
+		return r;
+	if ((r = read_list_table(rd, dtl_node_get(root, "dependency-groups"))) < 0)
+		return r;
+	return read_poetry(rd, dtl_node_get(tool, "poetry"));
+}
+
+int dtl_req_read_toml(struct dtl_req_reader *rd, const struct dtl_node *root)
+{
+	const struct dtl_node *package = dtl_node_get(root, "package");
+	const struct dtl_node *packages = dtl_node_get(root, "packages");
+
+	if (package && package->type == DTL_NODE_SEQ) /* uv.lock, poetry.lock */
+		return read_pin_list(rd, package);
+	if (packages && packages->type == DTL_NODE_SEQ) /* pylock.toml (PEP 751) */
+		return read_pin_list(rd, packages);
+	return read_pyproject(rd, root);
 }
