@@ -123,7 +123,7 @@ d = json.load(open(sys.argv[1]))
 f = [f for f in d["findings"] if f["rule"] == "DT121"][0]
 assert f["versions"] == [{"name": "deepspeed", "fires": "0.19.2", "from": "0.19.2",
   "to": "0.19.2", "allowed": ">=0.18", "allowed_at": "requirements.txt:2:1",
-  "avoided_by": "deepspeed>=0.19.3"}], f["versions"]' "$tmp/out"
+  "avoided_by": "deepspeed>=0.19.3", "not_with": None}], f["versions"]' "$tmp/out"
 then ok range-json; else bad range-json "$(head -c 300 "$tmp/out")"; fi
 (cd "$tmp/r" && "$dtypelint" -f sarif) > "$tmp/out" 2> "$tmp/err"
 if python3 -c 'import json,sys
@@ -140,7 +140,7 @@ if [ $st = 0 ] && ! grep -q '\[DT121' "$tmp/out"; then ok range-clean
 else bad range-clean "exit $st: $(grep -v note: "$tmp/out" | head -3)"; fi
 repo requirements.txt 'deepspeed<0.19.3,>=0.19.2'
 (cd "$tmp/r" && "$dtypelint") > "$tmp/out" 2> "$tmp/err"; st=$?
-if [ $st = 1 ] && grep -q '\[DT121' "$tmp/out" && ! grep -q 'avoids it' "$tmp/out"
+if [ $st = 1 ] && grep -q '\[DT121' "$tmp/out" && ! grep -q 'with deepspeed' "$tmp/out"
 then ok range-fires-everywhere; else bad range-fires-everywhere "exit $st: $(grep -v note: "$tmp/out" | head -3)"; fi
 
 echo "$pass passed, $fail failed"

@@ -163,6 +163,9 @@ struct dtl_plan {
 	const char *version_range[DTL_FW_COUNT];
 	const char *trainer; /* NULL: unset ("none") */
 	struct dtl_loc trainer_loc;
+	/* no input names the trainer, so the set-up is linted with each: "also linted as
+	 * hf-trainer, trl-sft"; NULL otherwise */
+	const char *trainer_range;
 	struct dtl_plan_fsdp fsdp;
 	struct dtl_plan_zero3 zero3;
 	struct dtl_patterns direct_access;

@@ -90,7 +90,8 @@ struct dtl_note {
 };
 
 /* Where a finding fires among the values the inputs leave open (a version range a dependency
- * file allows): one per framework whose allowed versions it fires at only some of. */
+ * file allows, the trainer no input names): one per framework (or "trainer") whose open values
+ * it fires at only some of. */
 struct dtl_finding_range {
 	const char *name;       /* "deepspeed" */
 	const char *fires;      /* "0.18–0.19.2", "< 2.1", ">= 0.19.3" */
@@ -98,6 +99,9 @@ struct dtl_finding_range {
 	const char *allowed;    /* what the file allows: ">=0.18" */
 	const char *allowed_at; /* "requirements.txt:2:1" */
 	const char *avoided_by; /* a requirement that avoids it: "deepspeed>=0.19.3"; NULL: none */
+	/* an assumption rather than a range ("trainer", no input naming one): the values it does
+	 * not fire with, "hf-trainer, trl-sft"; NULL for a range */
+	const char *not_with;
 };
 
 struct dtl_finding {

@@ -218,15 +218,20 @@ struct dtl_cli_ranges {
 	struct dtl_version_span spans[DTL_FW_COUNT][DTL_CLI_MAX_SPANS];
 	size_t count[DTL_FW_COUNT]; /* 0: not a range the files leave open */
 	const struct dtl_requirement *req[DTL_FW_COUNT];
+	/* the trainers linted when no input names one (NULL: none, a hand-written loop, first) */
+	const char *trainers[3];
+	size_t trainer_count; /* 0: an input names it */
 };
 /* Sets the versions the plan leaves unset that the files allow a range of to their newest
- * allowed span (the only one with --assume newest), noting the range in the plan. */
+ * allowed span (the only one with --assume newest), noting the range in the plan; with no
+ * trainer named, lists the trainers to lint with. */
 int dtl_cli_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements *req,
                             const struct dtl_behavior_table *behaviors, bool assume_newest,
                             struct dtl_arena *arena, struct dtl_cli_ranges *ret);
-/* Where a finding fires: fires[fw] has bit k set when it fires at span k of framework fw
- * (0: not known). Fills f->ranges for the frameworks it fires at only some spans of. */
-int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT],
+/* Where a finding fires: fires[fw] has bit k set when it fires at span k of framework fw, and
+ * fires[DTL_FW_COUNT] bit k with trainer k (0: not known). Fills f->ranges for what it fires
+ * at only some of. */
+int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT + 1],
                               const struct dtl_cli_ranges *ranges, struct dtl_arena *arena);
 
 #endif

@@ -378,57 +378,96 @@ static int judge(const struct dtl_cli_job *job, const struct settings *s,
 	return 0;
 }
 
-/* The same finding in two simulations of one set-up: rule, place, group and tensor */
-static bool same_finding(const struct dtl_finding *a, const struct dtl_finding *b)
+/* The identity of a finding across simulations of one set-up: rule, place, group and tensor
+ * (lengths before the names, so that no name can make two keys equal) */
+static const char *finding_key(const struct dtl_finding *f, struct dtl_arena *arena, size_t *len)
 {
-	const char *ga = a->view.group ? a->view.group->name : NULL;
-	const char *gb = b->view.group ? b->view.group->name : NULL;
-
-	return a->rule == b->rule && a->loc.line == b->loc.line && a->loc.column == b->loc.column &&
-	       (a->loc.file == b->loc.file ||
-	        (a->loc.file && b->loc.file && strcmp(a->loc.file, b->loc.file) == 0)) &&
-	       (a->tensor_count ? b->tensor_count && a->tensors[0] == b->tensors[0]
-	                        : !b->tensor_count) &&
-	       (ga == gb || (ga && gb && strcmp(ga, gb) == 0));
+	const char *file = f->loc.file ? f->loc.file : "";
+	const char *group = f->view.group && f->view.group->name ? f->view.group->name : "";
+	char *key = dtl_arena_sprintf(
+	    arena, "%s|%zu:%s|%u|%u|%u|%zu:%s", f->rule->id, strlen(file), file, f->loc.line,
+	    f->loc.column, f->tensor_count ? f->tensors[0] : UINT32_MAX, strlen(group), group);
+	*len = key ? strlen(key) : 0;
+	return key;
 }
 
 struct fires {
-	uint32_t mask[DTL_FW_COUNT];
+	uint32_t mask[DTL_FW_COUNT + 1]; /* per framework, then the trainer */
 };
 
-/* Adds the findings of the simulation at span k of framework fw to the set-up's: a finding
- * seen before gets the span, a new one is added with its own view (DT002's unused
- * suppressions are the baseline run's alone). */
-static int merge_variant(struct dtl_findings *all, struct dtl_vec *fires,
-                         const struct dtl_findings *got, int fw, size_t k, struct dtl_arena *arena)
+/* The set-up's findings so far, by identity, with where each fired */
+struct merged {
+	struct dtl_findings *all;
+	struct dtl_vec fires; /* struct fires, parallel to all */
+	struct dtl_strmap index;
+};
+
+/* Finds f among the merged findings, adding it when new (with its own view) or when it is
+ * the baseline run's (whose findings are all kept, even two alike); its index */
+static int64_t merged_slot(struct merged *mg, const struct dtl_finding *f, bool base,
+                           struct dtl_arena *arena)
+{
+	size_t len;
+	const char *key = finding_key(f, arena, &len);
+	if (!key)
+		return -ENOMEM;
+	int64_t at = dtl_strmap_put(&mg->index, key, len, (int64_t)mg->all->items.count);
+	if (at < 0 || (!base && (size_t)at < mg->all->items.count))
+		return at;
+	at = (int64_t)mg->all->items.count;
+	struct dtl_finding *slot = dtl_vec_push(&mg->all->items, arena, sizeof(*slot));
+	struct fires *m = dtl_vec_push(&mg->fires, arena, sizeof(*m));
+	if (!slot || !m)
+		return -ENOMEM;
+	*slot = *f;
+	memset(m, 0, sizeof(*m));
+	return at;
+}
+
+/* Adds the findings of the simulation at span k of dimension d (a framework, or the trainer:
+ * DTL_FW_COUNT) to the set-up's: a finding seen before gets the span, a new one is added
+ * (DT002's unused suppressions are the baseline run's alone). */
+static int merge_variant(struct merged *mg, const struct dtl_findings *got, int d, size_t k,
+                         struct dtl_arena *arena)
 {
 	const struct dtl_finding *g = got->items.items;
 
 	for (size_t i = 0; i < got->items.count; i++) {
-		struct dtl_finding *f = all->items.items;
-		struct fires *m = fires->items;
-		size_t j = 0;
 		if (strcmp(g[i].rule->id, "DT002") == 0)
 			continue;
-		while (j < all->items.count && !same_finding(&f[j], &g[i]))
-			j++;
-		if (j == all->items.count) {
-			struct dtl_finding *slot = dtl_vec_push(&all->items, arena, sizeof(*slot));
-			struct fires *mslot = dtl_vec_push(fires, arena, sizeof(*mslot));
-			if (!slot || !mslot)
-				return -ENOMEM;
-			*slot = g[i];
-			memset(mslot, 0, sizeof(*mslot));
-			m = fires->items;
-		}
-		m[j].mask[fw] |= 1u << k;
+		int64_t at = merged_slot(mg, &g[i], false, arena);
+		if (at < 0)
+			return (int)at;
+		((struct fires *)mg->fires.items)[at].mask[d] |= 1u << k;
 	}
 	return 0;
 }
 
+/* Lints once more with one dimension changed: d a framework (its span k) or the trainer */
+static int run_variant(const struct dtl_cli_job *job, const struct settings *s,
+                       const struct dtl_manifest *manifest, const struct dtl_plan *plan,
+                       const struct dtl_cli_ranges *ranges, int d, size_t k,
+                       const struct dtl_behavior_table *behaviors, const struct dtl_op_oracle *ops,
+                       struct dtl_arena *arena, struct merged *mg, struct dtl_error *error)
+{
+	struct dtl_plan *varied = dtl_arena_alloc(arena, sizeof(*varied));
+	struct judged got;
+	int r;
+
+	if (!varied)
+		return -ENOMEM;
+	*varied = *plan;
+	if (d < DTL_FW_COUNT)
+		varied->versions[d] = ranges->spans[d][k].rep;
+	else
+		varied->trainer = ranges->trainers[k];
+	r = judge(job, s, manifest, varied, behaviors, ops, arena, &got, error);
+	return r < 0 ? r : merge_variant(mg, got.findings, d, k, arena);
+}
+
 /* Lints the set-up once more per other span of each version range (the newest of the others
- * kept), and says of each finding where it fires: the verdict follows the worst version
- * allowed (issue 33, item 2). */
+ * kept) and per other trainer when no input names one, and says of each finding where it
+ * fires: the verdict follows the worst version and trainer allowed (issue 33, items 2, 3). */
 static int vary_versions(const struct dtl_cli_job *job, const struct settings *s,
                          const struct dtl_manifest *manifest, const struct dtl_plan *plan,
                          const struct dtl_cli_ranges *ranges,
@@ -436,31 +475,33 @@ static int vary_versions(const struct dtl_cli_job *job, const struct settings *s
                          const struct dtl_op_oracle *ops, struct dtl_arena *arena,
                          struct dtl_findings *findings, struct dtl_error *error)
 {
-	struct dtl_vec fires = {0};
-	int r;
+	struct dtl_findings base = *findings;
+	struct merged mg = {.all = findings};
+	const struct dtl_finding *b = base.items.items;
+	int r = 0;
 
-	for (size_t i = 0; i < findings->items.count; i++) {
-		struct fires *m = dtl_vec_push(&fires, arena, sizeof(*m));
-		if (!m)
-			return -ENOMEM;
+	findings->items = (struct dtl_vec){0};
+	dtl_strmap_init(&mg.index, arena);
+	for (size_t i = 0; i < base.items.count; i++) {
+		int64_t at = merged_slot(&mg, &b[i], true, arena);
+		if (at < 0)
+			return (int)at;
+		struct fires *m = &((struct fires *)mg.fires.items)[at];
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++)
 			m->mask[fw] = ranges->count[fw] > 1 ? 1u << (ranges->count[fw] - 1) : 0;
+		m->mask[DTL_FW_COUNT] = ranges->trainer_count > 1 ? 1 : 0; /* none, the first */
 	}
-	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
-		for (size_t k = 0; k + 1 < ranges->count[fw]; k++) {
-			struct dtl_plan *varied = dtl_arena_alloc(arena, sizeof(*varied));
-			struct judged got;
-			if (!varied)
-				return -ENOMEM;
-			*varied = *plan;
-			varied->versions[fw] = ranges->spans[fw][k].rep;
-			if ((r = judge(job, s, manifest, varied, behaviors, ops, arena, &got,
-			               error)) < 0 ||
-			    (r = merge_variant(findings, &fires, got.findings, fw, k, arena)) < 0)
-				return r;
-		}
+	for (int fw = 0; fw < DTL_FW_COUNT && r == 0; fw++)
+		for (size_t k = 0; k + 1 < ranges->count[fw] && r == 0; k++)
+			r = run_variant(job, s, manifest, plan, ranges, fw, k, behaviors, ops,
+			                arena, &mg, error);
+	for (size_t k = 1; k < ranges->trainer_count && r == 0; k++)
+		r = run_variant(job, s, manifest, plan, ranges, DTL_FW_COUNT, k, behaviors, ops,
+		                arena, &mg, error);
+	if (r < 0)
+		return r;
 	struct dtl_finding *f = findings->items.items;
-	const struct fires *m = fires.items;
+	const struct fires *m = mg.fires.items;
 	for (size_t i = 0; i < findings->items.count; i++)
 		if ((r = dtl_cli_versions_annotate(&f[i], m[i].mask, ranges, arena)) < 0)
 			return r;

@@ -84,6 +84,49 @@ int dtl_cli_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements
 		ret->count[fw] = n;
 		ret->req[fw] = r;
 	}
+	/* no input names the trainer: a hand-written loop, the HF Trainer and TRL's SFT trainer
+	 * each run the files as written (issue 33, item 3) */
+	if (!plan->trainer) {
+		ret->trainers[0] = NULL;
+		ret->trainers[1] = "hf-trainer";
+		ret->trainers[2] = "trl-sft";
+		ret->trainer_count = 3;
+		plan->trainer_range =
+		    "assumed: no input names it; also linted as hf-trainer, trl-sft";
+	}
+	return 0;
+}
+
+static const char *trainer_name(const char *t)
+{
+	return t ? t : "none (a hand-written loop)";
+}
+
+/* "none (a hand-written loop)", not with "hf-trainer, trl-sft" */
+static int annotate_trainer(struct dtl_finding_range *out, uint32_t mask,
+                            const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
+{
+	const char *fires = NULL, *not_with = NULL, *allowed = NULL;
+
+	for (size_t k = 0; k < ranges->trainer_count; k++) {
+		const char *t = ranges->trainers[k], **to = mask & (1u << k) ? &fires : &not_with;
+		const char *name = to == &fires ? trainer_name(t) : t ? t : "none";
+		*to = *to ? dtl_arena_sprintf(arena, "%s, %s", *to, name) : name;
+		allowed =
+		    allowed ? dtl_arena_sprintf(arena, "%s, %s", allowed, t ? t : "none") : "none";
+		if (!*to || !allowed)
+			return -ENOMEM;
+	}
+	out->name = "trainer";
+	out->fires = fires;
+	out->not_with = not_with;
+	out->allowed = allowed;
+	out->allowed_at = "assumed: no input names the trainer";
+	for (size_t k = 0; k < ranges->trainer_count && !out->avoided_by; k++)
+		if (!(mask & (1u << k)))
+			out->avoided_by =
+			    dtl_arena_sprintf(arena, "trainer: %s",
+			                      ranges->trainers[k] ? ranges->trainers[k] : "none");
 	return 0;
 }
 
@@ -134,7 +177,7 @@ static int annotate_one(struct dtl_finding_range *out, uint32_t mask, enum dtl_f
 	return out->fires && out->allowed_at ? 0 : -ENOMEM;
 }
 
-int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT],
+int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT + 1],
                               const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
 {
 	struct dtl_finding_range *out = NULL;
@@ -145,9 +188,17 @@ int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW
 		uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1;
 		if (n < 2 || fires[fw] == 0 || (fires[fw] & all) == all)
 			continue;
-		if (!out && !(out = dtl_arena_calloc(arena, DTL_FW_COUNT, sizeof(*out))))
+		if (!out && !(out = dtl_arena_calloc(arena, DTL_FW_COUNT + 1, sizeof(*out))))
 			return -ENOMEM;
 		int r = annotate_one(&out[count++], fires[fw], fw, ranges, arena);
+		if (r < 0)
+			return r;
+	}
+	uint32_t all = (1u << ranges->trainer_count) - 1, mask = fires[DTL_FW_COUNT];
+	if (ranges->trainer_count > 1 && mask && (mask & all) != all) {
+		if (!out && !(out = dtl_arena_calloc(arena, DTL_FW_COUNT + 1, sizeof(*out))))
+			return -ENOMEM;
+		int r = annotate_trainer(&out[count++], mask, ranges, arena);
 		if (r < 0)
 			return r;
 	}

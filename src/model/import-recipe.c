@@ -596,6 +596,50 @@ static int axolotl(struct recipe *r)
 	return 0;
 }
 
+/*
+ * Keys only TRL's argument classes have, so that a recipe holding one is run by a TRL trainer:
+ * ModelConfig's PEFT and bitsandbytes keys (trl/trainer/model_config.py, rules/versions.yaml
+ * recipes: trl-model-config), SFTConfig's and GRPOConfig's own keys, and PEFT's examples/sft
+ * keys (its train.py builds an SFTTrainer). transformers' TrainingArguments and its examples'
+ * ModelArguments (model_name_or_path, torch_dtype, dataset_name) have none of them.
+ */
+static bool trl_keys(struct recipe *r)
+{
+	static const char *const keys[] = {"use_peft",
+	                                   "lora_r",
+	                                   "lora_alpha",
+	                                   "lora_dropout",
+	                                   "lora_target_modules",
+	                                   "lora_modules_to_save",
+	                                   "lora_task_type",
+	                                   "use_rslora",
+	                                   "use_dora",
+	                                   "load_in_4bit",
+	                                   "load_in_8bit",
+	                                   "bnb_4bit_quant_type",
+	                                   "use_bnb_nested_quant",
+	                                   "bnb_4bit_quant_storage",
+	                                   "dataset_text_field",
+	                                   "max_seq_length",
+	                                   "packing",
+	                                   "completion_only_loss",
+	                                   "assistant_only_loss",
+	                                   "padding_free",
+	                                   "cast_lm_head_to_fp32",
+	                                   "num_generations",
+	                                   "use_vllm",
+	                                   "dataset_mixture",
+	                                   "dataset_mixer",
+	                                   "chat_template",
+	                                   "use_peft_lora",
+	                                   "use_4bit_quantization",
+	                                   NULL};
+	for (const char *const *k = keys; *k; k++)
+		if (key(r, *k))
+			return true;
+	return false;
+}
+
 int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
                             const struct dtl_limits *limits, struct dtl_manifest *m,
                             struct dtl_error *error)
@@ -630,9 +674,16 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 	} else if (key(&r, "base_model") || key(&r, "adapter") || key(&r, "lora_target_linear")) {
 		m->recipe.kind = "axolotl";
 		rc = axolotl(&r);
-	} else {
+	} else if (trl_keys(&r)) {
 		m->recipe.kind = "TRL ModelConfig";
 		rc = trl_model_config(&r);
+	} else {
+		/* generic TrainingArguments run by the HF Trainer: not TRL, whose trainers cast
+		 * adapters their own way (issue 33); the model keys are read alike */
+		m->recipe.kind = "TrainingArguments";
+		set_trainer(&r, "hf-trainer", NULL);
+		rc = trl_model_config(&r);
+		m->recipe.trl_dtype_unset = false; /* TRL's float32 default is TRL's alone */
 	}
 	if (rc >= 0)
 		rc = near_misses(&r);

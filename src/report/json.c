@@ -111,6 +111,7 @@ void dtl_report_json_ranges(struct dtl_json *w, const struct dtl_finding *f)
 		dtl_json_key_string(w, "allowed", r->allowed);
 		dtl_json_key_string(w, "allowed_at", r->allowed_at);
 		dtl_json_key_string(w, "avoided_by", r->avoided_by);
+		dtl_json_key_string(w, "not_with", r->not_with);
 		dtl_json_end_object(w);
 	}
 	dtl_json_end_array(w);

@@ -192,6 +192,18 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        dtl_dtype_name(p->model_cast));
 	fputs("  trainer       ", out);
 	dtl_report_put_escaped(out, p->trainer ? p->trainer : "none");
+	/* where it came from, or that it is assumed (issue 33, item 3) */
+	if (p->trainer_range) {
+		fputs(" (", out);
+		dtl_report_put_escaped(out, p->trainer_range);
+		fputc(')', out);
+	} else if (p->trainer_loc.file) {
+		fputs(" (", out);
+		dtl_report_put_path(out, p->trainer_loc.file);
+		if (p->trainer_loc.line)
+			fprintf(out, ":%u:%u", p->trainer_loc.line, p->trainer_loc.column);
+		fputc(')', out);
+	}
 	fputc('\n', out);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];

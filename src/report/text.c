@@ -289,6 +289,32 @@ int dtl_report_concise(FILE *out, const struct dtl_report_input *inputs, size_t 
 	return fitted(out, inputs, n, options, true, write_concise);
 }
 
+/* ", not with hf-trainer or trl-sft: no input names the trainer; `trainer: hf-trainer` in the
+ * plan avoids it" */
+static void assumption(FILE *out, const struct dtl_finding_range *r)
+{
+	const char *comma = strrchr(r->not_with, ',');
+
+	fputs(", not with ", out);
+	if (comma) {
+		char head[256];
+		snprintf(head, sizeof(head), "%.*s", (int)(comma - r->not_with), r->not_with);
+		dtl_report_put_escaped(out, head);
+		fputs(" or", out);
+		dtl_report_put_escaped(out, comma + 1);
+	} else {
+		dtl_report_put_escaped(out, r->not_with);
+	}
+	fputs(": no input names the ", out);
+	dtl_report_put_escaped(out, r->name);
+	if (r->avoided_by) {
+		fputs("; `", out);
+		dtl_report_put_escaped(out, r->avoided_by);
+		fputs("` in the plan avoids it", out);
+	}
+	fputc('\n', out);
+}
+
 /* "fails with deepspeed 0.18–0.19.2, which requirements.txt:2:1 allows (>=0.18);
  * `deepspeed>=0.19.3` avoids it": where the finding fires among the versions allowed */
 static void ranges(FILE *out, const struct dtl_finding *f)
@@ -299,6 +325,10 @@ static void ranges(FILE *out, const struct dtl_finding *f)
 		dtl_report_put_escaped(out, r->name);
 		fputc(' ', out);
 		dtl_report_put_escaped(out, r->fires);
+		if (r->not_with) {
+			assumption(out, r);
+			continue;
+		}
 		fputs(", which ", out);
 		dtl_report_put_escaped(out, r->allowed_at);
 		fputs(" allows (", out);
