@@ -289,22 +289,28 @@ int dtl_report_concise(FILE *out, const struct dtl_report_input *inputs, size_t 
 	return fitted(out, inputs, n, options, true, write_concise);
 }
 
+/* "a, b, c" as "a, b or c" */
+static void put_list(FILE *out, const char *list)
+{
+	const char *comma = strrchr(list, ',');
+	char head[256];
+
+	if (!comma) {
+		dtl_report_put_escaped(out, list);
+		return;
+	}
+	snprintf(head, sizeof(head), "%.*s", (int)(comma - list), list);
+	dtl_report_put_escaped(out, head);
+	fputs(" or", out);
+	dtl_report_put_escaped(out, comma + 1);
+}
+
 /* ", not with hf-trainer or trl-sft: no input names the trainer; `trainer: hf-trainer` in the
  * plan avoids it" */
 static void assumption(FILE *out, const struct dtl_finding_range *r)
 {
-	const char *comma = strrchr(r->not_with, ',');
-
 	fputs(", not with ", out);
-	if (comma) {
-		char head[256];
-		snprintf(head, sizeof(head), "%.*s", (int)(comma - r->not_with), r->not_with);
-		dtl_report_put_escaped(out, head);
-		fputs(" or", out);
-		dtl_report_put_escaped(out, comma + 1);
-	} else {
-		dtl_report_put_escaped(out, r->not_with);
-	}
+	put_list(out, r->not_with);
 	fputs(": no input names the ", out);
 	dtl_report_put_escaped(out, r->name);
 	if (r->avoided_by) {
@@ -324,11 +330,12 @@ static void ranges(FILE *out, const struct dtl_finding *f)
 		fputs(f->error_text ? "  fails with " : "  fires with ", out);
 		dtl_report_put_escaped(out, r->name);
 		fputc(' ', out);
-		dtl_report_put_escaped(out, r->fires);
 		if (r->not_with) {
+			put_list(out, r->fires);
 			assumption(out, r);
 			continue;
 		}
+		dtl_report_put_escaped(out, r->fires);
 		fputs(", which ", out);
 		dtl_report_put_escaped(out, r->allowed_at);
 		fputs(" allows (", out);
@@ -342,6 +349,7 @@ static void ranges(FILE *out, const struct dtl_finding *f)
 		fputc('\n', out);
 	}
 }
+
 
 static int write_text(FILE *out, const struct dtl_report_input *inputs, size_t n,
                       const struct dtl_report_options *options)
