@@ -423,9 +423,13 @@ def check(model_or_manifest: Any, *, plan: Any = None, deepspeed: Any = None,
         else:
             raise TypeError("check() takes a torch model, a manifest dict or a path, not "
                             f"{type(model_or_manifest).__name__}")
+        argv = [exe, "-f", "json", "-q"]
         if live:  # the versions installed here, under the ones given
             versions = dict(installed_versions(), **(versions or {}))
-        argv = [exe, "-f", "json", "-q"]
+        else:  # below the files' own versions, as `pip list --format=json` (issue 33)
+            argv.append("--versions-from=" + inputs.write("installed-versions.json", [
+                {"name": k, "version": v} for k, v in installed_versions().items()],
+                "<installed versions>"))
         if trainer_args is not None and not isinstance(trainer_args,
                                                        (str, os.PathLike, Mapping)):
             # a live TrainingArguments: its plan (a recipe file would also replay loading)

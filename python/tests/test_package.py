@@ -177,6 +177,22 @@ class Export(unittest.TestCase):
 
 
 class Check(unittest.TestCase):
+    def test_path_gets_the_installed_versions_below_its_own(self):
+        # issue 33: the live environment's versions (importlib.metadata) are what runs; a
+        # manifest's own versions still win over them
+        from dtypelint._check import installed_versions
+        installed = installed_versions()
+        if "torch" not in installed:
+            self.skipTest("no torch installed here")
+        manifest = {"dtypelint": 1,
+                    "tensors": [{"name": "w", "shape": [2, 2], "dtype": "float32"}],
+                    "training": {"strategy": "ddp", "versions": {"deepspeed": "0.19.2"}}}
+        raw = dtypelint.check(manifest).raw["inputs"][0]["plan"]["versions"]
+        self.assertTrue(installed["torch"].startswith(raw["torch"]["version"]))
+        self.assertIn("installed-versions.json:", raw["torch"]["from"])
+        self.assertEqual(raw["deepspeed"]["version"], "0.19.2")
+        self.assertNotIn("installed-versions", raw["deepspeed"]["from"])
+
     def test_live_model_gives_the_programs_findings(self):
         plan = {"strategy": "fsdp1", "world_size": 2}
         findings = dtypelint.check(broken(), plan=plan)
