@@ -47,13 +47,13 @@ then ok named-trainer; else bad named-trainer "exit $st: $(grep -v note: "$tmp/o
 
 # 5. the other facts of the verdict say where they came from, or that they are assumed
 "$dtypelint" --show-plan "$model" --deepspeed fixtures/import/ds_z3_bf16.json > "$tmp/out" 2>&1
-if grep -q '^  strategy      zero3 (fixtures/import/ds_z3_bf16.json:5:14)$' "$tmp/out" &&
-	grep -q '^  precision     bf16 (mode dtype bfloat16; fixtures/import/ds_z3_bf16.json:3:23)$' "$tmp/out" &&
+if grep -q '^  strategy      zero3 (from fixtures/import/ds_z3_bf16.json:5:14)$' "$tmp/out" &&
+	grep -q '^  precision     bf16 (from fixtures/import/ds_z3_bf16.json:3:23) (mode dtype bfloat16)$' "$tmp/out" &&
 	grep -q '^  world size    2 (assumed)$' "$tmp/out"
 then ok plan-sources; else bad plan-sources "$(head -4 "$tmp/out")"; fi
 "$dtypelint" --show-plan "$model" --strategy fsdp2 > "$tmp/out" 2>&1
-if grep -q '^  strategy      fsdp2 (--strategy)$' "$tmp/out" &&
-	grep -q '^  precision     fp32 (mode dtype none; assumed)$' "$tmp/out"
+if grep -q '^  strategy      fsdp2 (from --strategy)$' "$tmp/out" &&
+	grep -q '^  precision     unset (no input sets it: no mixed-precision cast) (mode dtype none)$' "$tmp/out"
 then ok plan-assumed; else bad plan-assumed "$(head -4 "$tmp/out")"; fi
 
 echo "$pass passed, $fail failed"

@@ -124,11 +124,11 @@ struct dtl_cli_job {
 	const char *framework_file;             /* --framework-config */
 	const char *const *framework_overrides; /* --framework-override, in order */
 	size_t framework_override_count;
-	const char *launch_file;  /* a launch script (--launch, a set-up's launch:) */
-	struct dtl_plan versions; /* a set-up's `with:`: versions only, below --with */
+	const char *launch_file;   /* a launch script (--launch, a set-up's launch:) */
+	struct dtl_plan versions;  /* a set-up's `with:`: versions only, below --with */
 	const char *versions_file; /* a set-up's `versions:`: its dependency file */
-	const char *setup;        /* the set-up's name; NULL for a command-line input */
-	struct dtl_loc loc;       /* where the set-up is defined */
+	const char *setup;         /* the set-up's name; NULL for a command-line input */
+	struct dtl_loc loc;        /* where the set-up is defined */
 };
 
 struct dtl_config {

@@ -338,9 +338,9 @@ static int setup_path(const struct dtl_schema *s, const struct dtl_node *v, cons
 static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
                         struct dtl_config *c)
 {
-	static const char *const keys[] = {"name",       "model", "plan",         "deepspeed",
-	                                   "accelerate", "peft",  "trainer-args", "launch",
-	                                   "with",       "versions",     NULL};
+	static const char *const keys[] = {
+	    "name",         "model",  "plan", "deepspeed", "accelerate", "peft",
+	    "trainer-args", "launch", "with", "versions",  NULL};
 	if (list->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, list, "setups", "a list of set-ups");
 	for (size_t i = 0; i < list->seq.count; i++) {

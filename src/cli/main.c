@@ -536,8 +536,6 @@ static int resolve_plan(const struct dtl_cli_job *job, const struct dtl_options 
 	return dtl_cli_versions_ranges(plan, req, behaviors, o->assume_newest, arena, ranges);
 }
 
-
-
 static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
                     const struct settings *s, const struct dtl_behavior_table *behaviors,
                     const struct dtl_op_oracle *ops, struct dtl_arena *arena,

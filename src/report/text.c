@@ -350,7 +350,6 @@ static void ranges(FILE *out, const struct dtl_finding *f)
 	}
 }
 
-
 static int write_text(FILE *out, const struct dtl_report_input *inputs, size_t n,
                       const struct dtl_report_options *options)
 {
@@ -366,13 +365,19 @@ static int write_text(FILE *out, const struct dtl_report_input *inputs, size_t n
 				        dtl_report_when(f));
 				line(out, "", f->error_text);
 			}
-			if (f->effect && f->error_versions) {
+			bool verbose = options && options->verbose;
+			/* an info finding predicts nothing by itself (issue 36): its effect and
+			 * where it fires are context for the error it explains, shown with
+			 * --verbose; JSON and SARIF always carry them */
+			bool context = verbose || f->severity != DTL_SEVERITY_INFO;
+			if (context && f->effect && f->error_versions) {
 				fprintf(out, "  effect (%s): ", f->error_versions);
 				line(out, "", f->effect);
-			} else if (f->effect)
+			} else if (context && f->effect)
 				line(out, "  effect: ", f->effect);
-			ranges(out, f);
-			notes(out, f, color, options && options->verbose);
+			if (context)
+				ranges(out, f);
+			notes(out, f, color, verbose);
 			if (f->fix)
 				line(out, "  fix: ", f->fix);
 		}
