@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""The real frameworks as the judge: whole set-ups run by the real libraries against dtypelint.
+
+Usage: real_differential.py DTYPELINT VENV_PYTHON [--fast | --corpus | --random N]
+                            [--seed S] [--workdir DIR] [--list-disagreements]
+Each set-up is a small real model (tests/oracle/real_models.py, saved with save_pretrained),
+a load dtype, optional bitsandbytes quantization, an optional LoRA or DoRA adapter, a strategy
+(single, FSDP1 or FSDP2 through accelerate's prepare, ZeRO-3 through deepspeed.initialize) and a
+precision. tests/oracle/real_worker.py runs it with the venv's real libraries on the CPU; the
+same set-up is written as a user's files (the saved folder, a TRL-style recipe, an accelerate
+YAML or a DeepSpeed JSON, and a plan naming the installed versions) and linted by dtypelint.
+They agree when the crash / no-crash verdict, the error type and the final dtype of every tensor
+both sides name are the same. Set-ups the CPU cannot run as a GPU would (KNOWN_CPU below, each
+with the source that shows it) are listed apart and left out of the figure. Prints the
+agreement table; exit 0 when every compared set-up agrees, 1 otherwise, 77 (skip) when the venv
+is missing, unless DTL_REQUIRE_VENV=1 (then 1)."""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import real_models  # noqa: E402
+
+STRATEGIES = ("single", "fsdp1", "fsdp2", "zero3")
+
+# The fast subset CI runs (suite oracle-real): one set-up per kind of step, the slowest first.
+FAST = [
+    {"arch": "qwen2", "load_dtype": "bfloat16", "peft": "lora", "strategy": "fsdp1",
+     "precision": "bf16"},
+    {"arch": "llama", "load_dtype": "bfloat16", "peft": "lora", "strategy": "fsdp2",
+     "precision": "bf16"},
+    {"arch": "mixtral", "load_dtype": "bfloat16", "quant": "4bit", "quant_storage": "uint8",
+     "peft": "lora", "strategy": "single", "precision": "bf16"},
+    {"arch": "t5-encoder", "load_dtype": "float16", "peft": None, "strategy": "single",
+     "precision": "fp32"},
+    {"arch": "gemma2", "load_dtype": "float32", "peft": "dora", "strategy": "fsdp2",
+     "precision": "bf16"},
+    {"arch": "gpt-oss", "load_dtype": "bfloat16", "quant": "8bit", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+]
+
+# Real failures that come from running on the CPU, not from the set-up: (type, message regex,
+# why, the source that shows it). A set-up that fails this way is listed, not compared.
+KNOWN_CPU = [
+]
+
+
+def versions(py):
+    code = ("import importlib.metadata as m, json; print(json.dumps({n: m.version(n) for n in "
+            "('torch','transformers','peft','deepspeed','accelerate','trl','bitsandbytes')}))")
+    run = subprocess.run([py, "-c", code], capture_output=True, text=True, check=True)
+    return {k: v.split("+")[0] for k, v in json.loads(run.stdout).items()}
+
+
+def corpus_setups():
+    """Every architecture under every strategy, in its checkpoint dtype, with LoRA."""
+    out = []
+    for strategy in STRATEGIES:
+        for arch, (_, _, dtype, _) in real_models.ARCHS.items():
+            out.append({"arch": arch, "load_dtype": dtype, "peft": "lora",
+                        "strategy": strategy, "precision": "bf16"})
+    return out
+
+
+def random_setups(n, seed):
+    """N set-ups drawn with a fixed seed: model, load dtype, quantization, adapter, strategy,
+    precision."""
+    rng = random.Random(seed)
+    archs = sorted(real_models.ARCHS)
+    out = []
+    for _ in range(n):
+        s = {"arch": rng.choice(archs),
+             "load_dtype": rng.choice(["bfloat16", "float16", "float32", "auto"]),
+             "peft": rng.choice([None, "lora", "lora", "dora"]),
+             "strategy": rng.choice(STRATEGIES),
+             "precision": rng.choice(["bf16", "bf16", "fp16", "fp32"])}
+        if s["load_dtype"] != "auto" and s["strategy"] == "single" and rng.random() < 0.4:
+            s["quant"] = rng.choice(["4bit", "8bit"])
+            s["quant_storage"] = rng.choice(["uint8", s["load_dtype"]])
+        out.append(s)
+    return out
+
+
+def label(s):
+    q = s.get("quant") or "-"
+    if q == "4bit":
+        q += "/" + s.get("quant_storage", "uint8")
+    return (f"{s['arch']} load={s['load_dtype']} quant={q} peft={s.get('peft') or '-'} "
+            f"{s['strategy']} {s['precision']}")
+
+
+def user_files(s, d, vers):
+    """The set-up as a user's files; returns dtypelint's arguments after the folder."""
+    rec = [f"dtype: {s['load_dtype']}"]
+    if s.get("quant") == "4bit":
+        rec += ["load_in_4bit: true", f"bnb_4bit_quant_storage: {s['quant_storage']}"]
+    elif s.get("quant") == "8bit":
+        rec.append("load_in_8bit: true")
+    if s.get("peft"):
+        targets = ", ".join(real_models.ARCHS[s["arch"]][3])
+        rec += ["use_peft: true", "lora_r: 4", f"lora_target_modules: [{targets}]"]
+        if s["peft"] == "dora":
+            rec.append("use_dora: true")
+    args = []
+    with open(os.path.join(d, "recipe.yaml"), "w") as f:
+        f.write("\n".join(rec) + "\n")
+    args += ["--trainer-args", os.path.join(d, "recipe.yaml")]
+    mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}[s["precision"]]
+    if s["strategy"] in ("fsdp1", "fsdp2"):
+        with open(os.path.join(d, "accelerate.yaml"), "w") as f:
+            f.write("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n"
+                    f"mixed_precision: {mp}\nnum_processes: 2\nfsdp_config:\n"
+                    f"  fsdp_version: {1 if s['strategy'] == 'fsdp1' else 2}\n"
+                    "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                    "  fsdp_use_orig_params: true\n  fsdp_cpu_ram_efficient_loading: false\n"
+                    "  fsdp_sync_module_states: false\n")
+        args += ["--accelerate", os.path.join(d, "accelerate.yaml")]
+    elif s["strategy"] == "zero3":
+        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
+              "zero_optimization": {"stage": 3}}
+        if s["precision"] != "fp32":
+            ds[s["precision"]] = {"enabled": True}
+        with open(os.path.join(d, "ds.json"), "w") as f:
+            json.dump(ds, f, indent=1)
+        args += ["--deepspeed", os.path.join(d, "ds.json")]
+    plan = {"strategy": s["strategy"], "precision": s["precision"],
+            "world_size": 1 if s["strategy"] == "single" else 2, "trainer": "none",
+            "versions": vers}
+    with open(os.path.join(d, "plan.yaml"), "w") as f:
+        json.dump(plan, f)
+    return args + ["--plan", os.path.join(d, "plan.yaml")]
+
+
+TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer)\), stored (\w+)")
+
+
+def lint(binary, folder, args):
+    run = subprocess.run([binary, "-f", "json", "-q", "--no-config", "--trace", "**", folder] +
+                         args, capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        return {"failed": run.stderr.strip()[-800:]}
+    report = json.loads(run.stdout)
+    crash = [f for f in report["findings"]
+             if f["severity"] == "error" and f.get("framework_error")]
+    dtypes = {m.group(1): m.group(2) for m in TRACE.finditer(run.stderr)}
+    err = crash[0]["framework_error"]["text"] if crash else None
+    return {"error": err, "rule": crash[0]["rule"] if crash else None, "dtypes": dtypes}
+
+
+def real(py, s, d, port, reuse=False):
+    spec = dict(s, folder=s["folder"], auto_class=real_models.ARCHS[s["arch"]][1],
+                targets=real_models.ARCHS[s["arch"]][3], port=port,
+                quant_storage=s.get("quant_storage", "uint8"))
+    out = os.path.join(d, "real.json")
+    old = os.path.join(d, "spec.json")
+    if reuse and os.path.exists(out) and os.path.exists(old):
+        with open(old) as f:
+            same = {k: v for k, v in json.load(f).items() if k != "port"} == \
+                {k: v for k, v in spec.items() if k != "port"}
+        if same:
+            with open(out) as f:
+                return json.load(f)
+    with open(old, "w") as f:
+        json.dump(spec, f)
+    if os.path.exists(out):
+        os.unlink(out)
+    with open(os.path.join(d, "real.log"), "w") as log:
+        try:
+            subprocess.run([py, os.path.join(HERE, "real_worker.py"),
+                            os.path.join(d, "spec.json"), out], stdout=log, stderr=log,
+                           timeout=600)
+        except subprocess.TimeoutExpired:
+            return {"error": {"stage": "?", "type": "Timeout", "message": "ran past 600 s"},
+                    "stages": {}}
+    if not os.path.exists(out):
+        return {"error": {"stage": "?", "type": "WorkerDied",
+                          "message": f"no result (see {d}/real.log)"}, "stages": {}}
+    with open(out) as f:
+        return json.load(f)
+
+
+def known_cpu(err):
+    for typ, pat, why, src in KNOWN_CPU:
+        if err and err["type"] == typ and re.search(pat, err["message"]):
+            return f"{why} ({src})"
+    return None
+
+
+def compare(r, t, tally):
+    """Differences between the real run R and dtypelint's answer T (empty: they agree);
+    TALLY counts the set-ups that agree on each criterion."""
+    diffs = []
+    rerr = r.get("error")
+    if (rerr is None) != (t["error"] is None):
+        diffs.append("verdict: real " + (f"{rerr['type']} at {rerr['stage']}: "
+                                         f"{rerr['message'][:160]}" if rerr else "runs") +
+                     "; dtypelint " + (f"{t['rule']}: {t['error'][:160]}" if t["error"]
+                                       else "silent"))
+    else:
+        tally["verdict"] += 1
+        ttype = t["error"].split(":")[0].strip() if t["error"] else None
+        if rerr is not None and ttype != rerr["type"]:
+            diffs.append(f"error type: real {rerr['type']}: {rerr['message'][:160]}; "
+                         f"dtypelint {t['rule']}: {t['error'][:160]}")
+        else:
+            tally["error type"] += 1
+    stages = r.get("stages", {})
+    # PEFT moves a wrapped weight to NAME.base_layer.weight; a manifest keeps NAME.weight
+    final = {n.replace(".base_layer.", "."): v
+             for n, v in (stages[list(stages)[-1]] if stages else {}).items()}
+    missing = sorted(set(final) - set(t["dtypes"]))
+    if missing:
+        diffs.append(f"{len(missing)} real tensors dtypelint does not list: " +
+                     ", ".join(missing[:4]))
+    else:
+        tally["every tensor listed"] += 1
+    both = sorted(set(final) & set(t["dtypes"]))
+    bad = [f"{n}: real {final[n]}, dtypelint {t['dtypes'][n]}" for n in both
+           if final[n] != t["dtypes"][n]]
+    if bad:
+        diffs.append(f"{len(bad)} of {len(both)} final dtypes differ: " + "; ".join(bad[:4]))
+    else:
+        tally["final dtypes"] += 1
+    tally["tensors compared"] += len(both)
+    tally["tensors differing"] += len(bad)
+    return diffs, len(both)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dtypelint")
+    ap.add_argument("python")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--fast", action="store_true")
+    g.add_argument("--corpus", action="store_true")
+    g.add_argument("--random", type=int, metavar="N")
+    ap.add_argument("--seed", type=int, default=20261127)
+    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--only", default=None, help="regex on the set-up label")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the real run a set-up's folder already holds (same spec): "
+                         "re-lints only, e.g. after a change to dtypelint")
+    a = ap.parse_args()
+    if not os.access(a.python, os.X_OK):
+        msg = f"no venv python at {a.python} (sh tools/venv.sh build/venv makes it)"
+        if os.environ.get("DTL_REQUIRE_VENV") == "1":
+            print(f"FAIL: {msg}, and DTL_REQUIRE_VENV=1")
+            return 1
+        print(f"SKIP: {msg}")
+        return 77
+    work = os.path.abspath(a.workdir or os.path.join(os.path.dirname(os.path.abspath(
+        a.dtypelint)), "oracle-real"))
+    os.makedirs(os.path.join(work, "models"), exist_ok=True)
+    setups = FAST if a.fast else random_setups(a.random, a.seed) if a.random else \
+        corpus_setups() if a.corpus else FAST + corpus_setups()
+    if a.only:
+        setups = [s for s in setups if re.search(a.only, label(s))]
+    vers = versions(a.python)
+    archs = sorted({s["arch"] for s in setups})
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
+            "for a in sys.argv[3:]: m.build(a, sys.argv[2] + '/' + a)")
+    subprocess.run([a.python, "-c", code, HERE, os.path.join(work, "models")] + archs,
+                   check=True, capture_output=True)
+    rows, agree, compared, cpu_only = [], 0, 0, []
+    tally = dict.fromkeys(("verdict", "error type", "final dtypes", "every tensor listed",
+                           "tensors compared", "tensors differing"), 0)
+    tag = "fast" if a.fast else f"random-{a.seed}" if a.random else "corpus"
+    for i, s in enumerate(setups):
+        d = os.path.join(work, "runs", tag, f"{i:04d}")
+        os.makedirs(d, exist_ok=True)
+        s = dict(s, folder=os.path.join(work, "models", s["arch"]))
+        t0 = time.time()
+        r = real(a.python, s, d, 29500 + (os.getpid() + i) % 2000, a.reuse)
+        t = lint(a.dtypelint, s["folder"], user_files(s, d, vers))
+        secs = time.time() - t0
+        if "failed" in t:
+            diffs, n = [f"dtypelint refused the set-up: {t['failed']}"], 0
+        else:
+            why = known_cpu(r.get("error"))
+            if why:
+                cpu_only.append((label(s), why))
+                print(f"{i:4d} CPU   {label(s)}  ({why})", flush=True)
+                continue
+            diffs, n = compare(r, t, tally)
+        compared += 1
+        agree += not diffs
+        rerr = r.get("error")
+        verdict = f"{rerr['type']}" if rerr else "runs"
+        print(f"{i:4d} {'ok  ' if not diffs else 'DIFF'}  {label(s)}  real: {verdict}; "
+              f"{n} tensors; {secs:.0f} s", flush=True)
+        for x in diffs:
+            print(f"        {x}", flush=True)
+        rows.append((label(s), not diffs, diffs))
+    print(f"\n{'criterion':<22} set-ups agreeing (of {compared})")
+    for k in ("verdict", "error type", "final dtypes", "every tensor listed"):
+        print(f"{k:<22} {tally[k]}")
+    print(f"{'tensors':<22} {tally['tensors compared'] - tally['tensors differing']} of "
+          f"{tally['tensors compared']} final dtypes agree")
+    print(f"\nagreement: {agree} of {compared} set-ups agree "
+          f"({len(cpu_only)} left out: the CPU cannot run them as a GPU would)")
+    for lab, why in cpu_only:
+        print(f"  CPU-only: {lab}: {why}")
+    return 0 if agree == compared else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

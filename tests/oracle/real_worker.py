@@ -1,0 +1,222 @@
+"""One set-up of the real-library oracle, run by the real libraries on the CPU.
+
+Usage (with the venv's python): real_worker.py SPEC.json RESULT.json
+SPEC names a saved model folder and the steps: from_pretrained(dtype=...), bitsandbytes 4-bit
+or 8-bit (its CPU backend), get_peft_model (LoRA or DoRA), accelerate's prepare with an FSDP1
+or FSDP2 plugin, or deepspeed.initialize with ZeRO-3 under zero.Init (HfDeepSpeedConfig), then
+one forward, backward and optimizer step. Sharded strategies run in a 2-rank gloo world
+(torch.multiprocessing). RESULT gets, for rank 0, every parameter's and buffer's dtype after
+each stage and the exception that stopped it (type and message), or none."""
+import json
+import os
+import sys
+import traceback
+
+STAGES = ("load", "peft", "wrap", "step")
+
+
+def _clean(name):
+    # the names a user's manifest has: no PEFT, FSDP1, checkpoint or engine wrapper prefixes
+    for p in ("base_model.model.", "_fsdp_wrapped_module.", "_checkpoint_wrapped_module.",
+              "module."):
+        if name.startswith(p):
+            name = name[len(p):]
+        name = name.replace("." + p, ".")
+    return name
+
+
+def _dtype(t):
+    s = str(t.dtype).replace("torch.", "")
+    return s
+
+
+def snapshot(model):
+    out = {}
+    for n, p in model.named_parameters():
+        out[_clean(n)] = _dtype(p)
+    for n, b in model.named_buffers():
+        if b is not None:
+            out[_clean(n)] = _dtype(b)
+    return out
+
+
+def _bnb_config(spec, torch):
+    from transformers import BitsAndBytesConfig
+    if spec["quant"] == "8bit":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype)
+    return BitsAndBytesConfig(load_in_4bit=True,
+                              bnb_4bit_compute_dtype=getattr(torch, spec["load_dtype"]),
+                              bnb_4bit_quant_storage=getattr(torch, spec["quant_storage"]))
+
+
+def _load(spec, torch, ds_config):
+    import transformers
+    keep = None
+    if ds_config is not None:
+        from transformers.integrations import HfDeepSpeedConfig
+        keep = HfDeepSpeedConfig(ds_config)  # zero.Init during from_pretrained
+    kw = {"dtype": spec["load_dtype"] if spec["load_dtype"] == "auto"
+          else getattr(torch, spec["load_dtype"])}
+    if spec.get("quant"):
+        kw["quantization_config"] = _bnb_config(spec, torch)
+    cls = getattr(transformers, spec["auto_class"])
+    return cls.from_pretrained(spec["folder"], **kw), keep
+
+
+def _peft(spec, model):
+    from peft import LoraConfig, get_peft_model
+    cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
+                     use_dora=spec["peft"] == "dora")
+    return get_peft_model(model, cfg)
+
+
+def _loss(model, spec, torch, out_of=None):
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, 400, (1, 8), generator=g)
+    if spec["auto_class"] == "T5EncoderModel":
+        out = model(input_ids=ids)
+        return out.last_hidden_state.float().pow(2).mean()
+    return model(input_ids=ids, labels=ids).loss
+
+
+def _fsdp1_on_cpu():
+    # accelerate passes device_id=accelerator.device; FSDP1 normalises a CPU device_id to
+    # cpu:0 but takes its compute device from torch.cpu.current_device(), which says "cpu",
+    # and refuses the pair ("Inconsistent compute device and `device_id` on rank 0: cpu vs
+    # cpu:0", torch/distributed/fsdp/_init_utils.py _get_compute_device); without device_id it
+    # wants an accelerator. On a GPU both are the rank's device. Make the CPU say cpu:0.
+    import torch
+    torch.cpu.current_device = lambda: "cpu:0"
+
+
+def _accelerator(spec, torch):
+    from accelerate import Accelerator
+    from accelerate.utils import DistributedType, FullyShardedDataParallelPlugin
+    mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}[spec["precision"]]
+    acc = Accelerator(mixed_precision=mp, cpu=True)
+    if spec["strategy"] in ("fsdp1", "fsdp2"):
+        # accelerate turns a plugin into FSDP only on accelerator devices (state.py: CPU
+        # worlds stay MULTI_CPU and get DDP); set the state as on a GPU, so that prepare
+        # runs its own FSDP path (FSDP1 wrap or fsdp2_prepare_model) on gloo
+        plugin = FullyShardedDataParallelPlugin(
+            fsdp_version=1 if spec["strategy"] == "fsdp1" else 2,
+            auto_wrap_policy="transformer_based_wrap", use_orig_params=True,
+            cpu_ram_efficient_loading=False, sync_module_states=False)
+        if mp != "no":
+            plugin.set_mixed_precision(mp)
+        from accelerate.state import PartialState
+        if spec["strategy"] == "fsdp1":
+            _fsdp1_on_cpu()
+        PartialState._shared_state["distributed_type"] = DistributedType.FSDP
+        acc.state.distributed_type = DistributedType.FSDP
+        acc.state.fsdp_plugin = plugin
+    return acc
+
+
+def _wrapped(model):
+    # what prepare made of the model: FSDP1's class, or fully_shard's FSDPModule mix-in
+    kinds = {type(m).__name__ for m in model.modules()}
+    if "FullyShardedDataParallel" in kinds:
+        return "FullyShardedDataParallel"
+    return next((k for k in kinds if k.startswith("FSDP")), type(model).__name__)
+
+
+def _ds_config(spec):
+    cfg = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
+           "zero_optimization": {"stage": 3}, "zero_force_ds_cpu_optimizer": False}
+    if spec["precision"] == "bf16":
+        cfg["bf16"] = {"enabled": True}
+    elif spec["precision"] == "fp16":
+        cfg["fp16"] = {"enabled": True}
+    return cfg
+
+
+def run(spec, rank, result):
+    import torch
+    stages = result["stages"]
+    stage = "load"
+    keep = None
+    try:
+        ds_config = _ds_config(spec) if spec["strategy"] == "zero3" else None
+        if ds_config is not None:
+            import deepspeed
+            deepspeed.init_distributed(dist_backend="gloo")
+        model, keep = _load(spec, torch, ds_config)
+        stages["load"] = snapshot(model)
+        stage = "peft"
+        if spec.get("peft"):
+            model = _peft(spec, model)
+        stages["peft"] = snapshot(model)
+        stage = "wrap"
+        params = [p for p in model.parameters() if p.requires_grad]
+        if ds_config is not None:
+            import deepspeed
+            opt = torch.optim.AdamW(params, lr=1e-3)
+            engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=opt,
+                                                     config=ds_config)
+            stages["wrap"] = snapshot(engine.module)
+            stage = "step"
+            loss = _loss(engine, spec, torch)
+            engine.backward(loss)
+            engine.step()
+            stages["step"] = snapshot(engine.module)
+        else:
+            acc = _accelerator(spec, torch)
+            opt = torch.optim.AdamW(params, lr=1e-3)
+            model, opt = acc.prepare(model, opt)
+            stages["wrap"] = snapshot(model)
+            result["wrapped"] = _wrapped(model)
+            stage = "step"
+            loss = _loss(model, spec, torch)
+            acc.backward(loss)
+            opt.step()
+            opt.zero_grad()
+            stages["step"] = snapshot(model)
+    except BaseException as e:  # noqa: B902 - the exception is the result
+        result["error"] = {"stage": stage, "type": type(e).__name__,
+                           "message": str(e)[:2000],
+                           "where": traceback.format_exc()[-3000:]}
+    del keep
+
+
+def _env(rank, world, port):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_WORLD_SIZE=str(world), DS_ACCELERATOR="cpu",
+                      ACCELERATE_USE_CPU="true", OMP_NUM_THREADS="1")
+
+
+def rank_main(rank, spec, out, world, port):
+    _env(rank, world, port)
+    import torch
+    torch.manual_seed(spec.get("seed", 0))
+    result = {"stages": {}, "error": None}
+    run(spec, rank, result)
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(result, f)
+    try:
+        import torch.distributed as dist
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception:
+        pass
+
+
+def main():
+    spec_path, out = sys.argv[1], sys.argv[2]
+    with open(spec_path) as f:
+        spec = json.load(f)
+    world = 1 if spec["strategy"] == "single" else spec.get("world", 2)
+    port = spec.get("port", 29500)
+    if world == 1:
+        rank_main(0, spec, out, 1, port)
+    else:
+        import torch.multiprocessing as mp
+        mp.spawn(rank_main, args=(spec, out, world, port), nprocs=world, join=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
