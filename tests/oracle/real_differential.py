@@ -48,6 +48,15 @@ FAST = [
 # Real failures that come from running on the CPU, not from the set-up: (type, message regex,
 # why, the source that shows it). A set-up that fails this way is listed, not compared.
 KNOWN_CPU = [
+    ("RuntimeError", r"^mixed dtype \(CPU\): expect parameter to have scalar type of Float",
+     "the CPU layer_norm refuses a float32 input with 16-bit weights (CPU autocast runs "
+     "layer_norm in float32); the check is the CPU kernel's own",
+     "https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native/mixed_data_type.h"),
+    ("RuntimeError", r"FSDP-managed module unexpectedly has parameters on cpu\. Make sure to "
+     r"move the module to cpu:0",
+     "FSDP1 on the CPU: the worker's compute device cpu:0 (real_worker.py _fsdp1_on_cpu) "
+     "against parameters left on 'cpu'; on a GPU both are cuda:N",
+     "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/fsdp/_runtime_utils.py"),
 ]
 
 

@@ -84,6 +84,9 @@ def _shrink(d):
         if isinstance(d.get(k), list) and layers:
             kinds = list(dict.fromkeys(d[k]))[:layers] if k == "layer_types" else []
             d[k] = (kinds * layers)[:layers] if kinds else []
+    if "qk_rope_head_dim" in d:
+        # DeepSeek: head_dim is the rotary part of the query/key head (DeepseekV3Config)
+        d["head_dim"] = d["qk_rope_head_dim"]
     if "deepstack_visual_indexes" in d:
         d["deepstack_visual_indexes"] = [0]
     if "fullatt_block_indexes" in d:
@@ -97,6 +100,18 @@ def _shrink(d):
     return d
 
 
+# What a shrunk config class default lacks and a real checkpoint's config has
+FIXUPS = {
+    # Qwen2-VL's multimodal rotary sections default to [16, 24, 24] (head_dim 128); they
+    # must sum to head_dim / 2
+    "qwen2-vl": lambda d: d["text_config"].setdefault("rope_parameters", {}).update(
+        mrope_section=[2, 3, 3]),
+    # T5Config() has no decoder_start_token_id in transformers 5 (it moved to the
+    # generation config); t5-large's config.json has 0
+    "t5": lambda d: d.update(decoder_start_token_id=0),
+}
+
+
 def config_dict(arch):
     import transformers
     src = ARCHS[arch][0]
@@ -106,7 +121,10 @@ def config_dict(arch):
         d.pop("quantization_config", None)
     else:
         d = getattr(transformers, src)().to_dict()
-    return _shrink(d)
+    d = _shrink(d)
+    if arch in FIXUPS:
+        FIXUPS[arch](d)
+    return d
 
 
 def build(arch, folder, seed=0):

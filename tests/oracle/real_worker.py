@@ -10,6 +10,7 @@ each stage and the exception that stopped it (type and message), or none."""
 import json
 import os
 import sys
+import time
 import traceback
 
 STAGES = ("load", "peft", "wrap", "step")
@@ -193,15 +194,38 @@ def rank_main(rank, spec, out, world, port):
     torch.manual_seed(spec.get("seed", 0))
     result = {"stages": {}, "error": None}
     run(spec, rank, result)
-    if rank == 0:
+    with open(f"{out}.rank{rank}", "w") as f:
+        json.dump(result, f)
+    os._exit(0)  # a rank whose peer failed may sit in a collective: the parent reaps it
+
+
+# what a rank reports when its peer died first: the peer's own error is the set-up's
+PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Gloo", "gloo")
+
+
+def merge(out, world):
+    results = []
+    for r in range(world):
+        try:
+            with open(f"{out}.rank{r}") as f:
+                results.append(json.load(f))
+            os.unlink(f"{out}.rank{r}")
+        except OSError:
+            results.append(None)
+    best = results[0]
+    err = best and best["error"]
+    if best is None or (err and any(g in err["message"] for g in PEER_GONE)):
+        for other in results[1:]:
+            if other and other["error"] and \
+                    not any(g in other["error"]["message"] for g in PEER_GONE):
+                if best is None:
+                    best = other
+                else:
+                    best["error"] = other["error"]
+                break
+    if best is not None:
         with open(out, "w") as f:
-            json.dump(result, f)
-    try:
-        import torch.distributed as dist
-        if dist.is_initialized():
-            dist.destroy_process_group()
-    except Exception:
-        pass
+            json.dump(best, f)
 
 
 def main():
@@ -210,11 +234,21 @@ def main():
         spec = json.load(f)
     world = 1 if spec["strategy"] == "single" else spec.get("world", 2)
     port = spec.get("port", 29500)
-    if world == 1:
-        rank_main(0, spec, out, 1, port)
-    else:
-        import torch.multiprocessing as mp
-        mp.spawn(rank_main, args=(spec, out, world, port), nprocs=world, join=True)
+    import torch.multiprocessing as mp
+    ctx = mp.start_processes(rank_main, args=(spec, out, world, port), nprocs=world,
+                             join=False, start_method="spawn")
+    # the first rank to finish sets a deadline for the others (a rank left in a collective
+    # by a failed peer would wait for gloo's 30-minute timeout)
+    procs = ctx.processes
+    while all(p.is_alive() for p in procs):
+        time.sleep(0.2)
+    deadline = time.time() + 60
+    for p in procs:
+        p.join(max(0.0, deadline - time.time()))
+        if p.is_alive():
+            p.kill()
+            p.join()
+    merge(out, world)
     return 0
 
 
