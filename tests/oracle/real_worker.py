@@ -82,13 +82,20 @@ def _loss(model, spec, torch, out_of=None):
 
 
 def _fsdp1_on_cpu():
-    # accelerate passes device_id=accelerator.device; FSDP1 normalises a CPU device_id to
-    # cpu:0 but takes its compute device from torch.cpu.current_device(), which says "cpu",
-    # and refuses the pair ("Inconsistent compute device and `device_id` on rank 0: cpu vs
-    # cpu:0", torch/distributed/fsdp/_init_utils.py _get_compute_device); without device_id it
-    # wants an accelerator. On a GPU both are the rank's device. Make the CPU say cpu:0.
+    # accelerate passes device_id=accelerator.device, cpu:0 in a CPU world; FSDP1 takes its
+    # compute device from torch.cpu.current_device(), "cpu", and refuses the pair
+    # ("Inconsistent compute device and `device_id` on rank 0: cpu vs cpu:0",
+    # torch/distributed/fsdp/_init_utils.py _get_compute_device); without device_id it wants
+    # an accelerator. On a GPU both are the rank's cuda:N. Read a CPU device_id as "cpu".
     import torch
-    torch.cpu.current_device = lambda: "cpu:0"
+    import torch.distributed.fsdp._init_utils as init_utils
+    orig = init_utils._get_device_from_device_id
+
+    def device_from_id(device_id, rank, device_handle):
+        dev = orig(device_id, rank, device_handle)
+        return torch.device("cpu") if dev is not None and dev.type == "cpu" else dev
+
+    init_utils._get_device_from_device_id = device_from_id
 
 
 def _accelerator(spec, torch):
