@@ -157,6 +157,10 @@ def run(spec, rank, result):
             model = _peft(spec, model)
         stages["peft"] = snapshot(model)
         stage = "wrap"
+        # from_pretrained returns the model in eval mode; a trainer trains it. (In eval mode
+        # on the CPU, bitsandbytes' Linear4bit.forward repacks a 4-bit weight to uint8 for its
+        # CPU kernel, bitsandbytes/nn/modules.py: a CPU-only dtype change.)
+        model.train()
         params = [p for p in model.parameters() if p.requires_grad]
         if ds_config is not None:
             import deepspeed
