@@ -415,17 +415,77 @@ static void qlora_mixed_precision(struct dtl_sim *sim)
 	fsdp->param_dtype_loc = fsdp->reduce_dtype_loc = fsdp->buffer_dtype_loc = loc;
 }
 
+/* One FSDP1 unit holds one dtype (else the constructor raised: DT101) and requires grad when
+ * any of its parameters does. */
+static bool fsdp1_unit_upcasts(const struct dtl_sim *sim, const struct dtl_group *g)
+{
+	bool trainable = false;
+
+	for (size_t k = 0; k < g->count; k++) {
+		uint32_t t = g->members[k];
+		if (sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		if (sim->t.dtype[t] != sim->t.dtype[g->members[0]])
+			return false;
+		trainable |= (sim->t.flags[t] & DTL_TF_TRAINABLE) != 0;
+	}
+	return g->count && trainable && dtl_dtype_is_floating(sim->t.dtype[g->members[0]]) &&
+	       sim->t.dtype[g->members[0]] != DTL_DTYPE_F32;
+}
+
+/* accelerate's prepare_model, once FSDP1 has wrapped, upcasts every FlatParameter that
+ * requires grad and is not float32 when mixed precision is on ("Upcasted low precision
+ * parameters ... because mixed precision turned on in FSDP"): all the unit's parameters,
+ * frozen ones too, become float32 (rules/versions.yaml accelerate-fsdp1-upcast; seen by the
+ * real-library oracle, tests/oracle/DISAGREEMENTS.md D7). Only when the plan names
+ * accelerate: nothing else says that accelerate launches the run. */
+static int accelerate_fsdp1_upcast(struct dtl_sim *sim)
+{
+	const struct dtl_resolved_plan *rp = &sim->rp;
+	const struct dtl_group *groups = sim->groups.items;
+	char v[32];
+
+	if (rp->version_assumed[DTL_FW_ACCELERATE] || rp->mode_dtype == DTL_DTYPE_NONE ||
+	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP1_UPCAST))
+		return 0;
+	dtl_version_format(&rp->plan.versions[DTL_FW_ACCELERATE], v, sizeof(v));
+	const char *reason = dtl_arena_sprintf(sim->arena,
+	                                       "accelerate %s upcasts the unit's FlatParameter "
+	                                       "(it requires grad) to float32 after wrapping",
+	                                       v);
+	if (!reason)
+		return -ENOMEM;
+	for (size_t g = 0; g < sim->groups.count; g++) {
+		if (groups[g].kind != DTL_GROUP_FSDP1_UNIT || !fsdp1_unit_upcasts(sim, &groups[g]))
+			continue;
+		for (size_t k = 0; k < groups[g].count; k++) {
+			uint32_t t = groups[g].members[k];
+			if (sim->t.kind[t] != DTL_KIND_PARAM)
+				continue;
+			int r =
+			    dtl_sim_set_dtype(sim, t, DTL_STAGE_SHARD, DTL_DTYPE_F32, reason,
+			                      "https://github.com/huggingface/accelerate/pull/2674",
+			                      rp->plan.version_locs[DTL_FW_ACCELERATE]);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error)
 {
+	int r;
+
 	(void)error;
 	switch (sim->rp.plan.strategy) {
 	case DTL_STRATEGY_FSDP1:
 		qlora_mixed_precision(sim);
-		return fsdp_groups(sim, DTL_GROUP_FSDP1_UNIT);
-	case DTL_STRATEGY_FSDP2: {
-		int r = fsdp_groups(sim, DTL_GROUP_FSDP2_GROUP);
+		r = fsdp_groups(sim, DTL_GROUP_FSDP1_UNIT);
+		return r < 0 ? r : accelerate_fsdp1_upcast(sim);
+	case DTL_STRATEGY_FSDP2:
+		r = fsdp_groups(sim, DTL_GROUP_FSDP2_GROUP);
 		return r < 0 ? r : fsdp2_reduce_notes(sim);
-	}
 	case DTL_STRATEGY_ZERO3:
 		return zero3_sets(sim);
 	default:
