@@ -53,6 +53,10 @@ KNOWN_CPU = [
      "the CPU layer_norm refuses a float32 input with 16-bit weights (CPU autocast runs "
      "layer_norm in float32); the check is the CPU kernel's own",
      "https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native/mixed_data_type.h"),
+    ("ValueError", r"^Type fp16 is not supported on your device",
+     "DeepSpeed's CPU accelerator supports no fp16 (CPU_Accelerator.is_fp16_supported() is "
+     "False); ZeRO-3 fp16 needs a GPU",
+     "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/accelerator/cpu_accelerator.py"),
 ]
 
 
