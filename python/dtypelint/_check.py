@@ -17,6 +17,7 @@ import sys
 import tempfile
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from . import _program
 from ._text import escape, escape_lines, escape_path
 
 # the oldest dtypelint whose JSON report (schema version 1) and options this module uses
@@ -136,15 +137,17 @@ _checked_versions: Dict[str, Version] = {}
 
 
 def find_binary(binary: Optional[str] = None) -> str:
-    """The dtypelint program: binary, else $DTYPELINT_BIN, else dtypelint on PATH."""
-    name = binary or os.environ.get("DTYPELINT_BIN") or "dtypelint"
+    """The dtypelint program: binary, else $DTYPELINT_BIN, else the one this package's wheel
+    installed (_program.py), else dtypelint on PATH."""
+    name = binary or os.environ.get("DTYPELINT_BIN") or _program.bundled_program() or "dtypelint"
     found = shutil.which(name)
     if not found:
         where = ("DTYPELINT_BIN=" + name) if not binary and os.environ.get("DTYPELINT_BIN") \
             else name
         raise BinaryNotFoundError(
             f"the dtypelint program is not installed ({escape_path(where)} not found): build it "
-            f"(meson setup build && ninja -C build) and put it on PATH, or set DTYPELINT_BIN")
+            f"(meson setup build && ninja -C build) and put it on PATH, or set DTYPELINT_BIN, "
+            f"or install the wheel that ships it (pip install dtypelint)")
     return found
 
 
