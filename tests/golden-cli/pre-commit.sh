@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 export PRE_COMMIT_HOME="$tmp/cache" HOME="$tmp" XDG_CACHE_HOME="$tmp/cache"
 export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.invalid
 export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.invalid
-# the hook's entry is `dtypelint` on PATH (language: system)
+# the hooks' `system` variants: their entry is `dtypelint` on PATH
 bindir="$tmp/bin"
 mkdir -p "$bindir"
 ln -s "$dtypelint" "$bindir/dtypelint"
@@ -39,7 +39,7 @@ fail=0
 run() {
 	expect=$1
 	shift
-	pre-commit try-repo "$tmp/hooks" dtypelint "$@" >"$tmp/out" 2>&1
+	pre-commit try-repo "$tmp/hooks" dtypelint-system "$@" >"$tmp/out" 2>&1
 	status=$?
 	if { [ "$expect" = pass ] && [ $status -ne 0 ]; } ||
 		{ [ "$expect" = fail ] && [ $status -eq 0 ]; }; then
@@ -74,7 +74,7 @@ git init -q && git add . && git commit -qm repo || exit 99
 setups() {
 	expect=$1
 	shift
-	pre-commit try-repo "$tmp/hooks" dtypelint-setups "$@" >"$tmp/out" 2>&1
+	pre-commit try-repo "$tmp/hooks" dtypelint-setups-system "$@" >"$tmp/out" 2>&1
 	status=$?
 	if { [ "$expect" = pass ] && [ $status -ne 0 ]; } ||
 		{ [ "$expect" = fail ] && [ $status -eq 0 ]; }; then
