@@ -13,7 +13,10 @@ case "$root" in /*) ;; *) root="$(pwd)/$root" ;; esac
 for tool in pre-commit git; do
 	command -v $tool >/dev/null 2>&1 || { echo "SKIP: $tool is not installed"; exit 77; }
 done
-git -C "$root" rev-parse HEAD >/dev/null 2>&1 || { echo "SKIP: $root is no git checkout"; exit 77; }
+# the root itself must be the checkout: a tarball unpacked inside another git repository (as
+# meson dist unpacks it in the build folder) is none
+{ [ -e "$root/.git" ] && git -C "$root" rev-parse HEAD >/dev/null 2>&1; } ||
+	{ echo "SKIP: $root is no git checkout"; exit 77; }
 if ! git -C "$root" diff --quiet HEAD -- .pre-commit-hooks.yaml; then
 	echo "SKIP: .pre-commit-hooks.yaml has changes not committed"
 	exit 77
