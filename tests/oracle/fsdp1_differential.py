@@ -82,24 +82,43 @@ def gen_model(rng):
     return tensors, modules, frozen, wrap, checkpoint
 
 
-def manifest(rng):
+def manifest(rng, torch_version="1.13"):
     tensors, modules, frozen, wrap, checkpoint = gen_model(rng)
     model = {"modules": modules}
     if checkpoint:
         model["checkpoint_dtype"] = checkpoint
     m = {"dtypelint": 1, "model": model, "tensors": tensors,
-         "training": {"strategy": "fsdp1", "versions": {"torch": "1.13"},
+         "training": {"strategy": "fsdp1", "versions": {"torch": torch_version},
                       "fsdp": {"wrap": wrap}}}
     if frozen:
         m["frozen"] = frozen
     return m
 
 
-PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
+PYTHON = os.environ.get("DTL_ORACLE_PYTHON", "/usr/bin/python3")  # Debian's python3-torch, or a venv
 
 
 def has_torch():
+    if not os.path.exists(PYTHON):  # a venv not made yet (sh tools/venv.sh)
+        return False
     return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def no_torch(what="Debian's python3-torch"):
+    """Skip (77) without the oracle's torch; fail where CI asks for the venv (DTL_REQUIRE_VENV)."""
+    if "DTL_ORACLE_PYTHON" in os.environ and os.environ.get("DTL_REQUIRE_VENV") == "1":
+        print(f"FAIL: {PYTHON} has no torch and DTL_REQUIRE_VENV=1 (sh tools/venv.sh)")
+        return 1
+    print(f"SKIP: {PYTHON} has no torch ({what})")
+    return 77
+
+
+def oracle_torch_version():
+    """The oracle's torch as MAJOR.MINOR: the manifests name it, so that dtypelint predicts
+    the messages of the torch that really runs (Debian's 1.13, or a venv's 2.x)."""
+    run = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
+                         capture_output=True, text=True, check=True)
+    return ".".join(run.stdout.strip().split("+")[0].split(".")[:2])
 
 
 def run_oracle(pydir, paths, *options):
@@ -178,15 +197,15 @@ def main():
     count = int(os.environ.get("DTL_ORACLE_MODELS", count))
     seed = int(args[3]) if len(args) > 3 else 20261121
     if not has_torch():
-        print(f"SKIP: {PYTHON} has no torch (Debian's python3-torch)")
-        return 77
+        return no_torch()
     rng = random.Random(seed)
+    torch_version = oracle_torch_version()
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         skipped = 0
         for i in range(count):
             p = os.path.join(tmp, f"m{i:04d}.json")
-            m = manifest(rng)
+            m = manifest(rng, torch_version)
             if wrap_mode and not fixable_by_grouping(m):
                 skipped += 1
                 continue

@@ -22,6 +22,8 @@ import fsdp1_differential as base  # noqa: E402
 
 
 def torch_version():
+    if not base.has_torch():
+        return None
     run = subprocess.run([base.PYTHON, "-c", "import torch; print(torch.__version__)"],
                          capture_output=True, text=True)
     return run.stdout.strip().split("+")[0] if run.returncode == 0 else None
@@ -40,8 +42,7 @@ def main():
     seed = int(args[3]) if len(args) > 3 else 20261126
     version = torch_version()
     if version is None:
-        print(f"SKIP: {base.PYTHON} has no torch (Debian's python3-torch)")
-        return 77
+        return base.no_torch()
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
@@ -54,6 +55,9 @@ def main():
             paths.append(p)
         run = base.run_oracle(pydir, paths, "--fsdp2")
         if run.returncode == 77:
+            if "DTL_ORACLE_PYTHON" in os.environ and os.environ.get("DTL_REQUIRE_VENV") == "1":
+                print(f"FAIL: {run.stderr.strip()}, and DTL_REQUIRE_VENV=1 asks for the venv's")
+                return 1
             print(f"SKIP: {run.stderr.strip()}: the FSDP2 half of the oracle needs torch >= 2.4")
             return 77
         if run.returncode != 0:
