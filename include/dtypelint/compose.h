@@ -30,6 +30,11 @@ struct dtl_compose_inputs {
 	/* when input is "-": the manifest already read from standard input, named as the report
 	 * should name it (--stdin-filename); not owned */
 	const struct dtl_source *input_source;
+	/* the file that names these paths (a config's setups:), NULL when the user typed them:
+	 * then each follows the rule of a path named by a file (source.h, dtl_confine_check),
+	 * refused at named_at */
+	const char *named_by;
+	struct dtl_loc named_at;
 };
 
 /* Builds *ret_manifest (with its plan in ret_manifest->plan) in arena. */

@@ -30,6 +30,9 @@ const char *dtl_schema_describe(const struct dtl_schema *s, const struct dtl_nod
 /* Every key must be in allowed (NULL-terminated) or start with "x-". */
 int dtl_schema_check_keys(const struct dtl_schema *s, const struct dtl_node *map,
                           const char *section, const char *const *allowed);
+/* The document of a file read as `what` ("a manifest") is a mapping; else an error that names
+ * its type and quotes none of its bytes. */
+int dtl_schema_root_map(const struct dtl_schema *s, const struct dtl_node *root, const char *what);
 int dtl_schema_map(const struct dtl_schema *s, const struct dtl_node *node, const char *what);
 int dtl_schema_string(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
                       const char **ret_text);

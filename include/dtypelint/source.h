@@ -29,9 +29,15 @@ void dtl_source_fini(struct dtl_source *source);
  * through links, outside the folders dtypelint reads from: the folder of `from` (the file or
  * folder that names path; NULL when the user typed path, and then only a link is checked), the
  * working directory, the git repositories holding either, and an HF cache entry whose snapshots/
- * hold `from`. Quotes no byte of the file. Returns 0 when path is allowed or missing. */
+ * hold `from`. When `from` is set, "-" and what is not a regular file or a folder (a device, a
+ * FIFO, /dev/stdin) are refused too (-EINVAL). Quotes no byte of the file. Returns 0 when path
+ * is allowed or missing. */
 int dtl_confine_check(const char *path, const char *from, struct dtl_loc at,
                       struct dtl_error *error);
+
+/* Refuses (-EACCES) to edit a path that does not resolve, after every link, under the working
+ * directory or its git repository: --fix-plan --write never edits a file outside the tree. */
+int dtl_confine_tree(const char *path, struct dtl_loc at, struct dtl_error *error);
 
 /* The 1-based line and column (in code points, tab = 1) of a byte offset; O(offset). */
 struct dtl_loc dtl_source_loc_at(const struct dtl_source *source, size_t offset);

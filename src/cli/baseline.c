@@ -146,9 +146,8 @@ int dtl_baseline_load(const char *path, struct dtl_arena *arena, const struct dt
 	if (r < 0)
 		return r;
 	r = dtl_doc_parse(&source, arena, limits, &root, error);
-	if (r >= 0 && root->type != DTL_NODE_MAP)
-		r = dtl_schema_fail(&s, root, "a baseline must be a JSON object, got %s",
-		                    dtl_schema_describe(&s, root));
+	if (r >= 0)
+		r = dtl_schema_root_map(&s, root, "a baseline");
 	if (r >= 0)
 		r = dtl_schema_check_keys(&s, root, "baseline", keys);
 	if (r >= 0) {

@@ -451,6 +451,9 @@ int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_
 		return dtl_error_set(error, loc, -EISDIR,
 		                     "is a directory, expected a configuration file");
 	}
+	/* a .dtypelint.yaml that is a link out of the tree would be read, and its errors shown */
+	if ((r = dtl_confine_check(path, NULL, (struct dtl_loc){0}, error)) < 0)
+		return r;
 	r = dtl_source_read(&source, path, limits, error);
 	if (r < 0)
 		return r;
@@ -460,8 +463,7 @@ int dtl_config_load(const char *path, struct dtl_arena *arena, const struct dtl_
 	if (r >= 0 && root->type == DTL_NODE_NULL)
 		goto out;
 	if (r >= 0 && root->type != DTL_NODE_MAP)
-		r = dtl_schema_fail(&s, root, "a config file must be a mapping, got %s",
-		                    dtl_schema_describe(&s, root));
+		r = dtl_schema_root_map(&s, root, "a config file");
 	if (r >= 0)
 		r = dtl_schema_check_keys(&s, root, "config", keys);
 	for (size_t i = 0; r >= 0 && i < root->map.count; i++) {

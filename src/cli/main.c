@@ -560,7 +560,9 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 	                                .framework_overrides = job->framework_overrides,
 	                                .framework_override_count = job->framework_override_count,
 	                                .launch_file = job->launch_file,
-	                                .input_source = s->stdin_source};
+	                                .input_source = job->setup ? NULL : s->stdin_source,
+	                                .named_by = job->setup ? o->config_file : NULL,
+	                                .named_at = job->loc};
 	r = dtl_compose(&in, arena, &s->limits, manifest, error);
 	if (r < 0)
 		return r;
@@ -1095,6 +1097,9 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 		return r;
 	if (o->fix_diff)
 		return dtl_fix_edit_diff(stdout, &edit) < 0 ? EXIT_INTERNAL : EXIT_CLEAN;
+	/* a path typed or named may reach outside the tree; an edit never does (issue 35) */
+	if ((r = dtl_confine_tree(edit.path, (struct dtl_loc){0}, &error)) < 0)
+		return print_error(&error, r);
 	if ((r = dtl_fix_edit_commit(&edit, &error)) < 0)
 		return print_error(&error, r);
 	if (dtl_fix_edit_diff(stdout, &edit) < 0)
@@ -1288,7 +1293,8 @@ static int lint_inputs(struct dtl_options *o, struct dtl_arena *arena,
 		return print_error(&error, -ENOMEM);
 	for (size_t i = 0; i < o->input_count; i++) {
 		struct settings s;
-		bool from_stdin = strcmp(o->inputs[i], "-") == 0;
+		/* a set-up's "-" names no standard input: compose refuses it */
+		bool from_stdin = !o->jobs[i].setup && strcmp(o->inputs[i], "-") == 0;
 		/* standard input finds its config from the name it is given */
 		const char *where =
 		    from_stdin && o->stdin_filename ? o->stdin_filename : o->inputs[i];

@@ -101,13 +101,36 @@ static char *real_dir_of(const char *path, bool path_is_dir)
 	return real;
 }
 
+/* A file that names "-", /dev/stdin, /proc/self/fd/0, a FIFO or a device would have dtypelint
+ * wait on its standard input or read without end: only a path the user typed may be one. */
+static int refuse_special(const char *path, const char *from, struct dtl_loc at,
+                          struct dtl_error *error)
+{
+	struct stat st;
+
+	if (!at.file)
+		at.file = from;
+	if (strcmp(path, "-") == 0)
+		return dtl_error_set(error, at, -EINVAL,
+		                     "'-' (standard input) may be named on the command line only");
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return dtl_error_set(error, at, -EINVAL,
+		                     "'%s' is not a regular file (standard input, a device or a "
+		                     "FIFO may be named on the command line only)",
+		                     path);
+	return 0;
+}
+
 int dtl_confine_check(const char *path, const char *from, struct dtl_loc at,
                       struct dtl_error *error)
 {
 	struct stat st;
 	char *target, *base, *cwd;
 	bool ok;
+	int r;
 
+	if (from && (r = refuse_special(path, from, at, error)) < 0)
+		return r;
 	if (!from && (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)))
 		return 0; /* typed by the user, or missing: opening it says why */
 	target = realpath(path, NULL);
@@ -131,4 +154,24 @@ int dtl_confine_check(const char *path, const char *from, struct dtl_loc at,
 	                     "of %s, the working directory, their git repositories); refusing to "
 	                     "read it",
 	                     path, from ? "the file that names it" : "the link");
+}
+
+int dtl_confine_tree(const char *path, struct dtl_loc at, struct dtl_error *error)
+{
+	char *target = realpath(path, NULL), *cwd = realpath(".", NULL);
+	char root[PATH_MAX];
+	bool ok = target && cwd &&
+	          (is_under(target, cwd) ||
+	           (git_root(cwd, root, sizeof(root)) && is_under(target, root)));
+
+	free(target);
+	free(cwd);
+	if (ok)
+		return 0;
+	if (!at.file)
+		at.file = path;
+	return dtl_error_set(error, at, -EACCES,
+	                     "'%s' resolves outside the working directory and its git "
+	                     "repository; refusing to edit it",
+	                     path);
 }

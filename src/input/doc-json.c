@@ -154,7 +154,7 @@ static void skip_blanks(struct parser *p)
 			/* cJSON skipped any control byte as blank: the syntax around it is judged
 			 * as before, and the byte itself is a problem */
 			p->pos = i;
-			problem(p, i, "JSON: syntax error (byte 0x%02x)", c);
+			problem(p, i, "JSON: syntax error (a control character)");
 			i++;
 		} else {
 			break;
@@ -182,10 +182,9 @@ static int syntax(struct parser *p, size_t pos)
 	p->problem = true; /* a syntax error replaces any problem found before it */
 	if (pos >= source->size)
 		return dtl_error_set(p->error, loc, -EINVAL, "JSON: unexpected end of file");
-	unsigned char ch = (unsigned char)source->data[pos];
-	if (ch > 0x20 && ch < 0x7f)
-		return dtl_error_set(p->error, loc, -EINVAL, "JSON: syntax error at '%c'", ch);
-	return dtl_error_set(p->error, loc, -EINVAL, "JSON: syntax error (byte 0x%02x)", ch);
+	/* where reading stopped, never the byte there: the file may be a secret named as JSON
+	 * (issue 35) */
+	return dtl_error_set(p->error, loc, -EINVAL, "JSON: syntax error");
 }
 
 /* A problem in text that is JSON: kept if it is the first, and reading goes on. */

@@ -169,8 +169,9 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	                       in->accelerate_file, in->peft_file,  in->trainer_args_file,
 	                       in->framework_file,  in->launch_file};
 	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
-		if (typed[i] &&
-		    (r = dtl_confine_check(typed[i], NULL, (struct dtl_loc){0}, error)) < 0)
+		if (typed[i] && (r = dtl_confine_check(
+		                     typed[i], in->named_by,
+		                     in->named_by ? in->named_at : (struct dtl_loc){0}, error)) < 0)
 			return r;
 	if (in->input_source)
 		r = dtl_manifest_load_source(in->input_source, arena, limits, &manifest, error);

@@ -249,7 +249,7 @@ int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
 		return r;
 	root = l.root;
 	const struct dtl_schema *s = &l.s;
-	if ((r = dtl_schema_map(s, root, "accelerate config")) < 0)
+	if ((r = dtl_schema_root_map(s, root, "an accelerate config")) < 0)
 		goto out;
 	plan->file = s->file;
 	plan->loc = dtl_schema_loc(s, root);

@@ -227,7 +227,7 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 		return r;
 	root = l.root;
 	const struct dtl_schema *s = &l.s;
-	if ((r = dtl_schema_map(s, root, "DeepSpeed config")) < 0)
+	if ((r = dtl_schema_root_map(s, root, "a DeepSpeed config")) < 0)
 		goto out;
 	if (!plan->file) {
 		plan->file = s->file;

@@ -766,7 +766,7 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	    (r = dtl_loaded_open(&config, config_path, arena, limits, error)) < 0)
 		return r;
 	f.config = config.root;
-	if ((r = dtl_schema_map(&config.s, config.root, "config.json")) < 0)
+	if ((r = dtl_schema_root_map(&config.s, config.root, "an HF config.json")) < 0)
 		goto out;
 	f.text_config = dtl_node_get(config.root, "text_config");
 	if (f.text_config && f.text_config->type != DTL_NODE_MAP)

@@ -72,7 +72,7 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 		return r;
 	root = l.root;
 	const struct dtl_schema *s = &l.s;
-	if ((r = dtl_schema_map(s, root, "adapter_config.json")) < 0)
+	if ((r = dtl_schema_root_map(s, root, "a PEFT adapter_config.json")) < 0)
 		goto out;
 	dtl_adapter_init(a, dtl_schema_loc(s, root));
 	if ((v = dtl_node_get(root, "peft_type"))) {

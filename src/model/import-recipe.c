@@ -657,7 +657,7 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 	                   .m = m,
 	                   .error = error};
 	struct dtl_plan *plan = &m->plan;
-	if ((rc = dtl_schema_map(&l.s, l.root, "trainer arguments")) < 0)
+	if ((rc = dtl_schema_root_map(&l.s, l.root, "trainer arguments")) < 0)
 		goto out;
 	if (!plan->file) {
 		plan->file = l.s.file;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dtypelint/manifest.h"
+#include "dtypelint/schema.h"
 #include "load.h"
 
 enum what {
@@ -49,8 +50,13 @@ static int load_tree(enum what what, struct dtl_source *owned, const struct dtl_
 	if (r >= 0 && what != LOAD_PLAN)
 		r = dtl_manifest_parse_streamed(root, file, arena, limits,
 		                                stream.used ? &tensors : NULL, ret_manifest, error);
-	else if (r >= 0)
-		r = dtl_plan_parse(root, file, arena, plan, error);
+	else if (r >= 0) {
+		struct dtl_schema s = {
+		    .file = file, .arena = arena, .limits = limits, .error = error};
+		r = dtl_schema_root_map(&s, root, "a plan file");
+		if (r >= 0)
+			r = dtl_plan_parse(root, file, arena, plan, error);
+	}
 	dtl_arena_fini(&nodes);
 	return r;
 }

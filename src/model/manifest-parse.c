@@ -687,8 +687,7 @@ int dtl_manifest_parse_streamed(const struct dtl_node *root, const char *file,
 	dtl_plan_init(&m.plan);
 	m.file = file;
 	if (root->type != DTL_NODE_MAP)
-		return dtl_schema_fail(&s, root, "a manifest must be a mapping, got %s",
-		                       dtl_schema_describe(&s, root));
+		return dtl_schema_root_map(&s, root, "a manifest");
 	if (!dtl_node_get(root, "dtypelint") && (r = other_kind_of_file(&s, root)) < 0)
 		return r;
 	r = dtl_schema_check_keys(&s, root, "manifest", keys);

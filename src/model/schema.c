@@ -61,6 +61,18 @@ int dtl_schema_type_error(const struct dtl_schema *s, const struct dtl_node *nod
 	                       dtl_schema_describe(s, node));
 }
 
+int dtl_schema_root_map(const struct dtl_schema *s, const struct dtl_node *root, const char *what)
+{
+	if (root->type == DTL_NODE_MAP)
+		return 0;
+	/* the file may be anything a hostile set-up names (a token file): say what it is and
+	 * where reading stopped, never a byte of it (issue 35) */
+	return dtl_schema_fail(s, root,
+	                       "not %s: the file's document is %s, not a mapping (its text is not "
+	                       "shown)",
+	                       what, dtl_node_type_name(root->type));
+}
+
 int dtl_schema_check_keys(const struct dtl_schema *s, const struct dtl_node *map,
                           const char *section, const char *const *allowed)
 {

@@ -168,30 +168,30 @@ static void expect_json_error(const char *text, unsigned line, unsigned column, 
 START_TEST(json_errors)
 {
 	/* a missing value, ':' or ',' is reported at the byte found instead */
-	expect_json_error("{\"a\": }", 1, 7, "JSON: syntax error at '}'");
-	expect_json_error("{\"a\" 1}", 1, 6, "JSON: syntax error at '1'");
-	expect_json_error("[1 2]", 1, 4, "JSON: syntax error at '2'");
-	expect_json_error("{a: 1}", 1, 2, "JSON: syntax error at 'a'");
-	expect_json_error("[1,]", 1, 4, "JSON: syntax error at ']'");
-	expect_json_error("[1]x", 1, 4, "JSON: syntax error at 'x'");
-	expect_json_error("[tru]", 1, 2, "JSON: syntax error at 't'");
+	expect_json_error("{\"a\": }", 1, 7, "JSON: syntax error");
+	expect_json_error("{\"a\" 1}", 1, 6, "JSON: syntax error");
+	expect_json_error("[1 2]", 1, 4, "JSON: syntax error");
+	expect_json_error("{a: 1}", 1, 2, "JSON: syntax error");
+	expect_json_error("[1,]", 1, 4, "JSON: syntax error");
+	expect_json_error("[1]x", 1, 4, "JSON: syntax error");
+	expect_json_error("[tru]", 1, 2, "JSON: syntax error");
 	expect_json_error("[1, 2", 1, 6, "JSON: unexpected end of file");
 	expect_json_error("  \n\n", 3, 1, "JSON: the file is empty");
 	expect_json_error("[\"ab", 1, 2, "JSON: unterminated string");
 	/* escapes: bad ones at their backslash; \u needs four hex digits and whole pairs */
-	expect_json_error("[\"a\\x\"]", 1, 4, "JSON: syntax error at '\\'");
-	expect_json_error("[\"a\\u12G4\"]", 1, 4, "JSON: syntax error at '\\'");
-	expect_json_error("[\"\\ud83d\"]", 1, 3, "JSON: syntax error at '\\'");
-	expect_json_error("[\"\\ude00\"]", 1, 3, "JSON: syntax error at '\\'");
+	expect_json_error("[\"a\\x\"]", 1, 4, "JSON: syntax error");
+	expect_json_error("[\"a\\u12G4\"]", 1, 4, "JSON: syntax error");
+	expect_json_error("[\"\\ud83d\"]", 1, 3, "JSON: syntax error");
+	expect_json_error("[\"\\ude00\"]", 1, 3, "JSON: syntax error");
 	/* problems in text that is JSON, at the first one */
 	expect_json_error("[01]", 1, 2, "JSON: invalid number (leading zero)");
 	expect_json_error("[1., 2]", 1, 2, "JSON: invalid number");
 	expect_json_error("[-.5]", 1, 2, "JSON: invalid number");
 	expect_json_error("[\"a\tb\"]", 1, 4, "JSON: raw control character in a string");
 	expect_json_error("[\"a\\u0000\"]", 1, 4, "JSON: NUL character (\\u0000) in a string");
-	expect_json_error("[1,\x0b 2]", 1, 4, "JSON: syntax error (byte 0x0b)");
+	expect_json_error("[1,\x0b 2]", 1, 4, "JSON: syntax error (a control character)");
 	/* ... but a syntax error anywhere in the file wins */
-	expect_json_error("[01, \"x\" \"y\"]", 1, 10, "JSON: syntax error at '\"'");
+	expect_json_error("[01, \"x\" \"y\"]", 1, 10, "JSON: syntax error");
 	/* a map's duplicate keys are judged after its values */
 	expect_json_error("{\"a\": 1, \"a\": [01]}", 1, 16, "JSON: invalid number (leading zero)");
 	expect_json_error("{\"a\": 1, \"a\": 2}", 1, 10,
