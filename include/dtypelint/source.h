@@ -6,7 +6,9 @@
 #error "dtypelint/source.h is in the input layer, which this layer may not use (DESIGN.md §2)"
 #endif
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "dtypelint/diag.h"
 #include "dtypelint/limits.h"
@@ -34,6 +36,12 @@ void dtl_source_fini(struct dtl_source *source);
  * is allowed or missing. */
 int dtl_confine_check(const char *path, const char *from, struct dtl_loc at,
                       struct dtl_error *error);
+
+/* The files this run read (dtl_source_read, safetensors headers, kernel sources), by device
+ * and inode, so that no output replaces one (read-log.c). has() is true for every file once
+ * noting failed for want of memory. */
+void dtl_read_log_note(dev_t dev, ino_t ino);
+bool dtl_read_log_has(dev_t dev, ino_t ino);
 
 /* Refuses (-EACCES) to edit a path that does not resolve, after every link, under the working
  * directory or its git repository: --fix-plan --write never edits a file outside the tree. */

@@ -300,6 +300,29 @@ static const struct dtl_sim *sim_of(const struct dtl_report_input *input)
 	return input->view ? input->view->sim : NULL;
 }
 
+/* No output replaces a file this run read (source.h, dtl_read_log_has): a model folder's
+ * shards, config.json and index, a file named by another file, a kernel source. Asked before
+ * each write, once the files it could replace are read. */
+static int outputs_not_read(const struct dtl_options *o, struct dtl_error *error)
+{
+	const char *outputs[] = {o->output, o->export_file, o->write_baseline};
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		const char *path = outputs[i];
+		if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0 ||
+		    !S_ISREG(st.st_mode) || !dtl_read_log_has(st.st_dev, st.st_ino))
+			continue;
+		struct dtl_loc loc = {.file = path};
+		return dtl_error_set(
+		    error, loc, -EEXIST,
+		    "refusing to write: this run reads the file (one of the inputs, "
+		    "a file in a model folder, a file another names, or a kernel "
+		    "source)");
+	}
+	return 0;
+}
+
 /* Is the rule named by an ignore entry, of the options or of the config? (--select leaves
  * DT003 on: it is about the inputs, not the set-up) */
 static bool ignored(const char *id, const struct dtl_options *o, const struct dtl_config *c)
@@ -574,6 +597,8 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 		/* the export carries the plan the simulation uses, so linting it gives the same */
 		struct dtl_manifest exported = *manifest;
 		exported.plan = *plan;
+		if ((r = outputs_not_read(o, error)) < 0)
+			return r;
 		r = dtl_export_manifest(o->export_file, &exported, error);
 		if (r < 0)
 			return r;
@@ -1423,6 +1448,12 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 	if (output_is_input(o, o->output) < 0 || output_is_input(o, o->export_file) < 0 ||
 	    output_is_input(o, o->write_baseline) < 0)
 		return EXIT_INPUT;
+	if (o->export_file && o->input_count > 1) {
+		/* one file holds one manifest: writing each in turn would keep only the last */
+		fprintf(stderr, "dtypelint: --export writes one manifest; %zu inputs given\n",
+		        o->input_count);
+		return EXIT_INPUT;
+	}
 	r = dtl_behavior_table_load(behaviors, arena, &error);
 	if (r < 0) {
 		print_error(&error, r);
@@ -1434,6 +1465,8 @@ static int run_linting(struct dtl_options *o, struct dtl_arena *arena,
 		return EXIT_INPUT;
 	if ((r = lint_inputs(o, arena, behaviors, ops, &run)) >= 0)
 		return r;
+	if ((r = outputs_not_read(o, &error)) < 0)
+		return print_error(&error, r);
 	if (o->fix_plan || o->wrap_plan)
 		return run_fix_modes(o, arena, behaviors, ops, run.inputs, run.findings,
 		                     run.linted);

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "dtypelint/safetensors.h"
+#include "dtypelint/source.h"
 
 #define PREFIX_LEN  DTL_SAFETENSORS_PREFIX_LEN
 #define MAX_INTEGER ((uint64_t)1 << 53) /* shape and offsets stay exact as JSON doubles */
@@ -1533,6 +1534,7 @@ int dtl_safetensors_read_header(const char *path, const struct dtl_limits *limit
 		                   "not a regular file, cannot be a safetensors file");
 		goto out;
 	}
+	dtl_read_log_note(st.st_dev, st.st_ino); /* no output may replace it */
 	file_size = (uint64_t)st.st_size;
 	got = read_at(fd, prefix, file_size < PREFIX_LEN ? (size_t)file_size : PREFIX_LEN, 0);
 	if (got < 0) {

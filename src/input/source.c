@@ -146,6 +146,8 @@ int dtl_source_read(struct dtl_source *source, const char *path, const struct dt
 		r = fail_errno(error, path, errno, "cannot stat");
 		goto out;
 	}
+	if (S_ISREG(st.st_mode))
+		dtl_read_log_note(st.st_dev, st.st_ino); /* no output may replace it */
 	if ((r = check_input(fd, path, &st, limits, error)) < 0 ||
 	    (r = read_all(fd, path, &st, limits, error, &data, &size)) < 0)
 		goto out;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dtypelint/source.h"
 #include "kernels-private.h"
 
 struct walker {
@@ -106,6 +107,7 @@ static int walk(struct walker *w, const char *dir, unsigned depth)
 			    w->error, loc, -E2BIG,
 			    "more than %zu source files under the scanned directories",
 			    w->k->options.max_files);
+		dtl_read_log_note(st.st_dev, st.st_ino); /* no output may replace a source */
 		if (push_str(w, &w->files, path) < 0)
 			return dtl_error_set(w->error, loc, -ENOMEM, "out of memory");
 	}
