@@ -292,6 +292,7 @@ struct linted {
 	struct dtl_plan *plan;
 	struct dtl_rule_selection selection; /* a copy: the caller's settings are per-input */
 	struct settings settings;            /* to lint it again after --write */
+	bool write_failed;                   /* --export could not be written: exit 3 */
 };
 
 /* The simulation behind a report input (NULL: the input could not be read). */
@@ -600,8 +601,11 @@ static int lint_one(const struct dtl_cli_job *job, const struct dtl_options *o,
 		if ((r = outputs_not_read(o, error)) < 0)
 			return r;
 		r = dtl_export_manifest(o->export_file, &exported, error);
-		if (r < 0)
+		if (r < 0) {
+			/* a refusal (a hard-linked file) is the input's fault; the rest is ours */
+			ret_linted->write_failed = r != -EPERM;
 			return r;
+		}
 	}
 	r = judge(job, s, manifest, plan, behaviors, ops, arena, &base, error);
 	if (r < 0)
@@ -1222,8 +1226,11 @@ static int run_fix_modes(const struct dtl_options *o, struct dtl_arena *arena,
 		if (status > worst)
 			worst = status;
 	}
+	/* what stdout could not take (/dev/full, a closed pipe) is a failed write, exit 3 */
+	if (r >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
+		r = -EIO;
 	if (r < 0) {
-		fprintf(stderr, "dtypelint: cannot write the plan\n");
+		fprintf(stderr, "dtypelint: cannot write the plan to standard output\n");
 		return EXIT_INTERNAL;
 	}
 	return worst;
@@ -1329,6 +1336,8 @@ static int lint_inputs(struct dtl_options *o, struct dtl_arena *arena,
 		if (r >= 0)
 			r = lint_one(&o->jobs[i], o, &s, behaviors, ops, arena, &run->inputs[i],
 			             &run->findings[i], &run->suppressed, &run->linted[i], &error);
+		if (r < 0 && run->linted[i].write_failed)
+			return (print_error(&error, r), EXIT_INTERNAL);
 		if (r < 0 && (r == -ENOMEM || o->fix_plan || o->wrap_plan || o->write_baseline ||
 		              o->show_plan))
 			return print_error(&error, r);
@@ -1359,8 +1368,11 @@ static int write_baseline(const struct dtl_options *o, struct dtl_arena *arena,
 	dtl_report_count(run->inputs, o->input_count, &counts);
 	r = dtl_baseline_write(o->write_baseline, run->inputs, o->input_count, arena, &entries,
 	                       &error);
-	if (r < 0)
-		return print_error(&error, r);
+	if (r < 0) {
+		/* exit 3 for a write that failed; 2 for a refusal (a hard-linked file) */
+		print_error(&error, r);
+		return r == -EPERM ? EXIT_INPUT : EXIT_INTERNAL;
+	}
 	if (!o->quiet)
 		fprintf(stderr, "dtypelint: wrote %zu baseline entr%s for %zu finding%s to %s\n",
 		        entries, entries == 1 ? "y" : "ies", counts.findings,

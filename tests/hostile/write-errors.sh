@@ -1,0 +1,23 @@
+#!/bin/sh
+# Every write error exits 3 (issue 35, item 6): --fix-plan, --wrap-plan and --fix-plan --diff
+# when standard output cannot take the plan (/dev/full), --export and --write-baseline to a
+# file or a stream that fails. A refusal (an output that is an input) stays 2.
+# Usage: write-errors.sh DTYPELINT SOURCE_ROOT
+. "$(dirname "$0")/../lib.sh"
+[ -w /dev/full ] || { echo "skip: no /dev/full"; exit 77; }
+cp "$root/fixtures/rules/dt101-fires.yaml" "$tmp/m.yaml"
+cd "$tmp" || exit 99
+three() { # name status
+	if [ "$2" = 3 ]; then ok "$1"; else bad "$1" "exit $2: $(head -c 200 err)"; fi
+}
+"$dtypelint" m.yaml --fix-plan >/dev/full 2>err; three fix-plan-stdout $?
+"$dtypelint" m.yaml --fix-plan --format json >/dev/full 2>err; three fix-plan-json-stdout $?
+"$dtypelint" m.yaml --fix-plan --diff >/dev/full 2>err; three fix-plan-diff-stdout $?
+"$dtypelint" m.yaml --wrap-plan >/dev/full 2>err; three wrap-plan-stdout $?
+"$dtypelint" m.yaml --export /dev/full >/dev/null 2>err; three export-file $?
+"$dtypelint" m.yaml --export - >/dev/full 2>err; three export-stdout $?
+"$dtypelint" m.yaml --write-baseline /dev/full >/dev/null 2>err; three write-baseline-file $?
+"$dtypelint" m.yaml --write-baseline - >/dev/full 2>err; three write-baseline-stdout $?
+"$dtypelint" m.yaml >/dev/full 2>err; three report-stdout $?
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
