@@ -79,7 +79,17 @@ struct expr {
 	const char *p;
 	const struct folder *f;
 	bool ok;
+	bool overflow; /* a value beyond int64: an input error, never a wrapped number */
 };
+
+/* checked arithmetic for shape expressions (issue 35: config values are hostile) */
+static void checked(struct expr *e, bool wrapped)
+{
+	if (wrapped) {
+		e->ok = false;
+		e->overflow = true;
+	}
+}
 
 static int64_t expr_sum(struct expr *e);
 
@@ -105,9 +115,9 @@ static int64_t expr_atom(struct expr *e)
 	if (*e->p >= '0' && *e->p <= '9') {
 		int64_t v = 0;
 		while (*e->p >= '0' && *e->p <= '9') {
-			if (v > INT64_MAX / 10)
-				e->ok = false;
-			v = v * 10 + (*e->p++ - '0');
+			bool wrapped = __builtin_mul_overflow(v, 10, &v);
+			wrapped |= __builtin_add_overflow(v, *e->p++ - '0', &v);
+			checked(e, wrapped);
 		}
 		return v;
 	}
@@ -146,11 +156,8 @@ static int64_t expr_product(struct expr *e)
 		e->p++;
 		int64_t rhs = expr_atom(e);
 		if (op == '*') {
-			if (rhs && v > INT64_MAX / rhs)
-				e->ok = false;
-			else
-				v *= rhs;
-		} else if (rhs == 0) {
+			checked(e, __builtin_mul_overflow(v, rhs, &v));
+		} else if (rhs == 0 || (v == INT64_MIN && rhs == -1)) {
 			e->ok = false;
 		} else {
 			v /= rhs;
@@ -168,45 +175,50 @@ static int64_t expr_sum(struct expr *e)
 			return v;
 		e->p++;
 		int64_t rhs = expr_product(e);
-		v = op == '+' ? v + rhs : v - rhs;
+		bool wrapped = op == '+' ? __builtin_add_overflow(v, rhs, &v)
+		                         : __builtin_sub_overflow(v, rhs, &v);
+		checked(e, wrapped);
 	}
 }
 
-/* Evaluates a shape's expressions into out (false: a key is missing, or it overflows). */
-static bool eval_shape(const struct folder *f, const char *const *dims, size_t rank,
-                       struct entry *out)
+/* Evaluates a shape's expressions into out: 1, 0 when a key is missing, -ERANGE when a
+ * dimension or the element count is beyond int64 (config values are hostile: a wrapped count
+ * would make a 2^73-byte embedding "fit"). */
+static int eval_shape(const struct folder *f, const char *const *dims, size_t rank,
+                      struct entry *out)
 {
 	int64_t *shape = dtl_arena_calloc(f->arena, rank + 1, sizeof(int64_t));
 	int64_t numel = 1;
 	if (!shape)
-		return false;
+		return -ENOMEM;
 	for (size_t d = 0; d < rank; d++) {
 		struct expr e = {.p = dims[d], .f = f, .ok = true};
 		shape[d] = expr_sum(&e);
 		skip_space(&e);
+		if (e.overflow)
+			return -ERANGE;
 		if (!e.ok || *e.p || shape[d] < 0)
-			return false;
-		if (shape[d] && numel > INT64_MAX / shape[d])
-			return false;
-		numel *= shape[d];
+			return 0;
+		if (__builtin_mul_overflow(numel, shape[d], &numel))
+			return -ERANGE;
 	}
 	out->shape = shape;
 	out->rank = (uint32_t)rank;
 	out->numel = numel;
-	return true;
+	return 1;
 }
 
-static bool shape_from_profile(const struct folder *f, const struct dtl_profile *p,
-                               const char *name, uint32_t len, struct entry *out)
+static int shape_from_profile(const struct folder *f, const struct dtl_profile *p, const char *name,
+                              uint32_t len, struct entry *out)
 {
 	if (!p)
-		return false;
+		return 0;
 	for (size_t i = 0; i < p->shape_count; i++) {
 		const struct dtl_shape_rule *rule = &p->shapes[i];
 		if (dtl_glob_match(rule->glob.text, rule->glob.len, name, len))
 			return eval_shape(f, rule->dims, rule->rank, out);
 	}
-	return false;
+	return 0;
 }
 
 /* natural order: digit runs compare as numbers */
@@ -276,7 +288,13 @@ static int created_buffers(struct folder *f, const struct dtl_profile *p, struct
 		e->loc = e->dtype_loc = loc;
 		e->dtype_reason = "float32, created by the model code, not in the checkpoint "
 		                  "(a non-persistent buffer)";
-		if (!eval_shape(f, cb->dims, cb->rank, e)) {
+		if ((r = eval_shape(f, cb->dims, cb->rank, e)) == -ERANGE)
+			return dtl_error_set(
+			    f->error, loc, -ERANGE,
+			    "buffer '%.*s': the shape config.json gives it has more "
+			    "than 2^63-1 elements",
+			    (int)e->len, e->name);
+		if (r <= 0) {
 			e->shape = NULL;
 			e->rank = 0;
 			e->numel = -1;
@@ -640,7 +658,15 @@ static int read_index_names(struct folder *f, const struct dtl_loaded *idx, enum
 			return r;
 		e->dtype = d;
 		e->loc = dtl_schema_loc(&idx->s, key);
-		shape_from_profile(f, profile, e->name, e->len, e);
+		r = shape_from_profile(f, profile, e->name, e->len, e);
+		if (r == -ERANGE)
+			return dtl_error_set(
+			    f->error, e->loc, -ERANGE,
+			    "tensor '%.*s': the shape config.json gives it has more "
+			    "than 2^63-1 elements",
+			    (int)(e->len > 200 ? 200 : e->len), e->name);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Arithmetic that cannot wrap (issue 35, item 5): an HF folder whose config.json makes the
+# embedding 2^73 elements (vocab_size 2^40 x hidden_size 2^33, shapes from the architecture
+# profile over an index without shards) is an input error naming the tensor, never a small
+# count that "fits"; a manifest tensor whose bytes pass 2^64 saturates and DT801 fires.
+# Usage: overflow.sh DTYPELINT SOURCE_ROOT
+. "$(dirname "$0")/../lib.sh"
+mkdir "$tmp/hf"
+python3 - "$root/fixtures/import/tiny-qwen2" "$tmp/hf" <<'PY'
+import json, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+raw = open(src + "/model.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+names = [k for k in json.loads(raw[8:8 + n]) if k != "__metadata__"]
+json.dump({"metadata": {}, "weight_map": {k: "model-00001-of-00002.safetensors" for k in names}},
+          open(dst + "/model.safetensors.index.json", "w"))
+c = json.load(open(src + "/config.json"))
+c.update(vocab_size=2**40, hidden_size=2**33, head_dim=64)
+json.dump(c, open(dst + "/config.json", "w"))
+PY
+cd "$tmp" || exit 99
+"$dtypelint" hf --strategy fsdp2 --memory >out 2>&1; st=$?
+if [ $st = 2 ] && grep -q "tensor 'model.embed_tokens.weight'.*more than 2^63-1 elements" out; then
+	ok hf-embedding-2-73; else bad hf-embedding-2-73 "exit $st: $(head -c 300 out)"; fi
+cat > big.yaml <<'YAML'
+dtypelint: 1
+model: {checkpoint_dtype: float64}
+tensors:
+  - {name: model.embed_tokens.weight, shape: [1152921504606846976, 2]}
+training: {strategy: fsdp2, world_size: 1, device_memory: 256GiB, versions: {torch: "2.4.1"}}
+YAML
+"$dtypelint" big.yaml >out 2>&1; st=$?
+if [ $st = 1 ] && grep -q "DT801" out && grep -q "over 16 EiB" out; then ok manifest-bytes-saturate
+else bad manifest-bytes-saturate "exit $st: $(head -c 300 out)"; fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
