@@ -18,6 +18,11 @@ fi
 actual=$(mktemp) out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$actual" "$out" "$err"' EXIT
 cd "$root" || exit 99
+# CI paths (SARIF, GitHub and GitLab formats) are relative to the repository root: make it
+# the source root, whatever CI runs the tests and wherever the tree sits (a tarball unpacked
+# inside another checkout, a runner that sets GITHUB_WORKSPACE)
+GITHUB_WORKSPACE=$root CI_PROJECT_DIR=$root
+export GITHUB_WORKSPACE CI_PROJECT_DIR
 # under `meson test --setup valgrind` (DTL_VALGRIND=1) dtypelint itself runs in valgrind:
 # an error or leak changes the exit status to 99 and fails the comparison
 if [ "${DTL_VALGRIND:-}" = 1 ]; then
