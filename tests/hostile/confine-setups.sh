@@ -42,15 +42,19 @@ setup trainer-args ../outside/secret.json; run; refused setup-trainer-args-dotdo
 setup deepspeed cfg/ds_z3_bf16.json; run; st=$?
 if [ $st -lt 2 ]; then ok setup-inside; else bad setup-inside "exit $st: $(head -c 300 out)"; fi
 
-# 2. standard input, devices and FIFOs named by a file
+# 2. standard input, devices and FIFOs named by a file. Standard input is a FIFO that this
+# shell holds open for writing and never writes: a read of it blocks until the timeout (124)
+mkfifo "$tmp/blocking-stdin"
+exec 3<>"$tmp/blocking-stdin"
 for p in - /dev/stdin /proc/self/fd/0 /dev/zero; do
 	printf 'setups:\n  - {name: s, model: "%s"}\n' "$p" > .dtypelint.yaml
-	(sleep 30 | timeout 10 "$dtypelint" >out 2>&1); st=$?
+	timeout 10 "$dtypelint" <"$tmp/blocking-stdin" >out 2>&1; st=$?
 	refused "setup-model-stdin-$p" $st "not a regular file\|standard input"
 	setup deepspeed "\"$p\""
-	(sleep 30 | timeout 10 "$dtypelint" >out 2>&1); st=$?
+	timeout 10 "$dtypelint" <"$tmp/blocking-stdin" >out 2>&1; st=$?
 	refused "setup-deepspeed-stdin-$p" $st "not a regular file\|standard input"
 done
+exec 3>&-
 mkfifo cfg/fifo.json
 setup deepspeed cfg/fifo.json; run; refused setup-fifo $? "not a regular file"
 sed 's|deepspeed_config_file: .*|deepspeed_config_file: fifo.json|' \
