@@ -30,10 +30,17 @@ build() {
 	shift
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$@"
-	else
-		meson setup --reconfigure "$dir" "$@" >/dev/null
+		ninja -C "$dir"
+		return
 	fi
-	ninja -C "$dir"
+	# a folder set up by an older checkout may hold an option of another type (-Dtests was
+	# a boolean): when it does not build, set it up afresh (a real build error fails again)
+	if ! { meson setup --reconfigure "$dir" "$@" >/dev/null && ninja -C "$dir"; }; then
+		echo "dev.sh: $dir does not build as it is; setting it up afresh" >&2
+		rm -rf "$dir"
+		meson setup "$dir" "$@"
+		ninja -C "$dir"
+	fi
 }
 
 case "${1:-}" in
