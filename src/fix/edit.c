@@ -1138,11 +1138,17 @@ int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error
 	 * hard-linked file is refused): include/dtypelint/atomic-file.h */
 	if ((r = dtl_atomic_open(&file, edit->path, error)) < 0)
 		return r;
+	/* and still be, just before the rename: a save by the user meanwhile is kept */
+	dtl_atomic_expect(&file, edit->old_text, edit->old_size);
 	if (fwrite(edit->new_text, 1, edit->new_size, file.out) != edit->new_size) {
 		dtl_atomic_abort(&file);
 		return dtl_error_set(error, loc, -EIO, "cannot write the edited file");
 	}
-	return dtl_atomic_commit(&file, error);
+	if ((r = dtl_atomic_commit(&file, error)) == -EAGAIN) /* named as given, not resolved */
+		return dtl_error_set(error, loc, r,
+		                     "the file changed while dtypelint wrote it: it is left as it "
+		                     "is now; run again");
+	return r;
 }
 
 /* Lines of a text: starts[i] is where line i starts; starts[count] == size. */
