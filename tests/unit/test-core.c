@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of src/core: dtypes, globs, versions, arena and string map. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "dtl-test.h"
 #include "dtypelint/arena.h"
+#include "dtypelint/atomic-file.h"
 #include "dtypelint/diag.h"
 #include "dtypelint/dtype.h"
 #include "dtypelint/glob.h"
@@ -17,6 +22,76 @@
 
 #define PARSE(s)   dtl_dtype_parse((s), strlen(s))
 #define GLOB(p, s) dtl_glob_match((p), strlen(p), (s), strlen(s))
+
+/* Writes path with text, then sets its modification time back to *mtime when given. */
+static void put_file(const char *path, const char *text, const struct timespec *mtime)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	if (mtime) {
+		struct timespec times[2] = {*mtime, *mtime};
+		ck_assert_int_eq(utimensat(AT_FDCWD, path, times, 0), 0);
+	}
+}
+
+static size_t count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* A file saved between the open and the commit of a write that expects its old text is left
+ * as saved (issue 35, item 6): caught by its bytes even when size and mtime are the same (a
+ * save within one tick of a coarse clock), and by its identity when replaced by a rename. */
+START_TEST(atomic_commit_refuses_a_changed_target)
+{
+	const char *old = "stage: 3\n", *saved = "stage: 2\n";
+	char dir[PATH_MAX], path[PATH_MAX + 16], other[PATH_MAX + 16], buf[64] = {0};
+	struct dtl_atomic_file f;
+	struct dtl_error error = {0};
+	struct stat st;
+
+	dtl_test_mkdtemp(dir, sizeof(dir), "dtl-atomic");
+	snprintf(path, sizeof(path), "%s/c.yaml", dir);
+	snprintf(other, sizeof(other), "%s/d.yaml", dir);
+	for (int how = 0; how < 3; how++) {
+		put_file(path, old, NULL);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(dtl_atomic_open(&f, path, &error), 0);
+		dtl_atomic_expect(&f, old, strlen(old));
+		fputs("stage: 1\n", f.out);
+		if (how == 1) /* the same size and mtime, other bytes */
+			put_file(path, saved, &st.st_mtim);
+		if (how == 2) { /* an editor's save: a new file renamed over it */
+			put_file(other, old, &st.st_mtim);
+			ck_assert_int_eq(rename(other, path), 0);
+		}
+		int r = dtl_atomic_commit(&f, &error);
+		FILE *in = fopen(path, "r");
+		ck_assert_ptr_nonnull(in);
+		memset(buf, 0, sizeof(buf));
+		ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, in), 0);
+		fclose(in);
+		if (how == 0) {
+			ck_assert_int_eq(r, 0);
+			ck_assert_str_eq(buf, "stage: 1\n");
+		} else {
+			ck_assert_int_eq(r, -EAGAIN);
+			ck_assert_str_eq(buf, how == 1 ? saved : old);
+			ck_assert_ptr_nonnull(strstr(error.message, "changed"));
+		}
+		ck_assert_uint_eq(count_entries(dir), 1); /* no temporary file left */
+	}
+	dtl_test_rmtree(dir);
+}
+END_TEST
 
 START_TEST(dtype_names_and_aliases)
 {
@@ -719,6 +794,7 @@ END_TEST
 static void add_tests(TCase *tc)
 {
 	tcase_add_test(tc, dtype_names_and_aliases);
+	tcase_add_test(tc, atomic_commit_refuses_a_changed_target);
 	tcase_add_test(tc, dtype_names_sizes_and_kinds);
 	tcase_add_test(tc, dtype_promotion);
 	tcase_add_test(tc, glob_matching);
