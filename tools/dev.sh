@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 install_deps() {
 	pkgs="meson ninja-build pkg-config gcc libcjson-dev libyaml-dev check libclang-14-dev llvm-14"
-	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch libtorch-dev g++ valgrind clang-14 libclang-rt-14-dev mandoc pre-commit git python3-jsonschema bash-completion zsh fish python3-venv"
+	[ "$1" = test ] && pkgs="$pkgs python3 python3-torch libtorch-dev g++ valgrind clang-14 libclang-rt-14-dev mandoc pre-commit git python3-jsonschema bash-completion zsh fish python3-venv gdb strace"
 	# python-pip-example installs python/ with Debian's pip (it brings setuptools and wheel)
 	[ "$1" = test ] && pkgs="$pkgs python3-pip yamllint chromium cmark-gfm clang-format-14"
 	missing=""
