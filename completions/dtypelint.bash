@@ -121,7 +121,7 @@ _dtypelint_reply()
 		COMPREPLY=($(compgen -W "$(_dtypelint_setups)" -- "$cur"))
 		return
 		;;
-	--pick | --trace | --device-memory | --max-file-size | --max-depth | --max-alias-nodes | --max-tensors | \
+	--pick | --scan-budget | --trace | --device-memory | --max-file-size | --max-depth | --max-alias-nodes | --max-tensors | \
 		--max-name-length | --max-rank | --max-header-size)
 		return
 		;;
@@ -129,7 +129,7 @@ _dtypelint_reply()
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "--deepspeed --accelerate --peft --trainer-args --framework-config
 			--framework-override --launch --export
-			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --plan --strategy
+			--fix-plan --diff --write --pick --wrap-plan --memory --device-memory --scan-kernels --kernels --scan-budget --plan --strategy
 			--precision --with --versions-from --assume -f --format -o --output --color --statistics --show-plan
 			--trace -q --quiet -v --verbose --select --extend-select --ignore --fail-on --exit-zero
 			--list-rules --explain --config --no-config --setup --stdin-filename

@@ -93,6 +93,7 @@ struct dtl_options {
 	bool fix_plan, fix_write, fix_diff, wrap_plan;
 	int fix_pick;                         /* 0: the first */
 	struct dtl_vec scan_kernels, kernels; /* directories, const char * */
+	int scan_budget_s;                    /* --scan-budget; -1: the scanner's default */
 };
 
 /* Parses argv; returns 0, 1 when the program should exit 0 at once (--help, --version), or

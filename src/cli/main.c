@@ -946,7 +946,8 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 		struct dtl_op_oracle unused;
 		void *kernels = NULL;
 		r = dtl_cli_kernels_scan(o->scan_kernels.items, o->scan_kernels.count,
-		                         isatty(STDERR_FILENO), arena, &unused, &kernels, &error);
+		                         isatty(STDERR_FILENO), o->scan_budget_s, arena, &unused,
+		                         &kernels, &error);
 		if (r < 0)
 			return print_error(&error, r);
 		r = dtl_cli_kernels_print(stdout, kernels, o->format == DTL_FORMAT_JSON, &error);
@@ -961,7 +962,7 @@ static int run(struct dtl_options *o, struct dtl_arena *arena)
 	void *kernels = NULL;
 	if (o->kernels.count) {
 		r = dtl_cli_kernels_scan(o->kernels.items, o->kernels.count, isatty(STDERR_FILENO),
-		                         arena, &ops_storage, &kernels, &error);
+		                         o->scan_budget_s, arena, &ops_storage, &kernels, &error);
 		if (r < 0)
 			return print_error(&error, r);
 		ops = &ops_storage;

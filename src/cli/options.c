@@ -49,6 +49,8 @@ static const char usage_head[] =
     "  --scan-kernels DIR    print the ops' dtype contracts (repeatable; text or json)\n"
     "  --kernels DIR         use them: DT701 checks the ops bound in model.kernels\n"
     "                        (repeatable)\n"
+    "  --scan-budget SECONDS wall-clock budget of the whole scan (default 300; 0: none);\n"
+    "                        files not scanned in it are errors, named (exit status 2)\n"
     "\n"
     "Plan (what the manifest's `training:` section says, or overrides of it):\n"
     "  --plan FILE           read the plan from FILE (the `training:` mapping at top level)\n"
@@ -174,6 +176,7 @@ enum {
 	OPT_WRAP_PLAN,
 	OPT_SCAN_KERNELS,
 	OPT_KERNELS,
+	OPT_SCAN_BUDGET,
 	OPT_MEMORY,
 	OPT_DEVICE_MEMORY,
 	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
@@ -299,6 +302,7 @@ static const struct option fixed_options[] = {
     {"wrap-plan", no_argument, NULL, OPT_WRAP_PLAN},
     {"scan-kernels", required_argument, NULL, OPT_SCAN_KERNELS},
     {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"scan-budget", required_argument, NULL, OPT_SCAN_BUDGET},
     {"strategy", required_argument, NULL, OPT_STRATEGY},
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"with", required_argument, NULL, OPT_WITH},
@@ -359,6 +363,23 @@ static int push_arg(struct dtl_vec *vec, struct dtl_arena *arena, const char *ar
 	return OPTION_TAKEN;
 }
 
+/* --scan-budget SECONDS: 0 (no budget) to a day */
+static int parse_scan_budget(const char *arg, int *ret_s)
+{
+	char *end;
+	long n;
+
+	if (*arg < '0' || *arg > '9')
+		return usage_error("--scan-budget: '%s' is not a number of seconds from 0 to 86400",
+		                   arg);
+	n = strtol(arg, &end, 10);
+	if (*end || n < 0 || n > 86400)
+		return usage_error("--scan-budget: '%s' is not a number of seconds from 0 to 86400",
+		                   arg);
+	*ret_s = (int)n;
+	return OPTION_TAKEN;
+}
+
 /* "Inputs" and "Kernels" of --help: the files and folders read besides the operands. */
 static int input_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
 {
@@ -390,6 +411,8 @@ static int input_option(int c, const char *arg, struct dtl_arena *arena, struct 
 		return push_arg(&o->scan_kernels, arena, arg);
 	case OPT_KERNELS:
 		return push_arg(&o->kernels, arena, arg);
+	case OPT_SCAN_BUDGET:
+		return parse_scan_budget(arg, &o->scan_budget_s);
 	}
 	return OPTION_OTHER;
 }
@@ -742,6 +765,7 @@ int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_opt
 	memset(o, 0, sizeof(*o));
 	dtl_plan_init(&o->overrides);
 	o->fail_on = DTL_SEVERITY_WARNING;
+	o->scan_budget_s = -1;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:qvh", long_options, NULL)) != -1) {

@@ -142,9 +142,9 @@ static int file_errors(const struct dtl_kernels *k, struct dtl_error *error)
 	return -EIO;
 }
 
-int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struct dtl_arena *arena,
-                         struct dtl_op_oracle *ret_oracle, void **ret_kernels,
-                         struct dtl_error *error)
+int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, int budget_s,
+                         struct dtl_arena *arena, struct dtl_op_oracle *ret_oracle,
+                         void **ret_kernels, struct dtl_error *error)
 {
 	struct cli_kernels *ck = dtl_arena_alloc(arena, sizeof(*ck));
 	struct dtl_kernels_options options;
@@ -153,6 +153,8 @@ int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struc
 	if (!ck)
 		return -ENOMEM;
 	dtl_kernels_options_default(&options);
+	if (budget_s >= 0)
+		options.budget_s = (unsigned)budget_s;
 	ck->progress = (struct cli_progress){0};
 	if (progress) {
 		options.progress = show_progress;
@@ -196,12 +198,13 @@ int dtl_cli_kernels_print(FILE *out, void *kernels, bool json, struct dtl_error 
 
 #include "dtl-config.h"
 
-int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, struct dtl_arena *arena,
-                         struct dtl_op_oracle *ret_oracle, void **ret_kernels,
-                         struct dtl_error *error)
+int dtl_cli_kernels_scan(const char *const *dirs, size_t n, bool progress, int budget_s,
+                         struct dtl_arena *arena, struct dtl_op_oracle *ret_oracle,
+                         void **ret_kernels, struct dtl_error *error)
 {
 	struct dtl_loc loc = {.file = "dtypelint"};
-	(void)dirs, (void)n, (void)progress, (void)arena, (void)ret_oracle, (void)ret_kernels;
+	(void)dirs, (void)n, (void)progress, (void)budget_s, (void)arena, (void)ret_oracle,
+	    (void)ret_kernels;
 	return dtl_error_set(error, loc, -ENOTSUP,
 	                     "the kernel scanner is unavailable: this dtypelint was built without "
 	                     "libclang (%s); install llvm-config and libclang (Debian: llvm-14, "

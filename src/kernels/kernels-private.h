@@ -158,6 +158,9 @@ struct dtl_kernels_scanner {
 	size_t n_roots;
 	/* options.progress during dtl_kernels_scan_dirs() (walk.c); total 0: not reported */
 	size_t progress_done, progress_total;
+	/* CLOCK_MONOTONIC ms when options.budget_s runs out during dtl_kernels_scan_dirs();
+	 * 0: no budget (sandbox.c) */
+	uint64_t budget_end_ms;
 	bool linked;
 };
 
@@ -197,6 +200,8 @@ struct kjob {
 /* sandbox.c: kscan_local() on each job in child processes with limits, KSANDBOX_BATCH files
  * per child; a file that fails is counted and recorded in scanner->errors. Returns -ENOMEM, or
  * the last failure (error filled), or 0. */
+/* sandbox.c: starts options.budget_s for the scan that follows (on true) or ends it. */
+void kscan_budget(struct dtl_kernels *k, bool on);
 int kscan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
                 struct CXUnsavedFile *unsaved, unsigned n_unsaved, struct dtl_error *error);
 /* kscan_batch() on one file */

@@ -14,6 +14,7 @@ void dtl_kernels_options_default(struct dtl_kernels_options *options)
 	options->max_depth = 6;
 	options->max_file_size = 16u * 1024u * 1024u;
 	options->max_files = 100000;
+	options->budget_s = 300;
 }
 
 static int init(struct dtl_kernels *k, struct dtl_arena *arena,

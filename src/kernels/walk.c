@@ -219,6 +219,7 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 	size_t n_found = w.dirs.count < KMAX_INCLUDE_DIRS ? w.dirs.count : KMAX_INCLUDE_DIRS;
 	k->scanner->progress_done = 0;
 	k->scanner->progress_total = w.files.count;
+	kscan_budget(k, true);
 	for (size_t f = 0; f < w.files.count; f += KSANDBOX_BATCH) {
 		size_t n_jobs =
 		    w.files.count - f < KSANDBOX_BATCH ? w.files.count - f : KSANDBOX_BATCH;
@@ -247,6 +248,7 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 	r = dtl_kernels_link(k, error);
 out:
 	k->scanner->progress_total = 0;
+	kscan_budget(k, false);
 	dtl_arena_fini(&scratch);
 	return r;
 }

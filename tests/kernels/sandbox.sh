@@ -25,10 +25,26 @@ void fill(at::Tensor t) {
 PYBIND11_MODULE(ext, m) { m.def("NAME", &fill); }'
 printf '%s\n' "$good" | sed 's/NAME/first_op/' >"$dir/root/good.cpp"
 
-# run ARGS...: dtypelint with a safety net of 120 s, status in $status
+# run ARGS...: dtypelint with a safety net of 120 s, status in $status, seconds in $took
 run() {
+	start=$(date +%s)
 	timeout 120 "$dtypelint" "$@" >"$out" 2>"$err"
 	status=$?
+	took=$(($(date +%s) - start))
+}
+
+# hostile FILE: a few hundred bytes of object-like macros, each four of the one before, so that
+# one #if expands to 4^15 tokens (over a minute of libclang's CPU time, in little memory)
+hostile() {
+	{
+		echo '#define B0 +1'
+		i=1
+		while [ $i -le 15 ]; do
+			echo "#define B$i B$((i - 1)) B$((i - 1)) B$((i - 1)) B$((i - 1))"
+			i=$((i + 1))
+		done
+		printf '#if 0 B15\nint hostile;\n#endif\n'
+	} >"$1"
 }
 fail() {
 	echo "FAIL: $*"
@@ -110,6 +126,34 @@ two-dirs)
 		grep -q first_op "$out" || fail "first_op is missing for --scan-kernels $args"
 		grep -q second_op "$out" || fail "second_op is missing for --scan-kernels $args"
 	done
+	;;
+budget-file)
+	# issue 35: the sandbox allowed a file 60 s of CPU time and 120 s of wall clock; now a
+	# hostile file is stopped within seconds, by name, and the next file is still scanned
+	hostile "$dir/root/a-hostile.cpp"
+	run --scan-kernels "$dir/root"
+	expect_error "$dir/root/a-hostile.cpp" "(CPU time|wall-clock) limit of (5|10) s"
+	! grep -q "good.cpp" "$err" || fail "the good file after the hostile one is reported"
+	[ "$took" -le 12 ] || fail "the hostile file took $took s"
+	;;
+budget-total)
+	# issue 35: 16 such files scanned for minutes; --scan-budget bounds the whole run, the file
+	# being parsed is stopped and every file not reached is named, with exit status 2
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+		hostile "$dir/root/h$i.cpp"
+	done
+	run --scan-kernels "$dir/root" --scan-budget 2
+	[ "$took" -le 8 ] || fail "a budget of 2 s took $took s"
+	[ $status = 2 ] || fail "exit status $status, not 2"
+	stopped=$(grep -c "budget of 2 s ran out while libclang parsed this file" "$err")
+	skipped=$(grep -c "error: not scanned: the scan's wall-clock budget of 2 s was spent" "$err")
+	[ "$stopped" = 1 ] || fail "$stopped files stopped by the budget, not 1"
+	[ $((stopped + skipped)) = 16 ] || fail "$stopped + $skipped files named, not 16"
+	grep -q "^$dir/root/h9.cpp:1:1: error: not scanned" "$err" || fail "h9.cpp not named"
+	! grep -q "good.cpp" "$err" || fail "good.cpp, scanned first, is reported"
+	# 0: no budget; anything else than seconds is a usage error
+	run --scan-kernels "$dir/root" --scan-budget 1s
+	[ $status = 2 ] && grep -q "scan-budget: '1s' is not a number" "$err" || fail "1s taken"
 	;;
 *)
 	echo "unknown case $case"
