@@ -149,9 +149,9 @@ struct dtl_kernels_options {
 	unsigned max_depth;   /* call-graph hops followed from the bound function (default 6) */
 	size_t max_file_size; /* larger files are skipped (default 16 MiB) */
 	size_t max_files;     /* per dtl_kernels_scan_dirs() call (default 100000) */
-	/* Wall-clock seconds for a whole dtl_kernels_scan_dirs() call (default 300; 0: none):
-	 * the file being parsed when they run out is stopped, and each file not reached fails
-	 * by name (dtl_kernels_file_errors()), never silently dropped. */
+	/* Wall-clock seconds for the files of a dtl_kernels_scan_dirs() call, from the first
+	 * parse (default 300; 0: none): the file being parsed when they run out is stopped, and
+	 * each file not reached fails by name (dtl_kernels_file_errors()), never dropped. */
 	unsigned budget_s;
 	/* Called in this process after each file a dtl_kernels_scan_dirs() call scans, with the
 	 * files done (1 to total) and the files it found; NULL: none. The library prints nothing:
