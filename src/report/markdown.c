@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dtl-config.h"
 #include "report-private.h"
@@ -25,11 +26,15 @@
 
 /* Writes s so that Markdown and the HTML inside it show its characters as they are: no tag,
  * entity, link, emphasis, table cell, math or code span can start from an input ('[' is
- * escaped, so '(' needs not be). The layout
- * never starts a line with input text, so block markers (#, -, 1.) need no escape. */
+ * escaped, so '(' needs not be). The layout never starts a line with input text, so block
+ * markers (#, -, 1.) need no escape. Nothing in it may link or notify either: GFM's autolink
+ * extension links e-mail addresses after entities are decoded, and GitHub finds @-mentions and
+ * #-references in the rendered text outside <code>, so '@' and '#' go in a code span of their
+ * own; "://" and "www." lose the raw ':' and '.' that start a URL autolink. */
 static void md_put(FILE *out, const char *s)
 {
-	for (const char *p = s ? s : ""; *p;) {
+	const char *start = s ? s : "";
+	for (const char *p = start; *p;) {
 		uint32_t cp;
 		bool escape;
 		size_t n = dtl_report_char_at(p, &cp, &escape);
@@ -46,6 +51,12 @@ static void md_put(FILE *out, const char *s)
 			fputs("&quot;", out);
 		} else if (*p == '\'') {
 			fputs("&#39;", out);
+		} else if (*p == '@' || *p == '#') {
+			fprintf(out, "`%c`", *p);
+		} else if (*p == ':' && strncmp(p + 1, "//", 2) == 0) {
+			fputs("&#58;", out);
+		} else if (*p == '.' && p - start >= 3 && strncasecmp(p - 3, "www", 3) == 0) {
+			fputs("&#46;", out);
 		} else if (strchr("\\`*_[]|~$", *p)) {
 			putc('\\', out);
 			putc(*p, out);
@@ -56,11 +67,61 @@ static void md_put(FILE *out, const char *s)
 	}
 }
 
+/* The longest run of backticks in s: a code span's fence must be longer. */
+static size_t backtick_run(const char *s)
+{
+	size_t longest = 0, run = 0;
+	for (; *s; s++) {
+		run = *s == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	return longest;
+}
+
+/* Writes s as a Markdown code span: inside one, nothing is a link, a mention, a reference,
+ * emphasis or HTML, and a renderer shows the bytes as they are. Only controls (as \xNN) and,
+ * in a table cell, '|' (GFM splits cells before it parses spans) are escaped. A span that
+ * starts or ends with a backtick or a space is padded, as one space each side is stripped. */
+static void md_code_in(FILE *out, const char *s, bool in_table)
+{
+	s = s ? s : "";
+	if (!*s) {
+		fputs("<code></code>", out);
+		return;
+	}
+	size_t fence = backtick_run(s) + 1, len = strlen(s);
+	bool pad = s[0] == '`' || s[0] == ' ' || s[len - 1] == '`' || s[len - 1] == ' ';
+	for (size_t k = 0; k < fence; k++)
+		putc('`', out);
+	if (pad)
+		putc(' ', out);
+	for (const char *p = s; *p;) {
+		uint32_t cp;
+		bool escape;
+		size_t n = dtl_report_char_at(p, &cp, &escape);
+		if (escape)
+			dtl_report_put_char_escape(out, cp);
+		else if (*p == '|' && in_table)
+			fputs("\\|", out);
+		else
+			fwrite(p, 1, n, out);
+		p += n;
+	}
+	if (pad)
+		putc(' ', out);
+	for (size_t k = 0; k < fence; k++)
+		putc('`', out);
+}
+
 static void md_code(FILE *out, const char *s)
 {
-	fputs("<code>", out);
-	md_put(out, s);
-	fputs("</code>", out);
+	md_code_in(out, s, false);
+}
+
+static void md_cell(FILE *out, const char *s)
+{
+	md_code_in(out, s, true);
 }
 
 static const char *plural(size_t n)
@@ -78,7 +139,7 @@ static const char *severity_mark(enum dtl_severity s)
 static void tensor_row(FILE *out, const struct dtl_finding_tensor *t)
 {
 	fputs("| ", out);
-	md_code(out, t->name);
+	md_cell(out, t->name);
 	fprintf(out, " | %s | %s | ", dtl_dtype_name(t->dtype),
 	        t->kind == DTL_KIND_BUFFER           ? "buffer"
 	        : t->kind == DTL_KIND_QUANT_STATE    ? "quantization state"
@@ -104,10 +165,9 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 	        f->rule->name, dtl_severity_name(f->severity));
 	fputs("**", out);
 	md_put(out, f->message);
-	fputs("**\n\n<code>", out);
-	md_put(out, it->path);
-	fprintf(out, ":%u:%u</code>", f->loc.line ? f->loc.line : 1,
-	        f->loc.column ? f->loc.column : 1);
+	fputs("**\n\n", out);
+	md_code(out, it->path);
+	fprintf(out, ":%u:%u", f->loc.line ? f->loc.line : 1, f->loc.column ? f->loc.column : 1);
 	if (g) {
 		fprintf(out, " \u00b7 %s ", dtl_report_group_kind(g->kind));
 		if (g->module != DTL_NONE_INDEX) { /* a ZeRO-3 set's name is its kind */
@@ -122,9 +182,9 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 		md_put(out, dtl_report_raiser(f));
 		fputs(" raises ", out);
 		md_put(out, dtl_report_when(f));
-		fputs(":\n\n> <code>", out);
-		md_put(out, f->error_text);
-		fputs("</code>\n\n", out);
+		fputs(":\n\n> ", out);
+		md_code(out, f->error_text);
+		fputs("\n\n", out);
 	}
 	if (f->effect) {
 		fputs("**Effect**", out);
@@ -189,7 +249,7 @@ static void versions(FILE *out, const struct dtl_report_input *inputs, size_t n)
 			any = true;
 		}
 		fputs("| ", out);
-		md_code(out, view->manifest->file ? view->manifest->file : "-");
+		md_cell(out, view->manifest->file ? view->manifest->file : "-");
 		fputs(" |", out);
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32];
