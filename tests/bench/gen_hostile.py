@@ -17,6 +17,8 @@ CLASS and what N counts:
   jsonnest   a JSON array nested N deep
   globstar   frozen: one glob of N '**' segments and a literal that no name has, N tensors
              (backtracking at '**')
+  pfiglob    a .dtypelint.yaml whose per-file-ignores glob is N '**/' and a name no file has,
+             beside a manifest N / 2 folders deep (backtracking at '**' in path globs)
 
 Standard library only.
 """
@@ -95,6 +97,22 @@ def main():
         path = os.path.join(out, f"jsonnest-{n}.json")
         with open(path, "w") as f:
             f.write('{"dtypelint": 1, "model": ' + "[" * n + "]" * n + "}\n")
+    elif cls == "pfiglob":
+        top = os.path.join(out, f"pfiglob-{n}")
+        deep = os.path.join(top, *(["a"] * (n // 2)))
+        os.makedirs(deep, exist_ok=True)
+        with open(os.path.join(top, ".dtypelint.yaml"), "w") as f:
+            f.write('per-file-ignores:\n  "' + "**/" * n + 'nomatch": [DT101]\n')
+        # a finding, so that the glob is tried (DT101: an FSDP1 unit mixing dtypes)
+        path = os.path.join(deep, "m.json")
+        with open(path, "w") as f:
+            json.dump(dict(HEAD, model={"checkpoint_dtype": "bfloat16",
+                                        "modules": {"layers.*": "Block"},
+                                        "no_split_modules": ["Block"]},
+                           tensors=[{"name": "layers.0.a.weight", "shape": [4, 4]},
+                                    {"name": "layers.0.b.weight", "shape": [4],
+                                     "dtype": "float32"}],
+                           training={"strategy": "fsdp1", "versions": {"torch": "2.4.1"}}), f)
     elif cls == "launch":
         # --launch: n assignments, then one command of n continued lines, each argument a
         # quoted expansion (a variable, a default, an unset one), and n comments
