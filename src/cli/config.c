@@ -333,6 +333,23 @@ static int setup_path(const struct dtl_schema *s, const struct dtl_node *v, cons
 	return 0;
 }
 
+/* The last set-up's name is new: names maps each name to its set-up (a hash set, not a
+ * comparison with every earlier one: 24,000 names of 200 bytes took 3 s pairwise). */
+static int setup_unique(const struct dtl_schema *s, struct dtl_strmap *names,
+                        const struct dtl_config *c, const struct dtl_node *name)
+{
+	const struct dtl_cli_job *jobs = c->setups.items;
+	size_t last = c->setups.count - 1;
+	int64_t first =
+	    dtl_strmap_put(names, jobs[last].setup, strlen(jobs[last].setup), (int64_t)last);
+	if (first < 0)
+		return (int)first;
+	if ((size_t)first != last)
+		return dtl_schema_fail(s, name, "set-up %s is defined twice (first at line %u)",
+		                       dtl_schema_describe(s, name), jobs[first].loc.line);
+	return 0;
+}
+
 /* setups: a list of {name, model, plan, deepspeed, accelerate, peft, trainer-args, launch,
  * with, versions} */
 static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
@@ -343,6 +360,8 @@ static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
 	    "trainer-args", "launch", "with", "versions",  NULL};
 	if (list->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, list, "setups", "a list of set-ups");
+	struct dtl_strmap names_map, *names = &names_map;
+	dtl_strmap_init(names, s->arena);
 	for (size_t i = 0; i < list->seq.count; i++) {
 		const struct dtl_node *map = &list->seq.items[i];
 		int r = dtl_schema_map(s, map, "setups[]");
@@ -359,12 +378,11 @@ static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
 			return dtl_schema_fail(s, name ? name : map,
 			                       "a set-up needs a 'name' (a non-empty string)");
 		job->setup = copy_string(s, name);
-		const struct dtl_cli_job *prev = c->setups.items;
-		for (size_t k = 0; k + 1 < c->setups.count; k++)
-			if (strcmp(prev[k].setup, job->setup) == 0)
-				return dtl_schema_fail(
-				    s, name, "set-up %s is defined twice (first at line %u)",
-				    dtl_schema_describe(s, name), prev[k].loc.line);
+		if (!job->setup)
+			return -ENOMEM;
+		r = setup_unique(s, names, c, name);
+		if (r < 0)
+			return r;
 		if (!dtl_node_get(map, "model"))
 			return dtl_schema_fail(s, map,
 			                       "set-up '%s' needs a 'model' (a manifest or an HF "

@@ -19,6 +19,8 @@ CLASS and what N counts:
              (backtracking at '**')
   pfiglob    a .dtypelint.yaml whose per-file-ignores glob is N '**/' and a name no file has,
              beside a manifest N / 2 folders deep (backtracking at '**' in path globs)
+  setups     a .dtypelint.yaml of N set-ups whose names share a 200-byte prefix, the last
+             one named as the first (the duplicate-name check: set-ups x set-ups)
 
 Standard library only.
 """
@@ -113,6 +115,17 @@ def main():
                                     {"name": "layers.0.b.weight", "shape": [4],
                                      "dtype": "float32"}],
                            training={"strategy": "fsdp1", "versions": {"torch": "2.4.1"}}), f)
+    elif cls == "setups":
+        top = os.path.join(out, f"setups-{n}")
+        os.makedirs(top, exist_ok=True)
+        prefix = "s" * 200
+        with open(os.path.join(top, ".dtypelint.yaml"), "w") as f:
+            f.write("setups:\n")
+            f.write("".join(f"  - {{name: {prefix}{i}, model: m.json}}\n" for i in range(n - 1)))
+            f.write(f"  - {{name: {prefix}0, model: m.json}}\n")
+        path = os.path.join(top, "m.json")
+        with open(path, "w") as f:
+            json.dump(dict(HEAD, tensors=layers(1)), f)
     elif cls == "launch":
         # --launch: n assignments, then one command of n continued lines, each argument a
         # quoted expansion (a variable, a default, an unset one), and n comments

@@ -29,6 +29,7 @@ CASES = [
     ("routers", 800, [], "routers globs x layers (DT601 unused check)"),
     ("suppress", 800, [], "suppressions x findings (and router rules x routers)"),
     ("globstar", 20, [], "frozen glob of n '**' x n tensors (backtracking)"),
+    ("setups", 1200, [], "set-ups with names of 200 bytes x set-ups (duplicate check)"),
     ("pfiglob", 20, [], "per-file-ignores glob of n '**/' x a path n / 2 deep (backtracking)"),
     # not checked: src/sim/table.c hashes every prefix of a name (see README.md)
     ("longname", 2000, ["--max-name-length", "10000000"], "one name of n segments"),
