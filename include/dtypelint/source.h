@@ -42,6 +42,8 @@ int dtl_confine_check(const char *path, const char *from, struct dtl_loc at,
  * noting failed for want of memory. */
 void dtl_read_log_note(dev_t dev, ino_t ino);
 bool dtl_read_log_has(dev_t dev, ino_t ino);
+/* Frees the log and forgets every file (the cli, at exit: valgrind counts what is left). */
+void dtl_read_log_clear(void);
 
 /* Refuses (-EACCES) to edit a path that does not resolve, after every link, under the working
  * directory or its git repository: --fix-plan --write never edits a file outside the tree. */

@@ -1525,5 +1525,6 @@ int main(int argc, char **argv)
 	}
 	status = run(&options, &arena);
 	dtl_arena_fini(&arena);
+	dtl_read_log_clear();
 	return status;
 }

@@ -77,3 +77,11 @@ bool dtl_read_log_has(dev_t dev, ino_t ino)
 			return true;
 	return false;
 }
+
+void dtl_read_log_clear(void)
+{
+	free(log_set.slots);
+	log_set.slots = NULL;
+	log_set.capacity = log_set.count = 0;
+	log_set.lost = false;
+}
