@@ -681,8 +681,9 @@ static int header(struct toml *t, struct tval **current)
 		           (next->kind != T_TABLE || next->header || next->dotted ||
 		            next->frozen)) {
 			return duplicate(t, &keys[i], index, table);
-		} else if ((next->kind == T_ARRAY && !next->aot) || next->frozen ||
-		           (last && aot && next->kind != T_ARRAY)) {
+		} else if (next->kind == T_SCALAR || (next->kind == T_ARRAY && !next->aot) ||
+		           next->frozen || (last && aot && next->kind != T_ARRAY)) {
+			/* a = 1 then [a.b] or [[a.b]]: a key that holds a value is no table */
 			return duplicate(t, &keys[i], index, table);
 		}
 		if (next->kind == T_ARRAY && last) {
