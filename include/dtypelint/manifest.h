@@ -28,6 +28,12 @@ enum dtl_tensor_kind {
 	DTL_KIND_QUANT_STATE,
 };
 
+/* The most elements a tensor may have: its bytes in the widest dtype the replay can give it
+ * (float64, 8 bytes) still fit in int64, so shape x dtype never wraps anywhere downstream.
+ * More is an input error naming the tensor (issue 35, item 5); sums over many tensors
+ * saturate instead (memory-estimate.c). */
+#define DTL_NUMEL_MAX (INT64_MAX / 8)
+
 struct dtl_tensor_decl {
 	const char *name;
 	uint32_t name_len;
@@ -35,7 +41,7 @@ struct dtl_tensor_decl {
 	enum dtl_dtype dtype; /* NONE: inherits model.checkpoint_dtype */
 	uint32_t rank;
 	int64_t *shape; /* rank entries; NULL when no shape was given */
-	int64_t numel;  /* -1 when unknown (no shape) */
+	int64_t numel;  /* -1 when unknown (no shape); at most DTL_NUMEL_MAX */
 	enum dtl_tristate trainable;
 	bool persistent;          /* buffers only; default true */
 	struct dtl_loc loc;       /* the tensor's entry */

@@ -199,7 +199,7 @@ static int eval_shape(const struct folder *f, const char *const *dims, size_t ra
 			return -ERANGE;
 		if (!e.ok || *e.p || shape[d] < 0)
 			return 0;
-		if (__builtin_mul_overflow(numel, shape[d], &numel))
+		if (__builtin_mul_overflow(numel, shape[d], &numel) || numel > DTL_NUMEL_MAX)
 			return -ERANGE;
 	}
 	out->shape = shape;
@@ -291,8 +291,8 @@ static int created_buffers(struct folder *f, const struct dtl_profile *p, struct
 		if ((r = eval_shape(f, cb->dims, cb->rank, e)) == -ERANGE)
 			return dtl_error_set(
 			    f->error, loc, -ERANGE,
-			    "buffer '%.*s': the shape config.json gives it has more "
-			    "than 2^63-1 elements",
+			    "buffer '%.*s': the shape config.json gives it has 2^60 "
+			    "elements or more",
 			    (int)e->len, e->name);
 		if (r <= 0) {
 			e->shape = NULL;
@@ -662,8 +662,8 @@ static int read_index_names(struct folder *f, const struct dtl_loaded *idx, enum
 		if (r == -ERANGE)
 			return dtl_error_set(
 			    f->error, e->loc, -ERANGE,
-			    "tensor '%.*s': the shape config.json gives it has more "
-			    "than 2^63-1 elements",
+			    "tensor '%.*s': the shape config.json gives it has 2^60 "
+			    "elements or more",
 			    (int)(e->len > 200 ? 200 : e->len), e->name);
 		if (r < 0)
 			return r;

@@ -204,9 +204,11 @@ static int parse_shape(const struct dtl_schema *s, const struct dtl_node *v,
 			    s, dim, "'shape' must be a list of non-negative integers, got %s",
 			    dtl_schema_describe(s, dim));
 		t->shape[d] = dim->integer;
-		if (numel != 0 && dim->integer > INT64_MAX / (numel ? numel : 1))
-			return dtl_schema_fail(
-			    s, dim, "'shape' of '%s' has more than 2^63-1 elements", t->name);
+		if (numel != 0 && dim->integer > DTL_NUMEL_MAX / (numel ? numel : 1))
+			return dtl_schema_fail(s, dim,
+			                       "'shape' of '%s' has 2^60 elements or more (its "
+			                       "bytes in float64 would not fit in 63 bits)",
+			                       t->name);
 		numel *= dim->integer;
 	}
 	t->numel = numel;

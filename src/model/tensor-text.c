@@ -234,9 +234,9 @@ static bool shape(struct cursor *c, struct dtl_tensor_decl *t, int64_t *dims,
 			int64_t dim;
 			if (rank == DIMS_MAX || rank >= limits->max_rank || !dimension(c, &dim))
 				return false;
-			/* parse_shape()'s overflow check (dim > INT64_MAX / numel), without
+			/* parse_shape()'s range check (dim > DTL_NUMEL_MAX / numel), without
 			 * a division: both are non-negative */
-			if (__builtin_mul_overflow(numel, dim, &numel))
+			if (__builtin_mul_overflow(numel, dim, &numel) || numel > DTL_NUMEL_MAX)
 				return false;
 			dims[rank++] = dim;
 			if (!blanks(c))

@@ -2,7 +2,8 @@
 # Arithmetic that cannot wrap (issue 35, item 5): an HF folder whose config.json makes the
 # embedding 2^73 elements (vocab_size 2^40 x hidden_size 2^33, shapes from the architecture
 # profile over an index without shards) is an input error naming the tensor, never a small
-# count that "fits"; a manifest tensor whose bytes pass 2^64 saturates and DT801 fires.
+# count that "fits"; so is a manifest tensor of 2^60 elements or more (its float64 bytes
+# would pass 2^63 - 1), while sums over many tensors in range saturate and DT801 fires.
 # Usage: overflow.sh DTYPELINT SOURCE_ROOT
 . "$(dirname "$0")/../lib.sh"
 mkdir "$tmp/hf"
@@ -20,7 +21,7 @@ json.dump(c, open(dst + "/config.json", "w"))
 PY
 cd "$tmp" || exit 99
 "$dtypelint" hf --strategy fsdp2 --memory >out 2>&1; st=$?
-if [ $st = 2 ] && grep -q "tensor 'model.embed_tokens.weight'.*more than 2^63-1 elements" out; then
+if [ $st = 2 ] && grep -q "tensor 'model.embed_tokens.weight'.*has 2^60 elements or more" out; then
 	ok hf-embedding-2-73; else bad hf-embedding-2-73 "exit $st: $(head -c 300 out)"; fi
 cat > big.yaml <<'YAML'
 dtypelint: 1
@@ -30,6 +31,19 @@ tensors:
 training: {strategy: fsdp2, world_size: 1, device_memory: 256GiB, versions: {torch: "2.4.1"}}
 YAML
 "$dtypelint" big.yaml >out 2>&1; st=$?
+if [ $st = 2 ] && grep -q "big.yaml:4:.*'model.embed_tokens.weight' has 2^60 elements or more" out
+then ok manifest-tensor-over-2-60; else bad manifest-tensor-over-2-60 "exit $st: $(head -c 300 out)"; fi
+cat > many.yaml <<'YAML'
+dtypelint: 1
+model: {checkpoint_dtype: float64}
+tensors:
+  - {name: a.weight, shape: [576460752303423488]}
+  - {name: b.weight, shape: [576460752303423488]}
+  - {name: c.weight, shape: [576460752303423488]}
+  - {name: d.weight, shape: [576460752303423488]}
+training: {strategy: fsdp2, world_size: 1, device_memory: 256GiB, versions: {torch: "2.4.1"}}
+YAML
+"$dtypelint" many.yaml >out 2>&1; st=$?
 if [ $st = 1 ] && grep -q "DT801" out && grep -q "over 16 EiB" out; then ok manifest-bytes-saturate
 else bad manifest-bytes-saturate "exit $st: $(head -c 300 out)"; fi
 echo "$pass passed, $fail failed"

@@ -104,8 +104,8 @@ START_TEST(plain_entries_are_taken)
 	    "{\"name\": \"c.weight\", \"trainable\": null, \"kind\": \"param\"}",
 	    "{\"name\": \"d.weight\", \"trainable\": true, \"shape\": []}",
 	    "{\"name\": \"e.weight\", \"shape\": [0, 123456789012345678]}",
-	    "{\"name\": \"layers.10.mlp.experts.255.down_proj.weight\", \"shape\": [3037000499, "
-	    "3037000499]}", /* just under 2^63 elements */
+	    "{\"name\": \"layers.10.mlp.experts.255.down_proj.weight\", \"shape\": [1073741823, "
+	    "1073741824]}", /* just under 2^60 elements: DTL_NUMEL_MAX */
 	    "{\"name\": \"a.b.c.d.e.f.g.h.i.j.k\"}",
 	    "{\t\"name\"\t:\t\"f.weight\" ,\"shape\" :[ 1 , 2 ] }",
 	    "{\"shape\": [4], \"dtype\": \"uint8\", \"name\": \"g\"}",
@@ -156,6 +156,7 @@ START_TEST(entries_left_to_the_nodes)
 	    "{\"name\": \"a\", \"shape\": [1234567890123456789]}",
 	    "{\"name\": \"a\", \"shape\": [4294967296, 4294967296]}", /* 2^64 elements */
 	    "{\"name\": \"a\", \"shape\": [3037000500, 3037000500]}", /* just over 2^63 */
+	    "{\"name\": \"a\", \"shape\": [1073741824, 1073741824]}", /* 2^60: over DTL_NUMEL_MAX */
 	    "{\"name\": \"a\", \"shape\": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}",
 	    "{\"name\": \"a\", \"shape\": [1,]}",
 	    "{\"name\": \"a\", \"shape\": [,1]}",
