@@ -8,6 +8,8 @@
 # leaves tests/fuzz/corpus alone; a crash, a sanitizer report, a leak or a hang (10 s) fails
 # the run and leaves the input in BUILD_DIR/fuzz-artifacts/ to be added to
 # tests/fuzz/regressions/<target>/.
+# The seed is fixed (-seed=1): a run explores the same inputs in the same order on every
+# machine, up to where its time ends, so a failure in CI replays here.
 # Usage, from the source root: sh tests/fuzz/smoke.sh [BUILD_DIR] [SECONDS] [SEEDS]
 set -eu
 build=${1:-build-fuzz}
@@ -34,7 +36,7 @@ for target in json yaml toml safetensors pipeline importers; do
 	for f in $(ls "tests/fuzz/corpus/$target" | head -n "$seeds"); do
 		ln -s "$PWD/tests/fuzz/corpus/$target/$f" "$work/seed-$target/$f"
 	done
-	if "$build/tests/fuzz/fuzz-$target" -max_total_time="$seconds" -timeout=10 \
+	if "$build/tests/fuzz/fuzz-$target" -seed=1 -max_total_time="$seconds" -timeout=10 \
 		-rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$build/fuzz-artifacts/$target-" \
 		"$work/$target" "$work/seed-$target" >"$work/$target.log" 2>&1; then
