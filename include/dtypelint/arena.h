@@ -62,6 +62,9 @@ void *dtl_vec_push(struct dtl_vec *vec, struct dtl_arena *arena, size_t item_siz
 /* A fast 64-bit hash of bytes (not keyed: use it for tables, never for anything an
  * attacker must not be able to predict). */
 uint64_t dtl_hash_bytes(const void *data, size_t len);
+/* The same hash under a seed: a table keyed on input bytes takes a seed of its own (from
+ * where it lives: ASLR), so no crafted input can collide its keys in advance. */
+uint64_t dtl_hash_seeded(const void *data, size_t len, uint64_t seed);
 
 /*
  * A map from byte strings to a value index. Keys are borrowed (they must outlive the map);

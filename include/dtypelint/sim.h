@@ -165,7 +165,14 @@ struct dtl_sim {
 	struct dtl_module *modules;
 	size_t module_count;
 	size_t module_capacity;
-	struct dtl_strmap module_paths; /* module path -> index */
+	/* a module's children by name: (parent, last segment) -> index (module-index.c); keyed
+	 * on one segment, not the whole path, so a name of many segments costs its length,
+	 * never its length times its depth (issue 35, item 7) */
+	struct dtl_module_index {
+		uint64_t *slots; /* hash's high 32 bits << 32 | index + 1; 0: empty */
+		size_t capacity, count;
+		uint64_t seed;
+	} module_index;
 	/* tensor name -> index (dtl_sim_find): the declared tensors' names are the manifest's
 	 * tensor_index (or own_declared, for a manifest without one), shared and never written;
 	 * tensor_names has the tensors the simulation adds (tied names the checkpoint leaves

@@ -354,6 +354,11 @@ uint64_t dtl_hash_bytes(const void *data, size_t len)
 	return hash_seeded(data, len, 0);
 }
 
+uint64_t dtl_hash_seeded(const void *data, size_t len, uint64_t seed)
+{
+	return hash_seeded(data, len, seed);
+}
+
 /* ---- the map -------------------------------------------------------------------------------- */
 
 /* 16 bytes: a map of a million names is 16-32 MB. Eight bits of the hash are kept beside the

@@ -66,7 +66,7 @@ int dtl_sim_accelerate_fsdp2_cast(struct dtl_sim *sim)
 
 static uint32_t module_named(const struct dtl_sim *sim, const char *path, size_t len)
 {
-	int64_t m = dtl_strmap_get(&sim->module_paths, path, len);
+	int64_t m = dtl_module_at(sim, path, len);
 	return m < 0 ? DTL_NONE_INDEX : (uint32_t)m;
 }
 

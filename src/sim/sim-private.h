@@ -30,6 +30,21 @@ int64_t dtl_module_match_first(struct dtl_module_match *mm, const struct dtl_sim
                                uint32_t mod);
 
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error);
+/* A module at path[0..len) below parent (the root's parent is DTL_NONE_INDEX); no index. */
+int64_t dtl_sim_new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent);
+
+/* The module index (module-index.c): children by (parent, segment), in sim's arena. */
+void dtl_module_index_init(struct dtl_sim *sim);
+/* Room for n modules without growing; -ENOMEM. */
+int dtl_module_index_reserve(struct dtl_sim *sim, size_t n);
+/* The child of parent whose last segment is seg[0..len), or -1. */
+int64_t dtl_module_child(const struct dtl_sim *sim, uint32_t parent, const char *seg, size_t len);
+/* The child of parent at path[0..end), whose segment starts at start: found, or created
+ * with dtl_sim_new_module; its index, or -ENOMEM. */
+int64_t dtl_module_child_add(struct dtl_sim *sim, uint32_t parent, const char *path, uint32_t start,
+                             uint32_t end);
+/* The module at a whole dotted path ("" is the root), or -1: one lookup per segment. */
+int64_t dtl_module_at(const struct dtl_sim *sim, const char *path, size_t len);
 int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error);

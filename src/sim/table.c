@@ -29,7 +29,7 @@ static int grow_modules(struct dtl_sim *sim)
 	return 0;
 }
 
-static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent)
+int64_t dtl_sim_new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent)
 {
 	if (sim->module_count == sim->module_capacity && grow_modules(sim) < 0)
 		return -ENOMEM;
@@ -58,7 +58,6 @@ static int64_t new_module(struct dtl_sim *sim, const char *path, uint32_t len, u
  * each with one map operation (a put that finds or adds). */
 #define LOOKUP_DEPTH 32
 struct module_lookup {
-	struct dtl_strmap *paths;
 	const char *last; /* the previous path */
 	uint32_t last_len;
 	uint32_t depth;             /* its first depth segments are in end[] and id[] */
@@ -87,12 +86,9 @@ static int64_t module_for(struct dtl_sim *sim, struct module_lookup *lookup, con
 		uint32_t end = start;
 		while (end < len && path[end] != '.')
 			end++;
-		int64_t parent = id, fresh = (int64_t)sim->module_count;
-		id = dtl_strmap_put(lookup->paths, path, end, fresh);
+		id = dtl_module_child_add(sim, (uint32_t)id, path, start, end);
 		if (id < 0)
 			return id;
-		if (id == fresh && new_module(sim, path, end, (uint32_t)parent) < 0)
-			return -ENOMEM;
 		if (seg < LOOKUP_DEPTH) {
 			lookup->end[seg] = end;
 			lookup->id[seg] = (uint32_t)id;
@@ -439,7 +435,7 @@ static int64_t submodule_named(const struct dtl_sim *sim, uint32_t i)
 	for (uint32_t c = m->first_child; c != DTL_NONE_INDEX; c = sim->modules[c].next_sibling) {
 		const struct dtl_module *child = &sim->modules[c];
 		if (++scanned > CHILDREN_SCANNED)
-			return dtl_strmap_get(&sim->module_paths, name, len);
+			return dtl_module_at(sim, name, len);
 		if (child->path_len == len &&
 		    memcmp(child->path + skip, name + skip, len - skip) == 0)
 			return c;
@@ -447,14 +443,10 @@ static int64_t submodule_named(const struct dtl_sim *sim, uint32_t i)
 	return -1;
 }
 
-/* How many tensors ahead the name maps' slots are prefetched: enough for a miss to memory to
- * arrive while the tensors in between are added (a 1M-tensor manifest's maps are 32 MiB). */
-#define PREFETCH_AHEAD 8
-
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
-	struct module_lookup lookup = {.paths = &sim->module_paths}, *paths = &lookup;
+	struct module_lookup lookup = {0}, *paths = &lookup;
 	struct dtl_globset frozen;
 	struct frozen_match frozen_match = {.count = m->frozen.count, .unmatched = m->frozen.count};
 	size_t extra = 0;
@@ -481,7 +473,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	sim->modules = dtl_arena_calloc(sim->arena, sim->module_capacity, sizeof(*sim->modules));
 	if (!sim->modules)
 		return -ENOMEM;
-	dtl_strmap_init(&sim->module_paths, sim->arena);
+	dtl_module_index_init(sim);
 	dtl_strmap_init(&sim->tensor_names, sim->arena);
 	dtl_strmap_init(&sim->own_declared, sim->arena);
 	/* the parser's map, when it has one: the manifest's names are not hashed again */
@@ -490,7 +482,7 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	/* about as many modules as tensors in real models: no rehash on the way */
 	if (dtl_strmap_reserve(&sim->tensor_names, extra) < 0 ||
 	    (own && dtl_strmap_reserve(&sim->own_declared, m->tensor_count) < 0) ||
-	    dtl_strmap_reserve(&sim->module_paths, m->tensor_count + extra) < 0)
+	    dtl_module_index_reserve(sim, m->tensor_count + extra) < 0)
 		return -ENOMEM;
 	dtl_globset_init(&frozen, sim->arena);
 	for (size_t i = 0; i < m->frozen.count; i++)
@@ -501,19 +493,10 @@ int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error)
 	frozen_match.matched = dtl_arena_calloc(sim->arena, m->frozen.count + 1, sizeof(uint32_t));
 	sim->frozen_hit = dtl_arena_calloc(sim->arena, m->frozen.count + 1, sizeof(bool));
 	if (!frozen_match.cursor || !frozen_match.matched || !sim->frozen_hit ||
-	    new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
+	    dtl_sim_new_module(sim, "", 0, DTL_NONE_INDEX) < 0)
 		return -ENOMEM;
-	bool prefetch = dtl_strmap_is_large(&sim->module_paths);
 	for (size_t i = 0; i < m->tensor_count; i++) {
 		const struct dtl_tensor_decl *d = &m->tensors[i];
-		if (prefetch && i + PREFETCH_AHEAD < m->tensor_count) {
-			/* the slot of a module path a few tensors on: mostly a new module */
-			const struct dtl_tensor_decl *ahead = &m->tensors[i + PREFETCH_AHEAD];
-			const char *dot = memrchr(ahead->name, '.', ahead->name_len);
-			if (dot)
-				dtl_strmap_prefetch(&sim->module_paths, ahead->name,
-				                    (size_t)(dot - ahead->name));
-		}
 		r = add_tensor(sim, paths, d->name, d->name_len, (uint32_t)i);
 		if (r < 0)
 			return r;
@@ -565,9 +548,9 @@ int dtl_sim_add_tensor(struct dtl_sim *sim, const char *name, uint32_t len,
 	uint32_t i = (uint32_t)sim->t.count;
 	int r;
 
-	if (dtl_strmap_get(&sim->module_paths, name, len) >= 0 || tensor_index(sim, name, len) >= 0)
+	if (dtl_module_at(sim, name, len) >= 0 || tensor_index(sim, name, len) >= 0)
 		return -EEXIST;
-	struct module_lookup lookup = {.paths = &sim->module_paths};
+	struct module_lookup lookup = {0};
 	r = add_tensor(sim, &lookup, name, len, DTL_NONE_INDEX);
 	if (r < 0)
 		return r;
