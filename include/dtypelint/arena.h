@@ -65,6 +65,9 @@ uint64_t dtl_hash_bytes(const void *data, size_t len);
 /* The same hash under a seed: a table keyed on input bytes takes a seed of its own (from
  * where it lives: ASLR), so no crafted input can collide its keys in advance. */
 uint64_t dtl_hash_seeded(const void *data, size_t len, uint64_t seed);
+/* The power of two, at least capacity (64 when 0), that holds n keys at most 3/4 full: what
+ * an open-addressing table reserves; 0 when n is beyond any table. */
+size_t dtl_hash_capacity(size_t capacity, size_t n);
 
 /*
  * A map from byte strings to a value index. Keys are borrowed (they must outlive the map);

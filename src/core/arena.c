@@ -463,14 +463,23 @@ static int rehash(struct dtl_strmap *map, size_t capacity)
 	return 0;
 }
 
-int dtl_strmap_reserve(struct dtl_strmap *map, size_t n)
+size_t dtl_hash_capacity(size_t capacity, size_t n)
 {
-	size_t capacity = map->capacity ? map->capacity : 64;
-
 	if (n > SIZE_MAX / 8)
-		return -ENOMEM;
+		return 0;
+	if (!capacity)
+		capacity = 64;
 	while (n * 4 > capacity * 3)
 		capacity *= 2;
+	return capacity;
+}
+
+int dtl_strmap_reserve(struct dtl_strmap *map, size_t n)
+{
+	size_t capacity = dtl_hash_capacity(map->capacity, n);
+
+	if (!capacity)
+		return -ENOMEM;
 	return capacity == map->capacity ? 0 : rehash(map, capacity);
 }
 

@@ -80,14 +80,11 @@ void dtl_module_index_init(struct dtl_sim *sim)
 
 int dtl_module_index_reserve(struct dtl_sim *sim, size_t n)
 {
-	struct dtl_module_index *x = &sim->module_index;
-	size_t capacity = x->capacity ? x->capacity : 64;
+	size_t capacity = dtl_hash_capacity(sim->module_index.capacity, n);
 
-	if (n > SIZE_MAX / 8)
+	if (!capacity)
 		return -ENOMEM;
-	while (n * 4 > capacity * 3)
-		capacity *= 2;
-	return capacity == x->capacity ? 0 : grow(sim, capacity);
+	return capacity == sim->module_index.capacity ? 0 : grow(sim, capacity);
 }
 
 /* The slot where (parent, seg) is or would go. */
