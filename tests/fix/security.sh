@@ -79,7 +79,9 @@ fi
 mkdir "$tmp/5" && cd "$tmp/5" || exit 2
 cp "$src/model-zero3.yaml" m.yaml
 cp "$src/plan-zero3.yaml" plan.yaml
-mkfifo fifo.yaml 2>/dev/null && (cat plan.yaml >fifo.yaml &) &&
+# the writer is bounded: dtypelint refuses the FIFO without reading it, and a writer that
+# never meets a reader would hold the test's stderr open until meson's timeout
+mkfifo fifo.yaml 2>/dev/null && (timeout 10 sh -c 'cat plan.yaml >fifo.yaml' 2>/dev/null &) &&
 	timeout 10 "$dtypelint" m.yaml --plan fifo.yaml --fix-plan --write >w.out 2>w.err
 status=$?
 if [ $status -eq 2 ] && grep -q "not a regular file" w.err; then

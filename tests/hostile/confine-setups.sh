@@ -61,7 +61,8 @@ sed 's|deepspeed_config_file: .*|deepspeed_config_file: fifo.json|' \
 	"$root/fixtures/import/accelerate_zero3.yaml" > cfg/acc-fifo.yaml
 run model --accelerate cfg/acc-fifo.yaml; refused accelerate-names-fifo $? "not a regular file"
 # typed on the command line, a FIFO stays the user's choice (it is read)
-(printf '%s\n' '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}' > cfg/fifo.json &)
+# (a writer bounded in time: should dtypelint not read it, it would block until meson's timeout)
+(timeout 10 sh -c 'printf "%s\n" "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}" > cfg/fifo.json' 2>/dev/null &)
 timeout 10 "$dtypelint" model --deepspeed cfg/fifo.json >out 2>&1; st=$?
 if [ $st -lt 2 ]; then ok typed-fifo-read; else bad typed-fifo-read "exit $st: $(head -c 300 out)"; fi
 
