@@ -1130,8 +1130,11 @@ static int write_fix(const struct dtl_options *o, size_t i, struct dtl_arena *ar
 	/* a path typed or named may reach outside the tree; an edit never does (issue 35) */
 	if ((r = dtl_confine_tree(edit.path, (struct dtl_loc){0}, &error)) < 0)
 		return print_error(&error, r);
+	/* a write that failed, or a file changed meanwhile, exits 3 as every write error does;
+	 * a refusal (a hard-linked file) is the input's, 2 (README, Exit status) */
 	if ((r = dtl_fix_edit_commit(&edit, &error)) < 0)
-		return print_error(&error, r);
+		return r == -EPERM ? print_error(&error, r)
+		                   : (print_error(&error, r), EXIT_INTERNAL);
 	if (dtl_fix_edit_diff(stdout, &edit) < 0)
 		return EXIT_INTERNAL;
 	if (!o->quiet) {

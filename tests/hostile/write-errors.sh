@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every write error exits 3 (issue 35, item 6): --fix-plan, --wrap-plan and --fix-plan --diff
 # when standard output cannot take the plan (/dev/full), --export and --write-baseline to a
-# file or a stream that fails. A refusal (an output that is an input) stays 2.
+# file or a stream that fails, and --fix-plan --write when the edited file cannot be
+# written or changed meanwhile (write-races.sh). A refusal (an output that is an input) stays 2.
 # Usage: write-errors.sh DTYPELINT SOURCE_ROOT
 . "$(dirname "$0")/../lib.sh"
 [ -w /dev/full ] || { echo "skip: no /dev/full"; exit 77; }
@@ -19,5 +20,18 @@ three() { # name status
 "$dtypelint" m.yaml --write-baseline /dev/full >/dev/null 2>err; three write-baseline-file $?
 "$dtypelint" m.yaml --write-baseline - >/dev/full 2>err; three write-baseline-stdout $?
 "$dtypelint" m.yaml >/dev/full 2>err; three report-stdout $?
+# --fix-plan --write: the edited file cannot be written (strace makes the temporary file's
+# fsync(2) fail, as a full disk would; the read-only folder of a non-root user would too)
+if strace -o /dev/null true >/dev/null 2>&1; then
+	cp m.yaml fixme.yaml
+	strace -f -o /dev/null -e trace=fsync -e inject=fsync:error=EIO \
+		"$dtypelint" fixme.yaml --fix-plan --write >/dev/null 2>err
+	three fix-write-fsync $?
+	if cmp -s m.yaml fixme.yaml && ! ls -a | grep -q dtypelint-; then
+		ok fix-write-fsync-unchanged
+	else
+		bad fix-write-fsync-unchanged "the file or a temporary file changed"
+	fi
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2,7 +2,7 @@
 # Writes that survive the real world (issue 35, item 6), each made deterministic by a
 # debugger or a tracer stopping dtypelint at the one system call where the race happens:
 # - a user's edit saved while --fix-plan --write writes (gdb stops it at the fsync(2) of the temporary file and the
-#   test edits the file there) is kept, the write refused (exit 2, file: error:), no
+#   test edits the file there) is kept, the write refused (exit 3, a write error: file: error:), no
 #   temporary file left;
 # - SIGTERM or SIGINT while a temporary file exists (strace delivers it at fsync(2)) removes
 #   the temporary file, and dtypelint still dies of the signal;
@@ -25,7 +25,7 @@ if gdb -q -nx -batch -ex run --args true >/dev/null 2>&1 </dev/null; then
 		--args "$dtypelint" fixme.yaml --fix-plan --write >out 2>err </dev/null
 	st=$(sed -n 's/.*exited with code 0*\([0-9][0-9]*\).*/\1/p' out | tail -1)
 	grep -q 'exited normally' out && st=0
-	if [ "$st" = 2 ] && tail -1 fixme.yaml | grep -q 'saved by the user' &&
+	if [ "$st" = 3 ] && tail -1 fixme.yaml | grep -q 'saved by the user' &&
 		grep -q '^fixme.yaml: error: .*changed' err && [ "$(temps)" = 0 ]; then
 		ok concurrent-edit-kept
 	else
