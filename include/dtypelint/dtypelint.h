@@ -13,6 +13,7 @@
 #include "dtypelint/doc.h"
 #include "dtypelint/dtype.h"
 #include "dtypelint/glob.h"
+#include "dtypelint/lint.h"
 #include "dtypelint/limits.h"
 #include "dtypelint/manifest.h"
 #include "dtypelint/memory.h"

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 
+#include "dtypelint/lint.h"
 #include "dtypelint/rules.h"
 
 /* A candidate (struct dtl_fix_candidate, include/dtypelint/rules.h: each rule proposes its own)
@@ -94,6 +95,27 @@ int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error
  * message. */
 const char *dtl_fix_finding_key(struct dtl_arena *arena, const struct dtl_sim *sim,
                                 const struct dtl_finding *finding);
+
+/* What linting a set-up again after its fix was written says (--fix-plan --write): whether
+ * the fixed finding is gone, and which findings the edit brought. */
+struct dtl_fix_verdict {
+	struct dtl_lint_result again; /* the set-up linted again (its warnings, for the caller) */
+	/* the fixed finding (or its rule on one of its tensors, for a finding that stood for
+	 * several alike) still reported, at its severity or above; NULL: gone */
+	const struct dtl_finding *still;
+	/* findings at or above the settings' --fail-on that were not there before: the edit
+	 * brought them */
+	const struct dtl_finding **brought;
+	size_t brought_count;
+};
+
+/* Lints job again with settings (dtl_lint_run) and compares with before, the result the fix
+ * was planned from, whose finding target it fixes. Everything in arena; never prints. Returns
+ * 0, or a negative errno with error set (the edited files could not be linted: ret->again
+ * holds the warnings of what was composed). */
+int dtl_fix_verify(const struct dtl_lint_job *job, const struct dtl_lint_settings *settings,
+                   const struct dtl_lint_result *before, const struct dtl_finding *target,
+                   struct dtl_arena *arena, struct dtl_fix_verdict *ret, struct dtl_error *error);
 
 /* --wrap-plan: FSDP2 fully_shard groups in which every group has one trainable dtype, as JSON
  * and as a Python snippet. The snippet refuses (-EINVAL) a module path that is not dotted

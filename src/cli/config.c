@@ -6,7 +6,6 @@
  * error at its line and column.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,17 +14,6 @@
 #include "dtypelint/schema.h"
 
 #define CONFIG_NAME ".dtypelint.yaml"
-
-bool dtl_cli_selector_known(const char *selector)
-{
-	size_t n;
-	const struct dtl_rule *const *rules = dtl_rules_all(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (dtl_rule_matches(rules[i], selector))
-			return true;
-	return false;
-}
 
 /* Why a config found at candidate (in dir) is not trusted, or NULL: anyone else who can write
  * it could change what the linter reports (ssh's StrictModes, git's safe.directory). Under a
@@ -147,7 +135,7 @@ static int parse_rules(const struct dtl_schema *s, const struct dtl_node *node, 
 				    dtl_vec_push(ret_rules, s->arena, sizeof(*slot));
 				if (!slot || !(*slot = dtl_arena_strndup(s->arena, start, len)))
 					return -ENOMEM;
-				if (!dtl_cli_selector_known(*slot))
+				if (!dtl_lint_selector_known(*slot))
 					return dtl_schema_fail(
 					    s, item, "'%s': '%s' names no rule (see --list-rules)",
 					    what, *slot);
@@ -183,7 +171,7 @@ static int parse_overrides(const struct dtl_schema *s, const struct dtl_node *ma
 		o = dtl_vec_push(&c->overrides, s->arena, sizeof(*o));
 		if (!o || !(o->selector = copy_string(s, key)))
 			return -ENOMEM;
-		if (!dtl_cli_selector_known(o->selector))
+		if (!dtl_lint_selector_known(o->selector))
 			return dtl_schema_fail(s, key,
 			                       "'severity': '%s' names no rule (see --list-rules)",
 			                       o->selector);
@@ -338,7 +326,7 @@ static int setup_path(const struct dtl_schema *s, const struct dtl_node *v, cons
 static int setup_unique(const struct dtl_schema *s, struct dtl_strmap *names,
                         const struct dtl_config *c, const struct dtl_node *name)
 {
-	const struct dtl_cli_job *jobs = c->setups.items;
+	const struct dtl_lint_job *jobs = c->setups.items;
 	size_t last = c->setups.count - 1;
 	int64_t first =
 	    dtl_strmap_put(names, jobs[last].setup, strlen(jobs[last].setup), (int64_t)last);
@@ -367,7 +355,7 @@ static int parse_setups(const struct dtl_schema *s, const struct dtl_node *list,
 		int r = dtl_schema_map(s, map, "setups[]");
 		if (r < 0 || (r = dtl_schema_check_keys(s, map, "setups[]", keys)) < 0)
 			return r;
-		struct dtl_cli_job *job = dtl_vec_push(&c->setups, s->arena, sizeof(*job));
+		struct dtl_lint_job *job = dtl_vec_push(&c->setups, s->arena, sizeof(*job));
 		if (!job)
 			return -ENOMEM;
 		memset(job, 0, sizeof(*job));
@@ -515,93 +503,4 @@ out:
 		return r;
 	*ret_config = c;
 	return 0;
-}
-
-/* One glob segment against one path segment (fnmatch, a leading '.' matched only by '.'). */
-static bool segment_glob(const char *g, size_t g_len, const char *p, size_t p_len)
-{
-	char gseg[1024], pseg[1024];
-
-	if (g_len >= sizeof(gseg) || p_len >= sizeof(pseg))
-		return false;
-	memcpy(gseg, g, g_len);
-	gseg[g_len] = '\0';
-	memcpy(pseg, p, p_len);
-	pseg[p_len] = '\0';
-	return fnmatch(gseg, pseg, FNM_PERIOD) == 0;
-}
-
-static bool is_globstar(const char *g, size_t start, size_t end)
-{
-	return end - start == 2 && g[start] == '*' && g[start + 1] == '*';
-}
-
-/*
- * The glob's '/'-segments against the path's, a '**' taking any number of whole segments
- * (a last one at least one). Only the last '**' seen backtracks: on a mismatch it takes one
- * more segment and the segments after it are tried again, as a '*' does in a wildcard match.
- * That is enough, since what lies between two '**' matches a fixed number of segments and its
- * leftmost match is as good as any. So a pair (glob segment, path segment) is compared at most
- * once per '**' region: O(segments x segments) whatever the number of '**' (the recursive
- * version took exponential time on 20 '**' segments against a path 10 folders deep).
- */
-static bool match_segments(const char *g, const char *p)
-{
-	size_t gl = strlen(g), pl = strlen(p), gi = 0, pi = 0; /* len + 1 is past the end */
-	size_t star_g = SIZE_MAX, star_p = 0;
-
-	while (pi <= pl) {
-		if (gi <= gl) {
-			size_t ge = gi + strcspn(g + gi, "/"), pe = pi + strcspn(p + pi, "/");
-			if (is_globstar(g, gi, ge)) {
-				gi = star_g = ge + 1;
-				star_p = pi;
-				continue;
-			}
-			if (segment_glob(g + gi, ge - gi, p + pi, pe - pi)) {
-				gi = ge + 1;
-				pi = pe + 1;
-				continue;
-			}
-		}
-		if (star_g == SIZE_MAX)
-			return false;
-		/* the last '**' takes one more segment */
-		star_p += strcspn(p + star_p, "/") + 1;
-		gi = star_g;
-		pi = star_p;
-	}
-	return gi > gl; /* the path is used up: so must the glob be */
-}
-
-bool dtl_cli_path_glob(const char *glob, const char *path)
-{
-	while (glob[0] == '.' && glob[1] == '/')
-		glob += 2;
-	return match_segments(glob, path);
-}
-
-bool dtl_config_file_ignored(const struct dtl_config *c, const char *input,
-                             const struct dtl_rule *rule)
-{
-	const struct dtl_file_ignore *fi = c->file_ignores.items;
-	char rel[4096];
-	const char *base;
-
-	if (!c->file_ignores.count || !dtl_report_relpath(input, c->dir, rel, sizeof(rel)))
-		return false;
-	base = strrchr(rel, '/');
-	base = base ? base + 1 : rel;
-	for (size_t i = 0; i < c->file_ignores.count; i++) {
-		/* a glob without '/' also matches the file's name in any directory */
-		bool hit = dtl_cli_path_glob(fi[i].glob, rel) ||
-		           (!strchr(fi[i].glob, '/') && dtl_cli_path_glob(fi[i].glob, base));
-		if (!hit)
-			continue;
-		const char *const *rules = fi[i].rules.items;
-		for (size_t k = 0; k < fi[i].rules.count; k++)
-			if (dtl_rule_matches(rule, rules[k]))
-				return true;
-	}
-	return false;
 }

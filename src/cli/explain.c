@@ -7,7 +7,7 @@
 
 int dtl_cli_explain(FILE *out, const char *id_or_name)
 {
-	const struct dtl_rule *rule = dtl_rule_find(id_or_name);
+	const struct dtl_rule *rule = dtl_lint_rule(id_or_name);
 
 	if (!rule)
 		return -ENOENT;
@@ -17,7 +17,7 @@ int dtl_cli_explain(FILE *out, const char *id_or_name)
 int dtl_cli_list_rules(FILE *out, enum dtl_format format)
 {
 	size_t n;
-	const struct dtl_rule *const *rules = dtl_rules_all(&n);
+	const struct dtl_rule *const *rules = dtl_lint_rules(&n);
 
 	if (format == DTL_FORMAT_JSON) {
 		struct dtl_json w;

@@ -99,35 +99,3 @@ uint64_t dtl_cli_limit_get(const struct dtl_limits *l, int i)
 	}
 	return 0;
 }
-
-void dtl_cli_limits_apply(struct dtl_limits *l, const struct dtl_limit_settings *s)
-{
-	for (int i = 0; i < DTL_LIMIT_COUNT; i++) {
-		if (!(s->set & (1u << i)))
-			continue;
-		uint64_t v = s->values[i];
-		switch (i) {
-		case DTL_LIMIT_FILE_SIZE:
-			l->max_file_size = (size_t)v;
-			break;
-		case DTL_LIMIT_DEPTH:
-			l->max_depth = (unsigned)v;
-			break;
-		case DTL_LIMIT_ALIAS_NODES:
-			l->max_alias_nodes = (size_t)v;
-			break;
-		case DTL_LIMIT_TENSORS:
-			l->max_tensors = (size_t)v;
-			break;
-		case DTL_LIMIT_NAME_LENGTH:
-			l->max_name_length = (size_t)v;
-			break;
-		case DTL_LIMIT_RANK:
-			l->max_rank = (unsigned)v;
-			break;
-		case DTL_LIMIT_HEADER_SIZE:
-			l->max_safetensors_header = (size_t)v;
-			break;
-		}
-	}
-}

@@ -726,7 +726,7 @@ static int make_jobs(struct dtl_arena *arena, struct dtl_options *o)
 	if (!o->jobs)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->input_count; i++) {
-		struct dtl_cli_job *job = &o->jobs[i];
+		struct dtl_lint_job *job = &o->jobs[i];
 		job->input = o->inputs[i];
 		job->plan_file = o->plan_file;
 		job->deepspeed_file = o->deepspeed_file;

@@ -12,7 +12,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "dtypelint/glob.h"
+#include "lint-private.h"
 
 struct selector_use {
 	const char *selector;
@@ -351,10 +352,10 @@ static int report_unused(const struct dtl_manifest *m, const size_t *listed_used
 	return dtl_rules_unused_suppressions(uses, n, selection, arena, findings);
 }
 
-int dtl_cli_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
-                     const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
-                     const struct dtl_source *read_already, struct dtl_arena *arena,
-                     size_t *ret_suppressed, struct dtl_error *error)
+int dtl_lint_suppress(const struct dtl_sim *sim, struct dtl_findings *findings,
+                      const struct dtl_rule_selection *selection, const struct dtl_limits *limits,
+                      const struct dtl_source *read_already, struct dtl_arena *arena,
+                      size_t *ret_suppressed, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
 	struct dtl_vec comments = {0}; /* struct inline_suppression */

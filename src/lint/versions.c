@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lint-private.h"
 
-int dtl_cli_versions_read(const struct dtl_cli_job *job, const struct dtl_options *o,
-                          const struct dtl_limits *limits, struct dtl_arena *arena,
-                          struct dtl_requirements *ret, struct dtl_error *error)
+int dtl_lint_versions_read(const struct dtl_lint_job *job, const struct dtl_lint_options *o,
+                           const struct dtl_limits *limits, struct dtl_arena *arena,
+                           struct dtl_requirements *ret, struct dtl_error *error)
 {
 	const char *const *files = o->versions_from.items;
 	const char *start = job->input;
@@ -29,7 +29,7 @@ int dtl_cli_versions_read(const struct dtl_cli_job *job, const struct dtl_option
 	return dtl_requirements_find(start, arena, limits, ret, error);
 }
 
-void dtl_cli_versions_pin(struct dtl_plan *plan, const struct dtl_requirements *req)
+void dtl_lint_versions_pin(struct dtl_plan *plan, const struct dtl_requirements *req)
 {
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		const struct dtl_requirement *r = &req->fw[fw];
@@ -59,9 +59,9 @@ static const char *range_note(const struct dtl_requirement *r, const struct dtl_
 	return text;
 }
 
-int dtl_cli_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements *req,
-                            const struct dtl_behavior_table *behaviors, bool assume_newest,
-                            struct dtl_arena *arena, struct dtl_cli_ranges *ret)
+int dtl_lint_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements *req,
+                             const struct dtl_behavior_table *behaviors, bool assume_newest,
+                             struct dtl_arena *arena, struct dtl_lint_ranges *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
@@ -69,7 +69,7 @@ int dtl_cli_versions_ranges(struct dtl_plan *plan, const struct dtl_requirements
 		struct dtl_version_span *spans = ret->spans[fw];
 		if (plan->versions[fw].set || !r->present || dtl_requirement_pinned(r))
 			continue;
-		size_t n = dtl_behavior_spans(behaviors, fw, r, spans, DTL_CLI_MAX_SPANS);
+		size_t n = dtl_behavior_spans(behaviors, fw, r, spans, DTL_LINT_MAX_SPANS);
 		if (n == 0)
 			continue; /* allows nothing the table tells apart: the newest known */
 		if (assume_newest) {
@@ -104,7 +104,7 @@ static const char *trainer_name(const char *t)
 
 /* "none (a hand-written loop)", not with "hf-trainer, trl-sft" */
 static int annotate_trainer(struct dtl_finding_range *out, uint32_t mask,
-                            const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
+                            const struct dtl_lint_ranges *ranges, struct dtl_arena *arena)
 {
 	const char *fires = NULL, *not_with = NULL, *allowed = NULL;
 
@@ -149,7 +149,7 @@ static const char *fires_text(const struct dtl_version_span *a, const struct dtl
 }
 
 static int annotate_one(struct dtl_finding_range *out, uint32_t mask, enum dtl_framework fw,
-                        const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
+                        const struct dtl_lint_ranges *ranges, struct dtl_arena *arena)
 {
 	const struct dtl_version_span *s = ranges->spans[fw];
 	const struct dtl_requirement *r = ranges->req[fw];
@@ -177,8 +177,8 @@ static int annotate_one(struct dtl_finding_range *out, uint32_t mask, enum dtl_f
 	return out->fires && out->allowed_at ? 0 : -ENOMEM;
 }
 
-int dtl_cli_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT + 1],
-                              const struct dtl_cli_ranges *ranges, struct dtl_arena *arena)
+int dtl_lint_versions_annotate(struct dtl_finding *f, const uint32_t fires[DTL_FW_COUNT + 1],
+                               const struct dtl_lint_ranges *ranges, struct dtl_arena *arena)
 {
 	struct dtl_finding_range *out = NULL;
 	size_t count = 0;
