@@ -170,6 +170,9 @@ bool dtl_lint_selector_known(const char *selector);
  * --explain read them here. */
 const struct dtl_rule *const *dtl_lint_rules(size_t *ret_count);
 const struct dtl_rule *dtl_lint_rule(const char *id_or_name);
+/* A severity's name ("warning"), and a name parsed (-EINVAL: none): --fail-on, the config */
+const char *dtl_lint_severity_name(enum dtl_severity severity);
+int dtl_lint_severity_parse(const char *text, enum dtl_severity *ret_severity);
 /* Does a per-file-ignores entry of config drop rule's findings for input? */
 bool dtl_config_file_ignored(const struct dtl_config *config, const char *input,
                              const struct dtl_rule *rule);

@@ -152,7 +152,7 @@ static int parse_severity(const struct dtl_schema *s, const struct dtl_node *nod
                           enum dtl_severity *ret_severity)
 {
 	if (node->type != DTL_NODE_STRING ||
-	    dtl_severity_parse(node->string.text, ret_severity) < 0)
+	    dtl_lint_severity_parse(node->string.text, ret_severity) < 0)
 		return dtl_schema_fail(s, node, "'%s' must be error, warning or info, got %s", what,
 		                       dtl_schema_describe(s, node));
 	return 0;

@@ -30,7 +30,8 @@ int dtl_cli_list_rules(FILE *out, enum dtl_format format)
 			dtl_json_begin_object(&w);
 			dtl_json_key_string(&w, "id", rules[i]->id);
 			dtl_json_key_string(&w, "name", rules[i]->name);
-			dtl_json_key_string(&w, "severity", dtl_severity_name(rules[i]->severity));
+			dtl_json_key_string(&w, "severity",
+			                    dtl_lint_severity_name(rules[i]->severity));
 			dtl_json_key_string(&w, "summary", rules[i]->summary);
 			dtl_json_end_object(&w);
 		}
@@ -40,7 +41,7 @@ int dtl_cli_list_rules(FILE *out, enum dtl_format format)
 	} else {
 		for (size_t i = 0; i < n; i++)
 			fprintf(out, "%s  %-36s %-8s %s\n", rules[i]->id, rules[i]->name,
-			        dtl_severity_name(rules[i]->severity), rules[i]->summary);
+			        dtl_lint_severity_name(rules[i]->severity), rules[i]->summary);
 	}
 	return ferror(out) ? -EIO : 0;
 }

@@ -557,7 +557,7 @@ static int rules_option(int c, const char *arg, struct dtl_arena *arena, struct 
 	case OPT_IGNORE:
 		return split_list(arena, &o->ignore, arg);
 	case OPT_FAIL_ON:
-		if (dtl_severity_parse(arg, &o->fail_on) < 0)
+		if (dtl_lint_severity_parse(arg, &o->fail_on) < 0)
 			return usage_error("--fail-on: '%s' is not one of error, warning, info",
 			                   arg);
 		o->fail_on_given = true;

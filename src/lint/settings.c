@@ -265,3 +265,13 @@ const struct dtl_rule *dtl_lint_rule(const char *id_or_name)
 {
 	return dtl_rule_find(id_or_name);
 }
+
+const char *dtl_lint_severity_name(enum dtl_severity severity)
+{
+	return dtl_severity_name(severity);
+}
+
+int dtl_lint_severity_parse(const char *text, enum dtl_severity *ret_severity)
+{
+	return dtl_severity_parse(text, ret_severity);
+}
