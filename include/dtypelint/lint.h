@@ -157,10 +157,12 @@ int dtl_lint_run(const struct dtl_lint_job *job, const struct dtl_lint_settings 
 int dtl_lint_input_error(const char *path, const struct dtl_error *error, struct dtl_arena *arena,
                          struct dtl_lint_result *ret);
 
-/* Copies what reporters read of result (its findings with their views, the input's view
- * without the simulation's columns, the memory view) into arena, so that the arena it was
- * linted in can be freed. The copy serves every report but the HTML one, --trace, --show-plan
- * and the fix and wrap plans, which read the simulation. Returns 0 or -ENOMEM. */
+/* Copies what reporters read of result into arena, so that the arena it was linted in can be
+ * freed: its findings with their views, the input's view without the simulation's columns and
+ * its plan without the nested wrap and ZeRO-3 settings. The copy serves every report but the
+ * HTML one, --trace, --show-plan, --memory and the fix and wrap plans, which read the
+ * simulation (their results are kept whole); its warnings, manifest, plan, sim and memory are
+ * NULL. Returns 0 or -ENOMEM. */
 int dtl_lint_keep(const struct dtl_lint_result *result, struct dtl_arena *arena,
                   struct dtl_lint_result *ret);
 

@@ -240,9 +240,9 @@ void dtl_cli_put_input_warnings(const struct dtl_vec *warnings)
 	}
 }
 
-/* Lints input i with its settings into run->results[i] */
+/* Lints input i with its settings, what the lint makes in arena, into *ret */
 static int lint_input(struct dtl_cli_run *run, size_t i, struct config_cache *cache,
-                      struct dtl_error *error)
+                      struct dtl_arena *arena, struct dtl_lint_result *ret, struct dtl_error *error)
 {
 	const struct dtl_options *o = run->o;
 	struct dtl_lint_settings *s = &run->settings[i];
@@ -259,8 +259,55 @@ static int lint_input(struct dtl_cli_run *run, size_t i, struct config_cache *ca
 		return r;
 	if (from_stdin && (r = read_stdin(o, s, run->arena, error)) < 0)
 		return r;
-	r = dtl_lint_run(&o->jobs[i], s, run->arena, &run->results[i], error);
-	dtl_cli_put_input_warnings(run->results[i].warnings);
+	r = dtl_lint_run(&o->jobs[i], s, arena, ret, error);
+	dtl_cli_put_input_warnings(ret->warnings);
+	return r;
+}
+
+/* An input that could not be linted: an error that stops the run in the modes that act on the
+ * findings (fixes, baselines, plans), else its DT001 finding and the run goes on */
+static int input_failed(struct dtl_cli_run *run, size_t i, int r, const struct dtl_error *error)
+{
+	const struct dtl_options *o = run->o;
+
+	if (run->export_failed)
+		return dtl_cli_note(run, DTL_EXIT_INTERNAL, dtl_cli_fail(run, error, r));
+	if (r == -ENOMEM || o->fix_plan || o->wrap_plan || o->write_baseline || o->show_plan)
+		return dtl_cli_fail(run, error, r);
+	if ((r = dtl_lint_input_error(o->inputs[i], error, run->arena, &run->results[i])) < 0)
+		return dtl_cli_fail(run, error, r);
+	run->input_failed = true;
+	return 0;
+}
+
+/* Can the inputs be linted in a scratch arena each, freed once what the report reads is kept
+ * (dtl_lint_keep)? Not for the outputs that read the simulation itself. */
+static bool scratch_lint(const struct dtl_options *o)
+{
+	return !o->fix_plan && !o->wrap_plan && !o->show_plan && !o->memory && !o->trace.count &&
+	       o->format != DTL_FORMAT_HTML;
+}
+
+/* Lints input i into run->results[i]: in a scratch arena when the run allows, so that the
+ * memory of many set-ups stays that of one plus their findings (issue 35, item 7) */
+static int lint_kept(struct dtl_cli_run *run, size_t i, struct config_cache *cache)
+{
+	struct dtl_error error = {0};
+	struct dtl_lint_result scratched;
+	struct dtl_arena scratch;
+	int r;
+
+	if (!scratch_lint(run->o)) {
+		r = lint_input(run, i, cache, run->arena, &run->results[i], &error);
+		return r < 0 ? input_failed(run, i, r, &error) : 0;
+	}
+	dtl_arena_init(&scratch);
+	r = lint_input(run, i, cache, &scratch, &scratched, &error);
+	if (r >= 0 && (r = dtl_lint_keep(&scratched, run->arena, &run->results[i])) < 0)
+		r = dtl_cli_fail(run, &error, r);
+	else if (r < 0)
+		r = input_failed(run, i, r, &error); /* the error may point into scratch */
+	dtl_arena_fini(&scratch);
 	return r;
 }
 
@@ -295,20 +342,8 @@ int dtl_cli_lint_inputs(struct dtl_cli_run *run, const struct dtl_behavior_table
 	if (!run->inputs || !run->findings || !run->results || !run->settings)
 		return dtl_cli_fail(run, &error, -ENOMEM);
 	for (size_t i = 0; i < n; i++) {
-		r = lint_input(run, i, &cache, &error);
-		if (r < 0 && run->export_failed)
-			return dtl_cli_note(run, DTL_EXIT_INTERNAL, dtl_cli_fail(run, &error, r));
-		if (r < 0 && (r == -ENOMEM || o->fix_plan || o->wrap_plan || o->write_baseline ||
-		              o->show_plan))
-			return dtl_cli_fail(run, &error, r);
-		if (r < 0) {
-			r = dtl_lint_input_error(o->inputs[i], &error, run->arena,
-			                         &run->results[i]);
-			if (r < 0)
-				return dtl_cli_fail(run, &error, r);
-			run->input_failed = true;
-			memset(&error, 0, sizeof(error));
-		}
+		if ((r = lint_kept(run, i, &cache)) < 0)
+			return r;
 		report_input(run, i);
 	}
 	return 0;
