@@ -120,8 +120,8 @@ static int query(void *data, const char *op, enum dtl_dtype dtype, struct dtl_op
 
 /*
  * A file the scanner could not scan (a refused include, a crash or a limit of its sandbox) is
- * an error, never dropped (issue 21): every one but the last is printed here as main.c's
- * print_error() would, the last is returned for main.c to print with exit status 2.
+ * an error, never dropped (issue 21): every one but the last is printed here as
+ * dtl_cli_error() would, the last is returned for main.c to print with exit status 2.
  */
 static int file_errors(const struct dtl_kernels *k, struct dtl_error *error)
 {

@@ -2,7 +2,7 @@
 /*
  * DT002 unused-suppression. Suppressions (the manifest's `suppress:` list and inline
  * `# dtypelint: ignore[...]` comments) are applied after every other rule has run, by the
- * command line (src/cli/suppressions.c): a suppression can only be known to be unused once
+ * lint library (src/lint/suppressions.c): a suppression can only be known to be unused once
  * all findings exist. It hands over what each suppression silenced; the findings are made here.
  */
 

@@ -10,7 +10,7 @@
 
 #include "rule-check.h"
 
-/* The warnings are the importers' (struct dtl_input_warning, printed by src/cli/main.c); the
+/* The warnings are the importers' (struct dtl_input_warning, printed by src/cli/lint-inputs.c); the
  * rule pass adds none. */
 static int dt003_check(struct dtl_check *c)
 {

@@ -3,7 +3,7 @@
  * Fuzz target: the importers' own code (include/dtypelint/import.h), the DeepSpeed JSON, the
  * accelerate YAML, the PEFT adapter_config.json and the trainer-argument YAML, as
  * dtl_compose() runs them on top of a manifest; then, when the input asks for it, the
- * simulation, every rule and both reports on the result, as src/cli/main.c runs them.
+ * simulation, every rule and both reports on the result, in dtl_lint_run()'s order.
  *
  * The importers take a path, so the bytes go to files in a private directory made once per
  * process (mkdtemp in $TMPDIR, or /tmp when it is unset; removed at exit):
