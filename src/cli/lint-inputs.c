@@ -288,26 +288,26 @@ static bool scratch_lint(const struct dtl_options *o)
 	       o->format != DTL_FORMAT_HTML;
 }
 
-/* Lints input i into run->results[i]: in a scratch arena when the run allows, so that the
- * memory of many set-ups stays that of one plus their findings (issue 35, item 7) */
-static int lint_kept(struct dtl_cli_run *run, size_t i, struct config_cache *cache)
+/* Lints input i into run->results[i]: in the scratch arena when the run allows one (NULL: it
+ * does not), emptied once what the report reads is kept, so that the memory of many set-ups
+ * stays that of one plus their findings (issue 35, item 7) */
+static int lint_kept(struct dtl_cli_run *run, size_t i, struct config_cache *cache,
+                     struct dtl_arena *scratch)
 {
 	struct dtl_error error = {0};
 	struct dtl_lint_result scratched;
-	struct dtl_arena scratch;
 	int r;
 
-	if (!scratch_lint(run->o)) {
+	if (!scratch) {
 		r = lint_input(run, i, cache, run->arena, &run->results[i], &error);
 		return r < 0 ? input_failed(run, i, r, &error) : 0;
 	}
-	dtl_arena_init(&scratch);
-	r = lint_input(run, i, cache, &scratch, &scratched, &error);
+	r = lint_input(run, i, cache, scratch, &scratched, &error);
 	if (r >= 0 && (r = dtl_lint_keep(&scratched, run->arena, &run->results[i])) < 0)
 		r = dtl_cli_fail(run, &error, r);
 	else if (r < 0)
 		r = input_failed(run, i, r, &error); /* the error may point into scratch */
-	dtl_arena_fini(&scratch);
+	dtl_arena_reset(scratch); /* its newest chunk is kept for the next input */
 	return r;
 }
 
@@ -341,10 +341,12 @@ int dtl_cli_lint_inputs(struct dtl_cli_run *run, const struct dtl_behavior_table
 	run->settings = dtl_arena_calloc(run->arena, n, sizeof(*run->settings));
 	if (!run->inputs || !run->findings || !run->results || !run->settings)
 		return dtl_cli_fail(run, &error, -ENOMEM);
-	for (size_t i = 0; i < n; i++) {
-		if ((r = lint_kept(run, i, &cache)) < 0)
-			return r;
-		report_input(run, i);
-	}
-	return 0;
+	struct dtl_arena scratch;
+	dtl_arena_init(&scratch);
+	r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		if ((r = lint_kept(run, i, &cache, scratch_lint(o) ? &scratch : NULL)) >= 0)
+			report_input(run, i);
+	dtl_arena_fini(&scratch);
+	return r;
 }
