@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The command line: options, config files, suppressions, baselines. Only src/cli/ prints. */
+/* The command line: options, config files, baselines; the lint itself is the lint library's
+ * (include/dtypelint/lint.h). Only src/cli/ prints. */
 #ifndef DTL_CLI_H
 #define DTL_CLI_H
 
