@@ -363,7 +363,7 @@ static enum dtl_dtype config_dtype(const struct folder *f)
  * A quantization_config dtypelint does not simulate. The tensors it touches are named by the
  * checkpoint's own layout: MXFP4 stores each quantized weight as <name>_blocks (packed FP4)
  * and <name>_scales (UE8 exponents), as gpt-oss's weight_map and original/dtypes.json show
- * (../shared/corpus/SOURCES.md); the FP8 formats store weight_scale / weight_scale_inv beside
+ * (fixtures/corpus/SOURCES.md); the FP8 formats store weight_scale / weight_scale_inv beside
  * each fp8 weight.
  */
 static int unmodelled_quantization(const struct dtl_schema *s, struct dtl_manifest *m,

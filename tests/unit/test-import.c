@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Importers against the real files in ../shared/corpus (skipped when it is absent) and against
- * files the tests write: DeepSpeed JSON, accelerate YAML, PEFT adapter configs, trainer
+ * Importers against the real public files copied into fixtures/corpus (SOURCES.md there) and
+ * against files the tests write: DeepSpeed JSON, accelerate YAML, PEFT adapter configs, trainer
  * arguments, Hugging Face model folders (index-only), --export round trips.
  */
 #include <limits.h>
@@ -13,8 +13,8 @@
 #include "dtypelint/dtypelint.h"
 #include "dtypelint/import.h"
 
-#ifndef DTL_SHARED_DIR
-#define DTL_SHARED_DIR "../shared"
+#ifndef DTL_SOURCE_ROOT
+#define DTL_SOURCE_ROOT "."
 #endif
 
 static struct dtl_arena arena;
@@ -39,13 +39,8 @@ static void teardown(void)
 static const char *corpus(const char *rel)
 {
 	static char path[1024];
-	snprintf(path, sizeof(path), "%s/corpus/%s", DTL_SHARED_DIR, rel);
+	snprintf(path, sizeof(path), "%s/fixtures/corpus/%s", DTL_SOURCE_ROOT, rel);
 	return path;
-}
-
-static bool have_corpus(void)
-{
-	return access(corpus("SOURCES.md"), R_OK) == 0;
 }
 
 /* Writes text to name in this test's tmpdir; the path lives in the arena. */
@@ -88,8 +83,6 @@ START_TEST(deepspeed_corpus)
 	struct dtl_plan plan;
 	char rel[256];
 
-	if (!have_corpus())
-		return;
 	for (const char *const *f = files; *f; f++) {
 		snprintf(rel, sizeof(rel), "configs/deepspeed/%s", *f);
 		ck_assert_msg(ds(corpus(rel), &plan) == 0, "%s: %s", *f, error.message);
@@ -176,8 +169,6 @@ START_TEST(accelerate_corpus)
 	                                    NULL};
 	char rel[256];
 
-	if (!have_corpus())
-		return;
 	for (const char *const *f = files; *f; f++) {
 		snprintf(rel, sizeof(rel), "configs/accelerate/%s", *f);
 		ck_assert_msg(acc(corpus(rel), &plan) == 0, "%s: %s", *f, error.message);
@@ -301,8 +292,6 @@ START_TEST(peft_corpus)
 	                                    "cosmos-reason2-2b-lora", NULL};
 	char rel[256];
 
-	if (!have_corpus())
-		return;
 	for (const char *const *f = files; *f; f++) {
 		snprintf(rel, sizeof(rel), "peft/%s/adapter_config.json", *f);
 		ck_assert_msg(dtl_import_peft(corpus(rel), &arena, &limits, &a, &base, &error) == 0,
@@ -322,8 +311,6 @@ START_TEST(trainer_args_corpus)
 {
 	struct dtl_manifest m;
 
-	if (!have_corpus())
-		return;
 	memset(&m, 0, sizeof(m));
 	dtl_plan_init(&m.plan);
 	ck_assert_int_eq(
@@ -449,8 +436,6 @@ END_TEST
 
 START_TEST(model_folders_corpus)
 {
-	if (!have_corpus())
-		return;
 	/* name, tensors in weight_map (+ the rotary inv_freq buffers the profile says the model
 	 * code creates), router weights, pinned (those float32 buffers), quantization */
 	folder("models/wizardlm-2-8x22b", 1739 + 1, 56, 1, DTL_QUANT_NONE);
