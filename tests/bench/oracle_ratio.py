@@ -4,7 +4,7 @@
 
     python3 tests/bench/oracle_ratio.py BUILD/dtypelint MANIFEST.json [--runs 3]
 
-MANIFEST is an FSDP1 manifest with load_dtype as-is (../shared/bench/gen_moe_manifest.py --plan
+MANIFEST is an FSDP1 manifest with load_dtype as-is (tests/bench/gen_moe_manifest.py --plan
 fsdp1 writes one). Two models are timed: the manifest as it is (real torch raises at the first
 mixed-dtype FlatParameter, so its run is short) and a clean twin with every float32 tensor
 made bfloat16 (torch wraps every unit: the whole dry run). For each: the oracle

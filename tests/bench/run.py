@@ -6,7 +6,7 @@
         [--sizes 10k,100k[,1M]] [--runs 5] [--instructions] [--work DIR] [--out FILE]
 
 or `meson test -C build --benchmark` (which runs the default set). Manifests come from
-../shared/bench/gen_moe_manifest.py (DeepSeek-V3 shaped, 61 layers; --experts sets the size):
+tests/bench/gen_moe_manifest.py (DeepSeek-V3 shaped, 61 layers; --experts sets the size):
 JSON and YAML, every --plan, with and without --lora, cached in --work (default
 /tmp/dtl-bench). Each case runs the full pipeline with text output to /dev/null:
 
@@ -34,7 +34,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GEN = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "bench", "gen_moe_manifest.py"))
+GEN = os.path.join(HERE, "gen_moe_manifest.py")
 ST_GEN = os.path.join(HERE, "gen_safetensors_folder.py")
 # --experts for about 10k, 100k and 1M tensors with 61 layers: 61 * (3E + 12) + 4
 EXPERTS = {"10k": 51, "100k": 541, "1M": 5461}

@@ -2,12 +2,12 @@
 # Size of the -f html page and Chromium's time to load and paint it (--screenshot, minus the
 # time for an empty page), at 10k and 100k tensors (issue 26). Not part of the test suite:
 # the 100k page with nothing repeated takes minutes.
-#   sh tests/html/bench.sh build/dtypelint [../shared/bench/gen_moe_manifest.py]
+#   sh tests/html/bench.sh build/dtypelint [tests/bench/gen_moe_manifest.py]
 # Manifests from tests/bench's generator (61 layers; --experts 51 / 541, fsdp2), as generated
 # (layers and experts repeat) and with every tensor given its own shape (nothing repeats).
 set -eu
 dtypelint=$(realpath "$1")
-gen=$(realpath "${2:-../shared/bench/gen_moe_manifest.py}")
+gen=$(realpath "${2:-$(dirname "$0")/../bench/gen_moe_manifest.py}")
 dir=${TMPDIR:-/tmp}/dtl-html-bench
 mkdir -p "$dir"
 cd "$dir"
