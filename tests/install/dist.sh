@@ -3,10 +3,11 @@
 # `meson dist` from a clean clone of HEAD (issue 34 item 4): it builds the tarball, unpacks
 # it, builds it and runs its own test suite (the quick setup); all must pass. The tarball
 # carries .tarball-version (tools/dist-version.sh), so that a build from it, which has no git
-# tags, has the release's version. Tests that need what a tarball lacks skip themselves: the
-# ../shared corpus (golden+corpus cases), a git checkout (readme-walk). Several minutes on 2
-# cores (a whole build and test run), so in the install-slow suite. The build folder is inside
-# the checkout, as users make it: meson dist unpacks the tarball there, inside a git repository.
+# tags, has the release's version. Tests that need what a tarball lacks skip themselves: a git
+# checkout (readme-walk); the real-file corpus is in the tarball (fixtures/corpus). Several
+# minutes on 2 cores (a whole build and test run), so in the install-slow suite. The build
+# folder is inside the checkout, as users make it: meson dist unpacks the tarball there, inside
+# a git repository.
 # usage: dist.sh SOURCE_ROOT
 set -eu
 root=$1
