@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every C file is formatted as .clang-format says (clang-format 14, STYLE.md).
+# Every C file is formatted as .clang-format says (clang-format 14, docs/design.md §8).
 #   format.sh SOURCE_ROOT CLANG_FORMAT
 set -u
 root=$1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The layers of DESIGN.md §2 as the build enforces them. For every layer (compiled with the
+# The layers of docs/design.md §2 as the build enforces them. For every layer (compiled with the
 # DTL_SEES_ macros meson gives it) and every public header: the header must compile exactly
 # when its layer is one the layer may use. Then no source file may include another folder's
 # private header (a path into src/).
@@ -45,7 +45,7 @@ for spec in "$@"; do
 		# shellcheck disable=SC2086
 		if $cc -std=c11 -D_GNU_SOURCE $defs -I"$root/include" -I"$build" -E "$tmp/probe.c" \
 			>/dev/null 2>&1; then
-			echo "FAIL: layer $layer may include dtypelint/$name ($owner layer), which DESIGN.md §2 forbids"
+			echo "FAIL: layer $layer may include dtypelint/$name ($owner layer), which docs/design.md §2 forbids"
 			fail=1
 		fi
 	done
@@ -79,5 +79,5 @@ for f in "$root"/src/*/*.c "$root"/src/*/*.h; do
 		done
 	done
 done
-[ "$fail" = 0 ] && echo "layers: every header compiles exactly where DESIGN.md §2 allows it"
+[ "$fail" = 0 ] && echo "layers: every header compiles exactly where docs/design.md §2 allows it"
 exit "$fail"

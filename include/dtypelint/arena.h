@@ -12,7 +12,7 @@
 #ifndef DTYPELINT_ARENA_H
 #define DTYPELINT_ARENA_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/arena.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/arena.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -14,7 +14,7 @@
 #ifndef DTYPELINT_ATOMIC_FILE_H
 #define DTYPELINT_ATOMIC_FILE_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/atomic-file.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/atomic-file.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #ifndef DTYPELINT_BEHAVIOR_H
 #define DTYPELINT_BEHAVIOR_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/behavior.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/behavior.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -10,7 +10,7 @@
 #ifndef DTYPELINT_COMPOSE_H
 #define DTYPELINT_COMPOSE_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/compose.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/compose.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/manifest.h"

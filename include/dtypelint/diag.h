@@ -6,7 +6,7 @@
 #ifndef DTYPELINT_DIAG_H
 #define DTYPELINT_DIAG_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/diag.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/diag.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdarg.h>

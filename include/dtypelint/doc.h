@@ -6,7 +6,7 @@
 #ifndef DTYPELINT_DOC_H
 #define DTYPELINT_DOC_H
 #ifndef DTL_SEES_INPUT
-#error "dtypelint/doc.h is in the input layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/doc.h is in the input layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_DTYPE_H
 #define DTYPELINT_DTYPE_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/dtype.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/dtype.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

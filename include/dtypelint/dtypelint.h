@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_DTYPELINT_H
 #define DTYPELINT_DTYPELINT_H
 #ifndef DTL_SEES_CLI
-#error "dtypelint/dtypelint.h is in the cli layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/dtypelint.h is in the cli layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/arena.h"

@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_EMBEDDED_H
 #define DTYPELINT_EMBEDDED_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/embedded.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/embedded.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stddef.h>

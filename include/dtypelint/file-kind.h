@@ -11,7 +11,7 @@
 #ifndef DTYPELINT_FILE_KIND_H
 #define DTYPELINT_FILE_KIND_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/file-kind.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/file-kind.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/manifest.h"

@@ -9,7 +9,7 @@
 #ifndef DTYPELINT_FINDING_VIEW_H
 #define DTYPELINT_FINDING_VIEW_H
 #ifndef DTL_SEES_RULES
-#error "dtypelint/finding-view.h is in the rules layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/finding-view.h is in the rules layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

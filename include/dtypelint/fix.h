@@ -8,7 +8,7 @@
 #ifndef DTYPELINT_FIX_H
 #define DTYPELINT_FIX_H
 #ifndef DTL_SEES_FIX
-#error "dtypelint/fix.h is in the fix layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/fix.h is in the fix layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #ifndef DTYPELINT_GLOB_H
 #define DTYPELINT_GLOB_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/glob.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/glob.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

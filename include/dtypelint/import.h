@@ -8,7 +8,7 @@
 #ifndef DTYPELINT_IMPORT_H
 #define DTYPELINT_IMPORT_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/import.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/import.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/manifest.h"

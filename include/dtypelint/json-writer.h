@@ -23,7 +23,7 @@
 #ifndef DTYPELINT_JSON_WRITER_H
 #define DTYPELINT_JSON_WRITER_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/json-writer.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/json-writer.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -6,7 +6,7 @@
 #ifndef DTYPELINT_KEEP_FP32_H
 #define DTYPELINT_KEEP_FP32_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/keep-fp32.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/keep-fp32.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -12,7 +12,7 @@
 #ifndef DTYPELINT_KERNELS_H
 #define DTYPELINT_KERNELS_H
 #ifndef DTL_SEES_KERNELS
-#error "dtypelint/kernels.h is in the kernels layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/kernels.h is in the kernels layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_LIMITS_H
 #define DTYPELINT_LIMITS_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/limits.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/limits.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stddef.h>

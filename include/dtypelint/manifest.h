@@ -6,7 +6,7 @@
 #ifndef DTYPELINT_MANIFEST_H
 #define DTYPELINT_MANIFEST_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/manifest.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/manifest.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

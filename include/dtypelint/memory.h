@@ -8,7 +8,7 @@
 #ifndef DTYPELINT_MEMORY_H
 #define DTYPELINT_MEMORY_H
 #ifndef DTL_SEES_SIM
-#error "dtypelint/memory.h is in the sim layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/memory.h is in the sim layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -6,7 +6,7 @@
 #ifndef DTYPELINT_OPS_H
 #define DTYPELINT_OPS_H
 #ifndef DTL_SEES_RULES
-#error "dtypelint/ops.h is in the rules layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/ops.h is in the rules layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/diag.h"

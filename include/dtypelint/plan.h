@@ -7,7 +7,7 @@
 #ifndef DTYPELINT_PLAN_H
 #define DTYPELINT_PLAN_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/plan.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/plan.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -8,7 +8,7 @@
 #ifndef DTYPELINT_PROFILE_H
 #define DTYPELINT_PROFILE_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/profile.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/profile.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

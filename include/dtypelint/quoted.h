@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_QUOTED_H
 #define DTYPELINT_QUOTED_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/quoted.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/quoted.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_REPORT_H
 #define DTYPELINT_REPORT_H
 #ifndef DTL_SEES_REPORT
-#error "dtypelint/report.h is in the report layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/report.h is in the report layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

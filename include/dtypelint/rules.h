@@ -7,7 +7,7 @@
 #ifndef DTYPELINT_RULES_H
 #define DTYPELINT_RULES_H
 #ifndef DTL_SEES_RULES
-#error "dtypelint/rules.h is in the rules layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/rules.h is in the rules layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -17,7 +17,7 @@
 #ifndef DTYPELINT_SAFETENSORS_H
 #define DTYPELINT_SAFETENSORS_H
 #ifndef DTL_SEES_INPUT
-#error "dtypelint/safetensors.h is in the input layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/safetensors.h is in the input layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

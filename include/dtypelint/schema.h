@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_SCHEMA_H
 #define DTYPELINT_SCHEMA_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/schema.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/schema.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/doc.h"

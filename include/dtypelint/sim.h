@@ -7,7 +7,7 @@
 #ifndef DTYPELINT_SIM_H
 #define DTYPELINT_SIM_H
 #ifndef DTL_SEES_SIM
-#error "dtypelint/sim.h is in the sim layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/sim.h is in the sim layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

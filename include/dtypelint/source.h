@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_SOURCE_H
 #define DTYPELINT_SOURCE_H
 #ifndef DTL_SEES_INPUT
-#error "dtypelint/source.h is in the input layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/source.h is in the input layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

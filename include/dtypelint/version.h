@@ -3,7 +3,7 @@
 #ifndef DTYPELINT_VERSION_H
 #define DTYPELINT_VERSION_H
 #ifndef DTL_SEES_CORE
-#error "dtypelint/version.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/version.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -9,7 +9,7 @@ prints one JSON line per manifest, in order:
 
 The manifest's tensors[] (name, shape, dtype, kind, trainable, persistent), model.checkpoint_dtype
 (the dtype of tensors that state none), model.modules {path glob: class name}, frozen [globs] and
-training.fsdp.wrap [class names or path globs] are read (DESIGN.md section 3). Tensor dtypes are
+training.fsdp.wrap [class names or path globs] are read (docs/design.md §3). Tensor dtypes are
 the dtypes in memory when FSDP wraps the model: the manifest must have no load_dtype or
 load_dtype: as-is, and no loading, quantization or PEFT step is replayed. Shapes larger than
 MAX_NUMEL elements are shrunk to one element: flattening checks dtype and requires_grad, never

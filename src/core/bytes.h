@@ -8,7 +8,7 @@
 #ifndef DTL_CORE_BYTES_H
 #define DTL_CORE_BYTES_H
 #ifndef DTL_SEES_CORE
-#error "bytes.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "bytes.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stddef.h>

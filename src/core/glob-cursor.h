@@ -7,7 +7,7 @@
 #ifndef DTL_CORE_GLOB_CURSOR_H
 #define DTL_CORE_GLOB_CURSOR_H
 #ifndef DTL_SEES_CORE
-#error "glob-cursor.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "glob-cursor.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/glob.h"

@@ -4,7 +4,7 @@
 #ifndef DTL_CORE_HUGE_PAGES_H
 #define DTL_CORE_HUGE_PAGES_H
 #ifndef DTL_SEES_CORE
-#error "huge-pages.h is in the core layer, which this layer may not use (DESIGN.md §2)"
+#error "huge-pages.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stddef.h>

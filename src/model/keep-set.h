@@ -7,7 +7,7 @@
 #ifndef DTL_MODEL_KEEP_SET_H
 #define DTL_MODEL_KEEP_SET_H
 #ifndef DTL_SEES_MODEL
-#error "keep-set.h is in the model layer, which this layer may not use (DESIGN.md §2)"
+#error "keep-set.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/arena.h"

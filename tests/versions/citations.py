@@ -2,18 +2,21 @@
 # SPDX-License-Identifier: MIT
 """Every fact citation resolves.
 
-usage: citations.py DTYPELINT SOURCE_ROOT FACTS_DIR
+usage: citations.py DTYPELINT SOURCE_ROOT   (environment: DTL_FACTS_DIR, optional)
 
 - rules/versions.yaml: every behaviour's `fact:` is one https URL to an upstream source (a PR, an
   issue, a commit, a file at a commit or tag, official docs), never a notes file; every recipe's
   and memory formula's `source:` starts with one.
 - every rule's Sources (`--explain`, from the rule table, so whatever files the rules live in):
-  each citation is an https URL as above, a `facts/<file>.md §N` that resolves, or a file of
-  the source tree; a § with no facts/ file before it resolves to nothing.
-- every `facts/<file>.md §N "Title"` in the source tree (comments, docs, YAML): the file is in
-  FACTS_DIR (../shared/facts), §N a numbered heading there (or item M of the numbered list in
-  §N, written §N.M), and the quoted title, if any, stands in that section. Without FACTS_DIR
-  (a clone on its own) these are not resolved, and the test says so; the rest still runs.
+  each citation is an https URL as above, a `docs/<file>.md §N` or `facts/<file>.md §N` that
+  resolves, or a file of the source tree; a § with no such file before it resolves to nothing.
+- every `docs/<file>.md §N "Title"` in the source tree (comments, docs, YAML): the file is in
+  the tree's docs/, §N a numbered heading there (or item M of the numbered list in §N, written
+  §N.M), and the quoted title, if any, stands in that section. These always resolve: the tree
+  stands on its own (issue 37).
+- every `facts/<file>.md §N` likewise, in the notes folder DTL_FACTS_DIR names: notes outside
+  the repository that older comments still cite. Without it (a clone or a tarball on its own)
+  they are not resolved, and the test says how many; cite an upstream URL or docs/ instead.
 
 The checks first run on broken copies, each of which must fail: a checker that cannot fail
 proves nothing.
@@ -31,7 +34,10 @@ except ImportError:
     sys.exit(77)
 
 URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+")
-FACTS_REF = re.compile(r"(?<![\w.-])(?:(?:\.\./)?shared/)?facts/([A-Za-z0-9_.-]+\.md)")
+# facts/<file>.md (the notes folder, however reached) or docs/<file>.md (the tree's docs/, so
+# not tests/docs/...)
+FACTS_REF = re.compile(r"(?<![\w.-])(?:(?:\.\./)?shared/)?(facts)/([A-Za-z0-9_.-]+\.md)"
+                       r"|(?<![\w./-])(docs)/([A-Za-z0-9_.-]+\.md)")
 SECTION = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 TITLE = re.compile(r"[ \t]*\"([^\"\n]{1,80})\"")
 # between two sections of one citation: "§1.2, §1.3", "§3-§6", "§3.6/§3.7", "§5.1 and\n * §5.2",
@@ -71,11 +77,12 @@ def url_problem(url):
 
 
 class Facts:
-    """The notes files: numbered headings and their spans."""
+    """One folder of cited Markdown files: numbered headings and their spans."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, label):
         self.folder = folder
-        self.available = os.path.isdir(folder)
+        self.label = label  # how citations name the folder: "docs" or "facts"
+        self.available = folder is not None and os.path.isdir(folder)
         self.files = {}
         self.unresolved = 0
 
@@ -111,13 +118,13 @@ class Facts:
         return self.files[name]
 
     def resolve(self, name, section, title):
-        """Why facts/NAME §SECTION "TITLE" does not resolve, or None."""
+        """Why LABEL/NAME §SECTION "TITLE" does not resolve, or None."""
         if not self.available:
             self.unresolved += 1
             return None
         loaded = self.load(name)
         if loaded is None:
-            return f"no facts/{name} in {self.folder}"
+            return f"no {self.label}/{name} in {self.folder}"
         lines, sections = loaded
         span = (0, len(lines))
         if section is not None:
@@ -126,16 +133,17 @@ class Facts:
             else:
                 parent, _, item = section.rpartition(".")
                 if not parent or parent not in sections:
-                    return f"facts/{name} has no heading §{section}"
+                    return f"{self.label}/{name} has no heading §{section}"
                 start, end = sections[parent]
                 if not any(re.match(rf"^{item}\.\s", line) for line in lines[start:end]):
-                    return f"facts/{name} has no heading §{section} nor item {item} in §{parent}"
+                    return (f"{self.label}/{name} has no heading §{section} nor item {item} in "
+                            f"§{parent}")
                 span = (start, end)
         if title is not None:
             body = norm(" ".join(lines[span[0]:span[1]]))
             if norm(title) not in body:
                 where = f"§{section}" if section else "the file"
-                return f"facts/{name}: \"{title}\" is not in {where}"
+                return f"{self.label}/{name}: \"{title}\" is not in {where}"
         return None
 
 
@@ -144,7 +152,8 @@ def norm(text):
 
 
 def facts_refs(text):
-    """Every facts/<file>.md reference in TEXT: (offset, file, [(section, title)], end)."""
+    """Every docs/ or facts/<file>.md reference in TEXT:
+    (offset, folder label, file, [(section, title)], end)."""
     out = []
     for m in FACTS_REF.finditer(text):
         pos, cited = m.end(), []
@@ -168,17 +177,18 @@ def facts_refs(text):
                 if not gap:
                     break
                 pos = gap.end()
-        out.append((m.start(), m.group(1), cited or [(None, None)], pos))
+        label, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        out.append((m.start(), label, name, cited or [(None, None)], pos))
     return out
 
 
 def check_text(where, text, facts):
     """Problems of the facts/ references in TEXT, as 'WHERE:LINE: ...'."""
     problems = []
-    for offset, name, cited, _ in facts_refs(text):
+    for offset, label, name, cited, _ in facts_refs(text):
         line = text.count("\n", 0, offset) + 1
         for section, title in cited:
-            why = facts.resolve(name, section, title)
+            why = facts[label].resolve(name, section, title)
             if why:
                 problems.append(f"{where}:{line}: {why}")
     return problems
@@ -188,15 +198,15 @@ def check_rule_sources(rule, text, facts, root):
     """Problems of one rule's Sources text."""
     problems, found = [], 0
     refs = facts_refs(text)
-    for offset, name, cited, _ in refs:
+    for offset, label, name, cited, _ in refs:
         found += 1
         for section, title in cited:
-            why = facts.resolve(name, section, title)
+            why = facts[label].resolve(name, section, title)
             if why:
                 problems.append(f"{rule} Sources: {why}")
     # what is left once the facts/ references are cut out
     rest, last = "", 0
-    for offset, _, _, end in refs:
+    for offset, _, _, _, end in refs:
         rest += text[last:offset] + " "
         last = end
     rest += text[last:]
@@ -212,10 +222,10 @@ def check_rule_sources(rule, text, facts, root):
         if not os.path.isfile(os.path.join(root, m.group(1))):
             problems.append(f"{rule} Sources: {m.group(1)} is no file of the source tree")
     for m in re.finditer(r"§\s?\d[\d.]*", rest):
-        problems.append(f"{rule} Sources: '{m.group(0)}' names no facts/ file, so it resolves "
-                        "to nothing")
+        problems.append(f"{rule} Sources: '{m.group(0)}' names no docs/ or facts/ file, so it "
+                        "resolves to nothing")
     if found == 0:
-        problems.append(f"{rule} Sources: no citation (an https URL or facts/<file>.md §N)")
+        problems.append(f"{rule} Sources: no citation (an https URL or docs/<file>.md §N)")
     return problems
 
 
@@ -272,6 +282,7 @@ def rule_sources(dtypelint):
 def self_test(facts, root, versions, sources):
     """Broken copies: each must fail (and the unbroken control must pass)."""
     notes = "facts" + "/"  # written apart, so this file holds no reference to check
+    docs = "docs" + "/"
     rule = next(iter(sources))
     behaviour = next(iter(yaml.safe_load(versions)["behaviours"]))
     fact_line = re.compile(r"(\n  " + re.escape(behaviour) + r":\n(?:    .*\n)*?    fact: )\"[^\"]*\"")
@@ -292,7 +303,13 @@ def self_test(facts, root, versions, sources):
     cases.append(("a rule's Sources citing a missing file",
                   check_rule_sources(rule, "rules/no-such-file.md", facts, root)))
     cases.append(("a rule with no Sources", check_rule_sources(rule, "see above", facts, root)))
-    for what, text in [] if not facts.available else [
+    for what, text in [
+        ("a docs/ heading that does not exist", f"/* {docs}design.md §99 */"),
+        ("a docs/ file that does not exist", f"/* {docs}no-such-page.md §1 */"),
+        ("a docs/ title outside its section", f"/* {docs}design.md §2 \"House style\" */"),
+    ]:
+        cases.append((what, check_text("copy.c", text, facts)))
+    for what, text in [] if not facts["facts"].available else [
         ("a heading that does not exist", f"/* {notes}torch-and-transformers.md §9.9 */"),
         ("a notes file that does not exist", f"/* {notes}no-such-notes.md §1 */"),
         ("the second section of a list", f"/* {notes}torch-and-transformers.md §1.2, §1.99 */"),
@@ -302,16 +319,20 @@ def self_test(facts, root, versions, sources):
     ]:
         cases.append((what, check_text("copy.c", text, facts)))
     failures = [what for what, problems in cases if not problems]
-    control = [] if not facts.available else check_text("copy.c", f"/* {notes}torch-and-transformers.md §1.2, §2.3 and\n"
-                         f" * §4 \"Tied weights\" */", facts)
+    control = check_text("copy.c", f"/* {docs}design.md §2, §3 and\n * §8 \"House style\" */",
+                         facts)
+    if facts["facts"].available:
+        control += check_text("copy.c", f"/* {notes}torch-and-transformers.md §1.2, §2.3 and\n"
+                              f" * §4 \"Tied weights\" */", facts)
     if control:
         failures.append("a good reference is refused: " + "; ".join(control))
     return failures
 
 
 def main():
-    dtypelint, root, facts_dir = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
-    facts = Facts(facts_dir)
+    dtypelint, root = sys.argv[1], os.path.abspath(sys.argv[2])
+    facts_dir = os.environ.get("DTL_FACTS_DIR") or None
+    facts = {"docs": Facts(os.path.join(root, "docs"), "docs"), "facts": Facts(facts_dir, "facts")}
     versions = open(os.path.join(root, "rules", "versions.yaml"), encoding="utf-8").read()
     sources = rule_sources(dtypelint)
     if len(sources) < 10:
@@ -335,12 +356,13 @@ def main():
         problems += check_text(os.path.relpath(path, root), text, facts)
     for p in problems:
         print(p)
-    print(f"{len(sources)} rules' Sources, {refs} facts/ references in the source tree, "
+    print(f"{len(sources)} rules' Sources, {refs} docs/ and facts/ references in the source tree, "
           f"{len(yaml.safe_load(versions)['behaviours'])} behaviours: "
           f"{len(problems)} citations that do not resolve")
-    if not facts.available:
-        print(f"NOTE: no notes folder {facts_dir}: {facts.unresolved} facts/ references were "
-              "not resolved")
+    if facts["facts"].unresolved:
+        print(f"NOTE: DTL_FACTS_DIR names no notes folder ({facts_dir}): "
+              f"{facts['facts'].unresolved} facts/ references (outside the repository) were not "
+              "resolved")
     return 1 if problems else 0
 
 
