@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The thin layer every Check runner goes through, so that Check stays swappable
- * (facts/ecosystem-and-style.md §1.15). A runner defines its tests with START_TEST/END_TEST
+ * (https://libcheck.github.io/check/; meson runs each runner as a test,
+ * https://mesonbuild.com/Unit-tests.html). A runner defines its tests with START_TEST/END_TEST
  * and a `static void add_tests(TCase *tc)`, then uses DTL_TEST_MAIN("suite name").
  */
 #ifndef DTL_TEST_H

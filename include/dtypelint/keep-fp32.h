@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * transformers' matching of _keep_in_fp32_modules entries against tensor names, in its three
- * eras (facts/torch-and-transformers.md §3.5). Entries are not globs.
+ * eras (rules/versions.yaml: transformers-keep-match-substring, -keep-match-dot-regex,
+ * -keep-in-fp32-strict, each with its upstream source). Entries are not globs.
  */
 #ifndef DTYPELINT_KEEP_FP32_H
 #define DTYPELINT_KEEP_FP32_H

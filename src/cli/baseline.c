@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Baselines, for adopting dtypelint on a project that already has findings
- * (facts/ecosystem-and-style.md §1.7): --write-baseline records every current finding,
+ * (as ESLint's bulk suppressions, https://eslint.org/docs/latest/use/suppressions, and
+ * PHPStan's baseline, https://phpstan.org/user-guide/baseline): --write-baseline records every
+ * current finding,
  * --baseline hides the recorded ones. Entries are keyed by rule + file + group/tensor (the
  * message when a finding names neither), never by line, and counted; entries that match
  * fewer findings than their count are stale and reported as notes on standard error.

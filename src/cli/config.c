@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * .dtypelint.yaml: found upward from each input's directory, the nearest wins and is not
- * merged with others (ruff, ShellCheck: facts/ecosystem-and-style.md §1.2, §1.3, §3.4).
+ * merged with others, as ruff's (https://docs.astral.sh/ruff/configuration/#config-file-discovery)
+ * and ShellCheck's .shellcheckrc
+ * (https://github.com/koalaman/shellcheck/blob/v0.10.0/shellcheck.1.md#rc-files).
  * Validated through the positioned document tree, so an unknown key or a bad value is an
  * error at its line and column.
  */

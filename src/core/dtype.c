@@ -120,7 +120,8 @@ bool dtl_dtype_is_half(enum dtl_dtype dtype)
 }
 
 /*
- * facts/torch-and-transformers.md §4: for two dimensioned tensors, torch.result_type picks the
+ * torch's type promotion (https://pytorch.org/docs/2.7/tensor_attributes.html#type-promotion-doc):
+ * for two dimensioned tensors, torch.result_type picks the
  * higher category (bool < integer < floating), and within floating the wider type;
  * bfloat16 with float16 promotes to float32; float8 with anything wider takes the wider type.
  */

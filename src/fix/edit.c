@@ -471,7 +471,7 @@ static const char *dialect_key(enum dialect d, const char *key)
 		enum dialect d;
 		const char *from, *to;
 	} map[] = {
-	    /* facts/deepspeed-peft-bnb-trl-accelerate.md §1.8: the DeepSpeed config's names */
+	    /* the DeepSpeed config's names (https://www.deepspeed.ai/docs/config-json/) */
 	    {D_DEEPSPEED, "training.zero3.allgather_sequential",
 	     "zero_optimization.stage3_allgather_sequential"},
 	    {D_DEEPSPEED, "training.zero3.persistence_threshold",

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --wrap-plan: an FSDP2 fully_shard plan in which every group holds one trainable dtype
- * (facts/torch-and-transformers.md §2.2, §2.3). Bottom-up like fully_shard calls: a module is
- * sharded on its own when its subtree's parameters do not all share the dtype of its parent's
- * group, so float32 modules (routers, adapters kept in fp32) get groups of their own — the
- * "fp32 layer" pattern NeMo's fully_shard_by_dtype automates.
+ * (FSDPParamGroup's one-dtype check: rules/versions.yaml fsdp2-trainable-only-check). Bottom-up
+ * like fully_shard calls: a module is sharded on its own when its subtree's parameters do not all
+ * share the dtype of its parent's group, so float32 modules (routers, adapters kept in fp32) get
+ * groups of their own — the "fp32 layer" pattern NeMo's fully_shard_by_dtype automates.
  */
 #include <errno.h>
 #include <string.h>

@@ -2,9 +2,9 @@
 /*
  * Suppressions, applied after every rule ran: the manifest's `suppress:` list (rule, optional
  * tensors glob, reason) and inline YAML comments `# dtypelint: ignore[RULE,...] reason`
- * (facts/ecosystem-and-style.md §3.4). A suppression that silences nothing is reported as
- * DT002 unused-suppression (src/rules/dt002-unused-suppression.c makes those findings), like
- * ruff's RUF100.
+ * (ruff's noqa comments, https://docs.astral.sh/ruff/linter/#error-suppression). A suppression that
+ * silences nothing is reported as DT002 unused-suppression (src/rules/dt002-unused-suppression.c
+ * makes those findings), like ruff's RUF100.
  */
 #include <errno.h>
 #include <stdlib.h>

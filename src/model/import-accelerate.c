@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accelerate config YAML (facts/deepspeed-peft-bnb-trl-accelerate.md §5.1-§5.3): how accelerate
+ * accelerate config YAML (accelerate's launch and FSDP plugin,
+ * https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/dataclasses.py
+ * and utils/launch.py there): how accelerate
  * turns distributed_type, mixed_precision, fsdp_config and deepspeed_config into an FSDP or
  * DeepSpeed set-up, and the conflicts it rejects itself.
  */

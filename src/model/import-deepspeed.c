@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DeepSpeed JSON (facts/deepspeed-peft-bnb-trl-accelerate.md §1.8): the keys that decide
+ * DeepSpeed JSON (https://www.deepspeed.ai/docs/config-json/): the keys that decide
  * dtypes. Other keys are DeepSpeed's business and are not checked here.
  */
 #include <errno.h>

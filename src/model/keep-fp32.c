@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * facts/torch-and-transformers.md §3.5: how transformers matches keep-in-fp32 entries.
+ * How transformers matches keep-in-fp32 entries (rules/versions.yaml: transformers-keep-match-*,
+ * transformers-keep-in-fp32-strict, with their upstream sources).
  * - <= ~4.50: `any(m in name.split(".") for m in keep)`: one whole component.
  * - ~4.51-4.5x: `re.compile("|".join(rf"((^|\.){m}($|\.))" ...)).search(name)`: dot-bounded,
  *   unescaped, so '.' in an entry matches any character and an entry may span components.

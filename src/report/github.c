@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GitHub Actions workflow commands (facts/ecosystem-and-style.md §1.10):
+ * GitHub Actions workflow commands
+ * (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands):
  *   ::error file=F,line=L,col=C,title=DT101 name::F:L:C: message [DT101]%0A...
  * escaped as actions/toolkit's command.ts does. GitHub turns at most 10 errors, 10 warnings
  * and 10 notices of a step into annotations, so the most severe come first, at most 10 per

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GitLab Code Quality (facts/ecosystem-and-style.md §1.12): a JSON array of issues with
- * description, check_name, fingerprint (unique per finding: GitLab shows only the first of
- * equal ones), severity and location {path, lines {begin}}. Severities: error -> major,
- * warning -> minor, info -> info.
+ * GitLab Code Quality
+ * (https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format): a JSON array of
+ * issues with description, check_name, fingerprint (unique per finding: GitLab shows only the first
+ * of equal ones), severity and location {path, lines {begin}}. Severities: error -> major, warning
+ * -> minor, info -> info.
  */
 #include <errno.h>
 

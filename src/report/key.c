@@ -2,7 +2,9 @@
 /*
  * A finding's identity across runs: rule + file + group/tensor, never the line, so that
  * fingerprints (SARIF, GitLab) and baseline entries survive edits that move lines
- * (facts/ecosystem-and-style.md §1.7, §1.9).
+ * (PHPStan's baseline counts per message and file, https://phpstan.org/user-guide/baseline;
+ * GitHub's partialFingerprints,
+ * https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning).
  */
 #include <errno.h>
 #include <stdio.h>

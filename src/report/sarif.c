@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SARIF 2.1.0 for GitHub code scanning (facts/ecosystem-and-style.md §1.9): every property
- * GitHub marks required, rules[] from the rule table for the rules with results (descriptions,
- * and help = --explain),
- * regions with line and column, URIs relative to the repository root (options->root; the
- * checkout in CI, whichever subfolder dtypelint runs from) under uriBaseId %SRCROOT%, and
- * partialFingerprints keyed by rule + file + group/tensor, never by line, so that alerts survive
- * edits that move lines.
+ * SARIF 2.1.0 for GitHub code scanning
+ * (https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning):
+ * every property GitHub marks required, rules[] from the rule table for the rules with results
+ * (descriptions, and help = --explain), regions with line and column, URIs relative to the
+ * repository root (options->root; the checkout in CI, whichever subfolder dtypelint runs from)
+ * under uriBaseId %SRCROOT%, and partialFingerprints keyed by rule + file + group/tensor, never by
+ * line, so that alerts survive edits that move lines.
  */
 #include <errno.h>
 #include <stdlib.h>

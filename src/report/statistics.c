@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* --statistics: findings per rule, most frequent first (ties by rule id), in flake8's and
- * ruff's "count<TAB>code<TAB>name" shape (facts/ecosystem-and-style.md §1.2) or as JSON. */
+ * ruff's "count<TAB>code<TAB>name" shape
+ * (https://flake8.pycqa.org/en/latest/user/options.html#cmdoption-flake8-statistics) or as JSON. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,9 @@
 #include "rule-util.h"
 
 /*
- * facts/torch-and-transformers.md §1.2, §1.3: FSDP1 validates each unit's parameters in
+ * _validate_tensors_to_flatten (rules/versions.yaml fsdp1-validate-v2,
+ * https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/torch/distributed/fsdp/_flat_param.py):
+ * FSDP1 validates each unit's parameters in
  * registration order when it flattens them, in the constructor (wrap time), units in
  * post-order. The first tensor must be floating; every later one must have its dtype; with
  * use_orig_params=False (always before 2.0, and in 2.0 in both modes) its requires_grad too.

@@ -7,7 +7,8 @@
 #include "rule-util.h"
 
 /*
- * facts/torch-and-transformers.md §2.3: FSDPParamGroup._init_mp_dtypes asserts one original
+ * rules/versions.yaml fsdp2-trainable-only-check (_fsdp_param_group.py at its commit):
+ * FSDPParamGroup._init_mp_dtypes asserts one original
  * dtype, at lazy init (the first forward): over all parameters up to ~2.7, over trainable ones
  * from ~2.8 (PR #154103). param_dtype does not help: the check is on the original dtype.
  */

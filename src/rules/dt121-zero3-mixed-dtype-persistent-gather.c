@@ -7,7 +7,8 @@
 #include "rule-util.h"
 
 /*
- * facts/deepspeed-peft-bnb-trl-accelerate.md §1.3, §1.4: after each optimizer step ZeRO-3
+ * rules/versions.yaml deepspeed-coalesced-gather-first-dtype (DeepSpeed PR #8073): after each
+ * optimizer step ZeRO-3
  * all-gathers the persistent parameters in one coalesced call; from 0.12.0 to 0.19.2 every
  * output buffer has the first parameter's dtype, so mixed dtypes raise in
  * all_gather_into_tensor — when world size > 1 and stage3_allgather_sequential is false.

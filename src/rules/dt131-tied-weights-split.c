@@ -9,9 +9,9 @@ static const char *group_label(const struct dtl_group *g)
 	return g->kind == DTL_GROUP_FSDP1_UNIT ? "FSDP1 unit" : "FSDP2 group";
 }
 
-/* facts/torch-and-transformers.md §4 "Tied weights", §2.7: HF ties by sharing one Parameter;
- * when its names fall into different FSDP2 groups, newest main raises; older FSDP2 and FSDP1
- * behaviour is unverified (the tie may silently break). */
+/* HF ties by sharing one Parameter; when its names fall into different FSDP2 groups, newest
+ * main raises (rules/versions.yaml fsdp2-shared-param-check, PyTorch PR #176225); older FSDP2
+ * and FSDP1 behaviour is unverified (the tie may silently break). */
 static int dt131_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;

@@ -53,7 +53,7 @@ static const char *storage_fix(struct dtl_check *c, uint32_t t, enum dtl_dtype w
 }
 
 /* FSDP2 before ~2.8 asserts one original dtype over every parameter of a group at lazy init
- * (facts/torch-and-transformers.md §2.3): the first group a 4-bit weight makes fail. */
+ * (rules/versions.yaml fsdp2-trainable-only-check): the first group a 4-bit weight makes fail. */
 static int fsdp2_error(struct dtl_check *c, struct dtl_finding *f)
 {
 	const struct dtl_sim *sim = c->sim;

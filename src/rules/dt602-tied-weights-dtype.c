@@ -4,9 +4,10 @@
 
 #include "rule-check.h"
 
-/* facts/torch-and-transformers.md §4 "Tied weights": HF ties by sharing one Parameter, so
- * tied weights always have one dtype; a manifest that says otherwise describes no real
- * model (usually an export that upcast one name, or a hand edit). */
+/* HF ties by sharing one Parameter (PreTrainedModel._tie_or_clone_weights,
+ * https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py),
+ * so tied weights always have one dtype; a manifest that says otherwise describes no real model
+ * (usually an export that upcast one name, or a hand edit). */
 static int dt602_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;

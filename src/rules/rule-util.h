@@ -37,8 +37,8 @@ bool dtl_rules_sharded(const struct dtl_sim *sim);
 /* "FSDP1", "FSDP2", "ZeRO-3", ... as messages name the strategy. */
 const char *dtl_rules_strategy_label(const struct dtl_sim *sim);
 /* The error FSDP1 raises at the first unit a 4-bit weight makes fail (units in construction
- * order; torch validates each unit's parameters in order, facts/torch-and-transformers.md
- * §1.2): the cause is the storage, the symptom this ValueError. */
+ * order; torch validates each unit's parameters in order, rules/versions.yaml
+ * fsdp1-validate-v2): the cause is the storage, the symptom this ValueError. */
 int dtl_rules_fsdp1_error(struct dtl_check *c, struct dtl_finding *f);
 /* A LoRA adapter tensor (modules_to_save copies are not adapters). */
 bool dtl_rules_is_lora(const struct dtl_sim *sim, uint32_t t);

@@ -114,8 +114,8 @@ static uint64_t local(const struct acc *a, uint32_t t, uint64_t n)
 	uint32_t flags = a->sim->t.flags[t];
 	if (!a->sharded_strategy || (flags & DTL_TF_IGNORED))
 		return n;
-	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: persistent parameters are whole on
-	 * every rank */
+	/* persistent parameters are whole on every rank (DeepSpeed's mark_persistent_parameters,
+	 * deepspeed/runtime/zero/parameter_offload.py) */
 	if (a->strategy == DTL_STRATEGY_ZERO3 && (flags & DTL_TF_ZERO_PERSIST))
 		return n;
 	return div_up(n, (uint64_t)a->n);

@@ -50,8 +50,10 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	if (rp->plan.fsdp.wrap.present) {
 		rp->wrap = rp->plan.fsdp.wrap;
 	} else {
-		/* facts/torch-and-transformers.md §3.8: _no_split_modules is the de facto
-		 * default wrap class list (accelerate, HF) */
+		/* _no_split_modules is the de facto default wrap class list (accelerate's FSDP
+		 * plugin,
+		 * https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/dataclasses.py)
+		 */
 		rp->wrap = sim->model.no_split_modules;
 		rp->wrap_from_model = true;
 		if (sim->model.no_split_from_profile) {
@@ -68,8 +70,11 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 			}
 		}
 	}
-	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: default 1e5; "auto" = 10 * hidden;
-	 * model threshold default sys.maxsize */
+	/* default 1e5, model threshold default sys.maxsize
+	 * (https://github.com/deepspeedai/DeepSpeed/blob/v0.19.5/deepspeed/runtime/zero/config.py);
+	 * "auto" = 10 * hidden (transformers' HfTrainerDeepSpeedConfig,
+	 * https://github.com/huggingface/transformers/blob/v4.57.0/src/transformers/integrations/deepspeed.py)
+	 */
 	if (rp->plan.zero3.persistence_auto && m->model.hidden_size > 0)
 		rp->persistence_threshold = 10 * m->model.hidden_size;
 	else if (rp->plan.zero3.persistence_threshold >= 0)
@@ -87,14 +92,15 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	if (rp->plan.fsdp_version_from_trainer && rp->plan.strategy == DTL_STRATEGY_FSDP1 &&
 	    dtl_behavior_active(sim->behaviors, DTL_B_HF_TRAINER_FSDP2_DEFAULT, rp->plan.versions))
 		rp->plan.strategy = DTL_STRATEGY_FSDP2;
-	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.1: bf16, else fp16, else torch.float */
+	/* zero.Init: bf16, else fp16, else torch.float (rules/versions.yaml
+	 * deepspeed-init-tensor-overrides, partition_parameters.py at its commit) */
 	rp->zero_init_dtype = rp->mode_dtype != DTL_DTYPE_NONE           ? rp->mode_dtype
 	                      : rp->plan.precision == DTL_PRECISION_FP32 ? DTL_DTYPE_F32
 	                                                                 : DTL_DTYPE_NONE;
 }
 
-/* The keep-in-fp32 lists compiled for the era's matcher (facts/torch-and-transformers.md §3.5,
- * which needs the plan's versions) and keyed on the tensors' names. */
+/* The keep-in-fp32 lists compiled for the era's matcher (src/model/keep-fp32.c, which needs
+ * the plan's versions) and keyed on the tensors' names. */
 static int compile_keep_lists(struct dtl_sim *sim)
 {
 	struct dtl_model_view *v = &sim->model;

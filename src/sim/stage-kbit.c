@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * PEFT's prepare_model_for_kbit_training (facts/deepspeed-peft-bnb-trl-accelerate.md §2.2):
+ * PEFT's prepare_model_for_kbit_training (rules/versions.yaml peft-kbit-skips-params4bit):
  * freezes every parameter, then casts every float16/bfloat16 parameter to float32 except
  * Params4bit (since peft 0.10.0) — without checking that the model is quantized.
  */

@@ -133,8 +133,10 @@ const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
 const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uint32_t tensor)
 {
 	static const struct dtl_buffer_info known[] = {
-	    /* facts/torch-and-transformers.md §3.7: RoPE inv_freq is explicitly fp32 and
-	     * its forward upcasts; e_score_correction_bias is added to fp32 scores */
+	    /* RoPE inv_freq is explicitly fp32 and its forward upcasts
+	     * (https://github.com/huggingface/transformers/blob/v4.57.0/src/transformers/modeling_rope_utils.py);
+	     * e_score_correction_bias is added to fp32 scores
+	     * (rules/architectures/deepseek_v3.yaml) */
 	    {.name = {.text = "**.inv_freq", .len = 11}, .self_casting = true},
 	    {.name = {.text = "**.original_inv_freq", .len = 20}, .self_casting = true},
 	    {.name = {.text = "**.e_score_correction_bias", .len = 26},

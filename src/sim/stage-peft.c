@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The peft stage: get_peft_model injects LoRA matrices (and DoRA magnitudes, modules_to_save
- * copies) and freezes everything else (facts/deepspeed-peft-bnb-trl-accelerate.md §2.1, §2.3,
- * §2.4). An adapter is created at torch's default dtype (float32), moved to its base layer's
- * dtype when that is floating (a 4-bit base: its compute dtype from peft 0.19, its storage dtype
- * before), then — autocast_adapter_dtype, default true from peft 0.12 — float16/bfloat16 (and
- * float8 from 0.19) go to float32. An adapter added later (add_adapter, load_adapter) follows
- * the same path with that call's flag, with the exceptions of versions.yaml
- * peft-add-adapter-autocast and peft-task-add-adapter-drops-autocast.
+ * copies) and freezes everything else (rules/versions.yaml: peft-autocast-adapter-dtype,
+ * peft-4bit-compute-dtype, peft-qdora-fsdp-copy). An adapter is created at torch's default dtype
+ * (float32), moved to its base layer's dtype when that is floating (a 4-bit base: its compute dtype
+ * from peft 0.19, its storage dtype before), then — autocast_adapter_dtype, default true from peft
+ * 0.12 — float16/bfloat16 (and float8 from 0.19) go to float32. An adapter added later
+ * (add_adapter, load_adapter) follows the same path with that call's flag, with the exceptions of
+ * versions.yaml peft-add-adapter-autocast and peft-task-add-adapter-drops-autocast.
  */
 #include <errno.h>
 #include <regex.h>

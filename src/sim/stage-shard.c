@@ -171,10 +171,12 @@ static const struct dtl_pattern *peft_wrap_pattern(struct dtl_sim *sim)
 }
 
 /*
- * facts/torch-and-transformers.md §1.1 (FSDP1) and §2.2 (FSDP2): wrapping runs post-order,
- * children first; a unit/group owns the parameters of its subtree that no nested unit took,
- * minus ignored ones; the root takes the leftovers. So each parameter belongs to its nearest
- * wrapped ancestor, and units are built in post-order with the root last.
+ * FSDP1's _recursive_wrap
+ * (https://github.com/pytorch/pytorch/blob/v2.7.1/torch/distributed/fsdp/wrap.py) and FSDP2's
+ * fully_shard called bottom-up: wrapping runs post-order, children first; a unit/group owns the
+ * parameters of its subtree that no nested unit took, minus ignored ones; the root takes the
+ * leftovers. So each parameter belongs to its nearest wrapped ancestor, and units are built in
+ * post-order with the root last.
  */
 static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 {
@@ -338,7 +340,8 @@ static int zero3_sets(struct dtl_sim *sim)
 
 	if (!persistent)
 		return -ENOMEM;
-	/* facts/deepspeed-peft-bnb-trl-accelerate.md §1.3: named_parameters() order, persist
+	/* DeepSpeed's mark_persistent_parameters (deepspeed/runtime/zero/parameter_offload.py):
+	 * named_parameters() order, persist
 	 * when numel <= threshold; one that would pass the model threshold is skipped (continue,
 	 * not break); requires_grad plays no part */
 	for (size_t k = 0; k < sim->t.count; k++) {

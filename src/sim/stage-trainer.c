@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trainer stage: what TRL does to dtypes after get_peft_model
- * (facts/deepspeed-peft-bnb-trl-accelerate.md §4). TRL >= 0.26's core trainers cast every
- * trainable parameter of a quantized model to bfloat16, unconditionally. (TRL >= 1.7's
+ * (rules/versions.yaml: trl-qlora-bf16-cast, trl-zero3-no-autocast). TRL >= 0.26's core trainers
+ * cast every trainable parameter of a quantized model to bfloat16, unconditionally. (TRL >= 1.7's
  * autocast_adapter_dtype=False under ZeRO-3 is applied in the peft stage, where it acts.)
  * A recipe's own casts (LLaMA-Factory) come first: they run inside its model loader.
  */

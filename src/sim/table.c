@@ -243,8 +243,9 @@ static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uin
 	t->kind[i] = (uint8_t)d->kind;
 	if (m->quantization.method != DTL_QUANT_NONE &&
 	    dtl_sim_is_quant_state_name(d->name, d->name_len)) {
-		/* facts/deepspeed-peft-bnb-trl-accelerate.md §3.1, §3.3: part of its weight's
-		 * quant state, neither a parameter nor a buffer of the module */
+		/* part of its weight's quant state (bitsandbytes' Params4bit and Int8Params,
+		 * https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/nn/modules.py),
+		 * neither a parameter nor a buffer of the module */
 		t->kind[i] = DTL_KIND_QUANT_STATE;
 		t->flags[i] |= DTL_TF_QUANT_STATE;
 	}
