@@ -33,7 +33,7 @@ mkdir -p "$tmp/tree/src" "$tmp/tree/build/x"
 up=.. s=shared
 printf '/* see %s/%s/corpus/x.json */\n' $up $s >"$tmp/tree/src/a.c"
 printf "x = '%s' / '%s'\n" $up $s >"$tmp/tree/src/meson.build"
-printf '# %s/facts/f.md §1\n' $s >"$tmp/tree/src/b.yaml"
+printf '# %s/%s/f.md §1\n' $s facts >"$tmp/tree/src/b.yaml"
 printf '%s/%s/corpus in a build folder is not the source\n' $up $s >"$tmp/tree/build/x/log"
 found=$(scan "$tmp/tree" | wc -l)
 if [ "$found" -ne 3 ]; then

@@ -60,9 +60,10 @@ cat >"$rule" <<EOF
 
 #include "rule-util.h"
 
-/* Cite the fact the rule copies (facts/<file>.md §n, or an upstream URL at a commit). Report
- * with dtl_check_report() and dtl_check_add_tensor(); dtl_check_predict() names the error the
- * framework raises. dt602-tied-weights-dtype.c is a small complete rule. */
+/* Cite the fact the rule copies (an upstream URL at a tag or commit, or its behaviour in
+ * rules/versions.yaml). Report with dtl_check_report() and dtl_check_add_tensor();
+ * dtl_check_predict() names the error the framework raises. dt602-tied-weights-dtype.c is a
+ * small complete rule. */
 static int ${sym}_check(struct dtl_check *c)
 {
 	(void)c;

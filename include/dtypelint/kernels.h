@@ -207,7 +207,7 @@ struct dtl_kernels {
 void dtl_kernels_options_default(struct dtl_kernels_options *options);
 /* options may be NULL (defaults); its include_dirs must outlive k. Clears CPATH,
  * C_INCLUDE_PATH, CPLUS_INCLUDE_PATH and OBJC_INCLUDE_PATH in this process: libclang reads
- * them even with -nostdinc (facts/libclang-for-kernel-contracts.md §5.1). */
+ * them even with -nostdinc (docs/kernels.md §2). */
 int dtl_kernels_init(struct dtl_kernels *k, struct dtl_arena *arena,
                      const struct dtl_kernels_options *options, struct dtl_error *error);
 /* Releases libclang; accepts NULL and a zeroed struct. Results stay in the arena. */

@@ -3,7 +3,7 @@
  * Dtype expressions over tokens: ScalarType constants, element types, x.scalar_type() /
  * x.dtype() subjects with local aliases, boolean conditions on them, and the text of the error
  * a failing check raises (c10::str concatenation of its arguments).
- * facts/libclang-for-kernel-contracts.md §5.11: subjects are expressions, not just identifiers.
+ * docs/kernels.md §5: subjects are expressions, not just identifiers.
  */
 #include <string.h>
 
@@ -501,7 +501,7 @@ static void p_ternary(struct parser *p, struct kpred *out)
 	if (p->i < p->hi && ktok_punct(&p->toks[p->i], ":"))
 		p->i++;
 	p_ternary(p, &b);
-	/* facts/libclang-for-kernel-contracts.md §5.9: cond ? (a == b) : (a == kUInt8) is a
+	/* docs/kernels.md §5: cond ? (a == b) : (a == kUInt8) is a
 	 * conditional, low-confidence assert. */
 	*out = a;
 	for (size_t i = 0; i < b.n; i++)

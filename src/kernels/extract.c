@@ -3,7 +3,7 @@
  * The token walk over one main file: function extents by the token heuristic, each function's
  * parameters, referenced identifiers, calls and local aliases, and the dispatch to the fact
  * rules (fact-rules.c), project macro expansion (macros.c) and registrations (register.c).
- * facts/libclang-for-kernel-contracts.md §4.3: at brace depth 0, IDENT( ... ) then { opens a
+ * docs/kernels.md §4: at brace depth 0, IDENT( ... ) then { opens a
  * function; namespace/class/struct/extern "C" scopes are transparent. The AST loses whole
  * functions without the torch headers, the tokens never do.
  */

@@ -2,7 +2,7 @@
 /*
  * The fact rules: AT_DISPATCH_* sites from the macro-name grammar, dtype asserts, if-chains on
  * a dtype, switches on a dtype (hand-written or inside a project wrapper macro) and typed
- * accessors. facts/libclang-for-kernel-contracts.md §3-§6.
+ * accessors. docs/kernels.md §3, §5 and §9.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared internals of the kernel scanner. The pipeline (facts/libclang-for-kernel-contracts.md
- * §6): parse.c lexes one file hermetically into struct ktok, macros.c harvests and expands the
- * project's function-like macros, extract.c (with fact-rules.c and register.c) turns tokens into
- * facts, functions and registrations, link.c builds per-op contracts over the call graph.
+ * Shared internals of the kernel scanner. The pipeline (docs/kernels.md §1-§7): parse.c lexes one
+ * file hermetically into struct ktok, macros.c harvests and expands the project's function-like
+ * macros, extract.c (with fact-rules.c and register.c) turns tokens into facts, functions and
+ * registrations, link.c builds per-op contracts over the call graph.
  */
 #ifndef DTL_KERNELS_PRIVATE_H
 #define DTL_KERNELS_PRIVATE_H
@@ -134,7 +134,7 @@ struct kfinfo {
 };
 
 /* A file-scope macro invocation REGISTER_X(a_impl, CUDA, a_cuda): a_impl reaches a_cuda
- * (facts/libclang-for-kernel-contracts.md §5.7). */
+ * (docs/kernels.md §7). */
 struct klink {
 	const char *from, *to, *file;
 };

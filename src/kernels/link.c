@@ -4,8 +4,8 @@
  * (calls with argument mapping first, then every referenced identifier, class -> method edges
  * and file-scope registry macros), collecting the facts of each function reached with its
  * depth and the op parameter it constrains.
- * facts/libclang-for-kernel-contracts.md §5.7, §5.8, §6 (BFS up to about 6 hops; 352 of 550 ops
- * got a fact against 196 at depth 0), §8 (mapping callee subjects to caller arguments).
+ * docs/kernels.md §7 (BFS up to 6 hops; 352 of 550 ops got a fact against 196 at depth 0;
+ * callee subjects mapped to caller arguments).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /*
  * The project's function-like macros: harvested from the preprocessing record of every file the
  * hermetic parse reached, resolved per use site, expanded token by token.
- * facts/libclang-for-kernel-contracts.md §3 "Project macro definitions" and §5.4: wrapper names
+ * docs/kernels.md §3 "Project macros": wrapper names
  * lie and the same name can be defined twice, so a use resolves to the definition libclang
  * actually reached.
  */

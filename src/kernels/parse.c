@@ -48,9 +48,9 @@ static char *dir_of(struct dtl_arena *arena, const char *path)
 static int build_args(struct dtl_arena *scratch, const char *path, const char *const *include_dirs,
                       size_t n_include_dirs, const char ***ret_args, int *ret_n)
 {
-	/* facts/libclang-for-kernel-contracts.md §3 and §5.12: -nostdinc -nostdinc++ keeps the
-	 * result machine independent (Debian's libtorch-dev puts ATen in /usr/include, §5.1);
-	 * .cu/.cuh parse as CUDA host code without a toolkit. Warnings are noise here (§5.13). */
+	/* docs/kernels.md §2: -nostdinc -nostdinc++ keeps the result machine independent
+	 * (Debian's libtorch-dev puts ATen in /usr/include); .cu/.cuh parse as CUDA host code
+	 * without a toolkit. Warnings are noise here. */
 	static const char *const base[] = {"-std=c++17", "-nostdinc", "-nostdinc++", "-w",
 	                                   "-Wno-everything"};
 	static const char *const cuda[] = {"-x", "cuda", "--cuda-host-only", "-nocudainc",

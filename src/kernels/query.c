@@ -2,7 +2,7 @@
 /*
  * "Does op X accept dtype D for its tensor inputs?": the first fact on the op's call path that
  * D fails, the runtime error it raises, and how sure that is.
- * facts/libclang-for-kernel-contracts.md §6 "Checker rules": a mapped, unguarded fact errors;
+ * docs/kernels.md §8: a mapped, unguarded fact errors;
  * the same facts under #if guards, skipped by the preprocessor, conditional or not mapped to a
  * parameter only warn; an op without facts is unknown.
  */

@@ -3,7 +3,7 @@
  * Op registrations: pybind11 m.def("name", &fn), TORCH_LIBRARY / _IMPL / _FRAGMENT m.def and
  * m.impl, torch::RegisterOperators().op("ns::name", &fn), with template dtypes (&f<__half>),
  * TORCH_FN(fn), py::overload_cast and lambdas bound in place.
- * facts/libclang-for-kernel-contracts.md "What to extract per file" (TL;DR, 5): registrations.
+ * docs/kernels.md §6 "Registrations".
  */
 #include <string.h>
 

@@ -162,7 +162,7 @@ int dtl_kernels_scan_file(struct dtl_kernels *k, const char *path, struct dtl_er
 
 static bool is_project_dir(const char *name, size_t len)
 {
-	/* facts/libclang-for-kernel-contracts.md §6.1: the include dirs are the file's own
+	/* docs/kernels.md §2: the include dirs are the file's own
 	 * directory plus project directories named include, includes, csrc or src. */
 	return (len == 7 && memcmp(name, "include", 7) == 0) ||
 	       (len == 8 && memcmp(name, "includes", 8) == 0) ||

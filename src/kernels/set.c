@@ -10,7 +10,7 @@
 void dtl_kernels_options_default(struct dtl_kernels_options *options)
 {
 	memset(options, 0, sizeof(*options));
-	/* facts/libclang-for-kernel-contracts.md §6: BFS "with a depth limit of about 6". */
+	/* docs/kernels.md §7: a breadth-first walk "up to 6 hops". */
 	options->max_depth = 6;
 	options->max_file_size = 16u * 1024u * 1024u;
 	options->max_files = 100000;
@@ -44,7 +44,7 @@ static int init(struct dtl_kernels *k, struct dtl_arena *arena,
 		return dtl_error_set(error, nowhere, -EINVAL,
 		                     "kernel scan limits must be positive (files at most 4 GiB)");
 
-	/* facts/libclang-for-kernel-contracts.md §5.1: libclang reads these in-process even with
+	/* docs/kernels.md §2: libclang reads these in-process even with
 	 * -nostdinc; a leaked CPATH made a one-line file take 1.6 s with 45,619 errors. The scan
 	 * must not depend on the machine, so they go before the first parse. */
 	unsetenv("CPATH");
@@ -118,7 +118,7 @@ const char *kintern(struct dtl_kernels *k, const char *text, size_t len)
 
 const char *kbackend_of_path(struct dtl_kernels *k, const char *path)
 {
-	/* facts/libclang-for-kernel-contracts.md §4.1: tag the backend from the extension or
+	/* docs/kernels.md §10: tag the backend from the extension or
 	 * path (mmcv keeps npu/mlu/musa copies of each op beside the CUDA one). */
 	static const char *const names[] = {"cuda", "cpu", "npu", "mlu", "mps",
 	                                    "musa", "xpu", "hip", "rocm"};

@@ -134,7 +134,7 @@ uint64_t kvocab_constant(const char *text, size_t len)
 	return LOOKUP(constants, text, len);
 }
 
-/* facts/libclang-for-kernel-contracts.md §6 "Dtype vocabulary": the element types of
+/* docs/kernels.md §9 "Dtype names": the element types of
  * data_ptr<T>, template arguments and typed pointers. The last name of a qualified type is
  * looked up ("at::Half" -> "Half"). scalar_t and template parameters are not dtypes. */
 static const struct entry cpp_types[] = {
@@ -175,7 +175,7 @@ uint64_t kvocab_cpp_type(const char *text, size_t len)
 }
 
 /*
- * facts/libclang-for-kernel-contracts.md §6 "AT_DISPATCH name grammar", checked against
+ * docs/kernels.md §9, the AT_DISPATCH name grammar, checked against
  * ATen/Dispatch.h of torch 1.13 (/usr/include/ATen/Dispatch.h: INTEGRAL includes Short) and of
  * newer torch (REDUCED_FLOATING_TYPES). AT_DISPATCH_<BASE>[_AND|_AND<N>].
  */

@@ -2,7 +2,7 @@
 /*
  * Directory scans: a sorted recursive walk (deterministic whatever readdir's order), the
  * project include directories, and per file an include path nearest-first so that a file
- * picks the header copy next to it (facts/libclang-for-kernel-contracts.md §5.4: DeepSpeed has
+ * picks the header copy next to it (docs/kernels.md §2: DeepSpeed has
  * csrc/includes/type_shim.h and csrc/xpu/includes/type_shim.h).
  */
 #include <dirent.h>
