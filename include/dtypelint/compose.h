@@ -2,7 +2,7 @@
 /*
  * Composing one manifest and plan from what a user has: a manifest file or a Hugging Face model
  * folder, and optionally a plan file, a DeepSpeed JSON, an accelerate YAML, a PEFT
- * adapter_config.json and trainer arguments. Precedence of plan sources (DESIGN §3): the
+ * adapter_config.json and trainer arguments. Precedence of plan sources (docs/design.md §3): the
  * manifest's `training:`, then --plan, --deepspeed, --accelerate, --trainer-args,
  * --framework-config (later ones override the fields they set); command-line overrides are applied
  * by the caller.

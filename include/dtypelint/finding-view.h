@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the report layer reads of a linted input, as plain data the rules layer resolves from
- * the finished simulation (DESIGN §2: reporters read findings only, never the simulation).
+ * the finished simulation (docs/design.md §2: reporters read findings only, never the simulation).
  * Each finding carries its tensors' names, locations and dtype histories; the input's view
  * points into the simulation's columns (no per-tensor copies) for the model picture of the
  * HTML report and --trace, and holds the resolved plan for --show-plan and the versions.

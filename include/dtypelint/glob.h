@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Dotted-path globs (DESIGN §3): '*' matches within one segment (any run of characters but
+ * Dotted-path globs (docs/design.md §3): '*' matches within one segment (any run of characters but
  * '.'), a segment that is exactly '**' matches any number of segments (including none), all
  * else is literal.
  */

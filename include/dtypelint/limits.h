@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Limits on every user-controlled size (DESIGN §7 "Robustness"). */
+/* Limits on every user-controlled size (docs/design.md §7 "Robustness"). */
 #ifndef DTYPELINT_LIMITS_H
 #define DTYPELINT_LIMITS_H
 #ifndef DTL_SEES_CORE

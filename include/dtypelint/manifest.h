@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The model manifest (DESIGN §3, schema version 1), validated into typed structs. All strings
- * and arrays live in the arena passed to dtl_manifest_parse(); nothing here is freed alone.
+ * The model manifest (docs/design.md §3, schema version 1), validated into typed structs. All
+ * strings and arrays live in the arena passed to dtl_manifest_parse(); nothing here is freed alone.
  */
 #ifndef DTYPELINT_MANIFEST_H
 #define DTYPELINT_MANIFEST_H

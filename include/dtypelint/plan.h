@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The training plan (DESIGN §3 `training:`): strategy, precision, versions and the sharding
+ * The training plan (docs/design.md §3 `training:`): strategy, precision, versions and the sharding
  * settings. Every field keeps where it was set (loc.line == 0: not set by any file), so findings
  * can point at the line that causes them. Unset fields mean the framework's own default.
  */

@@ -36,7 +36,7 @@ void dtl_report_put_path(FILE *out, const char *path);
 
 void dtl_report_count(const struct dtl_report_input *inputs, size_t n,
                       struct dtl_report_counts *ret_counts);
-/* gcc-style lines (DESIGN §6); returns 0 or -EIO */
+/* gcc-style lines (docs/design.md §6); returns 0 or -EIO */
 int dtl_report_text(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* one versioned JSON object (schema in dtypelint(1)) */
 int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n);

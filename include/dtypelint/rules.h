@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rule catalogue (DESIGN §5) and findings. Each rule's documentation lives in one table
+ * The rule catalogue (docs/design.md §5) and findings. Each rule's documentation lives in one table
  * entry next to its implementation; --explain, --list-rules, the JSON output and the man page
  * read that one source.
  */

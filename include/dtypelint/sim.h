@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulation (DESIGN §4): a tensor table (struct of arrays) and a module tree built from the
- * manifest in torch's order, stages that change dtypes and flags and log every change in the
- * trace, and the groups the sharding strategy forms.
+ * The simulation (docs/design.md §4): a tensor table (struct of arrays) and a module tree built
+ * from the manifest in torch's order, stages that change dtypes and flags and log every change in
+ * the trace, and the groups the sharding strategy forms.
  */
 #ifndef DTYPELINT_SIM_H
 #define DTYPELINT_SIM_H

@@ -33,7 +33,7 @@ struct dtype_alias {
 	enum dtl_dtype dtype;
 };
 
-/* DESIGN §3 "dtypes": canonical names, fp/float/half/double aliases, safetensors' names. */
+/* docs/design.md §3 "dtypes": canonical names, fp/float/half/double aliases, safetensors' names. */
 static const struct dtype_alias aliases[] = {
     {"float32", DTL_DTYPE_F32},
     {"fp32", DTL_DTYPE_F32},

@@ -18,7 +18,7 @@
 
 #define KNONE UINT32_MAX
 
-/* Limits on what one file may cost (DESIGN §7 "Robustness"). */
+/* Limits on what one file may cost (docs/design.md §7 "Robustness"). */
 #define KMAX_TOKENS        (8u * 1024u * 1024u)
 #define KMAX_EXPAND_DEPTH  8u
 #define KMAX_EXPAND_TOKENS (1u << 20)

@@ -184,7 +184,7 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	if (r < 0)
 		return r;
 	if (in->plan_file) {
-		/* DESIGN §3: a --plan file replaces the manifest's training section */
+		/* docs/design.md §3: a --plan file replaces the manifest's training section */
 		struct dtl_plan plan;
 		dtl_plan_init(&plan);
 		r = dtl_plan_load(in->plan_file, arena, limits, &plan, error);

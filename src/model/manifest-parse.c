@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Validation of a manifest (DESIGN §3, schema version 1) into struct dtl_manifest. */
+/* Validation of a manifest (docs/design.md §3, schema version 1) into struct dtl_manifest. */
 #include <errno.h>
 #include <string.h>
 

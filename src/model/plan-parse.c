@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Validation of a training plan (DESIGN §3 `training:`). */
+/* Validation of a training plan (docs/design.md §3 `training:`). */
 #include <errno.h>
 #include <string.h>
 

@@ -88,7 +88,7 @@ static void put_row(FILE *out, struct dtl_json *w, const struct stage_row *row)
 	}
 }
 
-/* The stages of DESIGN §4 that this plan runs, with the rule each applies. */
+/* The stages of docs/design.md §4 that this plan runs, with the rule each applies. */
 static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;

@@ -8,7 +8,7 @@
 #include "rule-util.h"
 
 /* DT202 — router logits computed in 16-bit by a router that does not upcast, with no pin. */
-/* The dtype a tensor's manifest entry gives it (DESIGN §3: its own, else
+/* The dtype a tensor's manifest entry gives it (docs/design.md §3: its own, else
  * model.checkpoint_dtype, else float32); NONE for a tensor with no entry. */
 static enum dtl_dtype declared(const struct dtl_sim *sim, uint32_t t)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The model view: the manifest's model keys, else the architecture profile's (DESIGN §3 and
+ * The model view: the manifest's model keys, else the architecture profile's (docs/design.md §3 and
  * rules/architectures/README.md), and the router modules — from the manifest, the profile, or
  * a heuristic when neither names them.
  */

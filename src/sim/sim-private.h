@@ -51,7 +51,7 @@ int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error);
 
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error);
 /* The dtype a declared tensor has before any stage: its own, else model.checkpoint_dtype, else
- * torch's default, float32 (DESIGN §3). */
+ * torch's default, float32 (docs/design.md §3). */
 static inline enum dtl_dtype dtl_sim_declared_dtype(const struct dtl_manifest *m,
                                                     const struct dtl_tensor_decl *t)
 {

@@ -25,8 +25,8 @@ struct dtl_loc dtl_sim_plan_loc(const struct dtl_sim *sim, struct dtl_loc a, str
 	return top;
 }
 
-/* DESIGN §3: absent plan fields take the framework's own default; missing versions default to
- * the newest in the version table (and findings say so). */
+/* docs/design.md §3: absent plan fields take the framework's own default; missing versions default
+ * to the newest in the version table (and findings say so). */
 static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 {
 	struct dtl_resolved_plan *rp = &sim->rp;

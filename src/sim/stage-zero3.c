@@ -66,7 +66,7 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 	for (size_t i = 0; i < sim->t.count; i++) {
 		uint32_t flags = sim->t.flags[i];
 		enum dtl_dtype d = sim->t.dtype[i];
-		/* DESIGN §3: adapter tensors listed explicitly were made by PEFT after the
+		/* docs/design.md §3: adapter tensors listed explicitly were made by PEFT after the
 		 * model was built, outside zero.Init */
 		if (flags & (DTL_TF_ADAPTER | DTL_TF_ALIAS))
 			continue;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tensor table and the module tree, built from the manifest in torch's order (DESIGN §3
+ * The tensor table and the module tree, built from the manifest in torch's order (docs/design.md §3
  * "order"): modules from the dotted names, children in first-appearance order, traversal
  * pre-order with a module's own tensors before its children's — named_parameters() order.
  */
@@ -175,7 +175,7 @@ static int add_tensor(struct dtl_sim *sim, struct module_lookup *paths, const ch
 	return 0;
 }
 
-/* DESIGN §3: names PEFT gives the tensors it creates (one pass over the name's dots) */
+/* docs/design.md §3: names PEFT gives the tensors it creates (one pass over the name's dots) */
 static bool is_adapter_name(const char *name, size_t len)
 {
 	static const struct {
@@ -252,7 +252,7 @@ static void init_from_decl(struct dtl_sim *sim, struct frozen_match *frozen, uin
 	t->dtype[i] = (uint8_t)dtype;
 	t->compute_dtype[i] = (uint8_t)dtype;
 	t->numel[i] = d->numel;
-	/* DESIGN §3 "trainable": the tensor's own key wins over the frozen globs; otherwise
+	/* docs/design.md §3 "trainable": the tensor's own key wins over the frozen globs; otherwise
 	 * floating parameters are trainable and buffers never are */
 	bool trainable,
 	    by_glob = frozen->count && frozen_by_glob(sim, frozen, d->name, d->name_len);
