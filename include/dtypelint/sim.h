@@ -217,7 +217,7 @@ size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, struct dtl_ev
                        size_t max);
 /* The location of a tensor's entry (its tied partner's for injected aliases). */
 struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor);
-/* The keep-in-fp32 matcher of the plan's transformers version (facts §3.5). */
+/* The keep-in-fp32 matcher of the plan's transformers version (src/model/keep-fp32.c). */
 enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim);
 /* The first entry of a compiled keep-in-fp32 list (sim->model.keep_set or strict_set)
  * matching the tensor's name, or NULL. */

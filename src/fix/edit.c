@@ -482,7 +482,7 @@ static const char *dialect_key(enum dialect d, const char *key)
 	    /* accelerate's launcher and fsdp_config keys */
 	    {D_ACCELERATE, "training.world_size", "num_processes"},
 	    {D_ACCELERATE, "training.fsdp.cpu_offload", "fsdp_config.fsdp_offload_params"},
-	    /* §5.1: accelerate's fsdp_config keys */
+	    /* accelerate's fsdp_config keys (src/model/import-accelerate.c) */
 	    {D_ACCELERATE, "training.fsdp.use_orig_params", "fsdp_config.fsdp_use_orig_params"},
 	    {D_ACCELERATE, "training.fsdp.wrap", "fsdp_config.fsdp_transformer_layer_cls_to_wrap"},
 	    /* TrlParser / LLaMA-Factory: BitsAndBytesConfig(bnb_4bit_quant_storage=...) */
@@ -982,7 +982,7 @@ static int spell_edit(const struct dtl_fix *fix, const struct dtl_manifest *m, e
 		                     key, file, dialect_names[d], fix->proposed.title);
 	set_path(e, spelled, arena);
 	if (d == D_ACCELERATE && e->kind == V_LIST) {
-		/* accelerate wraps by class name only (facts §5.1) */
+		/* accelerate wraps by class name only (fsdp_transformer_layer_cls_to_wrap) */
 		bool classes = true;
 		for (size_t i = 0; i < e->list_count; i++)
 			classes = classes && class_name(e->list[i]);

@@ -371,7 +371,7 @@ static bool is_like_factory(const struct ktok *t)
 	       ktok_is(t, "rand_like") || ktok_is(t, "randn_like") || ktok_is(t, "full_like");
 }
 
-/* NAME = RHS;  records what NAME stands for (facts §5 "what to extract": local aliases). */
+/* NAME = RHS;  records what NAME stands for (docs/kernels.md §5: local aliases). */
 static void record_alias(struct kx *x, struct kfctx *c, const struct ktok *toks, size_t i, size_t n)
 {
 	size_t lo = i + 2, hi = lo, depth = 0;

@@ -101,7 +101,7 @@ static const char *check_message(struct kx *x, const struct ktok *toks, size_t i
 /* ---- AT_DISPATCH ---- */
 
 /* AT_DISPATCH_<BASE>[_AND|_AND<N>]: the base's dtypes and how many extra ScalarType
- * arguments come first (facts §6 "AT_DISPATCH name grammar"). */
+ * arguments come first (docs/kernels.md §9). */
 static uint64_t grammar(const char *name, size_t len, size_t *ret_extra)
 {
 	uint64_t types = kvocab_dispatch_base(name, len);

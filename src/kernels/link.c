@@ -305,7 +305,7 @@ static int expand(struct linker *l, const struct visit *v)
 	for (uint32_t i = 0; i < f->n_refs; i++) {
 		if ((r = visit_named(l, f->refs[i], f->file, NULL, depth, NULL, NULL)))
 			return r;
-		/* facts §5.8: ScatterSum::apply(...) runs ScatterSum::forward */
+		/* docs/kernels.md §7: ScatterSum::apply(...) runs ScatterSum::forward */
 		uint32_t m = chain_head(&l->ix.by_cls, f->refs[i]);
 		for (; m != KNONE; m = l->ix.next_by_cls[m]) {
 			int16_t *map = new_map(l, l->funcs[m].n_params);
@@ -333,7 +333,7 @@ static int map_param(const struct linker *l, const struct visit *v, const char *
 		if (f->params[j].name == base && v->map[j] >= 0)
 			return v->map[j];
 	}
-	/* facts §5.11: beyond the bound function, a subject maps only when names match */
+	/* docs/kernels.md §5: beyond the bound function, a subject maps only when names match */
 	for (uint32_t p = 0; p < l->n_op_params; p++) {
 		if (l->op_params[p].name == base && base[0])
 			return (int)p;

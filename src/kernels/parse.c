@@ -690,7 +690,8 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 	struct dtl_loc loc = {.file = path};
 	const char **args = NULL;
 	int nargs = 0, r;
-	/* §3: KeepGoing and Incomplete because a hermetic parse misses every system header. */
+	/* docs/kernels.md §2: KeepGoing and Incomplete because a hermetic parse misses every system
+	 * header. */
 	unsigned opts = CXTranslationUnit_DetailedPreprocessingRecord |
 	                CXTranslationUnit_KeepGoing | CXTranslationUnit_Incomplete;
 	enum CXErrorCode ec;

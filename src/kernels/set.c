@@ -59,7 +59,7 @@ static int init(struct dtl_kernels *k, struct dtl_arena *arena,
 	if ((r = dtl_libclang_open(lc, k->options.libclang_path, error)) < 0)
 		return r;
 	s->lc = lc;
-	/* displayDiagnostics=0: hermetic parses have hundreds of errors per file (§5.13). */
+	/* displayDiagnostics=0: a hermetic parse has hundreds of errors (docs/kernels.md §2) */
 	s->index = s->lc->createIndex(0, 0);
 	if (!s->index) {
 		dtl_libclang_close(lc);

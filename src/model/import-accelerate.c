@@ -93,7 +93,7 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 	plan->strategy = version == 2 ? DTL_STRATEGY_FSDP2 : DTL_STRATEGY_FSDP1;
 	plan->strategy_loc = v ? dtl_schema_loc(s, v) : plan->strategy_loc;
 	plan->fsdp.loc = f ? dtl_schema_loc(s, f) : plan->loc;
-	/* facts §5.2: accelerate's policy: FSDP1 MixedPrecision(param, reduce, buffer = dtype),
+	/* accelerate's policy: FSDP1 MixedPrecision(param, reduce, buffer = dtype),
 	 * FSDP2 MixedPrecisionPolicy(param, reduce, output = dtype) */
 	enum dtl_dtype d = dtl_precision_dtype(plan->precision);
 	if (plan->precision != DTL_PRECISION_UNSET && plan->precision != DTL_PRECISION_FP32) {
@@ -126,7 +126,7 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 			    dtl_schema_describe(s, v));
 		}
 	}
-	/* absent: the model's _no_split_modules (facts §5.1) */
+	/* absent: the model's _no_split_modules */
 	if ((v = get(f, "fsdp_transformer_layer_cls_to_wrap")) &&
 	    (r = class_list(s, v, &plan->fsdp.wrap)) < 0)
 		return r;
@@ -165,7 +165,7 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 		const char *rel;
 		if ((r = dtl_schema_string(s, file, "deepspeed_config_file", &rel)) < 0)
 			return r;
-		/* facts §5.3: with a config file these YAML keys are an error */
+		/* accelerate: with a config file these YAML keys are an error */
 		for (const char *const *k = ignored_with_file; *k; k++)
 			if (get(d, *k))
 				return dtl_schema_fail(
@@ -188,7 +188,7 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 		r = dtl_import_deepspeed(ds_path, arena, limits, plan, s->error);
 		if (r < 0)
 			return r;
-		/* facts §5.3: set_mixed_precision refuses a conflicting mode */
+		/* accelerate's set_mixed_precision refuses a conflicting mode */
 		if (yaml_precision != DTL_PRECISION_UNSET && yaml_precision != DTL_PRECISION_FP32 &&
 		    plan->precision != DTL_PRECISION_UNSET && plan->precision != yaml_precision)
 			return dtl_schema_fail(
@@ -230,7 +230,7 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 		}
 	}
 	if ((v = get(d, "zero3_init_flag"))) {
-		/* facts §5.3: forced off for stages other than 3 */
+		/* accelerate forces it off for stages other than 3 */
 		plan->zero3.init =
 		    truthy(v) && plan->strategy == DTL_STRATEGY_ZERO3 ? DTL_TRUE : DTL_FALSE;
 		plan->zero3.init_loc = dtl_schema_loc(s, v);
@@ -258,7 +258,7 @@ int dtl_import_accelerate(const char *path, struct dtl_arena *arena,
 	if ((mixed = get(root, "mixed_precision"))) {
 		if ((r = dtl_schema_string(s, mixed, "mixed_precision", &text)) < 0)
 			goto out;
-		/* facts §5.2: fp8 -> bf16; the FP8 matmuls themselves (TransformerEngine,
+		/* accelerate: fp8 -> bf16; the FP8 matmuls themselves (TransformerEngine,
 		 * torchao, MS-AMP) are not modelled (DT604) */
 		if (strcmp(text, "fp8") == 0 &&
 		    (r = dtl_plan_unmodelled(

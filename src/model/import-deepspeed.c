@@ -233,7 +233,7 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 		plan->file = s->file;
 		plan->loc = dtl_schema_loc(s, root);
 	}
-	/* facts §1.8: "bfloat16" is an alias section of "bf16" */
+	/* DeepSpeed: "bfloat16" is an alias section of "bf16" */
 	v = dtl_node_get(root, "bf16");
 	if (!v)
 		v = dtl_node_get(root, "bfloat16");
@@ -241,7 +241,7 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 	    (r = enabled(s, dtl_node_get(root, "fp16"), "fp16.enabled", &fp16, &fp16_node)) < 0)
 		goto out;
 	if (bf16 == 1 && fp16 == 1) {
-		/* facts §1.1: partition_parameters raises */
+		/* zero.Init (partition_parameters.py) raises */
 		r = dtl_schema_fail(
 		    s, fp16_node,
 		    "DeepSpeed refuses this config: 'RuntimeError: bfloat16 and fp16 "
@@ -254,7 +254,8 @@ int dtl_import_deepspeed(const char *path, struct dtl_arena *arena, const struct
 	} else if ((bf16 == 0 && fp16 == 0) || (bf16 == 0 && !fp16_node) ||
 	           (fp16 == 0 && !bf16_node)) {
 		/* both disabled (an absent section is disabled too, once the other is explicit):
-		 * zero.Init builds in torch.float (facts §1.1) */
+		 * zero.Init builds in torch.float (rules/versions.yaml
+		 * deepspeed-init-tensor-overrides) */
 		plan->precision = DTL_PRECISION_FP32;
 		plan->precision_loc = dtl_schema_loc(s, bf16_node ? bf16_node : fp16_node);
 	} else if (is_auto(bf16_node) || is_auto(fp16_node)) {

@@ -4,9 +4,10 @@
 
 #include "rule-util.h"
 
-/* facts §1.5: the ZeRO-3 optimizer defragments every trainable parameter into one flat
- * buffer: a bare assert of one dtype inside deepspeed.initialize (without param offload);
- * with offload_param the partitions are copied into a buffer of the first param's dtype. */
+/* rules/versions.yaml deepspeed-defragment-assert: the ZeRO-3 optimizer defragments every trainable
+ * parameter into one flat buffer: a bare assert of one dtype inside deepspeed.initialize (without
+ * param offload); with offload_param the partitions are copied into a buffer of the first param's
+ * dtype. */
 static int dt122_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;

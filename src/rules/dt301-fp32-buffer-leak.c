@@ -63,7 +63,8 @@ static int dt301_check(struct dtl_check *c)
 		const struct dtl_buffer_info *info = dtl_sim_buffer_info(sim, t);
 		if (info && info->self_casting)
 			continue;
-		/* facts §4: only a dimensioned fp32 operand promotes */
+		/* torch's type promotion (src/core/dtype.c): only a dimensioned fp32 operand
+		 * promotes */
 		int64_t numel = sim->t.numel[t];
 		const struct dtl_tensor_decl *d = sim->t.decl[t] != DTL_NONE_INDEX
 		                                      ? &sim->manifest->tensors[sim->t.decl[t]]

@@ -71,7 +71,7 @@ struct dtl_direct_hit {
 /*
  * The (pattern, tensor) pairs DT501 reports, by pattern, then in tensor order: a parameter
  * that is neither persistent nor tied (persistent params stay gathered; a tied one is
- * gathered by the module that owns it, facts §4.3: TRL checks ds_status == AVAILABLE).
+ * gathered by the module that owns it: TRL checks ds_status == AVAILABLE).
  * Linear in the tensors and the pairs: the tied ones are marked once (a scan of every tensor
  * per matched one took 10 s for `direct_access: ["**"]` and 160k tensors), and each name is
  * matched once against a glob set of the patterns.
@@ -191,7 +191,7 @@ static int dt501_propose_fixes(const struct dtl_fix_request *req)
 	}
 	if (!f->tensor_count)
 		return 0;
-	/* facts §4.3: GatheredParameters gathers the partitioned tensor for the read; a code
+	/* deepspeed.zero.GatheredParameters gathers the partitioned tensor for the read; a code
 	 * change, proven by taking the read out of direct_access */
 	const char *name = sim->t.name[f->tensors[0]];
 	return dtl_rules_propose(req, DTL_FIX_GATHER_CONTEXT, name, 0, 3,

@@ -36,15 +36,15 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 		if (!dtl_dtype_is_floating(d) || sim->t.kind[i] == DTL_KIND_QUANT_STATE)
 			continue;
 		if (sim->t.kind[i] == DTL_KIND_PARAM) {
-			/* §1.4, §2.5: every parameter of a unit or group computes in param_dtype;
-			 * ignored ones keep their own */
+			/* FSDP1's MixedPrecision, FSDP2's MixedPrecisionPolicy: every parameter of
+			 * a unit or group computes in param_dtype; ignored ones keep their own */
 			if (param_reason && !(sim->t.flags[i] & DTL_TF_IGNORED)) {
 				to = plan->fsdp.param_dtype;
 				reason = param_reason;
 				loc = plan->fsdp.param_dtype_loc;
 			}
 		} else if (buffer_reason) {
-			/* §1.4: FSDP1 casts floating buffers to buffer_dtype; FSDP2 never (§2.6) */
+			/* FSDP1 casts floating buffers to buffer_dtype; FSDP2 never */
 			to = plan->fsdp.buffer_dtype;
 			reason = buffer_reason;
 			loc = plan->fsdp.buffer_dtype_loc;

@@ -99,7 +99,7 @@ static int accelerate_fsdp2_upcast(struct dtl_sim *sim)
 }
 
 /* accelerate >= 1.14 on torch >= 2.7 puts frozen non-floating Params4bit in FSDP2's
- * ignored_params (facts §5.2, PR #3987), when the plan names accelerate. */
+ * ignored_params (accelerate PR #3987), when the plan names accelerate. */
 static int accelerate_fsdp2_ignore_params4bit(struct dtl_sim *sim)
 {
 	const struct dtl_resolved_plan *rp = &sim->rp;

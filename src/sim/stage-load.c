@@ -245,8 +245,9 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		                                      dtl_dtype_torch_name(target));
 		break;
 	}
-	/* facts §3.4: the plain list applies only under float16 (and, in the v5 regression
-	 * window, under bfloat16 too); the strict list under float16 and bfloat16 */
+	/* the plain list applies only under float16 (and, in the v5 regression window, under
+	 * bfloat16 too: rules/versions.yaml transformers-v5-plain-keep-under-bf16); the strict
+	 * list under float16 and bfloat16 */
 	bool plain =
 	    target == DTL_DTYPE_F16 ||
 	    (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
@@ -256,7 +257,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		enum dtl_dtype d = sim->t.dtype[i];
 		const struct dtl_pattern *e = NULL;
 		const char *list = NULL;
-		/* non-floating and float8_e4m3fn tensors are not cast (§3.3); a pre-quantized
+		/* non-floating and float8_e4m3fn tensors are not cast; a pre-quantized
 		 * weight and its quant state keep the dtype they are stored in (bitsandbytes
 		 * Params4bit.from_prequantized: quant_storage = data.dtype) */
 		if (!dtl_dtype_is_floating(d) || d == DTL_DTYPE_F8_E4M3FN ||

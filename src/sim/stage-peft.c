@@ -104,8 +104,9 @@ static bool autocast(const struct dtl_sim *sim, const char **ret_why, struct dtl
 		*ret_why = "adapter.autocast_adapter_dtype";
 		return a->autocast_adapter_dtype == DTL_TRUE;
 	}
-	/* facts §4.2: TRL >= 1.7 passes autocast_adapter_dtype=False under ZeRO-3 for models
-	 * that are not quantized, in its core trainers (more trainers from 1.8) */
+	/* rules/versions.yaml trl-zero3-no-autocast: TRL >= 1.7 passes autocast_adapter_dtype=False
+	 * under ZeRO-3 for models that are not quantized, in its core trainers (more trainers
+	 * from 1.8) */
 	if (plan->strategy == DTL_STRATEGY_ZERO3 && a->added_with == DTL_ADDED_GET_PEFT_MODEL &&
 	    sim->manifest->quantization.method == DTL_QUANT_NONE && plan->trainer) {
 		static const char *const core[] = {"trl-sft",    "trl-dpo", "trl-grpo", "trl-rloo",
@@ -143,7 +144,7 @@ static enum dtl_dtype base_dtype(const struct dtl_sim *sim, uint32_t weight, con
 	}
 	if (f & DTL_TF_QUANTIZED) {
 		if (dtl_sim_behavior(sim, DTL_B_PEFT_4BIT_COMPUTE_DTYPE)) {
-			/* transformers passes bnb_4bit_compute_dtype, float32 by default (§3.4) */
+			/* transformers passes bnb_4bit_compute_dtype, float32 by default */
 			enum dtl_dtype c =
 			    q->compute_dtype != DTL_DTYPE_NONE ? q->compute_dtype : DTL_DTYPE_F32;
 			*ret_how = "moved to the 4-bit base's compute dtype";

@@ -371,7 +371,8 @@ static int zero3_sets(struct dtl_sim *sim)
 	r = fill_members(sim, persistent->index);
 	if (r < 0)
 		return r;
-	/* the trainable set: what the optimizer defragments into one buffer (§1.5) */
+	/* the trainable set: what the optimizer defragments into one buffer (rules/versions.yaml
+	 * deepspeed-defragment-assert) */
 	struct dtl_group *trainable =
 	    new_group(sim, DTL_GROUP_ZERO3_TRAINABLE, "ZeRO-3 trainable parameters", DTL_NONE_INDEX,
 	              dtl_sim_plan_loc(sim, rp->plan.zero3.offload_param_loc, rp->plan.zero3.loc));

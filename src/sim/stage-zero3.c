@@ -46,7 +46,7 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 	(void)error;
 	if (!rp->zero_init)
 		return 0;
-	/* facts §3.4: transformers does not build quantized models under zero.Init */
+	/* transformers does not build quantized models under zero.Init */
 	if (sim->manifest->quantization.method != DTL_QUANT_NONE)
 		return 0;
 	/* rules/versions.yaml deepspeed-init-tensor-overrides: without
@@ -92,7 +92,7 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 		if (sim->t.kind[i] == DTL_KIND_BUFFER) {
 			/* buffers are never partitioned; a wrapped constructor (torch.zeros, ...)
 			 * casts a persistent buffer, while one computed through unwrapped ops
-			 * (inv_freq: arange(...).float()) keeps float32 — inferred, facts §1.1 */
+			 * (inv_freq: arange(...).float()) keeps float32 — inferred */
 			if (!(flags & DTL_TF_PERSISTENT)) {
 				if ((r = rope_cache(sim, (uint32_t)i, loc)) < 0)
 					return r;

@@ -103,7 +103,8 @@ END_TEST
 START_TEST(zero3_persistence_skips_but_does_not_stop)
 {
 	struct dtl_sim sim;
-	/* facts §1.3: over the model threshold a parameter is skipped (continue, not break) */
+	/* DeepSpeed's mark_persistent_parameters: over the model threshold a parameter is skipped
+	 * (continue, not break) */
 	run("dtypelint: 1\ntensors:\n  - {name: a.w, shape: [60]}\n  - {name: b.w, shape: [50]}\n"
 	    "  - {name: c.w, shape: [30]}\n  - {name: d.w, shape: [200]}\n"
 	    "training: {strategy: zero3, zero3: {persistence_threshold: 100, "
@@ -210,7 +211,7 @@ END_TEST
 
 START_TEST(keep_in_fp32_matching_eras)
 {
-	/* facts §3.5 */
+	/* the three eras of src/model/keep-fp32.c */
 	ck_assert(dtl_keep_match(DTL_KEEP_COMPONENT, "wo", 2, "enc.DenseReluDense.wo.weight", 28));
 	ck_assert(
 	    !dtl_keep_match(DTL_KEEP_COMPONENT, "router.proj", 11, "l.router.proj.weight", 20));
