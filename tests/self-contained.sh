@@ -18,6 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 # a path up into the sibling folder, in any spelling a script, C string or meson file uses
 UP='[.][.]/shared([/"'"'"'[:space:]]|$)'
 MESON="'[.][.]'[[:space:]]*/[[:space:]]*'shared'"
+# Python joining the parts: os.path.join(HERE, <dot-dot parts>, <the folder name>, ...)
+PYJOIN='"[.][.]"[[:space:]]*,[[:space:]]*("[.][.]"[[:space:]]*,[[:space:]]*)*"shared"'
 # its sub-folders and notes, named from elsewhere (the folder name, a slash, "corpus/...")
 NAMED='(^|[^[:alnum:]_.-])shared/(corpus|facts|bench|oracle|hooks|schemas)/'
 NOTES='(^|[^[:alnum:]_.-])shared/(DESIGN|STYLE|README)[.]md'
@@ -25,7 +27,7 @@ NOTES='(^|[^[:alnum:]_.-])shared/(DESIGN|STYLE|README)[.]md'
 # Prints file:line:text of every reference under $1 (build folders and git data skipped).
 scan() {
 	grep -rInE --exclude-dir='build*' --exclude-dir=.git --exclude-dir=__pycache__ \
-		-e "$UP" -e "$MESON" -e "$NAMED" -e "$NOTES" "$1"
+		-e "$UP" -e "$MESON" -e "$PYJOIN" -e "$NAMED" -e "$NOTES" "$1"
 }
 
 mkdir -p "$tmp/tree/src" "$tmp/tree/build/x"
@@ -34,10 +36,11 @@ up=.. s=shared
 printf '/* see %s/%s/corpus/x.json */\n' $up $s >"$tmp/tree/src/a.c"
 printf "x = '%s' / '%s'\n" $up $s >"$tmp/tree/src/meson.build"
 printf '# %s/%s/f.md §1\n' $s facts >"$tmp/tree/src/b.yaml"
+printf 'G = os.path.join(HERE, "%s", "%s", "bench")\n' $up $s >"$tmp/tree/src/c.py"
 printf '%s/%s/corpus in a build folder is not the source\n' $up $s >"$tmp/tree/build/x/log"
 found=$(scan "$tmp/tree" | wc -l)
-if [ "$found" -ne 3 ]; then
-	echo "self-check: the scan found $found of the 3 planted references (build/ skipped):"
+if [ "$found" -ne 4 ]; then
+	echo "self-check: the scan found $found of the 4 planted references (build/ skipped):"
 	scan "$tmp/tree"
 	exit 99
 fi
