@@ -20,7 +20,7 @@
 #ifndef DTYPELINT_LINT_H
 #define DTYPELINT_LINT_H
 #ifndef DTL_SEES_LINT
-#error "dtypelint/lint.h is in the lint layer, which this layer may not use (DESIGN.md §2)"
+#error "dtypelint/lint.h is in the lint layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include "dtypelint/behavior.h"

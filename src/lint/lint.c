@@ -11,8 +11,8 @@
 #include "dtypelint/compose.h"
 #include "lint-private.h"
 
-/* The config's plan values fill what the manifest's plan leaves unset (DESIGN §3 precedence:
- * config < manifest < --plan file < options). */
+/* The config's plan values fill what the manifest's plan leaves unset (docs/design.md §3
+ * precedence: config < manifest < --plan file < options). */
 static void plan_defaults(struct dtl_plan *plan, const struct dtl_plan *d)
 {
 	if (plan->strategy == DTL_STRATEGY_UNSET && d->strategy != DTL_STRATEGY_UNSET) {
@@ -231,7 +231,8 @@ static int resolve_plan(const struct dtl_lint_job *job, const struct dtl_lint_se
 	*plan = manifest->plan;
 	if (s->config && s->config->has_plan)
 		plan_defaults(plan, &s->config->plan);
-	/* a set-up's `with:` versions, then the options: DESIGN §3, options win over every file */
+	/* a set-up's `with:` versions, then the options: docs/design.md §3, options win over every
+	 * file */
 	dtl_plan_overlay(plan, &job->versions);
 	dtl_plan_overlay(plan, &o->overrides);
 	r = dtl_lint_versions_read(job, o, &s->limits, arena, req, error);

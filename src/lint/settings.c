@@ -177,9 +177,9 @@ static bool rule_on(const struct dtl_config *c, const struct dtl_lint_options *o
 }
 
 /*
- * Rule selection in layers, as ruff does (facts/ecosystem-and-style.md §1.2): all rules, then
- * the config's select (a new base), extend-select and ignore, then the options' --select (a
- * new base), --extend-select and --ignore. The result is a list of rule ids.
+ * Rule selection in layers, as ruff does (https://docs.astral.sh/ruff/linter/#rule-selection): all
+ * rules, then the config's select (a new base), extend-select and ignore, then the options'
+ * --select (a new base), --extend-select and --ignore. The result is a list of rule ids.
  */
 static int build_selection(const struct dtl_config *c, const struct dtl_lint_options *o,
                            struct dtl_arena *arena, struct dtl_rule_selection *ret)

@@ -68,7 +68,7 @@ def gen_model(rng):
         if rng.random() < 0.5:
             modules[p] = rng.choice(CLASSES)
     if rng.random() < 0.3:
-        modules["*.norm*"] = "Norm"  # leading "**." differs: the oracle needs one segment, DESIGN allows none
+        modules["*.norm*"] = "Norm"  # leading "**." differs: the oracle needs one segment, the manifest's globs allow none (docs/design.md §3)
     frozen = []
     if rng.random() < 0.3:
         frozen.append(rng.choice(["*.bias", "attn*.**", "*.*.scale", "layers0.**"]))
