@@ -61,9 +61,16 @@ sed 's|deepspeed_config_file: .*|deepspeed_config_file: fifo.json|' \
 	"$root/fixtures/import/accelerate_zero3.yaml" > cfg/acc-fifo.yaml
 run model --accelerate cfg/acc-fifo.yaml; refused accelerate-names-fifo $? "not a regular file"
 # typed on the command line, a FIFO stays the user's choice (it is read)
-# (a writer bounded in time: should dtypelint not read it, it would block until meson's timeout)
-(timeout 10 sh -c 'printf "%s\n" "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}" > cfg/fifo.json' 2>/dev/null &)
-timeout 10 "$dtypelint" model --deepspeed cfg/fifo.json >out 2>&1; st=$?
+# (the writer must be waiting in open() when dtypelint opens the FIFO, or the FIFO reads as
+# empty: a short sleep first, and three tries on a loaded machine; each writer is bounded in
+# time and holds none of the test's output)
+st=9
+for try in 1 2 3; do
+	(timeout 10 sh -c 'printf "%s\n" "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 3}}" > cfg/fifo.json' >/dev/null 2>&1 &)
+	sleep 0.3
+	timeout 10 "$dtypelint" model --deepspeed cfg/fifo.json >out 2>&1; st=$?
+	[ $st -lt 2 ] && break
+done
 if [ $st -lt 2 ]; then ok typed-fifo-read; else bad typed-fifo-read "exit $st: $(head -c 300 out)"; fi
 
 # 3. a .dtypelint.yaml that is a link to outside
