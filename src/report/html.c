@@ -57,12 +57,21 @@
 	"margin-right:4px}ol.facts{overflow-wrap:anywhere}"                                        \
 	"td{white-space:nowrap}details.tr ol{white-space:normal;min-width:40em}"
 #define SCRIPT                                                                                     \
-	"function show(){var e=document.getElementById(location.hash.slice(1));"                   \
+	"function fill(d){if(d.id.charAt(0)!=='m')return;"                                         \
+	"var b=document.getElementById('b'+d.id.slice(1));"                                        \
+	"if(b){b.remove();d.insertAdjacentHTML('beforeend',b.text);}}"                             \
+	"function find(id){var e=document.getElementById(id);if(e||!id)return e;"                  \
+	"var k='id=\"'+id+'\"',s=document.querySelectorAll('script[type=\"text/html\"]');"         \
+	"for(var i=0;i<s.length;i++)if(s[i].text.indexOf(k)>=0){"                                  \
+	"var d=find('m'+s[i].id.slice(1));if(d)fill(d);return document.getElementById(id);}"       \
+	"return null;}"                                                                            \
+	"function show(){var e=find(location.hash.slice(1));"                                      \
 	"if(!e)return;for(var p=e.parentElement;p;p=p.parentElement)"                              \
 	"if(p.tagName==='DETAILS')p.open=true;e.scrollIntoView();}"                                \
+	"addEventListener('toggle',function(v){if(v.target.open)fill(v.target);},true);"           \
 	"addEventListener('hashchange',show);addEventListener('DOMContentLoaded',show);"
 #define STYLE_HASH  "sha256-3rx15aBsrT3uqkJ/kNYHnesZKmP1TZgYxGiu66hFRL0="
-#define SCRIPT_HASH "sha256-1M3WwTqUzAYZ9TsoeRbk/6BREz3qUqa4utjA7yu/+XE="
+#define SCRIPT_HASH "sha256-i6Nip95jDUpxw1GW44MjzwfreFHECBPn8vHRfiElKbc="
 #define CSP                                                                                        \
 	"default-src 'none'; style-src '" STYLE_HASH "'; script-src '" SCRIPT_HASH                 \
 	"'; img-src 'none'; base-uri 'none'; form-action 'none'"
@@ -170,7 +179,9 @@ struct view {
 	/* modules: the module drawn for it: itself, or the first of the run that stands for it
 	 * or for its outermost ancestor in a run */
 	uint32_t *shown_as;
-	bool *listed; /* groups: a row of the groups table (all mixed ones, GROUP_ROWS more) */
+	bool *listed;   /* groups: a row of the groups table (all mixed ones, GROUP_ROWS more) */
+	uint32_t *lazy; /* the collapsed modules drawn as stubs, whose bodies are still to write */
+	size_t lazy_count;        /* (each is drawn once: at most one per module) */
 	struct dtl_strmap facts;  /* fact -> number: each is written once, at the section's end */
 	struct dtl_vec fact_list; /* const char * */
 	struct dtl_arena *arena;
@@ -326,12 +337,14 @@ static int view_alloc(struct view *v, struct dtl_arena *arena, uint32_t **ret_si
 	v->head = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	v->shown_as = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	v->listed = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(bool));
+	v->lazy = dtl_arena_calloc(arena, nm ? nm : 1, sizeof(uint32_t));
 	v->arena = arena;
 	dtl_strmap_init(&v->facts, arena);
 	uint32_t *size = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	if (!v->stage || !v->first || !v->end || !v->contiguous || !v->depth || !v->next ||
 	    !v->repeats || !v->last || !v->open || !v->group_of || !v->hot || !v->link || !v->mix ||
-	    !v->group_finding || !v->inlined || !v->head || !v->shown_as || !v->listed || !size)
+	    !v->group_finding || !v->inlined || !v->head || !v->shown_as || !v->listed ||
+	    !v->lazy || !size)
 		return -ENOMEM;
 	*ret_size = size;
 	return 0;
@@ -680,7 +693,8 @@ static void segment(FILE *out, const struct view *v, uint32_t m)
 		put_n(out, md->path + p->path_len + 1, md->path_len - p->path_len - 1);
 }
 
-static void open_module(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
+/* a module's <details> and <summary>, left open for its body */
+static void module_head(FILE *out, const struct view *v, uint32_t m)
 {
 	const struct dtl_view_module *md = &v->mods[m];
 	uint32_t g = v->group_of[m];
@@ -711,11 +725,29 @@ static void open_module(FILE *out, struct view *v, const struct dtl_report_item 
 		fputs("</span>", out);
 	}
 	fputs("</summary>\n", out);
+}
+
+/* A collapsed module: its <details> holds only its summary; its body (its tensors and the
+ * stubs of its children) is written later into an inert <script type=text/html> block, which
+ * the page's script parses when the module is opened. A closed page costs a browser a few
+ * elements per drawn module, not a dozen per tensor. */
+static void stub_module(FILE *out, struct view *v, uint32_t m)
+{
+	module_head(out, v, m);
+	fputs("</details>\n", out);
+	v->lazy[v->lazy_count++] = m;
+}
+
+static void open_module(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
+{
+	module_head(out, v, m);
 	own_tensors(out, v, items, m);
 }
 
-/* The module tree in pre-order, without recursion: down the first children, along the next
- * siblings (past runs of repeats), up the parents. */
+/* The module tree in pre-order, without recursion, down the modules open by default (those
+ * around an error's tensors): down the first children, along the next siblings (past runs of
+ * repeats), up the parents. A collapsed module is a stub (stub_module), its subtree left for
+ * lazy_bodies; all modules under it are collapsed too. */
 static void tree(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t root)
 {
 	const struct dtl_view_module *mods = v->mods;
@@ -723,15 +755,19 @@ static void tree(FILE *out, struct view *v, const struct dtl_report_item *items,
 
 	own_tensors(out, v, items, root);
 	while (m != DTL_NONE_INDEX) {
-		open_module(out, v, items, m);
-		if (v->depth[m] > NEST_LIMIT)
-			fputs("</details>\n", out);
-		if (drawn(v, mods[m].first_child) != DTL_NONE_INDEX) {
-			m = drawn(v, mods[m].first_child);
-			continue;
+		if (!v->open[m])
+			stub_module(out, v, m);
+		else {
+			open_module(out, v, items, m);
+			if (v->depth[m] > NEST_LIMIT)
+				fputs("</details>\n", out);
+			if (drawn(v, mods[m].first_child) != DTL_NONE_INDEX) {
+				m = drawn(v, mods[m].first_child);
+				continue;
+			}
 		}
-		for (;;) {
-			if (v->depth[m] <= NEST_LIMIT)
+		for (;;) { /* m is written: close it (a stub is), then on to the next one */
+			if (v->open[m] && v->depth[m] <= NEST_LIMIT)
 				fputs("</details>\n", out);
 			if (drawn(v, v->next[m]) != DTL_NONE_INDEX) {
 				m = drawn(v, v->next[m]);
@@ -743,6 +779,22 @@ static void tree(FILE *out, struct view *v, const struct dtl_report_item *items,
 				break;
 			}
 		}
+	}
+}
+
+/* The body of each stub, as an inert block: its own tensors and a stub per drawn child, which
+ * joins the list (each module once: linear). Its text is HTML whose input-derived bytes are
+ * escaped, so no '<' of a name can close the block. */
+static void lazy_bodies(FILE *out, struct view *v, const struct dtl_report_item *items)
+{
+	for (size_t k = 0; k < v->lazy_count; k++) {
+		uint32_t m = v->lazy[k];
+		fprintf(out, "<script type=\"text/html\" id=\"b%zu-%u\">", v->input, m);
+		own_tensors(out, v, items, m);
+		for (uint32_t c = drawn(v, v->mods[m].first_child); c != DTL_NONE_INDEX;
+		     c = drawn(v, v->next[c]))
+			stub_module(out, v, c);
+		fputs("</script>\n", out);
 	}
 }
 
@@ -841,6 +893,7 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 			        mixed(v.mix[g]) ? " <span class=\"badge mixed\">mixed</span>" : "");
 		}
 		tree(out, &v, items, root);
+		lazy_bodies(out, &v, items);
 	}
 	if (v.fact_list.count) {
 		const char **facts = v.fact_list.items;

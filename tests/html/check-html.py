@@ -5,11 +5,16 @@ For the bundled example, the hostile-names fixture and a two-input run, in headl
 - the page needs nothing from the network and its CSP allows exactly its one <style> and one
   <script> (their sha256 recomputed here); Chromium logs no console message at all (a CSP
   violation, an uncaught exception);
+- collapsed modules' bodies are inert <script type="text/html"> blocks (issue 36) holding no
+  '<!--', '<script' or '</script' that could end them early; the page's script renders each
+  when its module opens: with every module opened (a probe script, added to the CSP by its
+  hash, opens them until none is left), no block is left and every tensor row is there;
 - every finding of `-f json` is in the DOM (rule, message) and every link to a tensor, trace,
-  group or module lands on an element of the DOM;
+  group or module lands on an element of the fully opened DOM;
 - hostile names are text: no element, attribute or link comes from a name, and the names
   are shown (controls as \\xNN);
-- opening the page at a tensor's anchor opens the modules around it (the inline script);
+- opening the page at a tensor's anchor renders and opens the modules around it, even when
+  they are nested blocks (the inline script);
 - the Markdown summary rendered as GitHub does (cmark-gfm with tables and raw HTML, when
   installed) has no element or link from a name and the same cells in every table row.
 Screenshots go to the build directory (check-html-*.png). Without Chromium the test is
@@ -79,7 +84,7 @@ def browse(page, name, fragment="", screenshot=True):
     with tempfile.TemporaryDirectory() as profile:
         common = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                   f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                  "--window-size=1280,1600"]
+                  "--window-size=1280,1600", "--virtual-time-budget=30000"]
         url = "file://" + page + fragment
         dom = subprocess.run(common + ["--dump-dom", url], capture_output=True, timeout=120)
         shot = os.path.join(outdir, f"check-html-{name}.png")
@@ -99,6 +104,34 @@ def browse(page, name, fragment="", screenshot=True):
     if screenshot and (not os.path.exists(shot) or os.path.getsize(shot) < 10000):
         fail(f"{name}: no screenshot (or a blank one) at {shot}")
     return dom.stdout.decode("utf-8", "replace")
+
+
+# Opens every collapsed module, again and again (a module's body brings its children), then
+# marks <body> with the number of rounds; the page's own script renders each body on "toggle".
+PROBE = ("addEventListener('load',function(){var n=0;function go(){"
+         "var c=document.querySelectorAll('details.mod:not([open])');"
+         "if(!c.length){document.body.setAttribute('data-rounds',n);return;}"
+         "n++;for(var i=0;i<c.length;i++)c[i].open=true;setTimeout(go,0);}go();});")
+
+
+def with_probe(text, probe=PROBE):
+    """The page with a second script, allowed by its hash beside the page's own."""
+    digest = base64.b64encode(hashlib.sha256(probe.encode()).digest()).decode()
+    text = text.replace("script-src '", f"script-src 'sha256-{digest}' '", 1)
+    return text.replace("</head>", f"<script>{probe}</script>\n</head>", 1)
+
+
+def expanded(name, text, tmp):
+    """The DOM with every module opened by the page's script."""
+    page = os.path.join(tmp, name + "-open.html")
+    with open(page, "w") as f:
+        f.write(with_probe(text))
+    dom = browse(page, name + "-open", screenshot=False)
+    if not re.search(r'<body[^>]* data-rounds="\d+"', dom):
+        fail(f"{name}: the probe did not finish opening the modules")
+    if '<script type="text/html"' in dom:
+        fail(f"{name}: a module's body is left unrendered with every module open")
+    return dom
 
 
 def shown(s):
@@ -130,6 +163,12 @@ def static_checks(name, text):
         if policy.get(directive) != f"'sha256-{digest}'":
             fail(f"{name}: {directive} is {policy.get(directive)!r}, the {tag} hashes to "
                  f"sha256-{digest}")
+    blocks = re.findall(r'<script type="text/html" id="b\d+-\d+">(.*?)</script>', text, re.S)
+    if text.count("<script") != 1 + len(blocks):
+        fail(f"{name}: a <script> other than the page's and its module bodies")
+    for b in blocks:
+        if re.search(r"<!--|<script|</script", b, re.I):
+            fail(f"{name}: a module body could end its block early: {b[:200]!r}")
     style = "".join(re.findall(r"<style>(.*?)</style>", text, re.S))
     for needle in ("url(", "@import"):
         if needle in style:
@@ -142,9 +181,9 @@ def static_checks(name, text):
 
 def dom_checks(name, dom, findings):
     d = parse(dom)
-    scripts = [e for e in d.elements if e[0] == "script"]
-    if len(scripts) != 1:
-        fail(f"{name}: {len(scripts)} <script> elements in the DOM, want 1")
+    scripts = [e for e in d.elements if e[0] == "script" and e[1].get("type") != "text/html"]
+    if len(scripts) != 2:  # the page's and the probe
+        fail(f"{name}: {len(scripts)} <script> elements in the DOM, want 2")
     for tag, attrs in d.elements:
         if tag in ("img", "iframe", "object", "embed", "svg", "form", "input"):
             fail(f"{name}: a <{tag}> element in the DOM")
@@ -196,8 +235,8 @@ with tempfile.TemporaryDirectory() as tmp:
         findings = json.loads(lint("json", *files))["findings"]
         if not findings:
             fail(f"{name}: no findings: the case tests nothing")
-        doms[name] = dom_checks(name, browse(page, name, screenshot=name == "example"
-                                             or name == "hostile"), findings)
+        browse(page, name, screenshot=name == "example" or name == "hostile")
+        doms[name] = dom_checks(name, expanded(name, text, tmp), findings)
 
     # repeated layers: drawn once each run, with the count; the mixed one on its own
     text = "".join(doms["repeats"].text)
@@ -220,18 +259,24 @@ with tempfile.TemporaryDirectory() as tmp:
     if len(names) < 2:
         fail("hostile: the fixture's finding names fewer than 2 tensors")
 
-    # the inline script opens the modules around a tensor named in the address
+    # the inline script renders and opens the modules around a tensor named in the address:
+    # one whose row is in a block, and one whose row is in a block inside a block
     example = doms["example"]
-    hidden = [i for i, chain in example.ancestors.items()
-              if i.startswith("t0-") and any(not o for _, o in chain)]
-    if not hidden:
-        fail("example: no tensor row is in a collapsed module")
-    else:
-        dom = parse(browse(os.path.join(tmp, "example.html"), "example-anchor", "#" + hidden[0],
+    closed = parse(browse(os.path.join(tmp, "example.html"), "example-closed",
+                          screenshot=False))
+    lazy = [i for i in example.ids if i.startswith("t0-") and i not in closed.ids]
+    deep = [i for i in lazy if sum(1 for m, _ in example.ancestors[i]
+                                   if m.startswith("m") and m not in closed.ids) >= 2]
+    if not lazy or not deep:
+        fail(f"example: {len(lazy)} tensor rows rendered when opened, {len(deep)} two blocks "
+             "deep: want both")
+    for target in (lazy[:1] + deep[:1]):
+        dom = parse(browse(os.path.join(tmp, "example.html"), "example-anchor", "#" + target,
                            screenshot=False))
-        closed = [m for m, o in dom.ancestors.get(hidden[0], [(None, False)]) if not o]
-        if closed:
-            fail(f"example: #{hidden[0]} in the address left {closed} closed")
+        shut = [m for m, o in dom.ancestors.get(target, [(None, False)]) if not o]
+        if target not in dom.ids or shut:
+            fail(f"example: #{target} in the address: in the DOM {target in dom.ids}, "
+                 f"left closed {shut}")
 
     # the Markdown summary as GitHub renders it
     cmark = shutil.which("cmark-gfm")
