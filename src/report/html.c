@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtl-config.h"
@@ -24,6 +25,9 @@
 
 #define STAGES     DTL_VIEW_STAGE_COUNT
 #define NEST_LIMIT 24
+/* rows per table and modules per level drawn at once; the others, in chunks of as many, are
+ * drawn when their chunk is opened */
+#define ROWS 200
 /* groups listed per input besides the mixed ones (all of which are) */
 #define GROUP_ROWS 200
 
@@ -42,6 +46,7 @@
 	"font-weight:normal;font-size:11px}"                                                       \
 	"details.mod{margin:2px 0 2px 1.2em;padding:1px 4px}"                                      \
 	"details.unit{border:2px solid #4a4;border-radius:4px}"                                    \
+	"details.more{margin:2px 0 2px 1.2em;color:#555}"                                          \
 	"details.unit.mixed{border:2px dashed #c00}"                                               \
 	"summary{cursor:pointer}.cls{color:#777}"                                                  \
 	".badge{display:inline-block;border-radius:3px;padding:0 4px;margin-left:4px;"             \
@@ -56,30 +61,33 @@
 	"td.x{background:#fafafa;color:#bbb}td.c{font-weight:bold}.legend span{padding:0 6px;"     \
 	"margin-right:4px}ol.facts{overflow-wrap:anywhere}"                                        \
 	"td{white-space:nowrap}details.tr ol{white-space:normal;min-width:40em}"
+/* Every table's header row, stages included. A block's tables leave it to the page's script
+ * (33k copies were 15 % of a 100k-tensor page). */
+#define HEAD                                                                                       \
+	"<tr><th>tensor<th>shape<th>trains<th>manifest<th>load<th>zero.Init<th>quantize<th>kbit"   \
+	"<th>peft<th>trainer<th>engine<th>shard<th>compute<th>group<th>trace</tr>"
 #define SCRIPT                                                                                     \
-	"function fill(d){if(d.id.charAt(0)!=='m')return;"                                         \
-	"var b=document.getElementById('b'+d.id.slice(1));"                                        \
-	"if(b){b.remove();d.insertAdjacentHTML('beforeend',b.text);}}"                             \
+	"function fill(d){var "                                                                    \
+	"q=d.getAttribute('data-q'),b=document.getElementById('b'+(q||d.id));"                     \
+	"if(d.id&&b&&d.children.length<2){if(!q)b.remove();d.insertAdjacentHTML('beforeend',"      \
+	"b.text.split('<table>').join('<table>" HEAD "'));}}"                                      \
 	"function find(id){var e=document.getElementById(id);if(e||!id)return e;"                  \
 	"var k='id=\"'+id+'\"',s=document.querySelectorAll('script[type=\"text/html\"]');"         \
 	"for(var i=0;i<s.length;i++)if(s[i].text.indexOf(k)>=0){"                                  \
-	"var d=find('m'+s[i].id.slice(1));if(d)fill(d);return document.getElementById(id);}"       \
+	"var d=find(s[i].id.slice(1));if(d)fill(d);return document.getElementById(id);}"           \
 	"return null;}"                                                                            \
 	"function show(){var e=find(location.hash.slice(1));"                                      \
 	"if(!e)return;for(var p=e.parentElement;p;p=p.parentElement)"                              \
 	"if(p.tagName==='DETAILS')p.open=true;e.scrollIntoView();}"                                \
 	"addEventListener('toggle',function(v){if(v.target.open)fill(v.target);},true);"           \
 	"addEventListener('hashchange',show);addEventListener('DOMContentLoaded',show);"
-#define STYLE_HASH  "sha256-3rx15aBsrT3uqkJ/kNYHnesZKmP1TZgYxGiu66hFRL0="
-#define SCRIPT_HASH "sha256-i6Nip95jDUpxw1GW44MjzwfreFHECBPn8vHRfiElKbc="
+#define STYLE_HASH  "sha256-1jd9ktVfQQH35+MFhPKT2pwWfr38FSEwOot9HEPksjk="
+#define SCRIPT_HASH "sha256-vY6531rPGGnQx+jcFUNX1CnvlFbH9sKpbQOV4zg1Z4I="
 #define CSP                                                                                        \
 	"default-src 'none'; style-src '" STYLE_HASH "'; script-src '" SCRIPT_HASH                 \
 	"'; img-src 'none'; base-uri 'none'; form-action 'none'"
 
-static const char *const stage_labels[STAGES] = {
-    "manifest", "load",    "zero.Init", "quantize", "kbit",
-    "peft",     "trainer", "engine",    "shard",    "compute",
-};
+_Static_assert(STAGES == 10, "HEAD names the ten stages");
 
 /* short dtype names, also their CSS classes */
 static const char *short_name(enum dtl_dtype d)
@@ -179,11 +187,15 @@ struct view {
 	/* modules: the module drawn for it: itself, or the first of the run that stands for it
 	 * or for its outermost ancestor in a run */
 	uint32_t *shown_as;
-	bool *listed;   /* groups: a row of the groups table (all mixed ones, GROUP_ROWS more) */
-	uint32_t *lazy; /* the collapsed modules drawn as stubs, whose bodies are still to write */
-	size_t lazy_count;        /* (each is drawn once: at most one per module) */
-	struct dtl_strmap facts;  /* fact -> number: each is written once, at the section's end */
-	struct dtl_vec fact_list; /* const char * */
+	bool *listed;      /* groups: a row of the groups table (all mixed ones, GROUP_ROWS more) */
+	uint32_t *kids;    /* modules: how many children are drawn */
+	uint32_t *written; /* modules: how many of those the open walk has written */
+	struct dtl_vec lazy;     /* struct lazy: the stubs drawn, whose bodies are still to write */
+	bool in_block;           /* writing those bodies */
+	struct dtl_strmap facts; /* fact -> number: each is written once, at the section's end */
+	struct dtl_vec fact_list;  /* const char * */
+	struct dtl_strmap traces;  /* a trace's list (HTML) -> its number */
+	struct dtl_vec trace_list; /* const char *: each distinct list, once */
 	struct dtl_arena *arena;
 	int error; /* -ENOMEM from the fact list */
 };
@@ -337,14 +349,16 @@ static int view_alloc(struct view *v, struct dtl_arena *arena, uint32_t **ret_si
 	v->head = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	v->shown_as = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	v->listed = dtl_arena_calloc(arena, ng ? ng : 1, sizeof(bool));
-	v->lazy = dtl_arena_calloc(arena, nm ? nm : 1, sizeof(uint32_t));
+	v->kids = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
+	v->written = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	v->arena = arena;
 	dtl_strmap_init(&v->facts, arena);
+	dtl_strmap_init(&v->traces, arena);
 	uint32_t *size = dtl_arena_calloc(arena, nm, sizeof(uint32_t));
 	if (!v->stage || !v->first || !v->end || !v->contiguous || !v->depth || !v->next ||
 	    !v->repeats || !v->last || !v->open || !v->group_of || !v->hot || !v->link || !v->mix ||
 	    !v->group_finding || !v->inlined || !v->head || !v->shown_as || !v->listed ||
-	    !v->lazy || !size)
+	    !v->kids || !v->written || !size)
 		return -ENOMEM;
 	*ret_size = size;
 	return 0;
@@ -502,6 +516,9 @@ static void choose_drawn(struct view *v)
 		                v->mods[m].first_child == DTL_NONE_INDEX &&
 		                v->group_of[m] == DTL_NONE_INDEX && v->repeats[m] == 1 &&
 		                v->depth[m] <= NEST_LIMIT;
+	for (size_t m = 0; m < nm; m++) /* what drawn() and next[] visit: run heads, not inlined */
+		if (v->mods[m].parent != DTL_NONE_INDEX && !v->inlined[m] && v->head[m] == m)
+			v->kids[v->mods[m].parent]++;
 }
 
 static int view_init(struct view *v, struct dtl_arena *arena, const struct dtl_report_item *items,
@@ -564,13 +581,10 @@ static void group_link(FILE *out, const struct view *v, uint32_t g)
 		fprintf(out, "%s%u", letter, gr->index);
 }
 
-static void trace(FILE *out, struct view *v, uint32_t t)
+/* the steps of a trace, as a list */
+static void trace_steps(FILE *out, struct view *v, const struct dtl_trace_step *history, size_t n)
 {
-	struct dtl_trace_step history[64];
-	size_t n = dtl_input_view_history(v->in, t, history, 64);
-
-	fprintf(out, "<details class=tr id=\"tr%zu-%u\"><summary>%zu step%s</summary><ol>",
-	        v->input, t, n, plural(n));
+	fputs("<ol>", out);
 	for (size_t e = 0; e < n; e++) {
 		const struct dtl_trace_step *ev = &history[e];
 		fprintf(out, "<li>%s: %s \u2192 %s: ", ev->name, short_name(ev->from),
@@ -590,7 +604,68 @@ static void trace(FILE *out, struct view *v, uint32_t t)
 				fprintf(out, " <a href=\"#fact%zu-%zu\">[%zu]</a>", v->input, k, k);
 		}
 	}
-	fputs("</ol></details>", out);
+	fputs("</ol>", out);
+}
+
+/* the number of a trace's list among the section's distinct ones, adding it; -1 when memory
+ * ran out (v->error) */
+static int64_t trace_number(struct view *v, const char *text, size_t len)
+{
+	/* a list too long for a key (a hostile reason) is not shared */
+	bool keyed = len < DTL_STRMAP_KEY_MAX;
+	int64_t k = keyed ? dtl_strmap_get(&v->traces, text, len) : -1;
+	if (k >= 0)
+		return k;
+	char *copy = dtl_arena_strndup(v->arena, text, len);
+	const char **slot = copy ? dtl_vec_push(&v->trace_list, v->arena, sizeof(*slot)) : NULL;
+	if (!slot) {
+		v->error = -ENOMEM;
+		return -1;
+	}
+	*slot = copy;
+	k = (int64_t)v->trace_list.count - 1;
+	if (keyed && dtl_strmap_put(&v->traces, copy, len, k) < 0) {
+		v->error = -ENOMEM;
+		return -1;
+	}
+	return k;
+}
+
+/* A tensor's trace: a <details> whose list is drawn when opened, from a block "bq<input>-<k>"
+ * that holds each distinct list once (a 100k-tensor model has about a hundred: written out
+ * in each row they were 40 % of its page). */
+static void trace(FILE *out, struct view *v, uint32_t t)
+{
+	struct dtl_trace_step history[64];
+	size_t n = dtl_input_view_history(v->in, t, history, 64), len = 0;
+	char *text = NULL;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem) {
+		v->error = -ENOMEM;
+		return;
+	}
+	trace_steps(mem, v, history, n);
+	int64_t k = fclose(mem) == 0 && text ? trace_number(v, text, len) : -1;
+	free(text);
+	if (k < 0) {
+		v->error = -ENOMEM;
+		return;
+	}
+	fprintf(out,
+	        "<details class=tr id=\"tr%zu-%u\" data-q=\"q%zu-%lld\"><summary>%zu "
+	        "step%s</summary></details>",
+	        v->input, t, v->input, (long long)k, n, plural(n));
+}
+
+/* the blocks of the traces' lists */
+static void trace_blocks(FILE *out, const struct view *v)
+{
+	const char **lists = v->trace_list.items;
+
+	for (size_t k = 0; k < v->trace_list.count; k++)
+		fprintf(out, "<script type=\"text/html\" id=\"bq%zu-%zu\">%s</script>\n", v->input,
+		        k, lists[k]);
 }
 
 static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t t,
@@ -648,34 +723,118 @@ static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *
 	fputs("</tr>\n", out);
 }
 
-static void table_head(FILE *out)
+/* in a block (in_block), without its header row: the page's script adds it */
+static void table_head(FILE *out, const struct view *v)
 {
-	fputs("<table><tr><th>tensor<th>shape<th>trains", out);
-	for (int s = 0; s < STAGES; s++)
-		fprintf(out, "<th>%s", stage_labels[s]);
-	fputs("<th>group<th>trace</tr>\n", out);
+	fputs(v->in_block ? "<table>\n" : "<table>" HEAD "\n", out);
 }
 
-/* the table of a module's own tensors and those of its inlined children */
+/* A position in a module's table: tensor t of module c, which is the module itself or one of
+ * its inlined children; t is NONE past the last row. */
+struct rows {
+	uint32_t m, c, t;
+};
+
+/* from (c, t) to the first row at or after it */
+static void rows_settle(const struct view *v, struct rows *r)
+{
+	while (r->t == DTL_NONE_INDEX) {
+		r->c = r->c == r->m ? v->mods[r->m].first_child : v->mods[r->c].next_sibling;
+		while (r->c != DTL_NONE_INDEX && !v->inlined[r->c])
+			r->c = v->mods[r->c].next_sibling;
+		if (r->c == DTL_NONE_INDEX)
+			return;
+		r->t = v->mods[r->c].first_tensor;
+	}
+}
+
+static struct rows rows_start(const struct view *v, uint32_t m)
+{
+	struct rows r = {m, m, v->mods[m].first_tensor};
+	rows_settle(v, &r);
+	return r;
+}
+
+static void rows_step(const struct view *v, struct rows *r)
+{
+	r->t = v->in->next_in_module[r->t];
+	rows_settle(v, r);
+}
+
+/* a stub whose body waits in a block: a module's, or a chunk of rows or of children */
+enum lazy_kind { LAZY_MODULE, LAZY_ROWS, LAZY_KIDS };
+struct lazy {
+	enum lazy_kind kind;
+	uint32_t m;    /* the module (whose rows or children the chunk holds) */
+	struct rows r; /* rows: the first one; children: the first in r.c */
+	uint32_t n;    /* rows, children: how many */
+};
+
+static uint32_t push_lazy(struct view *v, enum lazy_kind kind, uint32_t m, struct rows r,
+                          uint32_t n)
+{
+	struct lazy *l = dtl_vec_push(&v->lazy, v->arena, sizeof(*l));
+	if (!l) {
+		v->error = -ENOMEM;
+		return UINT32_MAX;
+	}
+	*l = (struct lazy){kind, m, r, n};
+	return (uint32_t)(v->lazy.count - 1);
+}
+
+/* A chunk of at most ROWS rows or children: a <details class=more> whose body waits in a block
+ * "bx<input>-<k>". The summary says which ones: nothing is left out unsaid. */
+static void stub_chunk(FILE *out, struct view *v, enum lazy_kind kind, uint32_t m, struct rows r,
+                       uint32_t from, uint32_t n, uint32_t total)
+{
+	uint32_t k = push_lazy(v, kind, m, r, n);
+	if (k == UINT32_MAX)
+		return;
+	fprintf(out,
+	        "<details class=more id=\"x%zu-%u\"><summary>%s %u\u2013%u of %u</summary>"
+	        "</details>\n",
+	        v->input, k, kind == LAZY_ROWS ? "tensors" : "modules", from + 1, from + n, total);
+}
+
+/* n rows of module m's table from *r on, in one table; *r moves past them */
+static void table_rows(FILE *out, struct view *v, const struct dtl_report_item *items,
+                       struct rows *r, uint32_t n)
+{
+	table_head(out, v);
+	for (uint32_t k = 0; k < n && r->t != DTL_NONE_INDEX; k++, rows_step(v, r))
+		tensor_row(out, v, items, r->t, &v->mods[r->m]);
+	fputs("</table>\n", out);
+}
+
+/* The table of a module's own tensors and those of its inlined children: ROWS rows, then the
+ * others in chunks of ROWS drawn when opened (a flat model of 100k tensors is one table). */
 static void own_tensors(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
 {
-	const struct dtl_view_module *mods = v->mods;
-	bool head = false;
+	struct rows r = rows_start(v, m);
+	uint32_t total = 0;
 
-	for (uint32_t c = m; c != DTL_NONE_INDEX;
-	     c = c == m ? mods[m].first_child : mods[c].next_sibling) {
-		if (c != m && !v->inlined[c])
-			continue;
-		for (uint32_t t = mods[c].first_tensor; t != DTL_NONE_INDEX;
-		     t = v->in->next_in_module[t]) {
-			if (!head)
-				table_head(out);
-			head = true;
-			tensor_row(out, v, items, t, &mods[m]);
-		}
+	for (struct rows k = r; k.t != DTL_NONE_INDEX; rows_step(v, &k))
+		total++;
+	if (!total)
+		return;
+	table_rows(out, v, items, &r, ROWS);
+	for (uint32_t done = ROWS; done < total; done += ROWS) {
+		uint32_t n = total - done < ROWS ? total - done : ROWS;
+		struct rows end = r;
+		bool hit = false;
+		for (uint32_t k = 0; k < n; k++, rows_step(v, &end))
+			hit |= v->link[end.t] != DTL_NONE_INDEX;
+		if (hit && v->open[m]) { /* an error's tensors are shown, as in the first rows */
+			fprintf(out,
+			        "<details class=more open><summary>tensors %u\u2013%u of "
+			        "%u</summary>\n",
+			        done + 1, done + n, total);
+			table_rows(out, v, items, &r, n);
+			fputs("</details>\n", out);
+		} else
+			stub_chunk(out, v, LAZY_ROWS, m, r, done, n, total);
+		r = end;
 	}
-	if (head)
-		fputs("</table>\n", out);
 }
 
 /* a module's name below its parent; drawn flat, past NEST_LIMIT, with its depth (not its
@@ -728,14 +887,47 @@ static void module_head(FILE *out, const struct view *v, uint32_t m)
 }
 
 /* A collapsed module: its <details> holds only its summary; its body (its tensors and the
- * stubs of its children) is written later into an inert <script type=text/html> block, which
- * the page's script parses when the module is opened. A closed page costs a browser a few
- * elements per drawn module, not a dozen per tensor. */
+ * stubs of its children) is written later into an inert <script type=text/html> block
+ * "bm<input>-<m>", which the page's script parses when the module is opened. A closed page
+ * costs a browser a few elements per drawn module, not a dozen per tensor. */
 static void stub_module(FILE *out, struct view *v, uint32_t m)
 {
 	module_head(out, v, m);
 	fputs("</details>\n", out);
-	v->lazy[v->lazy_count++] = m;
+	push_lazy(v, LAZY_MODULE, m, (struct rows){0}, 0);
+}
+
+/* Stubs for up to n drawn siblings from c on, which are collapsed (stopping at an open one);
+ * returns the last one written. */
+static uint32_t stub_siblings(FILE *out, struct view *v, uint32_t c, uint32_t n)
+{
+	uint32_t last = c;
+
+	for (uint32_t k = 0; k < n && c != DTL_NONE_INDEX && !v->open[c]; k++) {
+		stub_module(out, v, c);
+		last = c;
+		c = drawn(v, v->next[c]);
+	}
+	return last;
+}
+
+/* A run of collapsed siblings from c on, the (from+1)-th drawn child of its parent: past ROWS
+ * of them, at most ROWS go into one chunk. Returns the last module written or chunked. */
+static uint32_t collapsed(FILE *out, struct view *v, uint32_t c, uint32_t from)
+{
+	uint32_t p = v->mods[c].parent, n = 0, last = c;
+
+	if (from < ROWS) {
+		stub_module(out, v, c);
+		return c;
+	}
+	for (uint32_t k = c; k != DTL_NONE_INDEX && !v->open[k] && n < ROWS;
+	     k = drawn(v, v->next[k])) {
+		last = k;
+		n++;
+	}
+	stub_chunk(out, v, LAZY_KIDS, p, (struct rows){p, c, DTL_NONE_INDEX}, from, n, v->kids[p]);
+	return last;
 }
 
 static void open_module(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
@@ -755,9 +947,14 @@ static void tree(FILE *out, struct view *v, const struct dtl_report_item *items,
 
 	own_tensors(out, v, items, root);
 	while (m != DTL_NONE_INDEX) {
-		if (!v->open[m])
-			stub_module(out, v, m);
-		else {
+		uint32_t p = mods[m].parent;
+		if (!v->open[m]) {
+			uint32_t last = collapsed(out, v, m, v->written[p]);
+			for (; m != last; m = drawn(v, v->next[m]))
+				v->written[p]++;
+			v->written[p]++;
+		} else {
+			v->written[p]++;
 			open_module(out, v, items, m);
 			if (v->depth[m] > NEST_LIMIT)
 				fputs("</details>\n", out);
@@ -782,18 +979,38 @@ static void tree(FILE *out, struct view *v, const struct dtl_report_item *items,
 	}
 }
 
-/* The body of each stub, as an inert block: its own tensors and a stub per drawn child, which
- * joins the list (each module once: linear). Its text is HTML whose input-derived bytes are
- * escaped, so no '<' of a name can close the block. */
+/* A collapsed module's body: its tensors, and its children (all collapsed) as stubs, ROWS of
+ * them and the others in chunks. */
+static void module_body(FILE *out, struct view *v, const struct dtl_report_item *items, uint32_t m)
+{
+	uint32_t c = drawn(v, v->mods[m].first_child);
+
+	own_tensors(out, v, items, m);
+	for (uint32_t from = 0; c != DTL_NONE_INDEX; c = drawn(v, v->next[c])) {
+		uint32_t last = collapsed(out, v, c, from);
+		for (from++; c != last; c = drawn(v, v->next[c]))
+			from++;
+	}
+}
+
+/* The body of each stub, as an inert block after the tree; writing one can add stubs to the
+ * list (each module, row and child once: linear). Its text is HTML whose input-derived bytes
+ * are escaped, so no '<' of a name can close the block. */
 static void lazy_bodies(FILE *out, struct view *v, const struct dtl_report_item *items)
 {
-	for (size_t k = 0; k < v->lazy_count; k++) {
-		uint32_t m = v->lazy[k];
-		fprintf(out, "<script type=\"text/html\" id=\"b%zu-%u\">", v->input, m);
-		own_tensors(out, v, items, m);
-		for (uint32_t c = drawn(v, v->mods[m].first_child); c != DTL_NONE_INDEX;
-		     c = drawn(v, v->next[c]))
-			stub_module(out, v, c);
+	v->in_block = true;
+	for (size_t k = 0; k < v->lazy.count; k++) {
+		struct lazy l = ((const struct lazy *)v->lazy.items)[k];
+		if (l.kind == LAZY_MODULE)
+			fprintf(out, "<script type=\"text/html\" id=\"bm%zu-%u\">", v->input, l.m);
+		else
+			fprintf(out, "<script type=\"text/html\" id=\"bx%zu-%zu\">", v->input, k);
+		if (l.kind == LAZY_MODULE)
+			module_body(out, v, items, l.m);
+		else if (l.kind == LAZY_ROWS)
+			table_rows(out, v, items, &l.r, l.n);
+		else
+			stub_siblings(out, v, l.r.c, l.n);
 		fputs("</script>\n", out);
 	}
 }
@@ -894,6 +1111,7 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 		}
 		tree(out, &v, items, root);
 		lazy_bodies(out, &v, items);
+		trace_blocks(out, &v);
 	}
 	if (v.fact_list.count) {
 		const char **facts = v.fact_list.items;

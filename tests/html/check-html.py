@@ -5,10 +5,12 @@ For the bundled example, the hostile-names fixture and a two-input run, in headl
 - the page needs nothing from the network and its CSP allows exactly its one <style> and one
   <script> (their sha256 recomputed here); Chromium logs no console message at all (a CSP
   violation, an uncaught exception);
-- collapsed modules' bodies are inert <script type="text/html"> blocks (issue 36) holding no
-  '<!--', '<script' or '</script' that could end them early; the page's script renders each
-  when its module opens: with every module opened (a probe script, added to the CSP by its
-  hash, opens them until none is left), no block is left and every tensor row is there;
+- collapsed modules' bodies, chunks of rows or modules past 200, and the traces' distinct
+  lists are inert <script type="text/html"> blocks (issue 36) holding no '<!--', '<script' or
+  '</script' that could end them early; the page's script renders each when its <details>
+  opens: with every one opened (a probe script, added to the CSP by its hash, opens them
+  until none is left), no module or chunk block is left, every tensor row is there and every
+  trace shows its steps;
 - every finding of `-f json` is in the DOM (rule, message) and every link to a tensor, trace,
   group or module lands on an element of the fully opened DOM;
 - hostile names are text: no element, attribute or link comes from a name, and the names
@@ -106,10 +108,11 @@ def browse(page, name, fragment="", screenshot=True):
     return dom.stdout.decode("utf-8", "replace")
 
 
-# Opens every collapsed module, again and again (a module's body brings its children), then
-# marks <body> with the number of rounds; the page's own script renders each body on "toggle".
+# Opens every <details> (modules, chunks, traces), again and again (a module's body brings its
+# children), then marks <body> with the number of rounds; the page's own script renders each
+# body on "toggle".
 PROBE = ("addEventListener('load',function(){var n=0;function go(){"
-         "var c=document.querySelectorAll('details.mod:not([open])');"
+         "var c=document.querySelectorAll('details:not([open])');"
          "if(!c.length){document.body.setAttribute('data-rounds',n);return;}"
          "n++;for(var i=0;i<c.length;i++)c[i].open=true;setTimeout(go,0);}go();});")
 
@@ -129,7 +132,7 @@ def expanded(name, text, tmp):
     dom = browse(page, name + "-open", screenshot=False)
     if not re.search(r'<body[^>]* data-rounds="\d+"', dom):
         fail(f"{name}: the probe did not finish opening the modules")
-    if '<script type="text/html"' in dom:
+    if re.search(r'<script type="text/html" id="b[mx]', dom):
         fail(f"{name}: a module's body is left unrendered with every module open")
     return dom
 
@@ -163,7 +166,7 @@ def static_checks(name, text):
         if policy.get(directive) != f"'sha256-{digest}'":
             fail(f"{name}: {directive} is {policy.get(directive)!r}, the {tag} hashes to "
                  f"sha256-{digest}")
-    blocks = re.findall(r'<script type="text/html" id="b\d+-\d+">(.*?)</script>', text, re.S)
+    blocks = re.findall(r'<script type="text/html" id="b[mxq]\d+-\d+">(.*?)</script>', text, re.S)
     if text.count("<script") != 1 + len(blocks):
         fail(f"{name}: a <script> other than the page's and its module bodies")
     for b in blocks:
@@ -194,6 +197,10 @@ def dom_checks(name, dom, findings):
                 fail(f"{name}: a link out of the page: {v!r}")
             if k == "href" and (v or "#")[1:] not in d.ids:
                 fail(f"{name}: a link to #{v[1:]}, which is not in the DOM")
+    for i, e in d.ids.items():  # each trace's steps, from the shared lists
+        steps = re.match(r"(\d+) steps?", e[2] if len(e) > 2 else "")
+        if i.startswith("tr") and (not steps or e[2].count("\u2192") < int(steps.group(1))):
+            fail(f"{name}: trace {i} opened reads {e[2][:100]!r}")
     boxes = {i: e for i, e in d.ids.items() if "finding" in (e[1].get("class") or "")}
     if len(boxes) != len(findings):
         fail(f"{name}: {len(boxes)} findings in the DOM, {len(findings)} in -f json")
@@ -223,7 +230,21 @@ with tempfile.TemporaryDirectory() as tmp:
                     f"{', dtype: float32' if i == 4 else ''}}}\n")
         f.write('training: {strategy: fsdp1, versions: {torch: "2.4.1"}, '
                 'fsdp: {wrap: ["model.layers.*"]}}\n')
-    cases = {"example": [EXAMPLE], "hostile": [HOSTILE], "repeats": [repeats],
+    # past ROWS (200): a module of 450 tensors and one of 450 children, both FSDP1 units
+    # mixing dtypes (errors) at tensor 351 and child 301, which are shown: the rest goes into
+    # chunks drawn when opened
+    wide = os.path.join(tmp, "wide.yaml")
+    with open(wide, "w") as f:
+        f.write("dtypelint: 1\nmodel: {checkpoint_dtype: bfloat16}\ntensors:\n")
+        for i in range(450):
+            f.write(f"  - {{name: big.p{i}, shape: [{i + 1}]"
+                    f"{', dtype: float32' if i == 350 else ''}}}\n"
+                    f"  - {{name: h.{i}.a.weight, shape: [{i + 1}]"
+                    f"{', dtype: float32' if i == 300 else ''}}}\n"
+                    f"  - {{name: h.{i}.b.weight, shape: [{i + 2}]}}\n")
+        f.write('training: {strategy: fsdp1, versions: {torch: "2.4.1"}, '
+                'fsdp: {wrap: ["h.*", big]}}\n')
+    cases = {"example": [EXAMPLE], "hostile": [HOSTILE], "repeats": [repeats], "wide": [wide],
              "two-inputs": ["fixtures/rules/dt101-fires.yaml", "fixtures/cli/suppress/listed.yaml"]}
     doms = {}
     for name, files in cases.items():
@@ -246,6 +267,29 @@ with tempfile.TemporaryDirectory() as tmp:
     rows = [i for i, e in doms["repeats"].ids.items() if e[0] == "tr" and i.startswith("t0-")]
     if len(rows) != 6:
         fail(f"repeats: {len(rows)} tensor rows, want 6 (two runs drawn once, layer 4)")
+
+    # every row and module of the wide model once, the chunks saying which ones they hold
+    wide_ids = doms["wide"].ids
+    rows = [i for i, e in wide_ids.items() if e[0] == "tr" and i.startswith("t0-")]
+    if len(rows) != 1350:
+        fail(f"wide: {len(rows)} tensor rows with every module open, want 1350")
+    text = "".join(doms["wide"].text)
+    for chunk in ("tensors 201\u2013400 of 450", "tensors 401\u2013450 of 450",
+                  "modules 201\u2013300 of 450", "modules 302\u2013450 of 450"):
+        if chunk not in text:
+            fail(f"wide: no chunk {chunk!r}")
+    raw = browse(os.path.join(tmp, "wide.html"), "wide-closed", screenshot=False)
+    tree = raw.split("Modules</h3>")[-1].split('<script type="text/html"')[0]  # no blocks
+    tables = [t.count("<tr") - 1 for t in re.findall(r"<table>.*?</table>", tree, re.S)]
+    if not tables or max(tables) > 200:
+        fail(f"wide: tables of {tables} rows drawn before anything is opened, want <= 200")
+    closed = parse(tree)
+    text = "".join(closed.text)
+    for shown_ in ("p350", "tensors 201\u2013400 of 450", "modules 302\u2013450 of 450"):
+        if shown_ not in text:
+            fail(f"wide: {shown_!r} is not shown before anything is opened")
+    if "p400" in text:
+        fail("wide: tensor p400 is drawn before its chunk is opened")
 
     # hostile names are shown as text, every piece of them
     names = [n for n in json.loads(lint("json", HOSTILE))["findings"][0]["tensors"]]
