@@ -1,7 +1,7 @@
 #!/bin/sh
 # Size of the -f html page and Chromium's time to load and paint it (--screenshot, minus the
-# time for an empty page), at 10k and 100k tensors (issue 26). Not part of the test suite:
-# the 100k page with nothing repeated takes minutes.
+# time for an empty page), at 10k and 100k tensors (issue 26). Not part of the test suite
+# (tests/html/big.py, suite html-slow, holds the 100k page to 10 s: issue 36).
 #   sh tests/html/bench.sh build/dtypelint [tests/bench/gen_moe_manifest.py]
 # Manifests from tests/bench's generator (61 layers; --experts 51 / 541, fsdp2), as generated
 # (layers and experts repeat) and with every tensor given its own shape (nothing repeats).

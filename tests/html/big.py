@@ -7,14 +7,17 @@ generator, 99,678 tensors) with every tensor given its own shape, so no layer or
 another and nothing folds; its routers are float32 in bfloat16 FSDP2 groups, so an error opens
 the modules around its tensors. Measured, and printed:
 - dtypelint's time and the page's size;
-- Chromium's time from navigation to the second animation frame after "load" (file read,
-  parse, style, layout, a frame painted; read by a probe script added to the page and to its
-  CSP by its hash): the test fails at 10 s or more. Also the time to a --screenshot over the
-  time for an empty page, printed only: on a busy machine it moves by seconds between runs;
+- Chromium's time from navigation to "load" and a forced style and layout of the whole page
+  (read by a probe script added to the page and to its CSP by its hash), and its time to a
+  --screenshot (load and paint) over the time for an empty page: the test fails when either is
+  10 s or more (the page before issue 36: 33 s and 38 s on a busy 2-core VM; now about 1 s and
+  2 s);
 - with an address naming the last expert's last tensor, that row is in the DOM, rendered and
   opened (it sits four collapsed modules deep), and Chromium logs nothing on the console.
 The flat model: 99,678 FSDP2 groups h.N, one of them mixed: 200 are drawn, the others in
-chunks of 200; the same figures and checks (its last tensor is in a chunk, in a module).
+chunks of 200; the same figures and checks (its last tensor is in a chunk, in a module), but
+its times are printed, not held to the limit: its 100k module bodies are 100k blocks, about
+3 s to load here, 5-8 s under a load average of 20.
 Skipped (77) without Chromium.
 Usage: big.py DTYPELINT [--layers 61] [--experts 541] [--limit 10]
 """
@@ -69,12 +72,13 @@ def manifest(layers, experts):
                          "fsdp": {"wrap": ["DeepseekV3DecoderLayer"]}}}
 
 
-# the time from navigation to the second animation frame after "load", then a small DOM
-PROBE = ("addEventListener('load',function(){var l=performance.now();"
-         "requestAnimationFrame(function(){requestAnimationFrame(function(){"
+# the time from navigation to "load", and to a style and layout of the whole page forced then
+# (offsetHeight); then a small DOM for --dump-dom. Real time: no --virtual-time-budget, under
+# which performance.now() is virtual and jumps.
+PROBE = ("addEventListener('load',function(){var l=performance.now(),h=document.body.offsetHeight;"
          "var n=document.getElementsByTagName('*').length;"
-         "document.title='probe '+l+' '+performance.now()+' '+n;"
-         "document.body.textContent='';});});});")
+         "document.title='probe '+l+' '+performance.now()+' '+n+' '+h;"
+         "document.body.textContent='';});")
 
 
 def with_probe(text):
@@ -124,9 +128,10 @@ def chrome(url, *extra):
     return took, r.stdout.decode("utf-8", "replace"), console
 
 
-def case(tmp, label, model, target, depth):
-    """Renders model, times it in Chromium, and opens it at tensor target (its index), which
-    sits in a block at least depth collapsed modules or chunks deep."""
+def case(tmp, label, model, target, depth, gated):
+    """Renders model, times it in Chromium (failing past the limit when gated), and opens it
+    at tensor target (its index), which sits in a block at least depth collapsed modules or
+    chunks deep."""
     src, page = os.path.join(tmp, label + ".json"), os.path.join(tmp, label + ".html")
     with open(src, "w") as f:
         json.dump(model, f)
@@ -142,16 +147,15 @@ def case(tmp, label, model, target, depth):
     probed = os.path.join(tmp, label + "-probed.html")
     with open(probed, "w", encoding="utf-8") as f:
         f.write(with_probe(text))
-    _, dom, console = chrome("file://" + probed, "--virtual-time-budget=600000", "--dump-dom")
-    m = re.search(r"<title>probe ([\d.]+) ([\d.]+) (\d+)</title>", dom)
+    _, dom, console = chrome("file://" + probed, "--dump-dom")
+    m = re.search(r"<title>probe ([\d.]+) ([\d.]+) (\d+) (\d+)</title>", dom)
     if not m:
-        failures.append(f"{label}: the probe did not report (no frame after load?)")
+        failures.append(f"{label}: the probe did not report")
     else:
-        load, paint, nodes = float(m.group(1)) / 1000, float(m.group(2)) / 1000, int(m.group(3))
-        print(f"{label}: Chromium: load {load:.2f} s, first frame after it {paint:.2f} s, "
-              f"{nodes} elements")
-        if paint >= a.limit:
-            failures.append(f"{label}: first frame after load at {paint:.2f} s: not under "
+        load, laid, nodes = float(m.group(1)) / 1000, float(m.group(2)) / 1000, int(m.group(3))
+        print(f"{label}: Chromium: load {load:.2f} s, laid out {laid:.2f} s, {nodes} elements")
+        if gated and laid >= a.limit:
+            failures.append(f"{label}: loaded and laid out at {laid:.2f} s: not under "
                             f"{a.limit} s")
     failures.extend(f"{label}: console: {l[:300]}" for l in console)
 
@@ -162,6 +166,9 @@ def case(tmp, label, model, target, depth):
     shot, _, console = chrome("file://" + page, "--screenshot=" + page + ".png")
     print(f"{label}: Chromium --screenshot: {shot:.2f} s, {shot - base:.2f} s over an empty "
           "page")
+    if gated and shot - base >= a.limit:
+        failures.append(f"{label}: painted (--screenshot) {shot - base:.2f} s over an empty "
+                        f"page: not under {a.limit} s")
     failures.extend(f"{label}: console: {l[:300]}" for l in console)
 
     # an address naming the target renders the blocks around it and opens them
@@ -186,7 +193,7 @@ with tempfile.TemporaryDirectory() as tmp:
     last = len(moe["tensors"]) - 3
     if not moe["tensors"][last]["name"].endswith(f"experts.{a.experts - 1}.down_proj.weight"):
         failures.append(f"tensor {last} is not the last expert's")
-    case(tmp, "moe", moe, last, 4)
+    case(tmp, "moe", moe, last, 4, True)
     # as many FSDP2 groups side by side, one of them mixed (open); the last one is in the
     # last chunk of 200
     n = len(moe["tensors"])
@@ -195,7 +202,7 @@ with tempfile.TemporaryDirectory() as tmp:
             [{"name": "h.5.bias", "shape": [8], "dtype": "float32"}],
             "training": {"strategy": "fsdp2", "precision": "bf16", "versions": {"torch": "2.7.1"},
                          "fsdp": {"wrap": ["h.*"]}}}
-    case(tmp, "flat", flat, n - 1, 3)
+    case(tmp, "flat", flat, n - 1, 3, False)
 
 for f in failures[:20]:
     print("FAIL:", f)
