@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The man page and --help name the same long options, and the man page's RULES section is
 the rule table (`dtypelint --list-rules -f json`): ids, names, severities and summaries, in
-order; README.md's rule table names the same ids, names and severities, in order.
+order, each followed by the rule's whole `--explain` page (the text of SARIF help.markdown and
+docs/rules, issue 36 item 3) rendered as roff; README.md's rule table names the same ids, names
+and severities, in order.
 DTL_UPDATE_MAN=1 rewrites both from the rule table instead (a new rule's README row starts
 as its summary).
 
@@ -60,8 +62,76 @@ def summary(text):
     return "".join(("\\&" if line[:1] in (".", "'") else "") + line + "\n" for line in lines)
 
 
+def wrap(text):
+    """roff text in lines of at most 80 bytes, no line starting with a control character"""
+    words = text.split(" ")
+    lines = [words[0]]
+    for w in words[1:]:
+        if len(lines[-1]) + 1 + len(w) > 80:
+            lines.append(w)
+        else:
+            lines[-1] += " " + w
+    return "".join(("\\&" if line[:1] in (".", "'") else "") + line + "\n" for line in lines)
+
+
+def inline(text):
+    """Markdown's `code` in bold and <url> as the bare URL, the rest escaped for roff"""
+    out = []
+    for i, part in enumerate(re.split(r"`([^`]*)`", text)):
+        if i % 2:
+            out.append("\\fB" + roff(part) + "\\fR")
+            continue
+        # <url>: the bare URL, which may break after each '/' (\: in roff)
+        pieces = re.split(r"<(https?://[^>]+)>", part)
+        out.append("".join(roff(p).replace("/", "/\\:") if j % 2 else roff(p)
+                           for j, p in enumerate(pieces)))
+    return "".join(out)
+
+
+def explained(rule_id):
+    """The rule's --explain page (Markdown) after its title, severity and summary, as roff:
+    sections in bold, paragraphs, bullet lists and code blocks kept as they are"""
+    text = subprocess.run([dtypelint, "--explain", rule_id], capture_output=True, text=True,
+                          check=True).stdout
+    body = text.split("\n## ", 1)
+    if len(body) < 2:
+        return ""
+    # left-adjusted: a line holding a long URL cannot be justified (groff's warning)
+    out, para, in_code = [".RS\n.ad l\n"], [], False
+
+    def flush():
+        if para:
+            out.append(".PP\n" + wrap(inline(" ".join(para))))
+            para.clear()
+    for line in ("## " + body[1]).splitlines():
+        if in_code:
+            if line.startswith("```"):
+                out.append(".fi\n.RE\n")
+                in_code = False
+            else:
+                out.append(("\\&" if line[:1] in (".", "'") else "") + roff(line) + "\n"
+                           if line else ".sp\n")
+        elif line.startswith("```"):
+            flush()
+            out.append(".sp\n.RS 2\n.nf\n")
+            in_code = True
+        elif line.startswith("## "):
+            flush()
+            out.append(".PP\n.B " + roff(line[3:]) + "\n")
+        elif line.startswith("- "):
+            flush()
+            out.append(".IP \\(bu 2\n" + wrap(inline(line[2:])))
+        elif not line.strip():
+            flush()
+        else:
+            para.append(line.strip())
+    flush()
+    out.append(".ad\n.RE\n")
+    return "".join(out)
+
+
 block = "".join(f".TP\n.BR {roff(r['id'])} \" {roff(r['name'])} ({r['severity']})\"\n"
-                + summary(r["summary"]) for r in rules)
+                + summary(r["summary"]) + explained(r["id"]) for r in rules)
 begin, end = ".\\\" rules: begin (generated from the rule table)\n", ".\\\" rules: end\n"
 if begin not in page or end not in page:
     failures.append("the man page has no generated RULES block")
