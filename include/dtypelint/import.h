@@ -40,6 +40,24 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 int dtl_import_framework_config(const char *path, const char *const *overrides, size_t n,
                                 struct dtl_arena *arena, const struct dtl_limits *limits,
                                 struct dtl_manifest *manifest, struct dtl_error *error);
+/* An override and where it was written: loc.file NULL for --framework-override (the option's
+ * own text, column 1), else the word in a launch script (launch.h). */
+struct dtl_framework_override {
+	const char *text;
+	struct dtl_loc loc;
+	/* where the value is written when the text is implied by another word (a launch's
+	 * --config-name); line 0: inside text, after "key=" */
+	struct dtl_loc value_loc;
+};
+/* The same, from a launch command: path may be NULL, when the command names no config file
+ * of its own: then the framework (an importer's id, "verl") reads its packaged defaults,
+ * located at defaults_at (the command's word). */
+int dtl_import_framework(const char *path, const char *framework, struct dtl_loc defaults_at,
+                         const struct dtl_framework_override *overrides, size_t n,
+                         struct dtl_arena *arena, const struct dtl_limits *limits,
+                         struct dtl_manifest *manifest, struct dtl_error *error);
+/* Whether the importer of framework ("verl") reads key (a dotted override key) */
+bool dtl_framework_reads(const char *framework, const char *key);
 /* The framework whose config root looks like ("torchtune recipe", ...), or NULL: for naming a
  * file that is given to the wrong option. */
 const char *dtl_framework_config_kind(const struct dtl_node *root);

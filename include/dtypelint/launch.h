@@ -5,7 +5,8 @@
  * ${VAR:-default} from the script's own assignments), then the launch commands dtypelint
  * knows (accelerate launch, deepspeed, torchrun, python, llamafactory-cli train, axolotl
  * train) and the files, flags and environment variables among their arguments that carry
- * dtypes. Each setting keeps its line and column in the script. A variable the script does
+ * dtypes, and python -m verl.trainer.main_ppo's config and key=value overrides (read by the
+ * verl importer). Each setting keeps its line and column in the script. A variable the script does
  * not set is named, never guessed.
  */
 #ifndef DTYPELINT_LAUNCH_H
@@ -32,6 +33,15 @@ struct dtl_launch {
 	struct dtl_vec warnings;
 	/* struct dtl_unmodelled: rollout engines, tensor and pipeline parallelism (DT604) */
 	struct dtl_vec unmodelled;
+	/* a framework that takes its own config and key=value overrides (python -m
+	 * verl.trainer.main_ppo): its importer's id ("verl"), NULL when none; its config file
+	 * (NULL: the framework's packaged defaults); its overrides in order (struct
+	 * dtl_framework_override, import.h), each at its word */
+	const char *framework;
+	struct dtl_loc framework_loc;
+	const char *framework_file;
+	struct dtl_loc framework_file_loc;
+	struct dtl_vec framework_overrides;
 };
 
 /* Reads the script at path (no command found: an input error that says so). */

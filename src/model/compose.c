@@ -112,14 +112,16 @@ static void launch_flags(const struct dtl_launch *l, struct dtl_plan *plan)
 /* --launch: the files its command names (unless an option names that kind), its warnings,
  * then its flags */
 static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
-                  const struct dtl_limits *limits, struct dtl_manifest *m, struct dtl_error *error)
+                  const struct dtl_limits *limits, struct dtl_manifest *m, struct dtl_launch *ret,
+                  struct dtl_error *error)
 {
 	struct dtl_launch l;
 	int r;
 
 	if ((r = dtl_launch_read(in->launch_file, arena, limits, &l, error)) < 0)
 		return r;
-	if (!l.deepspeed_file && !l.accelerate_file && !l.trainer_args_file &&
+	*ret = l;
+	if (!l.deepspeed_file && !l.accelerate_file && !l.trainer_args_file && !l.framework &&
 	    l.precision == DTL_PRECISION_UNSET && l.strategy == DTL_STRATEGY_UNSET &&
 	    !l.world_size && !l.unmodelled.count) {
 		/* nothing usable: an input error, never a clean run of the defaults */
@@ -155,6 +157,28 @@ static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		if ((r = dtl_plan_unmodelled(&m->plan, arena, &u[i])) < 0)
 			return r;
 	return 0;
+}
+
+/* --framework-config, or the framework a launch command runs (its config file, else its
+ * packaged defaults): the launch's overrides first, then --framework-override's, as the
+ * framework's command line would have them */
+static int framework(const struct dtl_compose_inputs *in, const struct dtl_launch *l,
+                     struct dtl_arena *arena, const struct dtl_limits *limits,
+                     struct dtl_manifest *m, struct dtl_error *error)
+{
+	size_t nl = l->framework ? l->framework_overrides.count : 0;
+	size_t n = nl + in->framework_override_count;
+	struct dtl_framework_override *ov = n ? dtl_arena_calloc(arena, n, sizeof(*ov)) : NULL;
+
+	if (n && !ov)
+		return -ENOMEM;
+	if (nl)
+		memcpy(ov, l->framework_overrides.items, nl * sizeof(*ov));
+	for (size_t i = 0; i < in->framework_override_count; i++)
+		ov[nl + i].text = in->framework_overrides[i];
+	const char *path = in->framework_file ? in->framework_file : l->framework_file;
+	return dtl_import_framework(path, l->framework, l->framework_loc, ov, n, arena, limits, m,
+	                            error);
 }
 
 int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
@@ -195,7 +219,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		manifest.plan = plan;
 		manifest.has_training = true;
 	}
-	if (in->launch_file && (r = launch(in, arena, limits, &manifest, error)) < 0)
+	struct dtl_launch l = {0};
+	if (in->launch_file && (r = launch(in, arena, limits, &manifest, &l, error)) < 0)
 		return r;
 	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args,
 	 * --framework-config */
@@ -208,10 +233,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	if (in->trainer_args_file &&
 	    (r = trainer_args(in->trainer_args_file, arena, limits, &manifest, error)) < 0)
 		return r;
-	if (in->framework_file &&
-	    (r = dtl_import_framework_config(in->framework_file, in->framework_overrides,
-	                                     in->framework_override_count, arena, limits, &manifest,
-	                                     error)) < 0)
+	if ((in->framework_file || l.framework) &&
+	    (r = framework(in, &l, arena, limits, &manifest, error)) < 0)
 		return r;
 	if (in->peft_file) {
 		const char *base = NULL;

@@ -14,6 +14,7 @@
 static const struct dtl_framework_importer *const importers[] = {
     &dtl_importer_torchtune,
     &dtl_importer_torchtitan,
+    &dtl_importer_verl,
 };
 #define IMPORTER_COUNT (sizeof(importers) / sizeof(importers[0]))
 
@@ -85,48 +86,42 @@ void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *messag
 }
 
 /* torchtune's _merge_yaml_and_cli_args: arg.split("=") must give key and value */
-static int override_fail(struct dtl_fw_config *c, const char *text)
+static int override_fail(struct dtl_fw_config *c, const struct dtl_framework_override *ov)
 {
-	struct dtl_loc at = {override_file, 1, 1};
+	struct dtl_loc at = ov->loc.file ? ov->loc : (struct dtl_loc){override_file, 1, 1};
 	if (c->importer != &dtl_importer_torchtune)
 		return dtl_error_set(c->error, at, -EINVAL,
-		                     "an override is KEY=VALUE (one '=') or ~KEY, got %s", text);
+		                     "an override is KEY=VALUE or ~KEY, got %s", ov->text);
 	return dtl_error_set(c->error, at, -EINVAL,
 	                     "torchtune refuses this override: 'ValueError: Command-line overrides "
 	                     "must be in the form of key=value, got %s'",
-	                     text);
+	                     ov->text);
 }
 
-/*
- * "key=value" as torchtune's _merge_yaml_and_cli_args reads it: exactly one '=', "None" is
- * null, a key naming a component mapping sets its _component_; "~key" removes the key. The
- * value is parsed as YAML after as many spaces as "key=" has bytes, so its column in a
- * message is its column in the option's text.
- */
-static int parse_override(struct dtl_fw_config *c, const char *text, struct dtl_fw_override *o)
+/* a value parsed on line 1 moved to where a launch script has it (line, and column on the
+ * first line), so that findings point into the script */
+static void move_node(struct dtl_node *n, struct dtl_loc to)
 {
-	const char *eq = strchr(text, '=');
+	if (n->line == 1)
+		n->column += to.column - 1;
+	n->line += to.line - 1;
+	if (n->type == DTL_NODE_SEQ)
+		for (size_t i = 0; i < n->seq.count; i++)
+			move_node(&n->seq.items[i], to);
+	else if (n->type == DTL_NODE_MAP)
+		for (size_t i = 0; i < n->map.count; i++) {
+			move_node(&n->map.pairs[i].key, to);
+			move_node(&n->map.pairs[i].value, to);
+		}
+}
+
+/* the value of "key=value" as a YAML scalar, "None"/"null"/"~"/"" being null */
+static int parse_value(struct dtl_fw_config *c, struct dtl_fw_override *o, const char *value,
+                       size_t pad)
+{
+	size_t vlen = strlen(value);
 	int r;
 
-	memset(o, 0, sizeof(*o));
-	o->s = (struct dtl_schema){override_file, c->arena, c->limits, c->error};
-	if (text[0] == '~') {
-		size_t n = eq ? (size_t)(eq - text - 1) : strlen(text + 1);
-		o->removed = true;
-		o->key = dtl_arena_strndup(c->arena, text + 1, n);
-		return o->key ? 0 : -ENOMEM;
-	}
-	if (!eq || strchr(eq + 1, '='))
-		return override_fail(c, text);
-	size_t klen = (size_t)(eq - text);
-	if (!(o->key = dtl_arena_strndup(c->arena, text, klen)))
-		return -ENOMEM;
-	const struct dtl_node *at = tree_get(c->l->root, o->key);
-	if (at && at->type == DTL_NODE_MAP && dtl_node_get(at, "_component_") &&
-	    !(o->key = dtl_arena_sprintf(c->arena, "%s._component_", o->key)))
-		return -ENOMEM;
-	const char *value = eq + 1;
-	size_t pad = klen + 1, vlen = strlen(value);
 	if (strcmp(value, "None") == 0 || strcmp(value, "null") == 0 || strcmp(value, "~") == 0 ||
 	    !vlen) {
 		/* null; the YAML reader takes a document of a lone null as an empty file */
@@ -148,7 +143,7 @@ static int parse_override(struct dtl_fw_config *c, const char *text, struct dtl_
 	memcpy(buf + pad, value, vlen + 1);
 	struct dtl_source src;
 	struct dtl_node *root;
-	if ((r = dtl_source_init_mem(&src, override_file, buf, pad + vlen)) < 0)
+	if ((r = dtl_source_init_mem(&src, o->s.file, buf, pad + vlen)) < 0)
 		return r;
 	r = dtl_doc_parse_yaml(&src, c->arena, c->limits, &root, c->error);
 	dtl_source_fini(&src);
@@ -158,16 +153,79 @@ static int parse_override(struct dtl_fw_config *c, const char *text, struct dtl_
 	return 0;
 }
 
-static int run(struct dtl_fw_config *c, const char *const *overrides, size_t n)
+/*
+ * "key=value" as torchtune's _merge_yaml_and_cli_args reads it: exactly one '=', "None" is
+ * null, a key naming a component mapping sets its _component_; "~key" removes the key. Hydra
+ * (verl) also takes "+key=value" and "++key=value" and ends the key at the first '='. The
+ * value is parsed as YAML after as many spaces as "key=" has bytes, so its column in a
+ * message is its column in the option's text (or the script's).
+ */
+static int parse_override(struct dtl_fw_config *c, const struct dtl_framework_override *ov,
+                          struct dtl_fw_override *o)
 {
-	const struct dtl_framework_importer *imp = NULL;
+	const char *text = ov->text;
+	const char *eq = strchr(text, '=');
+	size_t plus = 0;
 	int r;
 
-	if ((r = dtl_schema_map(&c->l->s, c->l->root, "a framework config")) < 0)
+	memset(o, 0, sizeof(*o));
+	o->s = (struct dtl_schema){ov->loc.file ? ov->loc.file : override_file, c->arena, c->limits,
+	                           c->error};
+	if (text[0] == '~') {
+		size_t n = eq ? (size_t)(eq - text - 1) : strlen(text + 1);
+		o->removed = true;
+		o->key = dtl_arena_strndup(c->arena, text + 1, n);
+		return o->key ? 0 : -ENOMEM;
+	}
+	if (c->importer != &dtl_importer_torchtune) {
+		while (text[plus] == '+')
+			plus++;
+		text += plus;
+		eq = strchr(text, '=');
+	} else if (eq && strchr(eq + 1, '=')) {
+		return override_fail(c, ov);
+	}
+	if (!eq || eq == text)
+		return override_fail(c, ov);
+	size_t klen = (size_t)(eq - text);
+	if (!(o->key = dtl_arena_strndup(c->arena, text, klen)))
+		return -ENOMEM;
+	const struct dtl_node *at = tree_get(c->l->root, o->key);
+	if (at && at->type == DTL_NODE_MAP && dtl_node_get(at, "_component_") &&
+	    !(o->key = dtl_arena_sprintf(c->arena, "%s._component_", o->key)))
+		return -ENOMEM;
+	if ((r = parse_value(c, o, eq + 1, plus + klen + 1)) < 0)
 		return r;
-	for (size_t i = 0; i < IMPORTER_COUNT && !imp; i++)
-		if (importers[i]->detect(c->l->root))
-			imp = importers[i];
+	if (ov->value_loc.line) {
+		struct dtl_node *v = (struct dtl_node *)o->value;
+		v->line = ov->value_loc.line;
+		v->column = ov->value_loc.column;
+	} else if (ov->loc.file) {
+		move_node((struct dtl_node *)o->value, ov->loc);
+	}
+	return 0;
+}
+
+static const struct dtl_framework_importer *claim(const struct dtl_node *root,
+                                                  const char *framework)
+{
+	for (size_t i = 0; i < IMPORTER_COUNT; i++)
+		if (framework && !root
+		        ? importers[i]->id && strcmp(importers[i]->id, framework) == 0
+		        : importers[i]->detect(root))
+			return importers[i];
+	return NULL;
+}
+
+static int run(struct dtl_fw_config *c, const char *framework,
+               const struct dtl_framework_override *overrides, size_t n)
+{
+	const struct dtl_framework_importer *imp;
+	int r;
+
+	if (c->path && (r = dtl_schema_map(&c->l->s, c->l->root, "a framework config")) < 0)
+		return r;
+	imp = claim(c->path ? c->l->root : NULL, framework);
 	c->importer = imp;
 	if (!imp)
 		return dtl_schema_fail(
@@ -175,12 +233,13 @@ static int run(struct dtl_fw_config *c, const char *const *overrides, size_t n)
 		    "no framework dtypelint reads claims this file (--framework-"
 		    "config reads: a torchtune recipe, whose model has a "
 		    "'_component_: torchtune.models...'; a torchtitan job config, "
-		    "with [job] and a [model] flavor)");
+		    "with [job] and a [model] flavor; a verl trainer config, with "
+		    "actor_rollout_ref)");
 	c->overrides = n ? dtl_arena_calloc(c->arena, n, sizeof(*c->overrides)) : NULL;
 	if (n && !c->overrides)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++, c->override_count++)
-		if ((r = parse_override(c, overrides[i], &c->overrides[i])) < 0)
+		if ((r = parse_override(c, &overrides[i], &c->overrides[i])) < 0)
 			return r;
 	if (!c->m->plan.file) {
 		c->m->plan.file = c->l->s.file;
@@ -189,18 +248,51 @@ static int run(struct dtl_fw_config *c, const char *const *overrides, size_t n)
 	return imp->import(c);
 }
 
+int dtl_import_framework(const char *path, const char *framework, struct dtl_loc defaults_at,
+                         const struct dtl_framework_override *overrides, size_t n,
+                         struct dtl_arena *arena, const struct dtl_limits *limits,
+                         struct dtl_manifest *manifest, struct dtl_error *error)
+{
+	struct dtl_loaded l;
+	struct dtl_node *empty = NULL;
+	int r;
+
+	if (path && (r = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
+		return r;
+	if (!path) {
+		/* no file: the framework's packaged defaults, placed at the launch command */
+		memset(&l, 0, sizeof(l));
+		if (!(empty = dtl_arena_calloc(arena, 1, sizeof(*empty))))
+			return -ENOMEM;
+		*empty = (struct dtl_node){
+		    .type = DTL_NODE_MAP, .line = defaults_at.line, .column = defaults_at.column};
+		l.root = empty;
+		l.s = (struct dtl_schema){defaults_at.file, arena, limits, error};
+	}
+	struct dtl_fw_config c = {
+	    .l = &l, .path = path, .arena = arena, .limits = limits, .m = manifest, .error = error};
+	r = run(&c, framework, overrides, n);
+	if (path)
+		dtl_loaded_close(&l);
+	return r < 0 ? r : 0;
+}
+
 int dtl_import_framework_config(const char *path, const char *const *overrides, size_t n,
                                 struct dtl_arena *arena, const struct dtl_limits *limits,
                                 struct dtl_manifest *manifest, struct dtl_error *error)
 {
-	struct dtl_loaded l;
-	int r;
+	struct dtl_framework_override *ov = n ? dtl_arena_calloc(arena, n, sizeof(*ov)) : NULL;
 
-	if ((r = dtl_loaded_open(&l, path, arena, limits, error)) < 0)
-		return r;
-	struct dtl_fw_config c = {
-	    .l = &l, .path = path, .arena = arena, .limits = limits, .m = manifest, .error = error};
-	r = run(&c, overrides, n);
-	dtl_loaded_close(&l);
-	return r < 0 ? r : 0;
+	if (n && !ov)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ov[i].text = overrides[i];
+	return dtl_import_framework(path, NULL, (struct dtl_loc){0}, ov, n, arena, limits, manifest,
+	                            error);
+}
+
+bool dtl_framework_reads(const char *framework, const char *key)
+{
+	const struct dtl_framework_importer *imp = claim(NULL, framework);
+	return imp && imp->reads && imp->reads(key);
 }

@@ -16,7 +16,7 @@ struct dtl_fw_override {
 	const char *key; /* dotted; NUL-terminated, in the arena */
 	bool removed;
 	const struct dtl_node *value; /* NULL when removed */
-	struct dtl_schema s;          /* file "--framework-override", for the value's location */
+	struct dtl_schema s; /* the option's or the script's file, for the value's location */
 };
 
 struct dtl_framework_importer;
@@ -49,11 +49,15 @@ void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *messag
 
 struct dtl_framework_importer {
 	const char *kind; /* "torchtune recipe": what the file is, in messages */
+	const char *id;   /* "verl": the name a launch command gives it (NULL: none) */
+	/* whether it reads a dotted key (NULL: not asked) */
+	bool (*reads)(const char *key);
 	bool (*detect)(const struct dtl_node *root);
 	int (*import)(struct dtl_fw_config *c);
 };
 
 extern const struct dtl_framework_importer dtl_importer_torchtune;
 extern const struct dtl_framework_importer dtl_importer_torchtitan;
+extern const struct dtl_framework_importer dtl_importer_verl;
 
 #endif

@@ -681,6 +681,116 @@ static int distributed_launch(struct reader *rd, const struct word *words, size_
 	return script_args(rd, words, n, j + 1);
 }
 
+/* One key=value word of main_ppo's Hydra command line, kept at its place. A value built on a
+ * variable the script does not set is not guessed: said when verl's importer reads the key. */
+static int verl_override(struct reader *rd, const struct word *w)
+{
+	struct dtl_arena *arena = rd->lx.arena;
+	const char *key = w->text + strspn(w->text, "+~");
+	size_t klen = strcspn(key, "=");
+	const char *k = dtl_arena_strndup(arena, key, klen);
+
+	if (!k)
+		return -ENOMEM;
+	if (w->unresolved) {
+		if (dtl_framework_reads("verl", k))
+			warn(rd, w->loc,
+			     dtl_arena_sprintf(
+			         arena,
+			         "'%s' is set from %s, which the script does not set "
+			         "(an argument or the environment of whoever runs it): "
+			         "not read, verl's default is taken",
+			         k, w->unresolved));
+		return 0;
+	}
+	struct dtl_framework_override *o =
+	    dtl_vec_push(&rd->out->framework_overrides, arena, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	*o = (struct dtl_framework_override){.text = w->text, .loc = w->loc};
+	return 0;
+}
+
+/* --config-path / --config-name: Hydra takes a relative config path from main_ppo.py's folder
+ * (verl's packaged configs), an absolute one from the disk */
+static int verl_config(struct reader *rd, const struct word *path, const struct word *name)
+{
+	struct dtl_arena *arena = rd->lx.arena;
+	struct dtl_launch *out = rd->out;
+
+	if (!name)
+		return 0;
+	size_t n = name->len;
+	if (n > 5 && strcmp(name->text + n - 5, ".yaml") == 0)
+		n -= 5;
+	if (path && !path->unresolved && path->text[0] == '/') {
+		const char *file =
+		    dtl_arena_sprintf(arena, "%s/%.*s.yaml", path->text, (int)n, name->text);
+		struct word w = *name;
+		if (!file)
+			return -ENOMEM;
+		w.text = (char *)file;
+		w.len = strlen(file);
+		return file_arg(rd, &w, "--config-name", &out->framework_file,
+		                &out->framework_file_loc);
+	}
+	if (n == strlen("ppo_trainer") && strncmp(name->text, "ppo_trainer", n) == 0)
+		return 0;
+	if (n == strlen("ppo_megatron_trainer") &&
+	    strncmp(name->text, "ppo_megatron_trainer", n) == 0) {
+		/* the packaged Megatron config: its actor strategy is megatron */
+		struct dtl_framework_override *o =
+		    dtl_vec_push(&out->framework_overrides, arena, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		*o = (struct dtl_framework_override){.text = "actor_rollout_ref.actor.strategy="
+		                                             "megatron",
+		                                     .loc = name->loc,
+		                                     .value_loc = name->loc};
+		return 0;
+	}
+	warn(rd, name->loc,
+	     dtl_arena_sprintf(arena,
+	                       "verl's config '%s' (a relative --config-path is verl's own "
+	                       "folder, or a path the script does not set) is not read: "
+	                       "ppo_trainer.yaml's defaults are taken",
+	                       name->text));
+	return 0;
+}
+
+/* python -m verl.trainer.main_ppo [--config-path P] [--config-name N] key=value ... */
+static int verl_main(struct reader *rd, const struct word *words, size_t n, size_t j)
+{
+	struct word scratch, path_w, name_w;
+	const struct word *v, *path = NULL, *name = NULL;
+	int r;
+
+	rd->out->framework = "verl";
+	rd->out->framework_loc = words[j - 1].loc;
+	for (; j < n; j++) {
+		const struct word *w = &words[j];
+		if ((v = value_of(words, n, &j, "--config-path", &scratch)) ||
+		    (v = value_of(words, n, &j, "-cp", &scratch))) {
+			path_w = *v;
+			path = &path_w;
+		} else if ((v = value_of(words, n, &j, "--config-name", &scratch)) ||
+		           (v = value_of(words, n, &j, "-cn", &scratch))) {
+			name_w = *v;
+			name = &name_w;
+		} else if (strchr(w->text, '=') || w->text[0] == '~') {
+			if ((r = verl_override(rd, w)) < 0)
+				return r;
+		} else if (w->unresolved) {
+			warn(rd, w->loc,
+			     dtl_arena_sprintf(rd->lx.arena,
+			                       "'%s': more overrides from whoever runs the script, "
+			                       "not known here: not read",
+			                       w->unresolved));
+		}
+	}
+	return verl_config(rd, path, name);
+}
+
 /* python [-m module | script.py] args */
 static int python(struct reader *rd, const struct word *words, size_t n, size_t j)
 {
@@ -693,6 +803,10 @@ static int python(struct reader *rd, const struct word *words, size_t n, size_t 
 		if (is(m, "accelerate.commands.launch")) {
 			found(rd, "accelerate launch", &words[0]);
 			return accelerate_launch(rd, words, n, j + 2);
+		}
+		if (is(m, "verl.trainer.main_ppo")) {
+			found(rd, "python -m verl.trainer.main_ppo", m);
+			return verl_main(rd, words, n, j + 2);
 		}
 		if (strncmp(m->text, "verl.", 5) == 0 || strncmp(m->text, "openrlhf.", 9) == 0) {
 			found(rd, m->text, m);

@@ -8,7 +8,7 @@
 
 static const char *const trainers[] = {
     "none",       "hf-trainer", "trl-sft", "trl-dpo", "trl-grpo",       "trl-kto", "trl-rloo",
-    "trl-reward", "trl-orpo",   "trl-cpo", "trl-bco", "trl-online-dpo", NULL,
+    "trl-reward", "trl-orpo",   "trl-cpo", "trl-bco", "trl-online-dpo", "verl",    NULL,
 };
 
 static int parse_versions(const struct dtl_schema *s, const struct dtl_node *map,
@@ -343,7 +343,7 @@ int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_aren
 				    &s, v,
 				    "'trainer' must be one of none, hf-trainer, trl-sft, "
 				    "trl-dpo, trl-grpo, trl-kto, trl-rloo, trl-reward, "
-				    "trl-orpo, trl-cpo, trl-bco, trl-online-dpo, got %s",
+				    "trl-orpo, trl-cpo, trl-bco, trl-online-dpo, verl, got %s",
 				    dtl_schema_describe(&s, v));
 			plan->trainer = text;
 			plan->trainer_loc = dtl_schema_loc(&s, v);

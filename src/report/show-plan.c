@@ -220,7 +220,11 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 			dtl_report_put_escaped(out, rp->wrap->items[i].text);
 		}
 		fprintf(out, "%s\n", rp->wrap_from_model ? " (the model's _no_split_modules)" : "");
-		if (rp->peft_wrap_policy)
+		if (rp->peft_wrap_policy && p->trainer && strcmp(p->trainer, "verl") == 0)
+			fputs("  wrap policy   verl's get_fsdp_wrap_policy(is_lora=True): these "
+			      "classes, and every leaf module whose weight requires grad\n",
+			      out);
+		else if (rp->peft_wrap_policy)
 			fputs("  wrap policy   PEFT's fsdp_auto_wrap_policy (the HF Trainer's "
 			      "_fsdp_qlora_plugin_updates): these classes, and every leaf module "
 			      "whose "

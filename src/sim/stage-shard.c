@@ -164,7 +164,11 @@ static const struct dtl_pattern *peft_wrap_pattern(struct dtl_sim *sim)
 	struct dtl_pattern *p = dtl_arena_calloc(sim->arena, 1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->text = "PEFT fsdp_auto_wrap_policy (a leaf module whose weight requires grad)";
+	const char *trainer = sim->rp.plan.trainer;
+	p->text = trainer && strcmp(trainer, "verl") == 0
+	              ? "verl get_fsdp_wrap_policy(is_lora=True) (a leaf module whose weight "
+	                "requires grad)"
+	              : "PEFT fsdp_auto_wrap_policy (a leaf module whose weight requires grad)";
 	p->len = (uint32_t)strlen(p->text);
 	p->loc = dtl_sim_plan_loc(sim, sim->rp.plan.trainer_loc, sim->manifest->adapter.loc);
 	return p;

@@ -67,9 +67,13 @@ bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim)
 	const char *trainer = sim->rp.plan.trainer;
 	bool peft = sim->manifest->adapter.present;
 
-	if (sim->rp.plan.strategy != DTL_STRATEGY_FSDP1 || !trainer ||
-	    (strcmp(trainer, "hf-trainer") != 0 && strncmp(trainer, "trl-", 4) != 0) ||
-	    !dtl_sim_behavior(sim, DTL_B_HF_TRAINER_PEFT_FSDP_WRAP))
+	if (sim->rp.plan.strategy != DTL_STRATEGY_FSDP1 || !trainer)
+		return false;
+	/* verl's get_fsdp_wrap_policy(is_lora=True) has the same lambda policy, in every
+	 * release (rules/versions.yaml recipes: verl-fsdp-wrap-policy) */
+	if (strcmp(trainer, "verl") != 0 &&
+	    ((strcmp(trainer, "hf-trainer") != 0 && strncmp(trainer, "trl-", 4) != 0) ||
+	     !dtl_sim_behavior(sim, DTL_B_HF_TRAINER_PEFT_FSDP_WRAP)))
 		return false;
 	for (uint32_t t = 0; t < sim->t.count && !peft; t++)
 		peft = (sim->t.flags[t] & DTL_TF_ADAPTER) != 0;
