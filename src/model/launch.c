@@ -644,6 +644,41 @@ static int accelerate_launch(struct reader *rd, const struct word *words, size_t
 	return 0;
 }
 
+/* A program to run whose arguments dtypelint does not read: said, and none of its arguments
+ * taken (half a set-up read would lint as a whole one). True when so. */
+static bool program_not_read(struct reader *rd, const struct word *m)
+{
+	struct dtl_arena *arena = rd->lx.arena;
+
+	if (m->unresolved) {
+		const char *what =
+		    strcmp(m->text, m->unresolved) == 0
+		        ? dtl_arena_sprintf(arena, "is %s", m->unresolved)
+		        : dtl_arena_sprintf(arena, "'%s' is built on %s", m->text, m->unresolved);
+		warn(rd, m->loc,
+		     what ? dtl_arena_sprintf(arena,
+		                              "the program to run %s, which the script does not "
+		                              "set as NAME=value (a heredoc taken by 'read', a "
+		                              "function or the environment): its arguments are "
+		                              "not read",
+		                              what)
+		          : NULL);
+		return true;
+	}
+	if (strncmp(m->text, "openrlhf.", 9) != 0)
+		return false;
+	warn(rd, m->loc,
+	     dtl_arena_sprintf(arena,
+	                       "'%s' is OpenRLHF: its own arguments (--ds.zero_stage or "
+	                       "--zero_stage, --ds.param_dtype, --bf16 or --param_dtype, "
+	                       "--ds.adam_offload, --ds.lora.rank or --lora_rank, "
+	                       "--ds.load_in_4bit or --load_in_4bit, --vllm.num_engines) build its "
+	                       "DeepSpeed config and model: not read yet (pass that config with "
+	                       "--deepspeed, or describe the set-up in a manifest)",
+	                       m->text));
+	return true;
+}
+
 /* deepspeed / torchrun [options] script [args] */
 static int distributed_launch(struct reader *rd, const struct word *words, size_t n, size_t j)
 {
@@ -678,6 +713,8 @@ static int distributed_launch(struct reader *rd, const struct word *words, size_
 	}
 	if (nodes > 1 && nodes < 1 << 20 && rd->out->world_size)
 		rd->out->world_size *= nodes;
+	if (j < n && program_not_read(rd, &words[j]))
+		return 0;
 	return script_args(rd, words, n, j + 1);
 }
 
@@ -808,7 +845,12 @@ static int python(struct reader *rd, const struct word *words, size_t n, size_t 
 			found(rd, "python -m verl.trainer.main_ppo", m);
 			return verl_main(rd, words, n, j + 2);
 		}
-		if (strncmp(m->text, "verl.", 5) == 0 || strncmp(m->text, "openrlhf.", 9) == 0) {
+		if (strncmp(m->text, "openrlhf.", 9) == 0) {
+			found(rd, m->text, m);
+			program_not_read(rd, m);
+			return 0;
+		}
+		if (strncmp(m->text, "verl.", 5) == 0) {
 			found(rd, m->text, m);
 			warn(rd, m->loc,
 			     dtl_arena_sprintf(rd->lx.arena,
