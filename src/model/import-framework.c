@@ -15,6 +15,7 @@ static const struct dtl_framework_importer *const importers[] = {
     &dtl_importer_torchtune,
     &dtl_importer_torchtitan,
     &dtl_importer_verl,
+    &dtl_importer_nemo,
 };
 #define IMPORTER_COUNT (sizeof(importers) / sizeof(importers[0]))
 
@@ -234,7 +235,8 @@ static int run(struct dtl_fw_config *c, const char *framework,
 		    "config reads: a torchtune recipe, whose model has a "
 		    "'_component_: torchtune.models...'; a torchtitan job config, "
 		    "with [job] and a [model] flavor; a verl trainer config, with "
-		    "actor_rollout_ref)");
+		    "actor_rollout_ref; a NeMo Megatron config, with trainer.precision "
+		    "and model.megatron_amp_O2)");
 	c->overrides = n ? dtl_arena_calloc(c->arena, n, sizeof(*c->overrides)) : NULL;
 	if (n && !c->overrides)
 		return -ENOMEM;

@@ -59,5 +59,6 @@ struct dtl_framework_importer {
 extern const struct dtl_framework_importer dtl_importer_torchtune;
 extern const struct dtl_framework_importer dtl_importer_torchtitan;
 extern const struct dtl_framework_importer dtl_importer_verl;
+extern const struct dtl_framework_importer dtl_importer_nemo;
 
 #endif

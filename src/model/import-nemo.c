@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A NeMo (1.x-style, Hydra YAML) Megatron training config: examples/nlp/language_modeling/
+ * conf/megatron_gpt_config.yaml and the tuning configs, read the way NeMo 2.4.0's
+ * MegatronTrainerBuilder reads them (rules/versions.yaml recipes: nemo-*).
+ *
+ * NeMo trains these models through Megatron-Core (tensor and pipeline parallelism, its own
+ * distributed optimizer, its own adapter modules), which dtypelint does not simulate. What
+ * can be read is read and said: trainer.precision (the precision plugin),
+ * model.megatron_amp_O2, the parallel sizes, model.fsdp and model.peft.peft_scheme; the
+ * model itself is reported as not modelled (DT604) with those values in the finding.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "import-framework.h"
+
+static bool detect(const struct dtl_node *root)
+{
+	const struct dtl_node *trainer = dtl_node_get(root, "trainer");
+	const struct dtl_node *model = dtl_node_get(root, "model");
+	return trainer && trainer->type == DTL_NODE_MAP && dtl_node_get(trainer, "precision") &&
+	       model && model->type == DTL_NODE_MAP &&
+	       (dtl_node_get(model, "megatron_amp_O2") || dtl_node_get(model, "mcore_gpt") ||
+	        dtl_node_get(model, "tensor_model_parallel_size"));
+}
+
+/* a scalar's text as NeMo compares it (16 and '16' alike); NULL when absent or null */
+static const char *scalar(const struct dtl_fw_value v)
+{
+	if (!v.node || v.node->type == DTL_NODE_NULL || v.node->type == DTL_NODE_MAP ||
+	    v.node->type == DTL_NODE_SEQ)
+		return NULL;
+	return v.node->type == DTL_NODE_STRING ? v.node->string.text : v.node->raw;
+}
+
+static int bool_key(const struct dtl_fw_config *c, const char *key, bool *ret)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, key);
+	*ret = false;
+	if (!v.node || v.node->type == DTL_NODE_NULL)
+		return 0;
+	return dtl_schema_bool(v.s, v.node, key, ret);
+}
+
+/*
+ * MegatronTrainerBuilder._plugins: 16, '16', '16-mixed' are fp16 mixed precision (with a
+ * GradScaler unless model.fsdp), 'bf16' and 'bf16-mixed' bf16 mixed precision; with
+ * megatron_amp_O2 (and no distributed optimizer) MegatronHalfPrecisionPlugin keeps the
+ * parameters in half precision with float32 main copies, otherwise
+ * PipelineMixedPrecisionPlugin autocasts. 32 and '32' are float32; other values go to
+ * Lightning untouched.
+ */
+static int precision(struct dtl_fw_config *c, bool o2, const char **ret_plugin)
+{
+	static const struct {
+		const char *text;
+		enum dtl_precision p;
+	} names[] = {{"16", DTL_PRECISION_FP16},   {"16-mixed", DTL_PRECISION_FP16},
+	             {"bf16", DTL_PRECISION_BF16}, {"bf16-mixed", DTL_PRECISION_BF16},
+	             {"32", DTL_PRECISION_FP32},   {"32-true", DTL_PRECISION_FP32}};
+	struct dtl_fw_value v = dtl_fw_get(c, "trainer.precision");
+	const char *text = scalar(v);
+
+	*ret_plugin = "none (Lightning's default, float32)";
+	if (!text)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(text, names[i].text) != 0)
+			continue;
+		c->m->plan.precision = names[i].p;
+		c->m->plan.precision_loc = dtl_fw_loc(c, v);
+		*ret_plugin = names[i].p == DTL_PRECISION_FP32 ? "none (float32)"
+		              : o2 ? "MegatronHalfPrecisionPlugin (half-precision parameters, "
+		                     "float32 main copies)"
+		                   : "PipelineMixedPrecisionPlugin (autocast)";
+		return 0;
+	}
+	*ret_plugin = dtl_arena_sprintf(c->arena, "Lightning's for '%s' (not read)", text);
+	dtl_fw_warn(c, dtl_fw_loc(c, v),
+	            dtl_arena_sprintf(c->arena,
+	                              "trainer.precision '%s' is left to Lightning by NeMo's "
+	                              "trainer builder: not read",
+	                              text));
+	return *ret_plugin ? 0 : -ENOMEM;
+}
+
+static int import(struct dtl_fw_config *c)
+{
+	struct dtl_fw_value tp = dtl_fw_get(c, "model.tensor_model_parallel_size");
+	struct dtl_fw_value pp = dtl_fw_get(c, "model.pipeline_model_parallel_size");
+	struct dtl_fw_value peft = dtl_fw_get(c, "model.peft.peft_scheme");
+	struct dtl_fw_value model = dtl_fw_get(c, "model");
+	const char *plugin, *scheme = scalar(peft);
+	bool o2, mcore, fsdp;
+	int r;
+
+	c->m->recipe.kind = "NeMo Megatron (not simulated)";
+	/* NeMo's own Lightning trainer: no HF Trainer, no TRL */
+	c->m->plan.trainer = "none";
+	c->m->plan.trainer_loc = dtl_fw_loc(c, dtl_fw_get(c, "trainer"));
+	if ((r = bool_key(c, "model.megatron_amp_O2", &o2)) < 0 ||
+	    (r = bool_key(c, "model.mcore_gpt", &mcore)) < 0 ||
+	    (r = bool_key(c, "model.fsdp", &fsdp)) < 0 || (r = precision(c, o2, &plugin)) < 0)
+		return r;
+	const char *what = dtl_arena_sprintf(
+	    c->arena,
+	    "NeMo's Megatron model (read: mcore_gpt %s; trainer.precision plugin %s; "
+	    "megatron_amp_O2 %s; tensor parallel %s, pipeline parallel %s; model.fsdp %s; "
+	    "peft_scheme %s)",
+	    mcore ? "true" : "false", plugin, o2 ? "true" : "false", scalar(tp) ? scalar(tp) : "1",
+	    scalar(pp) ? scalar(pp) : "1", fsdp ? "true" : "false", scheme ? scheme : "none");
+	if (!what)
+		return -ENOMEM;
+	return dtl_plan_unmodelled(
+	    &c->m->plan, c->arena,
+	    &(struct dtl_unmodelled){
+	        .what = what,
+	        .touches = "every parameter: Megatron builds, shards, casts and adapts the model "
+	                   "by its own code, which dtypelint does not simulate; the dtypes shown "
+	                   "are the checkpoint's",
+	        .loc = dtl_fw_loc(c, model)});
+}
+
+/* the keys this importer reads */
+static bool reads(const char *key)
+{
+	static const char *const keys[] = {"trainer.precision",
+	                                   "model.megatron_amp_O2",
+	                                   "model.mcore_gpt",
+	                                   "model.fsdp",
+	                                   "model.tensor_model_parallel_size",
+	                                   "model.pipeline_model_parallel_size",
+	                                   "model.peft.peft_scheme",
+	                                   NULL};
+	for (const char *const *k = keys; *k; k++)
+		if (strcmp(key, *k) == 0)
+			return true;
+	return false;
+}
+
+const struct dtl_framework_importer dtl_importer_nemo = {
+    .kind = "NeMo Megatron config",
+    .id = "nemo",
+    .reads = reads,
+    .detect = detect,
+    .import = import,
+};
