@@ -191,9 +191,13 @@ static int wrap_policy(struct dtl_fw_config *c)
 
 	if ((r = bool_key(c, FSDP "wrap_policy.disable", false, &disable)) < 0)
 		return r;
-	if (disable) { /* no auto_wrap_policy: the root is the only unit */
+	if (disable) {
+		/* get_fsdp_wrap_policy returns None before any policy, LoRA's lambda included:
+		 * the root is the only unit */
 		*w = (struct dtl_patterns){.present = true,
 		                           .loc = at(c, FSDP "wrap_policy.disable")};
+		c->m->plan.trainer = "none";
+		c->m->plan.trainer_loc = w->loc;
 		return 0;
 	}
 	if (minp.node && minp.node->type == DTL_NODE_INT && minp.node->integer > 0)
