@@ -16,6 +16,11 @@
 	"dtypelint does not read this framework's configs yet: describe the model and its "        \
 	"training: section in a manifest (man dtypelint-manifest), or pass the model folder "      \
 	"with --strategy and --precision"
+/* Kinds --framework-config reads (import-framework.c): said where the file goes. */
+#define FRAMEWORK_CONFIG_HINT                                                                      \
+	"pass it with --framework-config FILE (its command-line overrides with "                   \
+	"--framework-override KEY=VALUE), and the model (a Hugging Face folder or a manifest) as " \
+	"the input"
 #define NOT_TRAINING                                                                               \
 	"it holds no training set-up: pass the model folder or manifest, and the DeepSpeed, "      \
 	"accelerate or trainer files the training uses"
@@ -85,11 +90,11 @@ static const struct signature signatures[] = {
      {NULL},
      {"\"architectures\"", "\"model_type\""}},
     /* other frameworks' training configs (importers take precedence: import-registry.c) */
-    {KIND("verl", "a verl config", DTL_READ_NONE, FRAMEWORK_HINT),
+    {KIND("verl", "a verl config", DTL_READ_NONE, FRAMEWORK_CONFIG_HINT),
      {NULL},
      {"actor_rollout_ref:"},
      {NULL}},
-    {KIND("torchtune", "a torchtune recipe", DTL_READ_NONE, FRAMEWORK_HINT),
+    {KIND("torchtune", "a torchtune recipe", DTL_READ_NONE, FRAMEWORK_CONFIG_HINT),
      {NULL},
      {NULL},
      {"_component_: torchtune."}},
@@ -97,7 +102,7 @@ static const struct signature signatures[] = {
      {NULL},
      {NULL},
      {"_target_: nemo_automodel."}},
-    {KIND("torchtitan", "a torchtitan TOML job config", DTL_READ_NONE, FRAMEWORK_HINT),
+    {KIND("torchtitan", "a torchtitan TOML job config", DTL_READ_NONE, FRAMEWORK_CONFIG_HINT),
      {NULL},
      {"[job]", "[training]"},
      {NULL}},
