@@ -195,8 +195,15 @@ static int parse_override(struct dtl_fw_config *c, const struct dtl_framework_ov
 	if (at && at->type == DTL_NODE_MAP && dtl_node_get(at, "_component_") &&
 	    !(o->key = dtl_arena_sprintf(c->arena, "%s._component_", o->key)))
 		return -ENOMEM;
-	if ((r = parse_value(c, o, eq + 1, plus + klen + 1)) < 0)
+	if ((r = parse_value(c, o, eq + 1, plus + klen + 1)) < 0) {
+		/* the reader counts from the value's own text (and may point past its end): in
+		 * a script, the error is at the word */
+		if (ov->loc.file && c->error && c->error->loc.line) {
+			c->error->loc.line = ov->loc.line;
+			c->error->loc.column = ov->loc.column;
+		}
 		return r;
+	}
 	if (ov->value_loc.line) {
 		struct dtl_node *v = (struct dtl_node *)o->value;
 		v->line = ov->value_loc.line;
