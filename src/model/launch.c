@@ -25,12 +25,28 @@ struct word {
 
 struct var {
 	char *name, *value;
+	/* a heredoc taken by `read NAME <<EOF`: its body in the script, where an unquoted $NAME
+	 * is split into words again (each at its place in the body) */
+	bool heredoc;
+	size_t body_start, body_end;
+	uint32_t body_line;
+};
+
+/* `<<DELIM` seen on the current command: its body starts after the command's newline */
+struct heredoc {
+	bool pending, ready;
+	bool dash; /* <<-: leading tabs are stripped */
+	char delim[64];
+	size_t start, end;
+	uint32_t line;
 };
 
 struct lexer {
 	const struct dtl_source *src;
-	size_t i;
+	size_t i, limit; /* limit: the end of what is read (a heredoc's body, when splicing) */
 	uint32_t line, col;
+	bool split; /* splicing a variable's words: a newline is a blank, '#' a letter */
+	struct heredoc hd;
 	struct dtl_arena *arena;
 	struct var vars[VARS_MAX];
 	size_t var_count;
@@ -49,12 +65,12 @@ struct reader {
 static char peek(const struct lexer *lx, size_t ahead)
 {
 	size_t at = lx->i + ahead;
-	return at < lx->src->size ? lx->src->data[at] : '\0';
+	return at < lx->limit ? lx->src->data[at] : '\0';
 }
 
 static bool at_end(const struct lexer *lx)
 {
-	return lx->i >= lx->src->size;
+	return lx->i >= lx->limit;
 }
 
 /* one byte on, keeping line and column (columns count code points) */
@@ -77,12 +93,18 @@ static void put(struct lexer *lx, const char *text, size_t n)
 	lx->len += n;
 }
 
-static const char *lookup(const struct lexer *lx, const char *name, size_t n)
+static const struct var *find_var(const struct lexer *lx, const char *name, size_t n)
 {
 	for (size_t k = lx->var_count; k-- > 0;)
 		if (strlen(lx->vars[k].name) == n && memcmp(lx->vars[k].name, name, n) == 0)
-			return lx->vars[k].value;
+			return &lx->vars[k];
 	return NULL;
+}
+
+static const char *lookup(const struct lexer *lx, const char *name, size_t n)
+{
+	const struct var *v = find_var(lx, name, n);
+	return v ? v->value : NULL;
 }
 
 static bool name_char(char c, bool first)
@@ -276,23 +298,81 @@ static int read_word(struct lexer *lx, struct word *w)
 	return w->text ? 0 : -ENOMEM;
 }
 
+/* `<<DELIM`, `<<-DELIM`, `<<'DELIM'` (the lexer past `<<`): its body is taken at the end of
+ * the command's line (heredoc_body) */
+static void heredoc_start(struct lexer *lx)
+{
+	struct word delim;
+	bool dash = peek(lx, 0) == '-';
+
+	if (dash)
+		advance(lx);
+	while (!at_end(lx) && (peek(lx, 0) == ' ' || peek(lx, 0) == '\t'))
+		advance(lx);
+	if (read_word(lx, &delim) < 0 || !delim.len || delim.len >= sizeof(lx->hd.delim))
+		return; /* no delimiter dtypelint can match: the lines stay commands */
+	memcpy(lx->hd.delim, delim.text, delim.len + 1);
+	lx->hd.dash = dash;
+	lx->hd.pending = true;
+}
+
+/* The body, from the lexer's position (a line start) to the line that is the delimiter (or
+ * the end, as bash takes it): skipped, and kept for a `read` on the same command. */
+static void heredoc_body(struct lexer *lx)
+{
+	struct heredoc *hd = &lx->hd;
+	size_t dlen = strlen(hd->delim);
+
+	hd->pending = false;
+	hd->ready = true;
+	hd->start = hd->end = lx->i;
+	hd->line = lx->line;
+	while (!at_end(lx)) {
+		size_t line = lx->i, text = line;
+		while (hd->dash && text < lx->limit && lx->src->data[text] == '\t')
+			text++;
+		size_t end = text;
+		while (end < lx->limit && lx->src->data[end] != '\n')
+			end++;
+		bool last =
+		    end - text == dlen && memcmp(lx->src->data + text, hd->delim, dlen) == 0;
+		while (lx->i < end)
+			advance(lx);
+		if (!at_end(lx))
+			advance(lx); /* the newline */
+		if (last) {
+			hd->end = line;
+			return;
+		}
+		hd->end = lx->i;
+	}
+}
+
 /* Blanks, continuations and comments; true at the end of a command. */
 static bool skip_blanks(struct lexer *lx)
 {
 	while (!at_end(lx)) {
 		char c = peek(lx, 0);
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\0') {
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\0' || (c == '\n' && lx->split)) {
 			advance(lx); /* a NUL byte separates words, as blanks do */
 		} else if (c == '\\' && peek(lx, 1) == '\n') {
 			advance(lx);
 			advance(lx);
-		} else if (c == '#') {
+		} else if (c == '#' && !lx->split) {
 			while (!at_end(lx) && peek(lx, 0) != '\n')
 				advance(lx);
 		} else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-			while (!at_end(lx) && strchr("\n;&|()", peek(lx, 0)))
+			while (!at_end(lx) && strchr("\n;&|()", peek(lx, 0))) {
+				bool newline = peek(lx, 0) == '\n';
 				advance(lx);
+				if (newline && lx->hd.pending)
+					heredoc_body(lx);
+			}
 			return true;
+		} else if (c == '<' && peek(lx, 1) == '<' && peek(lx, 2) != '<' && !lx->split) {
+			advance(lx);
+			advance(lx);
+			heredoc_start(lx);
 		} else if (c == '<' || c == '>') {
 			/* a redirection: its target is no argument */
 			while (!at_end(lx) && (peek(lx, 0) == '<' || peek(lx, 0) == '>'))
@@ -446,6 +526,32 @@ static int set_variable(struct reader *rd, const struct word *w, size_t name_len
 	/* a value built on a variable the script does not set is itself unresolved */
 	if (!w->unresolved)
 		lx->var_count++;
+	return 0;
+}
+
+/* `read [-r] [-d ''] NAME <<EOF`: NAME is the heredoc's body (bash drops its backslash-newlines,
+ * which the words read from it skip too) */
+static int read_heredoc(struct reader *rd, const struct word *name)
+{
+	struct lexer *lx = &rd->lx;
+	struct heredoc *hd = &lx->hd;
+
+	if (!hd->ready || lx->var_count == VARS_MAX || !name->len || name->unresolved)
+		return 0;
+	for (size_t k = 0; k < name->len; k++)
+		if (!name_char(name->text[k], k == 0))
+			return 0;
+	struct var *v = &lx->vars[lx->var_count];
+	*v = (struct var){
+	    .name = name->text,
+	    .value = dtl_arena_strndup(lx->arena, lx->src->data + hd->start, hd->end - hd->start),
+	    .heredoc = true,
+	    .body_start = hd->start,
+	    .body_end = hd->end,
+	    .body_line = hd->line};
+	if (!v->value)
+		return -ENOMEM;
+	lx->var_count++;
 	return 0;
 }
 
@@ -882,6 +988,8 @@ static int command(struct reader *rd, struct word *words, size_t n)
 	while (j < n && (len = assignment(&words[j])))
 		if ((r = set_variable(rd, &words[j++], len)) < 0)
 			return r;
+	if (j < n && is(&words[j], "read"))
+		return read_heredoc(rd, &words[n - 1]);
 	if (j < n && is(&words[j], "export")) {
 		for (j++; j < n; j++)
 			if ((len = assignment(&words[j])) &&
@@ -921,6 +1029,66 @@ static int command(struct reader *rd, struct word *words, size_t n)
 	return 0;
 }
 
+static struct word *push_word(struct lexer *lx, struct dtl_vec *words)
+{
+	return words->count < WORDS_MAX ? dtl_vec_push(words, lx->arena, sizeof(struct word))
+	                                : &((struct word *)words->items)[WORDS_MAX - 1];
+}
+
+/* An unquoted $NAME or ${NAME} that is a whole word, NAME a heredoc: its variable, the lexer
+ * stepped past the reference; NULL otherwise (the lexer where it was). */
+static const struct var *heredoc_ref(struct lexer *lx)
+{
+	if (lx->split || peek(lx, 0) != '$')
+		return NULL;
+	bool brace = peek(lx, 1) == '{';
+	size_t name = 1 + brace, end = name;
+	while (name_char(peek(lx, end), end == name))
+		end++;
+	const struct var *v = find_var(lx, lx->src->data + lx->i + name, end - name);
+	if (end == name || (brace && peek(lx, end++) != '}') || !word_end(peek(lx, end)) || !v ||
+	    !v->heredoc)
+		return NULL;
+	while (end--)
+		advance(lx);
+	return v;
+}
+
+/* The shell splits an unquoted heredoc variable into words: they are read from the body, so
+ * that each keeps its own line and column there. */
+static int splice(struct lexer *lx, const struct var *v, struct dtl_vec *words)
+{
+	size_t i = lx->i, limit = lx->limit;
+	uint32_t line = lx->line, col = lx->col;
+	int r = 0;
+
+	lx->i = v->body_start;
+	lx->limit = v->body_end;
+	lx->line = v->body_line;
+	lx->col = 1;
+	lx->split = true;
+	while (r == 0) {
+		skip_blanks(lx);
+		if (at_end(lx))
+			break;
+		struct word *w = push_word(lx, words);
+		if (!w) {
+			r = -ENOMEM;
+			break;
+		}
+		size_t before = lx->i;
+		r = read_word(lx, w);
+		if (lx->i == before)
+			advance(lx);
+	}
+	lx->i = i;
+	lx->limit = limit;
+	lx->line = line;
+	lx->col = col;
+	lx->split = false;
+	return r;
+}
+
 static int read_script(struct reader *rd)
 {
 	struct lexer *lx = &rd->lx;
@@ -933,13 +1101,18 @@ static int read_script(struct reader *rd)
 			r = command(rd, words.items, words.count);
 			words.count = 0;
 		}
+		if (end)
+			lx->hd.ready = false; /* a heredoc belongs to its own command */
 		if (at_end(lx) || r < 0)
 			break;
 		if (end)
 			continue;
-		struct word *w = words.count < WORDS_MAX
-		                     ? dtl_vec_push(&words, lx->arena, sizeof(*w))
-		                     : &((struct word *)words.items)[WORDS_MAX - 1];
+		const struct var *hv = heredoc_ref(lx);
+		if (hv) {
+			r = splice(lx, hv, &words);
+			continue;
+		}
+		struct word *w = push_word(lx, &words);
 		if (!w)
 			return -ENOMEM;
 		size_t before = lx->i;
@@ -967,7 +1140,8 @@ int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_
 	}
 	char *kept_path = src.path;
 	src.path = (char *)out.file; /* locations outlive the source */
-	rd->lx = (struct lexer){.src = &src, .line = 1, .col = 1, .arena = arena};
+	rd->lx =
+	    (struct lexer){.src = &src, .limit = src.size, .line = 1, .col = 1, .arena = arena};
 	rd->out = &out;
 	rd->path = out.file;
 	rd->error = error;
