@@ -139,6 +139,10 @@ struct dtl_recipe {
 	struct dtl_loc cast_lm_head_fp32_loc;
 	bool trl_dtype_unset; /* a TRL ModelConfig recipe that names no dtype */
 	struct dtl_loc trl_dtype_unset_loc;
+	/* OpenRLHF's Actor with --ds.load_in_4bit and LoRA, after get_peft_model: LoRA layers to
+	 * bfloat16, modules named like a norm to float32, lm_head / embed_tokens to bfloat16 */
+	bool openrlhf_kbit_casts;
+	struct dtl_loc openrlhf_kbit_casts_loc;
 };
 
 /* A warning about an input that does not stop the lint (a near-miss key): printed by the

@@ -60,5 +60,6 @@ extern const struct dtl_framework_importer dtl_importer_torchtune;
 extern const struct dtl_framework_importer dtl_importer_torchtitan;
 extern const struct dtl_framework_importer dtl_importer_verl;
 extern const struct dtl_framework_importer dtl_importer_nemo;
+extern const struct dtl_framework_importer dtl_importer_openrlhf;
 
 #endif

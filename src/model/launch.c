@@ -775,14 +775,159 @@ static bool program_not_read(struct reader *rd, const struct word *m)
 		return false;
 	warn(rd, m->loc,
 	     dtl_arena_sprintf(arena,
-	                       "'%s' is OpenRLHF: its own arguments (--ds.zero_stage or "
-	                       "--zero_stage, --ds.param_dtype, --bf16 or --param_dtype, "
-	                       "--ds.adam_offload, --ds.lora.rank or --lora_rank, "
-	                       "--ds.load_in_4bit or --load_in_4bit, --vllm.num_engines) build its "
-	                       "DeepSpeed config and model: not read yet (pass that config with "
-	                       "--deepspeed, or describe the set-up in a manifest)",
+	                       "'%s' is an OpenRLHF program dtypelint does not read (it reads "
+	                       "openrlhf.cli.train_sft, train_dpo, train_rm and train_ppo_ray, as "
+	                       "of v0.11.0)",
 	                       m->text));
 	return true;
+}
+
+/* OpenRLHF before its arguments were grouped (--zero_stage): v0.11.0's argparse refuses them */
+static int openrlhf_old(struct reader *rd, const struct word *w)
+{
+	static const char *const renamed[][2] = {
+	    {"--zero_stage", "--ds.zero_stage"},
+	    {"--bf16", "--ds.param_dtype bf16"},
+	    {"--param_dtype", "--ds.param_dtype"},
+	    {"--adam_offload", "--ds.adam_offload"},
+	    {"--load_in_4bit", "--ds.load_in_4bit"},
+	    {"--lora_rank", "--ds.lora.rank"},
+	    {"--lora_alpha", "--ds.lora.alpha"},
+	    {"--target_modules", "--ds.lora.target_modules"},
+	    {"--flash_attn", "--ds.attn_implementation"},
+	    {"--packing_samples", "--ds.packing_samples"},
+	    {"--vllm_num_engines", "--vllm.num_engines"},
+	    {"--ref_reward_offload", "--ref.offload"},
+	    {"--gradient_checkpointing", "--model.gradient_checkpointing_enable"},
+	};
+	size_t len = strcspn(w->text, "=");
+
+	for (size_t k = 0; k < sizeof(renamed) / sizeof(renamed[0]); k++)
+		if (strlen(renamed[k][0]) == len && strncmp(w->text, renamed[k][0], len) == 0)
+			return dtl_error_set(rd->error, w->loc, -EINVAL,
+			                     "OpenRLHF v0.11.0 refuses this: 'error: unrecognized "
+			                     "arguments: %s' (it is %s there; dtypelint reads "
+			                     "v0.11.0's arguments)",
+			                     renamed[k][0], renamed[k][1]);
+	return 0;
+}
+
+/* text inside YAML single quotes: each ' doubled */
+static const char *single_quoted_yaml(struct dtl_arena *arena, const char *text)
+{
+	size_t n = strlen(text), quotes = 0;
+	for (size_t i = 0; i < n; i++)
+		quotes += text[i] == '\'';
+	char *out = dtl_arena_alloc(arena, n + quotes + 1), *p = out;
+	for (size_t i = 0; out && i <= n; i++) {
+		if (text[i] == '\'')
+			*p++ = '\'';
+		*p++ = text[i];
+	}
+	return out;
+}
+
+/* --key v ... : "key=v" for one value, "key=true" for none, "key=['a', 'b']" for several */
+static const char *openrlhf_value(struct dtl_arena *arena, const char *key,
+                                  const struct word *values, size_t n)
+{
+	if (n == 0)
+		return dtl_arena_sprintf(arena, "%s=true", key);
+	if (n == 1)
+		return dtl_arena_sprintf(arena, "%s=%s", key, values[0].text);
+	const char *text = dtl_arena_sprintf(arena, "%s=[", key);
+	for (size_t i = 0; text && i < n; i++) {
+		const char *q = single_quoted_yaml(arena, values[i].text);
+		text = q ? dtl_arena_sprintf(arena, "%s%s'%s'", text, i ? ", " : "", q) : NULL;
+	}
+	return text ? dtl_arena_sprintf(arena, "%s]", text) : NULL;
+}
+
+/* One --key [values...] of an OpenRLHF program: an override when its importer reads the key */
+static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, size_t *j)
+{
+	struct dtl_arena *arena = rd->lx.arena;
+	const struct word *w = &words[*j];
+	size_t klen = strcspn(w->text + 2, "="), count = 0;
+	const char *key = dtl_arena_strndup(arena, w->text + 2, klen);
+	const struct word *values = &words[*j + 1];
+	struct word eq;
+	int r;
+
+	if (!key)
+		return -ENOMEM;
+	if ((r = openrlhf_old(rd, w)) < 0)
+		return r;
+	if (w->text[2 + klen] == '=') {
+		eq = *w;
+		eq.text = w->text + 3 + klen;
+		eq.len = strlen(eq.text);
+		values = &eq;
+		count = 1;
+	} else {
+		while (*j + 1 < n && strncmp(words[*j + 1].text, "--", 2) != 0)
+			++*j, count++;
+	}
+	if (!dtl_framework_reads("openrlhf", key))
+		return 0;
+	for (size_t i = 0; i < count; i++)
+		if (values[i].unresolved) {
+			warn(rd, values[i].loc,
+			     dtl_arena_sprintf(
+			         arena,
+			         "'--%s' is set from %s, which the script does not set "
+			         "(an argument or the environment of whoever runs it): "
+			         "not read, OpenRLHF's default is taken",
+			         key, values[i].unresolved));
+			return 0;
+		}
+	struct dtl_framework_override *o =
+	    dtl_vec_push(&rd->out->framework_overrides, arena, sizeof(*o));
+	if (!o || !(o->text = openrlhf_value(arena, key, values, count)))
+		return -ENOMEM;
+	o->loc = w->loc;
+	o->value_loc = count ? values[0].loc : w->loc;
+	return 0;
+}
+
+/* openrlhf.cli.train_sft / train_dpo / train_rm / train_ppo_ray and its arguments (m: the
+ * module's word); another OpenRLHF program is said, not read */
+static int openrlhf_main(struct reader *rd, const struct word *words, size_t n, size_t m)
+{
+	static const char *const programs[] = {"train_sft", "train_dpo", "train_rm",
+	                                       "train_ppo_ray", NULL};
+	const struct word *w = &words[m];
+	const char *cli = NULL;
+	int r;
+
+	for (const char *const *p = programs; *p && !cli; p++)
+		if (strcmp(w->text + strlen("openrlhf.cli."), *p) == 0 &&
+		    strncmp(w->text, "openrlhf.cli.", 13) == 0)
+			cli = *p;
+	if (!cli) {
+		program_not_read(rd, w);
+		return 0;
+	}
+	rd->out->framework = "openrlhf";
+	rd->out->framework_loc = w->loc;
+	struct dtl_framework_override *o =
+	    dtl_vec_push(&rd->out->framework_overrides, rd->lx.arena, sizeof(*o));
+	if (!o || !(o->text = dtl_arena_sprintf(rd->lx.arena, "cli=%s", cli)))
+		return -ENOMEM;
+	o->loc = o->value_loc = w->loc;
+	for (size_t j = m + 1; j < n; j++) {
+		if (strncmp(words[j].text, "--", 2) == 0) {
+			if ((r = openrlhf_arg(rd, words, n, &j)) < 0)
+				return r;
+		} else if (words[j].unresolved) {
+			warn(rd, words[j].loc,
+			     dtl_arena_sprintf(rd->lx.arena,
+			                       "'%s': more arguments from whoever runs the script, "
+			                       "not known here: not read",
+			                       words[j].unresolved));
+		}
+	}
+	return 0;
 }
 
 /* deepspeed / torchrun [options] script [args] */
@@ -819,6 +964,8 @@ static int distributed_launch(struct reader *rd, const struct word *words, size_
 	}
 	if (nodes > 1 && nodes < 1 << 20 && rd->out->world_size)
 		rd->out->world_size *= nodes;
+	if (j < n && strncmp(words[j].text, "openrlhf.", 9) == 0 && !words[j].unresolved)
+		return openrlhf_main(rd, words, n, j);
 	if (j < n && program_not_read(rd, &words[j]))
 		return 0;
 	return script_args(rd, words, n, j + 1);
@@ -953,8 +1100,7 @@ static int python(struct reader *rd, const struct word *words, size_t n, size_t 
 		}
 		if (strncmp(m->text, "openrlhf.", 9) == 0) {
 			found(rd, m->text, m);
-			program_not_read(rd, m);
-			return 0;
+			return openrlhf_main(rd, words, n, j + 1);
 		}
 		if (strncmp(m->text, "verl.", 5) == 0) {
 			found(rd, m->text, m);

@@ -80,6 +80,55 @@ bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim)
 	return peft;
 }
 
+/* the module path of a tensor (its name without the last component) contains word */
+static bool module_has(const char *name, const char *word)
+{
+	const char *last = strrchr(name, '.');
+	const char *hit = strstr(name, word);
+	return hit && last && hit + strlen(word) <= last;
+}
+
+/* OpenRLHF's Actor after get_peft_model with load_in_4bit (models/actor.py, rules/versions.yaml
+ * recipes: openrlhf-actor): for each named module, a LoraLayer .to(bfloat16), a name with
+ * "norm" .to(float32), lm_head / embed_tokens .to(bfloat16). nn.Module.to casts floating
+ * tensors only: the packed 4-bit weights stay. */
+static int openrlhf_casts(struct dtl_sim *sim)
+{
+	static const char *fact = "https://github.com/OpenRLHF/OpenRLHF/blob/v0.11.0/openrlhf/"
+	                          "models/actor.py#L190-L198";
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	int r;
+
+	for (uint32_t t = 0; rc->openrlhf_kbit_casts && t < sim->t.count; t++) {
+		const char *name = sim->t.name[t];
+		enum dtl_dtype d = sim->t.dtype[t];
+		if (!dtl_dtype_is_floating(d) || (sim->t.flags[t] & DTL_TF_ALIAS) ||
+		    sim->t.kind[t] == DTL_KIND_QUANT_STATE)
+			continue;
+		enum dtl_dtype to = DTL_DTYPE_NONE;
+		const char *why = NULL;
+		if (sim->t.flags[t] & DTL_TF_ADAPTER) {
+			to = DTL_DTYPE_BF16;
+			why = "OpenRLHF casts each LoRA layer to bfloat16 (load_in_4bit)";
+		}
+		if (module_has(name, "norm")) {
+			to = DTL_DTYPE_F32;
+			why = "OpenRLHF casts each module named like a norm to float32 "
+			      "(load_in_4bit)";
+		}
+		if (module_has(name, "lm_head") || module_has(name, "embed_tokens")) {
+			to = DTL_DTYPE_BF16;
+			why = "OpenRLHF casts lm_head and embed_tokens to bfloat16 (load_in_4bit)";
+		}
+		if (to == DTL_DTYPE_NONE || to == d)
+			continue;
+		if ((r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, to, why, fact,
+		                           rc->openrlhf_kbit_casts_loc)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* TRL's GRPO cast_lm_head_to_fp32 (0.25.0 on): lm_head.float() before accelerator.prepare;
  * a tied embedding shares the weight, so it becomes float32 too (rules/versions.yaml
  * trl-grpo-cast-lm-head-fp32). */
@@ -144,7 +193,8 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	(void)error;
-	if ((r = model_cast(sim)) < 0 || (r = recipe_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
+	if ((r = model_cast(sim)) < 0 || (r = recipe_casts(sim)) < 0 ||
+	    (r = openrlhf_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
 		return r;
 	if (!dtl_sim_trl_core_trainer(sim) ||
 	    sim->manifest->quantization.method == DTL_QUANT_NONE ||
