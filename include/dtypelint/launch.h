@@ -5,9 +5,10 @@
  * ${VAR:-default} from the script's own assignments), then the launch commands dtypelint
  * knows (accelerate launch, deepspeed, torchrun, python, llamafactory-cli train, axolotl
  * train) and the files, flags and environment variables among their arguments that carry
- * dtypes, and python -m verl.trainer.main_ppo's config and key=value overrides (read by the
- * verl importer). Each setting keeps its line and column in the script. A variable the script does
- * not set is named, never guessed.
+ * dtypes, python -m verl.trainer.main_ppo's config and key=value overrides (read by the
+ * verl importer) and OpenRLHF's openrlhf.cli.* arguments (the openrlhf importer). A heredoc
+ * taken by `read NAME` is split into words where $NAME is used. Each setting keeps its line and
+ * column in the script. A variable the script does not set is named, never guessed.
  */
 #ifndef DTYPELINT_LAUNCH_H
 #define DTYPELINT_LAUNCH_H
