@@ -143,6 +143,9 @@ struct dtl_recipe {
 	 * bfloat16, modules named like a norm to float32, lm_head / embed_tokens to bfloat16 */
 	bool openrlhf_kbit_casts;
 	struct dtl_loc openrlhf_kbit_casts_loc;
+	/* the arguments a framework importer read, each with its value and place or "(default)",
+	 * for --show-plan (OpenRLHF's); NULL: none listed */
+	const char *arguments_read;
 };
 
 /* A warning about an input that does not stop the lint (a near-miss key): printed by the

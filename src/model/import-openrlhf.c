@@ -341,6 +341,61 @@ static int not_simulated(struct dtl_fw_config *c)
 	return 0;
 }
 
+/* "--ds.zero_stage 3 (17:20)" or "--ds.adam_offload false (default)" */
+static const char *argument(const struct dtl_fw_config *c, const char *key, const char *dflt)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, key);
+	struct dtl_loc loc = dtl_fw_loc(c, v);
+	const char *value = dflt;
+
+	if (!v.node || v.node->type == DTL_NODE_NULL)
+		return dtl_arena_sprintf(c->arena, "--%s %s (default)", key, dflt);
+	if (v.node->type == DTL_NODE_STRING)
+		value = v.node->string.text;
+	else if (v.node->raw)
+		value = dtl_arena_strndup(c->arena, v.node->raw, v.node->raw_len);
+	else if (v.node->type == DTL_NODE_SEQ)
+		for (size_t i = 0; value && i < v.node->seq.count; i++) {
+			const struct dtl_node *item = &v.node->seq.items[i];
+			const char *t = item->type == DTL_NODE_STRING ? item->string.text : "?";
+			value =
+			    dtl_arena_sprintf(c->arena, "%s%s%s", i ? value : "", i ? " " : "", t);
+		}
+	if (!value)
+		return NULL;
+	if (loc.file && strcmp(loc.file, "--framework-override") == 0)
+		return dtl_arena_sprintf(c->arena, "--%s %s (--framework-override)", key, value);
+	return dtl_arena_sprintf(c->arena, "--%s %s (%u:%u)", key, value, loc.line, loc.column);
+}
+
+/* the arguments read, for --show-plan: never a silent default */
+static int arguments_read(struct dtl_fw_config *c, bool ppo)
+{
+	static const char *const keys[][2] = {
+	    {"ds.zero_stage", "2"},       {"ds.param_dtype", "bf16"},
+	    {"ds.adam_offload", "false"}, {"ds.load_in_4bit", "false"},
+	    {"ds.lora.rank", "0"},        {"ds.lora.target_modules", "all-linear"},
+	};
+	static const char *const ppo_keys[][2] = {
+	    {"actor.num_nodes", "1"},
+	    {"actor.num_gpus_per_node", "8"},
+	    {"vllm.num_engines", "None"},
+	    {"algo.kl.init_coef", "0.01"},
+	};
+	const char *text = "";
+
+	for (size_t k = 0; text && k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *a = argument(c, keys[k][0], keys[k][1]);
+		text = a ? dtl_arena_sprintf(c->arena, "%s%s%s", text, k ? ", " : "", a) : NULL;
+	}
+	for (size_t k = 0; ppo && text && k < sizeof(ppo_keys) / sizeof(ppo_keys[0]); k++) {
+		const char *a = argument(c, ppo_keys[k][0], ppo_keys[k][1]);
+		text = a ? dtl_arena_sprintf(c->arena, "%s, %s", text, a) : NULL;
+	}
+	c->m->recipe.arguments_read = text;
+	return text ? 0 : -ENOMEM;
+}
+
 static int import(struct dtl_fw_config *c)
 {
 	struct dtl_manifest *m = c->m;
@@ -362,7 +417,8 @@ static int import(struct dtl_fw_config *c)
 	m->plan.trainer_loc = at(c, "cli");
 	if ((r = param_dtype(c, &d)) < 0 || (r = zero(c)) < 0 || (r = precision(c, d)) < 0 ||
 	    (r = quantization(c, d, &kbit)) < 0 || (r = lora(c, kbit, rm)) < 0 ||
-	    (r = beside(c, cli)) < 0 || (r = not_simulated(c)) < 0)
+	    (r = beside(c, cli)) < 0 || (r = not_simulated(c)) < 0 ||
+	    (r = arguments_read(c, strcmp(cli, "train_ppo_ray") == 0)) < 0)
 		return r;
 	return 0;
 }

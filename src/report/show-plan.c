@@ -245,6 +245,11 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        rp->zero_init ? "true" : "false", (long long)rp->persistence_threshold,
 		        p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
 		        dtype_or(p->zero3.buffer_dtype, "None"));
+	if (view->manifest->recipe.arguments_read) {
+		fputs("  arguments     ", out);
+		dtl_report_put_escaped(out, view->manifest->recipe.arguments_read);
+		fputc('\n', out);
+	}
 	fputs("  stages:\n", out);
 	stages(out, NULL, view);
 }
