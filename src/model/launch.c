@@ -15,6 +15,8 @@
 #include "import-util.h"
 
 enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096 };
+/* all heredoc words re-read in one script: four times its size, and 64 KiB */
+#define SPLICE_MAX(lx) (4 * (lx)->src->size + 65536)
 
 struct word {
 	char *text;
@@ -45,7 +47,8 @@ struct lexer {
 	const struct dtl_source *src;
 	size_t i, limit; /* limit: the end of what is read (a heredoc's body, when splicing) */
 	uint32_t line, col;
-	bool split; /* splicing a variable's words: a newline is a blank, '#' a letter */
+	bool split;     /* splicing a variable's words: a newline is a blank, '#' a letter */
+	size_t spliced; /* bytes re-read by splicing: bounded, so the worst case stays linear */
 	struct heredoc hd;
 	struct dtl_arena *arena;
 	struct var vars[VARS_MAX];
@@ -1193,8 +1196,9 @@ static const struct var *heredoc_ref(struct lexer *lx)
 		end++;
 	const struct var *v = find_var(lx, lx->src->data + lx->i + name, end - name);
 	if (end == name || (brace && peek(lx, end++) != '}') || !word_end(peek(lx, end)) || !v ||
-	    !v->heredoc)
-		return NULL;
+	    !v->heredoc || v->body_end - v->body_start > SPLICE_MAX(lx) - lx->spliced)
+		return NULL; /* past the budget: the value is one word, as in quotes */
+	lx->spliced += v->body_end - v->body_start;
 	while (end--)
 		advance(lx);
 	return v;
