@@ -354,6 +354,8 @@ static const char *argument(const struct dtl_fw_config *c, const char *key, cons
 		value = v.node->string.text;
 	else if (v.node->raw)
 		value = dtl_arena_strndup(c->arena, v.node->raw, v.node->raw_len);
+	else if (v.node->type == DTL_NODE_SEQ && v.node->seq.count == 0)
+		value = "[]";
 	else if (v.node->type == DTL_NODE_SEQ)
 		for (size_t i = 0; value && i < v.node->seq.count; i++) {
 			const struct dtl_node *item = &v.node->seq.items[i];

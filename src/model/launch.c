@@ -834,8 +834,10 @@ static const char *single_quoted_yaml(struct dtl_arena *arena, const char *text)
 static const char *openrlhf_value(struct dtl_arena *arena, const char *key,
                                   const struct word *values, size_t n)
 {
-	if (n == 0)
-		return dtl_arena_sprintf(arena, "%s=true", key);
+	if (n == 0) /* a flag; --ds.lora.target_modules (nargs="*") alone is an empty list */
+		return dtl_arena_sprintf(arena, "%s=%s", key,
+		                         strcmp(key, "ds.lora.target_modules") == 0 ? "[]"
+		                                                                    : "true");
 	if (n == 1)
 		return dtl_arena_sprintf(arena, "%s=%s", key, values[0].text);
 	const char *text = dtl_arena_sprintf(arena, "%s=[", key);
