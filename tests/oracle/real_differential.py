@@ -46,6 +46,26 @@ FAST = [
      "strategy": "single", "precision": "bf16"},
 ]
 
+# The trainers' own steps (strategy single, CPU): transformers' Trainer on a model the script
+# loaded and wrapped, and TRL's SFTTrainer built as its `trl sft` script builds it (the model
+# path, model_init_kwargs, get_quantization_config, get_peft_config). "load_dtype": None is a
+# recipe without dtype (TRL's default float32); "kbit" runs prepare_model_for_kbit_training.
+TRAINERS = [
+    {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
+     "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-sft", "load_dtype": None,
+     "model_init_kwargs": {"dtype": "bfloat16"}, "peft": "lora", "strategy": "single",
+     "precision": "bf16"},
+    {"arch": "qwen2", "trainer": "trl-sft", "load_dtype": None, "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "kbit": True,
+     "peft": "lora", "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "quant": "4bit",
+     "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "float16", "peft": None,
+     "strategy": "single", "precision": "fp16"},
+]
+
 # Real failures that come from running on the CPU, not from the set-up: (type, message regex,
 # why, the source that shows it). A set-up that fails this way is listed, not compared.
 KNOWN_CPU = [
@@ -110,13 +130,26 @@ def label(s):
     q = s.get("quant") or "-"
     if q == "4bit":
         q += "/" + s.get("quant_storage", "uint8")
+    extra = ""
+    if s.get("trainer", "none") != "none":
+        extra = f" trainer={s['trainer']}"
+    if s.get("model_init_kwargs"):
+        extra += " model_init_kwargs=" + ",".join(f"{k}:{v}" for k, v in
+                                                  s["model_init_kwargs"].items())
+    if s.get("kbit"):
+        extra += " kbit"
     return (f"{s['arch']} load={s['load_dtype']} quant={q} peft={s.get('peft') or '-'} "
-            f"{s['strategy']} {s['precision']}")
+            f"{s['strategy']} {s['precision']}{extra}")
 
 
 def user_files(s, d, vers):
     """The set-up as a user's files; returns dtypelint's arguments after the folder."""
-    rec = [f"dtype: {s['load_dtype']}"]
+    rec = [f"dtype: {s['load_dtype']}"] if s["load_dtype"] else []
+    if s.get("model_init_kwargs"):
+        rec.append("model_init_kwargs: {" + ", ".join(
+            f"{k}: {v}" for k, v in s["model_init_kwargs"].items()) + "}")
+    if s.get("trainer", "none") != "none" and s["precision"] != "fp32":
+        rec.append(f"{s['precision']}: true")
     if s.get("quant") == "4bit":
         rec += ["load_in_4bit: true", f"bnb_4bit_quant_storage: {s['quant_storage']}"]
     elif s.get("quant") == "8bit":
@@ -149,7 +182,8 @@ def user_files(s, d, vers):
             json.dump(ds, f, indent=1)
         args += ["--deepspeed", os.path.join(d, "ds.json")]
     plan = {"strategy": s["strategy"], "precision": s["precision"],
-            "world_size": 1 if s["strategy"] == "single" else 2, "trainer": "none",
+            "world_size": 1 if s["strategy"] == "single" else 2,
+            "trainer": s.get("trainer", "none"),
             "versions": vers}
     with open(os.path.join(d, "plan.yaml"), "w") as f:
         json.dump(plan, f)
@@ -159,7 +193,19 @@ def user_files(s, d, vers):
 TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer)\), stored (\w+)")
 
 
-def lint(binary, folder, args):
+def lint(binary, folder, args, kbit_dir=None):
+    if kbit_dir:
+        # prepare_model_for_kbit_training is a manifest's adapter key (no recipe key asks for
+        # it): the user's files composed and exported, with the key set, are the input
+        man = os.path.join(kbit_dir, "manifest.json")
+        subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
+                       capture_output=True, text=True)
+        with open(man) as f:
+            m = json.load(f)
+        m.setdefault("adapter", {})["prepare_kbit_training"] = True
+        with open(man, "w") as f:
+            json.dump(m, f, indent=1)
+        folder, args = man, []
     run = subprocess.run([binary, "-f", "json", "-q", "--no-config", "--trace", "**", folder] +
                          args, capture_output=True, text=True)
     if run.returncode not in (0, 1):
@@ -261,6 +307,8 @@ def main():
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--fast", action="store_true")
     g.add_argument("--corpus", action="store_true")
+    g.add_argument("--trainers", action="store_true",
+                   help="only the trainers' own steps (TRAINERS; --fast includes them)")
     g.add_argument("--random", type=int, metavar="N")
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument("--workdir", default=None)
@@ -281,8 +329,9 @@ def main():
     work = os.path.abspath(a.workdir or os.path.join(os.path.dirname(os.path.abspath(
         a.dtypelint)), "oracle-real"))
     os.makedirs(os.path.join(work, "models"), exist_ok=True)
-    setups = FAST if a.fast else random_setups(a.random, a.seed) if a.random else \
-        corpus_setups() if a.corpus else FAST + corpus_setups()
+    setups = FAST + TRAINERS if a.fast else TRAINERS if a.trainers else \
+        random_setups(a.random, a.seed) if a.random else \
+        corpus_setups() if a.corpus else FAST + TRAINERS + corpus_setups()
     if a.only:
         setups = [s for s in setups if re.search(a.only, label(s))]
     vers = versions(a.python)
@@ -294,7 +343,8 @@ def main():
     rows, agree, agree_known, compared, cpu_only = [], 0, 0, 0, []
     tally = dict.fromkeys(("verdict", "error type", "final dtypes", "every tensor listed",
                            "tensors compared", "tensors differing"), 0)
-    tag = "fast" if a.fast else f"random-{a.seed}" if a.random else "corpus"
+    tag = "fast" if a.fast else "trainers" if a.trainers else \
+        f"random-{a.seed}" if a.random else "corpus"
     for i, s in enumerate(setups):
         d = os.path.join(work, "runs", tag, f"{i:04d}")
         os.makedirs(d, exist_ok=True)
@@ -303,7 +353,7 @@ def main():
             continue
         t0 = time.time()
         r = real(a.python, s, d, 29500 + (os.getpid() + i) % 2000, a.reuse)
-        t = lint(a.dtypelint, s["folder"], user_files(s, d, vers))
+        t = lint(a.dtypelint, s["folder"], user_files(s, d, vers), d if s.get("kbit") else None)
         secs = time.time() - t0
         if "failed" in t:
             diffs, n = [f"dtypelint refused the set-up: {t['failed']}"], 0

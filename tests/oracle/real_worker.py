@@ -192,6 +192,114 @@ def run(spec, rank, result):
     del keep
 
 
+def _tokenizer():
+    # the small models have no tokenizer: a word-level one over their 512 ids ("t0".."t511"),
+    # pad t0 and eos t2 as real_models.py sets the config's ids; the dataset is tokenized
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+    vocab = {f"t{i}": i for i in range(512)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="t3"))
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="t0", eos_token="t2",
+                                   bos_token="t1", unk_token="t3")
+
+
+def _rows(torch):
+    g = torch.Generator().manual_seed(1)
+    return [torch.randint(3, 400, (8,), generator=g).tolist() for _ in range(2)]
+
+
+def _training_args(spec, cls, out, **extra):
+    # TrainingArguments on the CPU: one step, nothing saved or reported
+    return cls(output_dir=out, max_steps=1, per_device_train_batch_size=1,
+               bf16=spec["precision"] == "bf16", fp16=spec["precision"] == "fp16",
+               use_cpu=True, report_to=[], save_strategy="no", logging_strategy="no",
+               dataloader_num_workers=0, **extra)
+
+
+class _Snap:
+    """A TrainerCallback that snapshots the model when training begins (after __init__ and
+    accelerate's prepare, before the first forward)."""
+
+    def __init__(self, stages):
+        self.stages = stages
+
+    def __getattr__(self, name):
+        if name.startswith("on_"):
+            return lambda *a, **k: None
+        raise AttributeError(name)
+
+    def on_train_begin(self, args, state, control, model=None, **kw):
+        if model is not None:
+            self.stages["prepare"] = snapshot(model)
+
+
+def run_trainer(spec, result, out_dir):
+    """The trainer's own steps: transformers' Trainer on a model the script loaded and
+    wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
+    TRL's SFTTrainer exactly as its `trl sft` script builds it (a ModelConfig read from the
+    recipe: the model path, model_init_kwargs, get_quantization_config, get_peft_config).
+    Stages: load, peft, init (the trainer's __init__), prepare (train begins), step."""
+    import torch
+    stages = result["stages"]
+    stage = "load"
+    rows = _rows(torch)
+    try:
+        import datasets
+        from transformers import TrainerCallback
+        snap = type("Snap", (_Snap, TrainerCallback), {})(stages)
+        if spec["trainer"] == "trl-sft":
+            from trl import (ModelConfig, SFTConfig, SFTTrainer, get_peft_config,
+                             get_quantization_config)
+            margs = ModelConfig(model_name_or_path=spec["folder"],
+                                dtype=spec.get("load_dtype") or "float32",
+                                load_in_4bit=spec.get("quant") == "4bit",
+                                load_in_8bit=spec.get("quant") == "8bit",
+                                bnb_4bit_quant_storage=spec.get("quant_storage")
+                                if spec.get("quant") == "4bit" else None,
+                                use_peft=bool(spec.get("peft")), lora_r=4,
+                                lora_target_modules=spec["targets"],
+                                use_dora=spec.get("peft") == "dora")
+            if spec.get("load_dtype") is None:
+                margs.dtype = None  # the recipe names none: create_model_from_path's default
+            # the script: model_init_kwargs from ModelConfig, the recipe's own on top
+            mik = {"dtype": margs.dtype} if margs.dtype is not None else {}
+            mik.update(spec.get("model_init_kwargs") or {})
+            args = _training_args(spec, SFTConfig, out_dir, model_init_kwargs=mik,
+                                  max_length=16, packing=False)
+            stage = "init"
+            trainer = SFTTrainer(model=spec["folder"], args=args,
+                                 train_dataset=datasets.Dataset.from_dict({"input_ids": rows}),
+                                 processing_class=_tokenizer(),
+                                 quantization_config=get_quantization_config(margs),
+                                 peft_config=get_peft_config(margs), callbacks=[snap])
+        else:
+            from transformers import Trainer, default_data_collator
+            model, _ = _load(spec, torch, None)
+            stages["load"] = snapshot(model)
+            stage = "peft"
+            if spec.get("kbit"):
+                from peft import prepare_model_for_kbit_training
+                model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+            if spec.get("peft"):
+                model = _peft(spec, model)
+            stages["peft"] = snapshot(model)
+            stage = "init"
+            data = [{"input_ids": torch.tensor(r), "labels": torch.tensor(r)} for r in rows]
+            trainer = Trainer(model=model, args=_training_args(spec, __import__(
+                "transformers").TrainingArguments, out_dir), train_dataset=data,
+                data_collator=default_data_collator, callbacks=[snap])
+        stages["init"] = snapshot(trainer.model)
+        stage = "step"
+        trainer.train()
+        stages["step"] = snapshot(trainer.model)
+    except BaseException as e:  # noqa: B902 - the exception is the result
+        if stage == "step" and "prepare" not in stages:
+            stage = "prepare"
+        result["error"] = {"stage": stage, "type": type(e).__name__,
+                           "message": str(e)[:2000],
+                           "where": traceback.format_exc()[-3000:]}
+
+
 def _env(rank, world, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
@@ -204,7 +312,10 @@ def rank_main(rank, spec, out, world, port):
     import torch
     torch.manual_seed(spec.get("seed", 0))
     result = {"stages": {}, "error": None}
-    run(spec, rank, result)
+    if spec.get("trainer", "none") != "none":
+        run_trainer(spec, result, f"{out}.trainer-out")
+    else:
+        run(spec, rank, result)
     with open(f"{out}.rank{rank}", "w") as f:
         json.dump(result, f)
     os._exit(0)  # a rank whose peer failed may sit in a collective: the parent reaps it
