@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The trainer stage: what TRL does to dtypes after get_peft_model
- * (rules/versions.yaml: trl-qlora-bf16-cast, trl-zero3-no-autocast). TRL >= 0.26's core trainers
- * cast every trainable parameter of a quantized model to bfloat16, unconditionally. (TRL >= 1.7's
+ * (rules/versions.yaml: trl-qlora-bf16-cast, trl-qlora-skips-dora-magnitude,
+ * trl-zero3-no-autocast). TRL >= 0.26's core trainers cast every trainable parameter of a
+ * quantized model to bfloat16 (from 1.15 but DoRA's magnitude vector, `if
+ * "lora_magnitude_vector" not in name`). (TRL >= 1.7's
  * autocast_adapter_dtype=False under ZeRO-3 is applied in the peft stage, where it acts.)
  * A recipe's own casts (LLaMA-Factory) come first: they run inside its model loader.
  */
@@ -205,9 +207,11 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	                                       "trl %s casts every trainable param of a quantized "
 	                                       "model to bfloat16 (%s)",
 	                                       v, plan->trainer);
+	bool skip_magnitude = dtl_sim_behavior(sim, DTL_B_TRL_QLORA_SKIPS_DORA_MAGNITUDE);
 	for (uint32_t t = 0; t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
-		    sim->t.dtype[t] == DTL_DTYPE_BF16)
+		    sim->t.dtype[t] == DTL_DTYPE_BF16 ||
+		    (skip_magnitude && strstr(sim->t.name[t], "lora_magnitude_vector")))
 			continue;
 		r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_BF16, reason,
 		                      "https://github.com/huggingface/trl/pull/4577",
