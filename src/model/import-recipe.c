@@ -85,6 +85,7 @@ static const char *const known_keys[] = {"bf16",
                                          "bnb_4bit_quant_storage_dtype",
                                          "use_nested_quant",
                                          "cast_lm_head_to_fp32",
+                                         "model_init_kwargs",
                                          NULL};
 
 /* Keys of the HF TrainingArguments and the recipes' own that dtypelint does not read, but
@@ -432,6 +433,22 @@ static int llama_factory(struct recipe *r)
 	return 0;
 }
 
+/* SFTConfig's model_init_kwargs (and the other TRL configs'): the trl scripts update the
+ * ModelConfig's {dtype: ...} with it, so its dtype is the load dtype (rules/versions.yaml
+ * recipes: trl-model-init-kwargs). get_quantization_config reads the ModelConfig's own dtype
+ * for the 4-bit compute dtype; with both keys set, this reader takes model_init_kwargs' for
+ * both (a recipe that sets them apart is not modelled). */
+static const struct dtl_node *init_kwargs_dtype(const struct recipe *r)
+{
+	const struct dtl_node *mik = key(r, "model_init_kwargs"), *dt;
+
+	if (!mik || mik->type != DTL_NODE_MAP)
+		return NULL;
+	if (!(dt = dtl_node_get(mik, "dtype")))
+		dt = dtl_node_get(mik, "torch_dtype");
+	return dt;
+}
+
 static int trl_model_config(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -442,7 +459,7 @@ static int trl_model_config(struct recipe *r)
 	/* cast_lm_head_to_fp32 is a GRPOConfig key: a GRPO recipe */
 	v = key(r, "cast_lm_head_to_fp32");
 	set_trainer(r, yes(v) ? "trl-grpo" : "trl-sft", v);
-	if (!(dt = key(r, "dtype")))
+	if (!(dt = init_kwargs_dtype(r)) && !(dt = key(r, "dtype")))
 		dt = key(r, "torch_dtype");
 	if (dt && dt->type == DTL_NODE_STRING && strcmp(dt->string.text, "auto") != 0) {
 		if ((rc = dtl_schema_dtype(r->s, dt, "dtype", true, &model_dtype)) < 0)
@@ -626,6 +643,7 @@ static bool trl_keys(struct recipe *r)
 	                                   "assistant_only_loss",
 	                                   "padding_free",
 	                                   "cast_lm_head_to_fp32",
+	                                   "model_init_kwargs",
 	                                   "num_generations",
 	                                   "use_vllm",
 	                                   "dataset_mixture",
