@@ -86,6 +86,11 @@ KNOWN_CPU = [
 # of these "agrees but for a listed open disagreement"; any other difference fails.
 KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3"),
                  (r"^model\.visual\.rotary_pos_emb\.inv_freq$", "D5")]
+# Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
+KNOWN_VERDICT = [
+    ("ValueError", r"^You cannot perform fine-tuning on purely quantized models", "D14"),
+    ("ValueError", r"^Could not find the transformer layer class", "D6"),
+]
 KNOWN_RENAMED = {"gemma3-vl": "D1", "llava": "D1", "qwen2-vl": "D1", "mixtral": "D1",
                  "qwen3-moe": "D1", "deepseek-v3": "D1", "granitemoe": "D1", "gpt-neox": "D1"}
 
@@ -122,6 +127,42 @@ def random_setups(n, seed):
         if s["load_dtype"] != "auto" and s["strategy"] == "single" and rng.random() < 0.4:
             s["quant"] = rng.choice(["4bit", "8bit"])
             s["quant_storage"] = rng.choice(["uint8", s["load_dtype"]])
+        out.append(s)
+    return out
+
+
+def wide_setups(n, seed):
+    """N whole set-ups drawn with a fixed seed from the widened space: what random_setups
+    draws (kept as it was, so that its seeds still give the same set-ups), plus the trainer
+    that runs it (none, or on one device the HF Trainer or TRL's SFTTrainer), TRL recipes
+    without a dtype or with model_init_kwargs, prepare_model_for_kbit_training, and QLoRA
+    under FSDP1/FSDP2 (bitsandbytes 4-bit with a floating storage)."""
+    rng = random.Random(seed)
+    archs = sorted(real_models.ARCHS)
+    out = []
+    for _ in range(n):
+        s = {"arch": rng.choice(archs),
+             "load_dtype": rng.choice(["bfloat16", "float16", "float32", "auto"]),
+             "peft": rng.choice([None, "lora", "lora", "dora"]),
+             "strategy": rng.choice(["single", "single", "fsdp1", "fsdp2", "zero3"]),
+             "precision": rng.choice(["bf16", "bf16", "fp16", "fp32"])}
+        if s["load_dtype"] != "auto" and s["strategy"] in ("single", "fsdp1", "fsdp2") and \
+                rng.random() < 0.4:
+            s["quant"] = "4bit" if s["strategy"] != "single" else rng.choice(["4bit", "8bit"])
+            s["quant_storage"] = s["load_dtype"] if s["strategy"] != "single" else \
+                rng.choice(["uint8", s["load_dtype"]])
+            s["peft"] = s["peft"] or "lora"
+        # the trainers train a causal LM here (the T5 models have no labels-only loss path)
+        if s["strategy"] == "single" and s["load_dtype"] != "auto" and \
+                not s["arch"].startswith("t5"):
+            s["trainer"] = rng.choice(["none", "hf-trainer", "trl-sft", "trl-sft"])
+        if s.get("trainer") == "trl-sft" and rng.random() < 0.3:
+            if rng.random() < 0.5:
+                s["model_init_kwargs"] = {"dtype": s["load_dtype"]}
+            s["load_dtype"] = None
+        if s.get("trainer") == "hf-trainer" and not s.get("quant") and s["peft"] and \
+                rng.random() < 0.3:
+            s["kbit"] = True
         out.append(s)
     return out
 
@@ -218,10 +259,35 @@ def lint(binary, folder, args, kbit_dir=None):
     return {"error": err, "rule": crash[0]["rule"] if crash else None, "dtypes": dtypes}
 
 
-def real(py, s, d, port, reuse=False):
-    spec = dict(s, folder=s["folder"], auto_class=real_models.ARCHS[s["arch"]][1],
+def worker_spec(s, port):
+    return dict(s, folder=s["folder"], auto_class=real_models.ARCHS[s["arch"]][1],
                 targets=real_models.ARCHS[s["arch"]][3], port=port,
                 quant_storage=s.get("quant_storage", "uint8"))
+
+
+def batch_trainers(py, todo):
+    """Runs the trainer set-ups TODO ([(set-up, folder)], strategy single) in one worker
+    process (real_worker.py --batch): their real.json is then there for real(reuse=True)."""
+    argv = []
+    for s, d in todo:
+        with open(os.path.join(d, "spec.json"), "w") as f:
+            json.dump(worker_spec(s, 0), f)
+        out = os.path.join(d, "real.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        argv += [os.path.join(d, "spec.json"), out]
+    if not argv:
+        return
+    with open(os.path.join(todo[0][1], "batch.log"), "w") as log:
+        try:
+            subprocess.run([py, os.path.join(HERE, "real_worker.py"), "--batch"] + argv,
+                           stdout=log, stderr=log, timeout=600 + 60 * len(todo))
+        except subprocess.TimeoutExpired:
+            pass  # the set-ups without a result run one by one
+
+
+def real(py, s, d, port, reuse=False):
+    spec = worker_spec(s, port)
     out = os.path.join(d, "real.json")
     old = os.path.join(d, "spec.json")
     if reuse and os.path.exists(out) and os.path.exists(old):
@@ -263,10 +329,13 @@ def compare(r, t, tally, arch):
     diffs = []
     rerr = r.get("error")
     if (rerr is None) != (t["error"] is None):
+        tag = next((k for typ, pat, k in KNOWN_VERDICT if rerr and not t["error"] and
+                    rerr["type"] == typ and re.search(pat, rerr["message"])), None)
         diffs.append("verdict: real " + (f"{rerr['type']} at {rerr['stage']}: "
                                          f"{rerr['message'][:160]}" if rerr else "runs") +
                      "; dtypelint " + (f"{t['rule']}: {t['error'][:160]}" if t["error"]
-                                       else "silent"))
+                                       else "silent") +
+                     (f" (known: {tag})" if tag else ""))
     else:
         tally["verdict"] += 1
         ttype = t["error"].split(":")[0].strip() if t["error"] else None
@@ -310,6 +379,12 @@ def main():
     g.add_argument("--trainers", action="store_true",
                    help="only the trainers' own steps (TRAINERS; --fast includes them)")
     g.add_argument("--random", type=int, metavar="N")
+    g.add_argument("--wide", type=int, metavar="N",
+                   help="N random set-ups of the widened space (trainers, QLoRA under FSDP, "
+                        "prepare_model_for_kbit_training, model_init_kwargs)")
+    ap.add_argument("--budget", type=float, default=0, metavar="SECONDS",
+                    help="start no set-up after SECONDS (0: no limit); the table covers "
+                         "those run")
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--only", default=None, help="regex on the set-up label")
@@ -331,6 +406,7 @@ def main():
     os.makedirs(os.path.join(work, "models"), exist_ok=True)
     setups = FAST + TRAINERS if a.fast else TRAINERS if a.trainers else \
         random_setups(a.random, a.seed) if a.random else \
+        wide_setups(a.wide, a.seed) if a.wide else \
         corpus_setups() if a.corpus else FAST + TRAINERS + corpus_setups()
     if a.only:
         setups = [s for s in setups if re.search(a.only, label(s))]
@@ -344,15 +420,38 @@ def main():
     tally = dict.fromkeys(("verdict", "error type", "final dtypes", "every tensor listed",
                            "tensors compared", "tensors differing"), 0)
     tag = "fast" if a.fast else "trainers" if a.trainers else \
-        f"random-{a.seed}" if a.random else "corpus"
+        f"random-{a.seed}" if a.random else f"wide-{a.seed}" if a.wide else "corpus"
+    start = time.time()
+    # the trainer set-ups on one device share a worker process (imports paid once), ten at a
+    # time: the first of a chunk runs it
+    pending = [i for i, s in enumerate(setups)
+               if s.get("trainer", "none") != "none" and s["strategy"] == "single"]
+    batched = set()
     for i, s in enumerate(setups):
+        if a.budget and time.time() - start > a.budget and not a.stored_only:
+            print(f"budget of {a.budget:.0f} s spent: {len(setups) - i} set-ups not run",
+                  flush=True)
+            break
         d = os.path.join(work, "runs", tag, f"{i:04d}")
         os.makedirs(d, exist_ok=True)
         s = dict(s, folder=os.path.join(work, "models", s["arch"]))
         if a.stored_only and not os.path.exists(os.path.join(d, "real.json")):
             continue
         t0 = time.time()
-        r = real(a.python, s, d, 29500 + (os.getpid() + i) % 2000, a.reuse)
+        if i in pending and i not in batched and not a.stored_only:
+            chunk = []
+            for j in pending[pending.index(i):]:
+                dj = os.path.join(work, "runs", tag, f"{j:04d}")
+                if a.reuse and os.path.exists(os.path.join(dj, "real.json")):
+                    continue
+                os.makedirs(dj, exist_ok=True)
+                chunk.append((dict(setups[j], folder=os.path.join(work, "models",
+                                                                  setups[j]["arch"])), dj))
+                batched.add(j)
+                if len(chunk) == 10:
+                    break
+            batch_trainers(a.python, chunk)
+        r = real(a.python, s, d, 29500 + (os.getpid() + i) % 2000, a.reuse or i in batched)
         t = lint(a.dtypelint, s["folder"], user_files(s, d, vers), d if s.get("kbit") else None)
         secs = time.time() - t0
         if "failed" in t:

@@ -1,6 +1,7 @@
 """One set-up of the real-library oracle, run by the real libraries on the CPU.
 
 Usage (with the venv's python): real_worker.py SPEC.json RESULT.json
+                                 real_worker.py --batch SPEC RESULT [SPEC RESULT ...]
 SPEC names a saved model folder and the steps: from_pretrained(dtype=...), bitsandbytes 4-bit
 or 8-bit (its CPU backend), get_peft_model (LoRA or DoRA), accelerate's prepare with an FSDP1
 or FSDP2 plugin, or deepspeed.initialize with ZeRO-3 under zero.Init (HfDeepSpeedConfig), then
@@ -250,8 +251,9 @@ def run_trainer(spec, result, out_dir):
         if spec["trainer"] == "trl-sft":
             from trl import (ModelConfig, SFTConfig, SFTTrainer, get_peft_config,
                              get_quantization_config)
-            margs = ModelConfig(model_name_or_path=spec["folder"],
-                                dtype=spec.get("load_dtype") or "float32",
+            # a recipe without dtype keeps ModelConfig's own default (float32 in trl 1.16)
+            dt = {"dtype": spec["load_dtype"]} if spec.get("load_dtype") else {}
+            margs = ModelConfig(model_name_or_path=spec["folder"], **dt,
                                 load_in_4bit=spec.get("quant") == "4bit",
                                 load_in_8bit=spec.get("quant") == "8bit",
                                 bnb_4bit_quant_storage=spec.get("quant_storage")
@@ -259,8 +261,6 @@ def run_trainer(spec, result, out_dir):
                                 use_peft=bool(spec.get("peft")), lora_r=4,
                                 lora_target_modules=spec["targets"],
                                 use_dora=spec.get("peft") == "dora")
-            if spec.get("load_dtype") is None:
-                margs.dtype = None  # the recipe names none: create_model_from_path's default
             # the script: model_init_kwargs from ModelConfig, the recipe's own on top
             mik = {"dtype": margs.dtype} if margs.dtype is not None else {}
             mik.update(spec.get("model_init_kwargs") or {})
@@ -350,7 +350,30 @@ def merge(out, world):
             json.dump(best, f)
 
 
+def batch(pairs):
+    """Trainer set-ups on one device, one after another in this process: the imports
+    (torch, transformers, TRL: most of a set-up's time) are paid once. Each trainer builds
+    its own Accelerator; accelerate's shared state is reset between them."""
+    _env(0, 1, 29500)
+    import torch
+    from accelerate.state import AcceleratorState, PartialState
+    for spec_path, out in pairs:
+        with open(spec_path) as f:
+            spec = json.load(f)
+        AcceleratorState._reset_state(True)
+        PartialState._reset_state()
+        torch.manual_seed(spec.get("seed", 0))
+        result = {"stages": {}, "error": None}
+        run_trainer(spec, result, f"{out}.trainer-out")
+        with open(out, "w") as f:
+            json.dump(result, f)
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--batch":
+        # real_worker.py --batch SPEC OUT [SPEC OUT ...]: trainer set-ups, strategy single
+        return batch(list(zip(sys.argv[2::2], sys.argv[3::2])))
     spec_path, out = sys.argv[1], sys.argv[2]
     with open(spec_path) as f:
         spec = json.load(f)
