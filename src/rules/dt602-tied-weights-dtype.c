@@ -8,6 +8,18 @@
  * https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py),
  * so tied weights always have one dtype; a manifest that says otherwise describes no real model
  * (usually an export that upcast one name, or a hand edit). */
+/* The dtype a tied name is declared with (before the stages: a tied alias follows its
+ * Parameter's casts in the simulation): its own, else model.checkpoint_dtype, else float32 */
+static enum dtl_dtype declared(const struct dtl_sim *sim, uint32_t t)
+{
+	const struct dtl_manifest *m = sim->manifest;
+	enum dtl_dtype d = m->tensors[sim->t.decl[t]].dtype;
+
+	return d != DTL_DTYPE_NONE                           ? d
+	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
+	                                                     : DTL_DTYPE_F32;
+}
+
 static int dt602_check(struct dtl_check *c)
 {
 	const struct dtl_sim *sim = c->sim;
@@ -22,7 +34,7 @@ static int dt602_check(struct dtl_check *c)
 				continue;
 			if (a == DTL_NONE_INDEX)
 				a = t;
-			else if (sim->t.dtype[t] != sim->t.dtype[a])
+			else if (declared(sim, t) != declared(sim, a))
 				b = t;
 		}
 		if (b == DTL_NONE_INDEX)
@@ -31,8 +43,8 @@ static int dt602_check(struct dtl_check *c)
 		    c, c->rule->severity, tg->loc,
 		    "tied tensors '%s' (%s) and '%s' (%s) have different dtypes, but a tie is "
 		    "one shared Parameter",
-		    sim->t.name[a], dtl_dtype_name(sim->t.dtype[a]), sim->t.name[b],
-		    dtl_dtype_name(sim->t.dtype[b]));
+		    sim->t.name[a], dtl_dtype_name(declared(sim, a)), sim->t.name[b],
+		    dtl_dtype_name(declared(sim, b)));
 		if (!f)
 			return -ENOMEM;
 		f->effect = "the simulation follows the first name's dtype; the manifest describes "

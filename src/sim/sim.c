@@ -120,6 +120,51 @@ static int compile_keep_lists(struct dtl_sim *sim)
 	return 0;
 }
 
+/* A tied alias the checkpoint leaves out is the same Parameter as the tensor it is tied to:
+ * after each stage it takes that tensor's dtype (the stages cast the stored one only). */
+static int sync_aliases(struct dtl_sim *sim, enum dtl_stage stage)
+{
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		uint32_t of = sim->t.alias_of[t];
+		if (!(sim->t.flags[t] & DTL_TF_ALIAS) || of == DTL_NONE_INDEX ||
+		    sim->t.dtype[t] == sim->t.dtype[of])
+			continue;
+		const char *reason = dtl_arena_sprintf(
+		    sim->arena, "tied to '%s', the same Parameter", sim->t.name[of]);
+		if (!reason)
+			return -ENOMEM;
+		int r =
+		    dtl_sim_set_dtype(sim, t, stage, sim->t.dtype[of], reason,
+		                      "https://github.com/huggingface/transformers/blob/"
+		                      "040ba146759afc625c77f49d04982bb54873995f/src/transformers/"
+		                      "modeling_utils.py (tied weights)",
+		                      dtl_sim_tensor_loc(sim, t));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The stages in order, each followed by the tied aliases' catch-up */
+static int run_stages(struct dtl_sim *sim, struct dtl_error *error)
+{
+	static int (*const stages[])(struct dtl_sim *, struct dtl_error *) = {
+	    dtl_stage_load,         dtl_stage_zero_init, dtl_stage_quantize,
+	    dtl_stage_kbit_prepare, dtl_stage_peft,      dtl_stage_trainer,
+	    dtl_stage_engine,       dtl_stage_shard,     dtl_stage_compute};
+	static const enum dtl_stage ids[] = {
+	    DTL_STAGE_LOAD,         DTL_STAGE_ZERO_INIT, DTL_STAGE_QUANTIZE,
+	    DTL_STAGE_KBIT_PREPARE, DTL_STAGE_PEFT,      DTL_STAGE_TRAINER,
+	    DTL_STAGE_ENGINE,       DTL_STAGE_SHARD,     DTL_STAGE_COMPUTE};
+	int r;
+
+	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
+		if ((r = stages[i](sim, error)) < 0 ||
+		    (ids[i] != DTL_STAGE_COMPUTE && (r = sync_aliases(sim, ids[i])) < 0))
+			return r;
+	return 0;
+}
+
 int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
                 const struct dtl_plan *plan, const struct dtl_behavior_table *behaviors,
                 struct dtl_arena *arena, struct dtl_error *error)
@@ -142,11 +187,7 @@ int dtl_sim_run(struct dtl_sim *sim, const struct dtl_manifest *manifest,
 		                     "(accelerate uses 10 * hidden_size)");
 	if ((r = dtl_sim_build_table(sim, error)) < 0 || (r = compile_keep_lists(sim)) < 0 ||
 	    (r = dtl_sim_assign_classes(sim, error)) < 0 ||
-	    (r = dtl_sim_find_routers(sim, error)) < 0 || (r = dtl_stage_load(sim, error)) < 0 ||
-	    (r = dtl_stage_zero_init(sim, error)) < 0 || (r = dtl_stage_quantize(sim, error)) < 0 ||
-	    (r = dtl_stage_kbit_prepare(sim, error)) < 0 || (r = dtl_stage_peft(sim, error)) < 0 ||
-	    (r = dtl_stage_trainer(sim, error)) < 0 || (r = dtl_stage_engine(sim, error)) < 0 ||
-	    (r = dtl_stage_shard(sim, error)) < 0 || (r = dtl_stage_compute(sim, error)) < 0)
+	    (r = dtl_sim_find_routers(sim, error)) < 0 || (r = run_stages(sim, error)) < 0)
 		return r;
 	return 0;
 }
