@@ -96,6 +96,7 @@ KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3"),
 KNOWN_VERDICT = [
     ("ValueError", r"^You cannot perform fine-tuning on purely quantized models", "D14"),
     ("ValueError", r"^Could not find the transformer layer class", "D6"),
+    ("NoMatchingPeftModuleError", r"^Target modules \S+ not found in the base model", "D18"),
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag)
 KNOWN_DTYPE = [
