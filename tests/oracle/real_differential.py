@@ -97,6 +97,8 @@ KNOWN_VERDICT = [
     ("ValueError", r"^You cannot perform fine-tuning on purely quantized models", "D14"),
     ("ValueError", r"^Could not find the transformer layer class", "D6"),
     ("NoMatchingPeftModuleError", r"^Target modules \S+ not found in the base model", "D18"),
+    ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize", "D10"),
+    ("RuntimeError", r"^shape '\[\d+, \d+\]' is invalid for input of size \d+$", "D20"),
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag)
 KNOWN_DTYPE = [
@@ -105,6 +107,7 @@ KNOWN_DTYPE = [
      r"^(uint8|int8)$", "D16"),
     # accelerate's FSDP1 MixedPrecision casts buffers to the mixed-precision dtype
     (r"inv_freq$", r"^(bfloat16|float16)$", r"^float32$", "D8"),
+    (r"\.e_score_correction_bias$", r"^float32$", r"^(bfloat16|float16)$", "D19"),
 ]
 KNOWN_RENAMED = {"gemma3-vl": "D1", "llava": "D1", "qwen2-vl": "D1", "mixtral": "D1",
                  "qwen3-moe": "D1", "deepseek-v3": "D1", "granitemoe": "D1", "gpt-neox": "D1"}
