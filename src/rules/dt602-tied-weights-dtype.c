@@ -8,6 +8,7 @@
  * https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/transformers/modeling_utils.py),
  * so tied weights always have one dtype; a manifest that says otherwise describes no real model
  * (usually an export that upcast one name, or a hand edit). */
+
 /* The dtype a tied name is declared with (before the stages: a tied alias follows its
  * Parameter's casts in the simulation): its own, else model.checkpoint_dtype, else float32 */
 static enum dtl_dtype declared(const struct dtl_sim *sim, uint32_t t)
