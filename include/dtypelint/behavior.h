@@ -22,6 +22,8 @@
  * rules/versions.yaml behaviours:, written at build time by tools/gen-behaviors.c */
 #include "rules/dtl-behaviors.h"
 
+struct dtl_source;
+
 struct dtl_behavior_info {
 	const char *name; /* the key: "fsdp1-validate-v2" */
 	enum dtl_framework framework;
@@ -39,6 +41,13 @@ struct dtl_behavior_table {
 /* Loads the embedded rules/versions.yaml. */
 int dtl_behavior_table_load(struct dtl_behavior_table *table, struct dtl_arena *arena,
                             struct dtl_error *error);
+/* Replaces the table's newest known versions with the `newest:` map of source (YAML naming
+ * every framework once, each version no newer than the table's): a frozen snapshot, so that
+ * tests lint an unpinned plan at the same versions whatever releases the table adds. Returns
+ * 0, or a negative errno with *error at the offending node of source; the table is unchanged
+ * on failure. */
+int dtl_behavior_table_pin_newest(struct dtl_behavior_table *table, const struct dtl_source *source,
+                                  struct dtl_arena *arena, struct dtl_error *error);
 /* Is the behaviour in force for these versions (a plan whose versions are all resolved)? */
 bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
                          const struct dtl_version versions[DTL_FW_COUNT]);

@@ -249,6 +249,27 @@ static int report(struct dtl_cli_run *run)
 	return exit_status(run);
 }
 
+/* Replaces the behaviour table's newest known versions by the snapshot file that
+ * DTYPELINT_NEWEST_KNOWN names, if set: a test-only hook (HACKING.md, "Goldens and the newest
+ * known versions") that keeps golden outputs still when rules/versions.yaml adds a release. */
+static int pin_newest(struct dtl_behavior_table *behaviors, struct dtl_arena *arena,
+                      struct dtl_error *error)
+{
+	const char *pin = getenv("DTYPELINT_NEWEST_KNOWN");
+	struct dtl_source source;
+	struct dtl_limits limits;
+	int r;
+
+	if (!pin || !*pin)
+		return 0;
+	dtl_limits_default(&limits);
+	if ((r = dtl_source_read(&source, pin, &limits, error)) < 0)
+		return r;
+	r = dtl_behavior_table_pin_newest(behaviors, &source, arena, error);
+	dtl_source_fini(&source);
+	return r;
+}
+
 /* Lints the inputs, then prints what the mode asks for; the exit status */
 static int run_linting(const struct dtl_options *o, struct dtl_arena *arena,
                        const struct dtl_op_oracle *ops)
@@ -264,6 +285,8 @@ static int run_linting(const struct dtl_options *o, struct dtl_arena *arena,
 		return DTL_EXIT_INPUT;
 	if ((r = dtl_behavior_table_load(behaviors, arena, &error)) < 0)
 		return (dtl_cli_error(&error, r), DTL_EXIT_INTERNAL);
+	if ((r = pin_newest(behaviors, arena, &error)) < 0)
+		return dtl_cli_error(&error, r);
 	if (dtl_cli_lint_inputs(&run, behaviors, ops) < 0)
 		return run.status;
 	if ((r = dtl_cli_outputs_not_read(o, &error)) < 0)

@@ -94,6 +94,57 @@ int dtl_behavior_table_load(struct dtl_behavior_table *table, struct dtl_arena *
 	return 0;
 }
 
+/* An error in the snapshot file of dtl_behavior_table_pin_newest, at node */
+static int bad_pin(struct dtl_error *error, const struct dtl_node *node, const char *file,
+                   const char *what)
+{
+	return dtl_error_set(error, dtl_node_loc(node, file), -EINVAL, "newest-known snapshot: %s",
+	                     what);
+}
+
+/* One framework's pinned version into *out: a quoted version no newer than the table's */
+static int read_pin(const struct dtl_behavior_table *table, const struct dtl_pair *pair,
+                    const char *file, struct dtl_version *out, struct dtl_error *error)
+{
+	enum dtl_framework fw;
+
+	if (pair->key.type != DTL_NODE_STRING ||
+	    dtl_framework_parse(pair->key.string.text, &fw) < 0)
+		return bad_pin(error, &pair->key, file, "not a framework of the version table");
+	if (pair->value.type != DTL_NODE_STRING ||
+	    dtl_version_parse(pair->value.string.text, pair->value.string.len, &out[fw]) < 0)
+		return bad_pin(error, &pair->value, file, "a version must be a quoted string");
+	/* a snapshot is of the table's past: a version after its newest is one nobody read */
+	if (dtl_version_compare(&out[fw], &table->newest[fw]) > 0)
+		return bad_pin(error, &pair->value, file, "newer than the table's newest");
+	return 0;
+}
+
+int dtl_behavior_table_pin_newest(struct dtl_behavior_table *table, const struct dtl_source *source,
+                                  struct dtl_arena *arena, struct dtl_error *error)
+{
+	struct dtl_version pinned[DTL_FW_COUNT] = {0};
+	const struct dtl_node *newest;
+	struct dtl_limits limits;
+	struct dtl_node *root;
+	int r;
+
+	dtl_limits_default(&limits);
+	if ((r = dtl_doc_parse_yaml(source, arena, &limits, &root, error)) < 0)
+		return r;
+	newest = dtl_node_get(root, "newest");
+	if (!newest || newest->type != DTL_NODE_MAP || root->map.count != 1)
+		return bad_pin(error, root, source->path, "needs 'newest:' and nothing else");
+	if (newest->map.count != DTL_FW_COUNT)
+		return bad_pin(error, newest, source->path,
+		               "'newest' must name every framework once");
+	for (size_t i = 0; i < newest->map.count; i++)
+		if ((r = read_pin(table, &newest->map.pairs[i], source->path, pinned, error)) < 0)
+			return r;
+	memcpy(table->newest, pinned, sizeof(pinned));
+	return 0;
+}
+
 bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
                          const struct dtl_version versions[DTL_FW_COUNT])
 {
