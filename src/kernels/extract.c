@@ -24,97 +24,6 @@ struct scope {
 	const struct ktok *cls;
 };
 
-void kx_oom(struct kx *x)
-{
-	if (!x->err)
-		x->err = -ENOMEM;
-}
-
-struct kfctx *kx_ctx(struct kx *x)
-{
-	return x->n_ctx ? &x->ctx[x->n_ctx - 1] : NULL;
-}
-
-const char *kx_intern_tok(struct kx *x, const char *text, size_t len)
-{
-	const char *s = kintern(x->k, text, len);
-
-	if (!s)
-		kx_oom(x);
-	return s;
-}
-
-uint64_t kx_when_at(const struct krange *r, size_t i)
-{
-	uint64_t mask = r->base_when;
-	const struct kwhen *w = r->whens.items;
-
-	for (size_t j = 0; j < r->whens.count; j++) {
-		if (w[j].start <= i && i <= w[j].end)
-			mask &= w[j].mask;
-	}
-	return mask;
-}
-
-int kx_add_when(struct kx *x, struct krange *r, size_t start, size_t end, uint64_t mask)
-{
-	struct kwhen *w = dtl_vec_push(&r->whens, x->scratch, sizeof(*w));
-
-	if (!w) {
-		kx_oom(x);
-		return -ENOMEM;
-	}
-	w->start = start;
-	w->end = end;
-	w->mask = mask;
-	return 0;
-}
-
-struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_fact_kind kind)
-{
-	struct dtl_kernels_scanner *s = x->k->scanner;
-	const struct ktok *t = &r->toks[i];
-	const struct kguard *g = t->guard < x->kf->n_guards ? &x->kf->guards[t->guard] : NULL;
-	struct kfctx *c = kx_ctx(x);
-	struct kfact *f;
-
-	/* #if 0 is dead code, not a build option */
-	for (size_t j = 0; g && j < g->n; j++) {
-		if (strcmp(g->names[j], "0") == 0)
-			return NULL;
-	}
-	f = dtl_vec_push(&s->facts, x->k->arena, sizeof(*f));
-	if (!f) {
-		kx_oom(x);
-		return NULL;
-	}
-	f->func = c ? c->func : KNONE;
-	f->ev.kind = kind;
-	f->ev.file = x->kf->path;
-	f->ev.backend = x->kf->backend;
-	f->ev.line = t->line;
-	if (c) {
-		struct kfunc *fn = (struct kfunc *)s->funcs.items + c->func;
-		f->ev.function = fn->name;
-		if (kind == DTL_KERNEL_FACT_DISPATCH || kind == DTL_KERNEL_FACT_SWITCH ||
-		    kind == DTL_KERNEL_FACT_BRANCH)
-			fn->has_dispatch = true;
-	}
-	if (g) {
-		f->ev.guards = g->names;
-		f->ev.n_guards = g->n;
-	}
-	f->ev.skipped = (t->flags & KTF_SKIPPED) != 0;
-	f->ev.when = kx_when_at(r, i);
-	f->ev.throws = true;
-	if (r->wrapper) {
-		f->ev.macro = kx_intern_tok(x, r->wrapper->name, r->wrapper->name_len);
-		f->ev.macro_file = r->wrapper->file;
-		f->ev.macro_line = r->wrapper->line;
-	}
-	return f;
-}
-
 /* ---- expansion ---- */
 
 static void try_rules(struct kx *x, struct krange *r, size_t i);
@@ -465,226 +374,6 @@ static void body_token(struct kx *x, struct krange *r, size_t i)
 		record_call(x, c, r->toks, i, open, r->n);
 }
 
-/* ---- functions ---- */
-
-static bool is_tensor_type(const struct ktok *t)
-{
-	return ktok_is(t, "Tensor") || ktok_is(t, "TensorList") || ktok_is(t, "Variable") ||
-	       ktok_is(t, "variable_list") || ktok_is(t, "ITensorListRef");
-}
-
-static int params_of(struct kx *x, const struct ktok *toks, size_t open, size_t close,
-                     struct kparam **ret, uint32_t *ret_n)
-{
-	size_t starts[2 * KMAX_CALL_ARGS], ends[2 * KMAX_CALL_ARGS];
-	size_t n = ksplit_args(toks, open + 1, close, starts, ends, 2 * KMAX_CALL_ARGS);
-	struct kparam *params;
-
-	*ret = NULL;
-	*ret_n = 0;
-	if (!n || (n == 1 && ends[0] == starts[0] + 1 && ktok_is(&toks[starts[0]], "void")))
-		return 0;
-	params = dtl_arena_calloc(x->k->arena, n, sizeof(*params));
-	if (!params)
-		return -ENOMEM;
-	for (size_t p = 0; p < n; p++) {
-		size_t lo = starts[p], hi = ends[p], depth = 0;
-		/* cut the default argument and an array suffix */
-		for (size_t j = lo; j < hi; j++) {
-			const struct ktok *t = &toks[j];
-			if (ktok_punct(t, "(") || ktok_punct(t, "{") || ktok_punct(t, "<"))
-				depth++;
-			else if ((ktok_punct(t, ")") || ktok_punct(t, "}") || ktok_punct(t, ">")) &&
-			         depth)
-				depth--;
-			else if (depth == 0 && (ktok_punct(t, "=") || ktok_punct(t, "["))) {
-				hi = j;
-				break;
-			}
-		}
-		for (size_t j = lo; j < hi; j++)
-			params[p].tensor |= is_tensor_type(&toks[j]);
-		params[p].name = "";
-		if (hi > lo && toks[hi - 1].kind == KT_IDENT) {
-			bool named = hi - lo >= 2 ? !ktok_punct(&toks[hi - 2], "::")
-			                          : !is_tensor_type(&toks[hi - 1]);
-			if (named) {
-				params[p].name =
-				    kx_intern_tok(x, toks[hi - 1].text, toks[hi - 1].len);
-				if (!params[p].name)
-					return -ENOMEM;
-			}
-		}
-	}
-	*ret = params;
-	*ret_n = (uint32_t)n;
-	return 0;
-}
-
-static int tparams_of(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
-                      const char ***ret, uint32_t *ret_n)
-{
-	size_t starts[KMAX_CALL_ARGS], ends[KMAX_CALL_ARGS];
-	size_t n = 0, depth = 0, start = lo;
-
-	*ret = NULL;
-	*ret_n = 0;
-	for (size_t i = lo; i <= hi && n < KMAX_CALL_ARGS; i++) {
-		if (i < hi) {
-			if (ktok_punct(&toks[i], "<") || ktok_punct(&toks[i], "("))
-				depth++;
-			else if ((ktok_punct(&toks[i], ">") || ktok_punct(&toks[i], ")")) && depth)
-				depth--;
-			if (depth || !ktok_punct(&toks[i], ","))
-				continue;
-		}
-		starts[n] = start;
-		ends[n] = i;
-		n++;
-		start = i + 1;
-	}
-	if (!n)
-		return 0;
-	const char **names = dtl_arena_calloc(x->k->arena, n, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t p = 0; p < n; p++) {
-		size_t e = ends[p];
-		for (size_t j = starts[p]; j < e; j++) {
-			if (ktok_punct(&toks[j], "=")) {
-				e = j;
-				break;
-			}
-		}
-		names[p] = "";
-		for (size_t j = e; j-- > starts[p];) {
-			if (toks[j].kind == KT_IDENT) {
-				names[p] = kx_intern_tok(x, toks[j].text, toks[j].len);
-				break;
-			}
-			if (!ktok_punct(&toks[j], "..."))
-				break;
-		}
-		if (!names[p])
-			return -ENOMEM;
-	}
-	*ret = names;
-	*ret_n = (uint32_t)n;
-	return 0;
-}
-
-static int open_ctx(struct kx *x, uint32_t func, size_t scope)
-{
-	struct kfctx *c;
-
-	if (x->n_ctx >= KMAX_FUNC_CONTEXTS)
-		return -E2BIG;
-	c = &x->ctx[x->n_ctx++];
-	memset(c, 0, sizeof(*c));
-	c->func = func;
-	c->scope = scope;
-	dtl_strmap_init(&c->refs, x->scratch);
-	return 0;
-}
-
-static void close_ctx(struct kx *x)
-{
-	struct kfctx *c = kx_ctx(x);
-	struct kfunc *f;
-
-	if (!c)
-		return;
-	f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
-	if (c->reflist.count) {
-		const char **refs = dtl_arena_calloc(x->k->arena, c->reflist.count, sizeof(*refs));
-		const struct kslice *s = c->reflist.items;
-		if (!refs) {
-			kx_oom(x);
-		} else {
-			for (size_t i = 0; i < c->reflist.count; i++)
-				refs[i] = kx_intern_tok(x, s[i].text, s[i].len);
-			f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
-			f->refs = refs;
-			f->n_refs = (uint32_t)c->reflist.count;
-		}
-	}
-	if (c->calls.count) {
-		struct kcall *calls = dtl_arena_calloc(x->k->arena, c->calls.count, sizeof(*calls));
-		if (!calls) {
-			kx_oom(x);
-		} else {
-			memcpy(calls, c->calls.items, c->calls.count * sizeof(*calls));
-			f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
-			f->calls = calls;
-			f->n_calls = (uint32_t)c->calls.count;
-		}
-	}
-	x->n_ctx--;
-}
-
-static uint32_t new_function(struct kx *x, const struct ktok *toks, size_t name, size_t open,
-                             size_t close, const struct ktok *cls, size_t tlo, size_t thi)
-{
-	struct dtl_kernels_scanner *s = x->k->scanner;
-	struct kfunc *f = dtl_vec_push(&s->funcs, x->k->arena, sizeof(*f));
-	struct kparam *params;
-	uint32_t n_params;
-	const char **tparams = NULL;
-	uint32_t n_tparams = 0;
-
-	if (!f) {
-		kx_oom(x);
-		return KNONE;
-	}
-	uint32_t index = (uint32_t)(s->funcs.count - 1);
-	f->name = kx_intern_tok(x, toks[name].text, toks[name].len);
-	f->file = x->kf->path;
-	f->line = toks[name].line;
-	if (name >= 2 && ktok_punct(&toks[name - 1], "::") && toks[name - 2].kind == KT_IDENT)
-		cls = &toks[name - 2];
-	if (cls)
-		f->cls = kx_intern_tok(x, cls->text, cls->len);
-	if (params_of(x, toks, open, close, &params, &n_params) < 0 ||
-	    (thi > tlo && tparams_of(x, toks, tlo, thi, &tparams, &n_tparams) < 0)) {
-		kx_oom(x);
-		return KNONE;
-	}
-	f = (struct kfunc *)s->funcs.items + index;
-	f->params = params;
-	f->n_params = n_params;
-	f->tparams = tparams;
-	f->n_tparams = n_tparams;
-	x->k->stats.functions++;
-	return index;
-}
-
-/* A lambda bound by a registration: a function of its own, named "<lambda>". */
-uint32_t kx_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open, size_t close)
-{
-	struct dtl_kernels_scanner *s = x->k->scanner;
-	struct kfunc *f = dtl_vec_push(&s->funcs, x->k->arena, sizeof(*f));
-	struct kparam *params = NULL;
-	uint32_t n_params = 0;
-
-	if (!f) {
-		kx_oom(x);
-		return KNONE;
-	}
-	uint32_t index = (uint32_t)(s->funcs.count - 1);
-	f->name = kintern_z(x->k, "<lambda>");
-	f->file = x->kf->path;
-	f->line = toks[at].line;
-	if (open < close && params_of(x, toks, open, close, &params, &n_params) < 0) {
-		kx_oom(x);
-		return KNONE;
-	}
-	f = (struct kfunc *)s->funcs.items + index;
-	f->params = params;
-	f->n_params = n_params;
-	x->k->stats.functions++;
-	return index;
-}
-
 static bool excluded_name(const struct ktok *t)
 {
 	static const char *const names[] = {"__attribute__",       "__declspec",
@@ -785,13 +474,13 @@ static int open_scope(struct kx *x, const struct krange *r, struct dtl_vec *scop
 
 	if (x->lambda_func != KNONE && i == x->lambda_brace) {
 		sc.kind = SC_FUNCTION;
-		if (open_ctx(x, x->lambda_func, scopes->count + 1) < 0)
+		if (kx_open_ctx(x, x->lambda_func, scopes->count + 1) < 0)
 			sc.kind = SC_BLOCK;
 		x->lambda_func = KNONE;
 	} else if (decl && d->cand != KDECL_NONE && d->cand_close != KDECL_NONE && !d->assign) {
-		uint32_t f = new_function(x, r->toks, d->cand, d->cand_open, d->cand_close,
-		                          enclosing_class(scopes), d->tlo, d->thi);
-		if (f != KNONE && open_ctx(x, f, scopes->count + 1) == 0)
+		uint32_t f = kx_new_function(x, r->toks, d->cand, d->cand_open, d->cand_close,
+		                             enclosing_class(scopes), d->tlo, d->thi);
+		if (f != KNONE && kx_open_ctx(x, f, scopes->count + 1) == 0)
 			sc.kind = SC_FUNCTION;
 	} else if (decl && d->pending >= 0 && !d->assign) {
 		sc.kind = (uint8_t)d->pending;
@@ -812,7 +501,7 @@ static void close_scope(struct kx *x, struct dtl_vec *scopes)
 	if (scopes->count) {
 		struct scope *o = (struct scope *)scopes->items + --scopes->count;
 		if (o->kind == SC_FUNCTION)
-			close_ctx(x);
+			kx_close_ctx(x);
 	}
 }
 
@@ -966,6 +655,6 @@ int kextract(struct kx *x)
 			i = decl_token(x, &r, &d, i);
 	}
 	while (x->n_ctx)
-		close_ctx(x);
+		kx_close_ctx(x);
 	return x->err;
 }

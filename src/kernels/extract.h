@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The fact extractor's state, shared by extract.c, fact-rules.c, expr.c, macros.c and register.c.
+/* The fact extractor's state, shared by extract.c, records.c, fact-rules.c, expr.c, macros.c and
+ * register.c.
  */
 #ifndef DTL_KERNELS_EXTRACT_H
 #define DTL_KERNELS_EXTRACT_H
@@ -118,16 +119,26 @@ struct kpred {
 	bool conditional; /* the dtype terms can be bypassed */
 };
 
-/* extract.c */
+/* records.c */
 struct kfctx *kx_ctx(struct kx *x);
 struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_fact_kind kind);
 uint64_t kx_when_at(const struct krange *r, size_t i);
 int kx_add_when(struct kx *x, struct krange *r, size_t start, size_t end, uint64_t mask);
 const char *kx_intern_tok(struct kx *x, const char *text, size_t len);
-void kx_scan_expansion(struct kx *x, struct krange *r);
 void kx_oom(struct kx *x);
 uint32_t kx_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open, size_t close);
+/* A function found at toks[name] with parameters (open, close) and template parameters
+ * [tlo, thi); its index in scanner->funcs, KNONE when out of memory. */
+uint32_t kx_new_function(struct kx *x, const struct ktok *toks, size_t name, size_t open,
+                         size_t close, const struct ktok *cls, size_t tlo, size_t thi);
+/* Opens the body of funcs[func] at scope depth scope (-E2BIG past KMAX_FUNC_CONTEXTS); closing
+ * it stores its references and calls in the function. */
+int kx_open_ctx(struct kx *x, uint32_t func, size_t scope);
+void kx_close_ctx(struct kx *x);
+
+/* extract.c */
 int kextract(struct kx *x);
+void kx_scan_expansion(struct kx *x, struct krange *r);
 
 /* macros.c */
 int kmacros_collect(struct kx *x);

@@ -153,7 +153,7 @@ struct dtl_kernels_scanner {
 	struct dtl_vec files;  /* struct dtl_kernel_file */
 	struct dtl_vec finfos; /* struct kfinfo */
 	struct dtl_vec errors; /* struct dtl_error: files that failed (sandbox.c) */
-	/* realpath()s a parse may include from (sandbox.c); set by each scan */
+	/* realpath()s a parse may include from (roots.c); set by each scan */
 	const char **roots;
 	size_t n_roots;
 	/* options.progress during dtl_kernels_scan_dirs() (walk.c); total 0: not reported */
@@ -183,7 +183,7 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
                 size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
                 struct dtl_error *error);
 void kfile_dispose(struct kfile *kf);
-/* scan.c: scans one file end to end (parse, extract, record stats) in this process */
+/* scan-local.c: scans one file end to end (parse, extract, record stats) in this process */
 int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
                 unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
                 struct dtl_error *error);
@@ -209,11 +209,11 @@ int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *uns
               unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
               struct dtl_error *error);
 
-/* sandbox.c: why the file name may not be included (NULL when it may): a device or kernel
+/* roots.c: why the file name may not be included (NULL when it may): a device or kernel
  * file, or outside scanner->roots and the in-memory sources */
 const char *kinclude_refused(struct dtl_kernels *k, const char *name,
                              const struct CXUnsavedFile *unsaved, unsigned n_unsaved);
-/* sandbox.c: realpath()s of dirs (those that resolve) become scanner->roots */
+/* roots.c: realpath()s of dirs (those that resolve) become scanner->roots */
 int kset_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
                const char *const *more, size_t n_more);
 
@@ -222,7 +222,7 @@ int kinclude_order(struct dtl_arena *scratch, const char *path, const char *cons
                    size_t n_dirs, const char *const *extra, size_t n_extra, const char ***ret,
                    size_t *ret_n);
 
-/* scan.c: .cpp .cc .cxx .cu .cuh .h .hpp */
+/* scan-local.c: .cpp .cc .cxx .cu .cuh .h .hpp */
 bool kscan_wanted(const char *path);
 
 /* vocab.c: the dtype vocabulary */

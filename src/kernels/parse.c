@@ -390,7 +390,7 @@ struct inclusions {
 	int err;
 	const struct CXUnsavedFile *unsaved;
 	unsigned n_unsaved;
-	const char *refused, *why; /* the first include the policy refuses (sandbox.c) */
+	const char *refused, *why; /* the first include the policy refuses (roots.c) */
 	unsigned line, column;     /* of the #include in the main file that reached it */
 };
 

@@ -7,7 +7,7 @@
  * waited for the terminal, and a libclang crash was counted in stats.files_failed, nowhere
  * else.
  *
- * The child runs kscan_local() (scan.c) on its copy of the scanner and sends back, through a
+ * The child runs kscan_local() (scan-local.c) on its copy of the scanner and sends back, through a
  * pipe, what that added: the file's record, the statistics, and the new functions, facts,
  * registrations, links and file infos, every string length-prefixed. The parent reads at most
  * KSANDBOX_MAX_RESULT bytes, checks every count, index, enum and string against the bytes it
@@ -133,73 +133,6 @@ static unsigned long long statm(pid_t pid, int field)
 	if (sscanf(buf, "%llu %llu", &v[0], &v[1]) != 2)
 		return 0;
 	return v[field] * (unsigned long long)sysconf(_SC_PAGESIZE);
-}
-
-/* ---- the include policy (runs in the child) ---- */
-
-static bool under(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (n == 1 && root[0] == '/')
-		return true;
-	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-static bool special(const char *path)
-{
-	return under(path, "/dev") || under(path, "/proc") || under(path, "/sys");
-}
-
-const char *kinclude_refused(struct dtl_kernels *k, const char *name,
-                             const struct CXUnsavedFile *unsaved, unsigned n_unsaved)
-{
-	const struct dtl_kernels_scanner *s = k->scanner;
-	char *real;
-	bool ok = false;
-
-	const char *norm = n_unsaved ? knormalize(k, name) : NULL;
-	for (unsigned i = 0; norm && i < n_unsaved; i++) {
-		if (knormalize(k, unsaved[i].Filename) == norm)
-			return NULL;
-	}
-	if (special(name))
-		return "a device or kernel file (/dev, /proc, /sys)";
-	real = realpath(name, NULL);
-	if (!real)
-		return "it cannot be resolved";
-	if (special(real)) {
-		free(real);
-		return "a device or kernel file (/dev, /proc, /sys)";
-	}
-	for (size_t i = 0; i < s->n_roots && !ok; i++)
-		ok = under(real, s->roots[i]);
-	free(real);
-	return ok ? NULL : "outside the scanned directories";
-}
-
-int kset_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
-               const char *const *more, size_t n_more)
-{
-	struct dtl_kernels_scanner *s = k->scanner;
-	const char **roots = dtl_arena_calloc(k->arena, n_dirs + n_more + 1, sizeof(*roots));
-	size_t n = 0;
-
-	if (!roots)
-		return -ENOMEM;
-	for (size_t i = 0; i < n_dirs + n_more; i++) {
-		char *real = realpath(i < n_dirs ? dirs[i] : more[i - n_dirs], NULL);
-		if (!real)
-			continue; /* nothing can be included from a directory that is not there */
-		roots[n] = kintern_z(k, real);
-		free(real);
-		if (!roots[n])
-			return -ENOMEM;
-		n++;
-	}
-	s->roots = roots;
-	s->n_roots = n;
-	return 0;
 }
 
 /* ---- the child's result: a byte string ---- */
