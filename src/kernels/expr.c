@@ -24,13 +24,14 @@ static bool is_qualifier(const struct ktok *t)
 
 static void trim_parens(const struct ktok *toks, size_t *lo, size_t *hi)
 {
-	while (*hi - *lo >= 2 && ktok_punct(&toks[*lo], "(") && kmatch(toks, *lo, *hi) == *hi - 1) {
+	while (*hi - *lo >= 2 && ktok_punct(&toks[*lo], "(") &&
+	       dtl_kernels_match(toks, *lo, *hi) == *hi - 1) {
 		(*lo)++;
 		(*hi)--;
 	}
 }
 
-uint64_t kexpr_cpp_type(const struct ktok *toks, size_t lo, size_t hi)
+uint64_t dtl_kernels_expr_cpp_type(const struct ktok *toks, size_t lo, size_t hi)
 {
 	size_t n_kw = 0;
 	const struct ktok *last = NULL;
@@ -40,7 +41,7 @@ uint64_t kexpr_cpp_type(const struct ktok *toks, size_t lo, size_t hi)
 		const struct ktok *t = &toks[i];
 		if (t->kind == KT_IDENT && ktok_is(t, "complex") && i + 1 < hi &&
 		    ktok_punct(&toks[i + 1], "<")) {
-			uint64_t inner = kexpr_cpp_type(toks, i + 2, hi - 1);
+			uint64_t inner = dtl_kernels_expr_cpp_type(toks, i + 2, hi - 1);
 			if (inner == DTL_KERNEL_DT(DTL_DTYPE_F32))
 				return DTL_KERNEL_DT_COMPLEX64;
 			if (inner == DTL_KERNEL_DT(DTL_DTYPE_F64))
@@ -78,10 +79,10 @@ uint64_t kexpr_cpp_type(const struct ktok *toks, size_t lo, size_t hi)
 			return is_unsigned ? DTL_KERNEL_DT_UINT32 : DTL_KERNEL_DT(DTL_DTYPE_I32);
 		return 0;
 	}
-	return kvocab_cpp_type(last->text, last->len);
+	return dtl_kernels_vocab_cpp_type(last->text, last->len);
 }
 
-uint64_t kexpr_constant(const struct ktok *toks, size_t lo, size_t hi)
+uint64_t dtl_kernels_expr_constant(const struct ktok *toks, size_t lo, size_t hi)
 {
 	trim_parens(toks, &lo, &hi);
 	if (lo >= hi)
@@ -92,7 +93,7 @@ uint64_t kexpr_constant(const struct ktok *toks, size_t lo, size_t hi)
 			size_t j = i + 2;
 			while (j < hi && !ktok_punct(&toks[j], ">"))
 				j++;
-			return j < hi ? kexpr_cpp_type(toks, i + 2, j) : 0;
+			return j < hi ? dtl_kernels_expr_cpp_type(toks, i + 2, j) : 0;
 		}
 	}
 	const struct ktok *name = &toks[hi - 1];
@@ -106,16 +107,16 @@ uint64_t kexpr_constant(const struct ktok *toks, size_t lo, size_t hi)
 		return 0;
 	}
 	if (name->len > 1 && name->text[0] == 'k')
-		return kvocab_constant(name->text, name->len);
+		return dtl_kernels_vocab_constant(name->text, name->len);
 	/* ScalarType::Half, but not a bare Half (that would be the C++ type at::Half) */
 	if (hi - lo >= 3 && ktok_is(&toks[hi - 3], "ScalarType"))
-		return kvocab_constant(name->text, name->len);
+		return dtl_kernels_vocab_constant(name->text, name->len);
 	return 0;
 }
 
-const struct kalias *kexpr_alias(struct kx *x, const char *text, size_t len)
+const struct kalias *dtl_kernels_expr_alias(struct kx *x, const char *text, size_t len)
 {
-	struct kfctx *c = kx_ctx(x);
+	struct kfctx *c = dtl_kernels_rec_ctx(x);
 
 	if (!c)
 		return NULL;
@@ -127,8 +128,8 @@ const struct kalias *kexpr_alias(struct kx *x, const char *text, size_t len)
 	return NULL;
 }
 
-void kexpr_base(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, const char **base,
-                uint32_t *base_len)
+void dtl_kernels_expr_base(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                           const char **base, uint32_t *base_len)
 {
 	*base = NULL;
 	*base_len = 0;
@@ -147,7 +148,7 @@ void kexpr_base(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, con
 	}
 	/* follow tensor aliases: auto y = x.contiguous(); */
 	for (int hop = 0; *base && hop < 8; hop++) {
-		const struct kalias *a = kexpr_alias(x, *base, *base_len);
+		const struct kalias *a = dtl_kernels_expr_alias(x, *base, *base_len);
 		if (a && a->kind == KA_OPAQUE) {
 			*base = NULL;
 			*base_len = 0;
@@ -167,8 +168,8 @@ static bool is_dtype_method(const struct ktok *t)
 	                               ktok_is(t, "type") || ktok_is(t, "scalarType"));
 }
 
-bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bool bare_ok,
-                 struct kdexpr *ret)
+bool dtl_kernels_expr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                            bool bare_ok, struct kdexpr *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	trim_parens(toks, &lo, &hi);
@@ -182,11 +183,11 @@ bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bo
 		        ktok_is(&toks[name], "detail")))
 			name++;
 		if (name + 1 < hi && ktok_punct(&toks[name + 1], "(") &&
-		    kmatch(toks, name + 1, hi) == hi - 1 &&
+		    dtl_kernels_match(toks, name + 1, hi) == hi - 1 &&
 		    (ktok_is(&toks[name], "typeMetaToScalarType") ||
 		     ktok_is(&toks[name], "scalar_type") ||
 		     ktok_is(&toks[name], "scalarTypeToTypeMeta")))
-			return kexpr_dtype(x, toks, name + 2, hi - 1, bare_ok, ret);
+			return dtl_kernels_expr_dtype(x, toks, name + 2, hi - 1, bare_ok, ret);
 	}
 	size_t depth = 0;
 	for (size_t i = lo; i < hi; i++) {
@@ -203,7 +204,7 @@ bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bo
 		if (depth || !(ktok_punct(t, ".") || ktok_punct(t, "->")) || i + 2 >= hi ||
 		    !is_dtype_method(&toks[i + 1]) || !ktok_punct(&toks[i + 2], "("))
 			continue;
-		size_t close = kmatch(toks, i + 2, hi);
+		size_t close = dtl_kernels_match(toks, i + 2, hi);
 		if (close >= hi)
 			return false;
 		uint8_t kind = ktok_is(&toks[i + 1], "dtype")  ? KA_TYPEMETA
@@ -215,7 +216,7 @@ bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bo
 		    (ktok_is(&toks[rest + 1], "scalarType") ||
 		     ktok_is(&toks[rest + 1], "toScalarType")) &&
 		    ktok_punct(&toks[rest + 2], "(")) {
-			size_t c2 = kmatch(toks, rest + 2, hi);
+			size_t c2 = dtl_kernels_match(toks, rest + 2, hi);
 			if (c2 >= hi)
 				return false;
 			rest = c2 + 1;
@@ -232,7 +233,7 @@ bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bo
 		    ktok_is(&toks[i - 3], "options") && ktok_punct(&toks[i - 2], "(") &&
 		    ktok_punct(&toks[i - 1], ")"))
 			ret->subject_hi = i - 4;
-		kexpr_base(x, toks, lo, i, &ret->base, &ret->base_len);
+		dtl_kernels_expr_base(x, toks, lo, i, &ret->base, &ret->base_len);
 		return true;
 	}
 	/* a variable: an alias of x.dtype(), or (bare_ok) a ScalarType parameter */
@@ -241,7 +242,7 @@ bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bo
 		v++;
 	if (v + 1 != hi || toks[v].kind != KT_IDENT)
 		return false;
-	const struct kalias *a = kexpr_alias(x, toks[v].text, toks[v].len);
+	const struct kalias *a = dtl_kernels_expr_alias(x, toks[v].text, toks[v].len);
 	if (a && a->kind != KA_TENSOR) {
 		ret->ok = true;
 		ret->subject_lo = v;
@@ -284,7 +285,7 @@ static size_t operand_end(struct parser *p)
 	while (j < p->hi) {
 		const struct ktok *t = &p->toks[j];
 		if (ktok_punct(t, "(") || ktok_punct(t, "[") || ktok_punct(t, "{")) {
-			size_t m = kmatch(p->toks, j, p->hi);
+			size_t m = dtl_kernels_match(p->toks, j, p->hi);
 			j = m < p->hi ? m + 1 : p->hi;
 			continue;
 		}
@@ -327,16 +328,16 @@ static void predicate(struct parser *p, size_t lo, size_t hi, struct kpred *out)
 	if (hi - lo >= 5 && ktok_punct(&toks[hi - 1], ")") && ktok_punct(&toks[hi - 2], "(") &&
 	    (ktok_punct(&toks[hi - 4], ".") || ktok_punct(&toks[hi - 4], "->"))) {
 		if (ktok_is(&toks[hi - 3], "is_floating_point"))
-			mask = kvocab_floating();
+			mask = dtl_kernels_vocab_floating();
 		else if (ktok_is(&toks[hi - 3], "is_complex"))
-			mask = kvocab_complex();
+			mask = dtl_kernels_vocab_complex();
 		if (mask) {
 			item.subject.ok = true;
 			item.subject.subject_lo = lo;
 			item.subject.subject_hi = hi - 4;
 			item.subject.kind = KA_TENSOR;
-			kexpr_base(p->x, toks, lo, hi - 4, &item.subject.base,
-			           &item.subject.base_len);
+			dtl_kernels_expr_base(p->x, toks, lo, hi - 4, &item.subject.base,
+			                      &item.subject.base_len);
 			if (item.subject.base) {
 				item.mask = mask;
 				pred_add(out, &item, true);
@@ -349,14 +350,15 @@ static void predicate(struct parser *p, size_t lo, size_t hi, struct kpred *out)
 	while (name + 1 < hi && (ktok_punct(&toks[name], "::") || is_qualifier(&toks[name])))
 		name++;
 	if (name + 1 < hi && ktok_punct(&toks[name + 1], "(") &&
-	    kmatch(toks, name + 1, hi) == hi - 1) {
+	    dtl_kernels_match(toks, name + 1, hi) == hi - 1) {
 		if (ktok_is(&toks[name], "isFloatingType"))
-			mask = kvocab_floating();
+			mask = dtl_kernels_vocab_floating();
 		else if (ktok_is(&toks[name], "isComplexType"))
-			mask = kvocab_complex();
+			mask = dtl_kernels_vocab_complex();
 		else if (ktok_is(&toks[name], "isReducedFloatingType"))
 			mask = DTL_KERNEL_DT(DTL_DTYPE_F16) | DTL_KERNEL_DT(DTL_DTYPE_BF16);
-		if (mask && kexpr_dtype(p->x, toks, name + 2, hi - 1, true, &item.subject)) {
+		if (mask &&
+		    dtl_kernels_expr_dtype(p->x, toks, name + 2, hi - 1, true, &item.subject)) {
 			item.mask = mask;
 			pred_add(out, &item, true);
 			return;
@@ -369,23 +371,24 @@ static void compare(struct parser *p, size_t a0, size_t a1, bool ne, size_t b0, 
                     struct kpred *out)
 {
 	struct kpred_item item = {0};
-	uint64_t ca = kexpr_constant(p->toks, a0, a1), cb = kexpr_constant(p->toks, b0, b1);
+	uint64_t ca = dtl_kernels_expr_constant(p->toks, a0, a1),
+	         cb = dtl_kernels_expr_constant(p->toks, b0, b1);
 	uint64_t all = dtl_kernels_all_dtypes();
 
-	if (cb && !ca && kexpr_dtype(p->x, p->toks, a0, a1, true, &item.subject)) {
+	if (cb && !ca && dtl_kernels_expr_dtype(p->x, p->toks, a0, a1, true, &item.subject)) {
 		item.mask = ne ? (all & ~cb) : cb;
 		item.negated = ne;
 		pred_add(out, &item, true);
 		return;
 	}
-	if (ca && !cb && kexpr_dtype(p->x, p->toks, b0, b1, true, &item.subject)) {
+	if (ca && !cb && dtl_kernels_expr_dtype(p->x, p->toks, b0, b1, true, &item.subject)) {
 		item.mask = ne ? (all & ~ca) : ca;
 		item.negated = ne;
 		pred_add(out, &item, true);
 		return;
 	}
-	if (!ca && !cb && kexpr_dtype(p->x, p->toks, a0, a1, false, &item.subject) &&
-	    kexpr_dtype(p->x, p->toks, b0, b1, false, &item.other)) {
+	if (!ca && !cb && dtl_kernels_expr_dtype(p->x, p->toks, a0, a1, false, &item.subject) &&
+	    dtl_kernels_expr_dtype(p->x, p->toks, b0, b1, false, &item.other)) {
 		if (ne) {
 			out->opaque = true;
 			out->conditional = true;
@@ -408,7 +411,7 @@ static void p_primary(struct parser *p, struct kpred *out)
 		return;
 	}
 	if (ktok_punct(&p->toks[p->i], "(")) {
-		size_t m = kmatch(p->toks, p->i, p->hi);
+		size_t m = dtl_kernels_match(p->toks, p->i, p->hi);
 		if (m < p->hi && (m + 1 == p->hi ||
 		                  (is_stop(&p->toks[m + 1]) && !ktok_punct(&p->toks[m + 1], "==") &&
 		                   !ktok_punct(&p->toks[m + 1], "!=")))) {
@@ -510,7 +513,8 @@ static void p_ternary(struct parser *p, struct kpred *out)
 	out->opaque |= b.opaque;
 }
 
-void kexpr_condition(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, struct kpred *ret)
+void dtl_kernels_expr_condition(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                                struct kpred *ret)
 {
 	struct parser p = {x, toks, lo, hi};
 
@@ -642,23 +646,23 @@ static void render_arg(struct kx *x, struct sbuf *s, const struct ktok *toks, si
 	while (name + 1 < hi && (ktok_punct(&toks[name], "::") || is_qualifier(&toks[name])))
 		name++;
 	if (name + 1 < hi && ktok_is(&toks[name], "toString") && ktok_punct(&toks[name + 1], "(") &&
-	    kmatch(toks, name + 1, hi) == hi - 1 &&
-	    kexpr_dtype(x, toks, name + 2, hi - 1, false, &d)) {
+	    dtl_kernels_match(toks, name + 1, hi) == hi - 1 &&
+	    dtl_kernels_expr_dtype(x, toks, name + 2, hi - 1, false, &d)) {
 		sb_str(s, "{ScalarType}");
 		return;
 	}
-	if (kexpr_dtype(x, toks, lo, hi, false, &d) && d.kind != KA_TENSOR) {
+	if (dtl_kernels_expr_dtype(x, toks, lo, hi, false, &d) && d.kind != KA_TENSOR) {
 		sb_str(s, d.kind == KA_SCALAR_TYPE ? "{ScalarType}" : "{dtype}");
 		return;
 	}
-	char *text = kjoin(x->scratch, toks, lo, hi);
+	char *text = dtl_kernels_join(x->scratch, toks, lo, hi);
 	sb_str(s, "{");
 	sb_str(s, text ? text : "?");
 	sb_str(s, "}");
 }
 
-const char *kexpr_message(struct kx *x, const struct ktok *toks, const size_t *starts,
-                          const size_t *ends, size_t n)
+const char *dtl_kernels_expr_message(struct kx *x, const struct ktok *toks, const size_t *starts,
+                                     const size_t *ends, size_t n)
 {
 	struct sbuf s = {.arena = x->scratch};
 
@@ -683,8 +687,8 @@ const char *kexpr_message(struct kx *x, const struct ktok *toks, const size_t *s
 		}
 	}
 	if (s.oom) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return NULL;
 	}
-	return kintern(x->k, s.buf, s.len);
+	return dtl_kernels_intern(x->k, s.buf, s.len);
 }

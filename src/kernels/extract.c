@@ -30,30 +30,30 @@ static void try_rules(struct kx *x, struct krange *r, size_t i);
 
 static void expand(struct kx *x, struct krange *r, size_t i, const struct kmacro *m)
 {
-	size_t close = kmatch(r->toks, i + 1, r->n);
+	size_t close = dtl_kernels_match(r->toks, i + 1, r->n);
 	struct ktok *toks = NULL;
 	size_t n = 0;
 	int err;
 
 	if (close >= r->n || x->n_active >= KMAX_EXPAND_DEPTH)
 		return;
-	err = kmacros_expand(x, m, r, i, close, &toks, &n);
+	err = dtl_kernels_macros_expand(x, m, r, i, close, &toks, &n);
 	if (err == -ENOMEM)
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 	if (err < 0)
 		return;
 	struct krange sub = {
 	    .toks = toks,
 	    .n = n,
 	    .main = false,
-	    .base_when = kx_when_at(r, i),
+	    .base_when = dtl_kernels_rec_when_at(r, i),
 	    .wrapper = r->wrapper ? r->wrapper : m,
 	    .use_line = r->toks[i].line,
 	    .use_guard = r->toks[i].guard,
 	    .use_flags = r->toks[i].flags,
 	};
 	x->active[x->n_active++] = m;
-	kx_scan_expansion(x, &sub);
+	dtl_kernels_extract_expansion(x, &sub);
 	x->n_active--;
 	if (sub.produced_dispatch) {
 		if (r->main)
@@ -63,7 +63,7 @@ static void expand(struct kx *x, struct krange *r, size_t i, const struct kmacro
 	}
 }
 
-void kx_scan_expansion(struct kx *x, struct krange *r)
+void dtl_kernels_extract_expansion(struct kx *x, struct krange *r)
 {
 	for (size_t i = 0; i < r->n && !x->err; i++)
 		try_rules(x, r, i);
@@ -86,9 +86,9 @@ static void try_rules(struct kx *x, struct krange *r, size_t i)
 		return;
 	if (t->kind == KT_KEYWORD) {
 		if (ktok_is(t, "if"))
-			krule_branch(x, r, i);
+			dtl_kernels_rule_branch(x, r, i);
 		else if (ktok_is(t, "switch"))
-			krule_switch(x, r, i);
+			dtl_kernels_rule_switch(x, r, i);
 		return;
 	}
 	if (t->kind != KT_IDENT || i + 1 >= r->n)
@@ -96,15 +96,15 @@ static void try_rules(struct kx *x, struct krange *r, size_t i)
 	const struct ktok *next = &r->toks[i + 1];
 	if (is_member(r->toks, i)) {
 		if (ktok_punct(next, "<"))
-			krule_accessor(x, r, i);
+			dtl_kernels_rule_accessor(x, r, i);
 		else if (r->main && ktok_punct(next, "(") &&
 		         (ktok_is(t, "def") || ktok_is(t, "impl") || ktok_is(t, "op")))
-			kregister(x, r, i);
+			dtl_kernels_register(x, r, i);
 		return;
 	}
 	if (!ktok_punct(next, "("))
 		return;
-	const struct kmacro *m = kmacros_find(x, r, i);
+	const struct kmacro *m = dtl_kernels_macros_find(x, r, i);
 	if (r->main && ktok_prefix(t, "AT_DISPATCH_") && !ktok_prefix(t, "AT_DISPATCH_CASE")) {
 		x->k->stats.at_dispatch_sites++;
 		if (m)
@@ -115,11 +115,11 @@ static void try_rules(struct kx *x, struct krange *r, size_t i)
 		return;
 	}
 	if (ktok_prefix(t, "AT_DISPATCH_")) {
-		krule_at_dispatch(x, r, i);
+		dtl_kernels_rule_at_dispatch(x, r, i);
 		return;
 	}
-	if (krule_is_assert(t))
-		krule_assert(x, r, i);
+	if (dtl_kernels_rule_is_assert(t))
+		dtl_kernels_rule_assert(x, r, i);
 }
 
 /* ---- function bodies ---- */
@@ -129,14 +129,14 @@ static void add_ref(struct kx *x, struct kfctx *c, const struct ktok *t)
 	int64_t v = dtl_strmap_put(&c->refs, t->text, t->len, (int64_t)c->reflist.count);
 
 	if (v < 0) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	if ((size_t)v != c->reflist.count)
 		return;
 	struct kslice *s = dtl_vec_push(&c->reflist, x->scratch, sizeof(*s));
 	if (!s) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	s->text = t->text;
@@ -170,7 +170,7 @@ static const char *arg_base(struct kx *x, const struct ktok *toks, size_t lo, si
 	for (size_t i = lo + 1; i < hi; i++) {
 		const struct ktok *t = &toks[i];
 		if (ktok_punct(t, "(") || ktok_punct(t, "[")) {
-			size_t m = kmatch(toks, i, hi);
+			size_t m = dtl_kernels_match(toks, i, hi);
 			if (m >= hi)
 				return NULL;
 			i = m;
@@ -185,14 +185,14 @@ static const char *arg_base(struct kx *x, const struct ktok *toks, size_t lo, si
 		}
 		return NULL;
 	}
-	const struct kalias *a = kexpr_alias(x, toks[lo].text, toks[lo].len);
+	const struct kalias *a = dtl_kernels_expr_alias(x, toks[lo].text, toks[lo].len);
 	if (a && (a->kind == KA_SCALAR_TYPE || a->kind == KA_TYPEMETA)) {
 		base = a->base;
 		len = a->base_len;
 	} else {
-		kexpr_base(x, toks, lo, lo + 1, &base, &len);
+		dtl_kernels_expr_base(x, toks, lo, lo + 1, &base, &len);
 	}
-	return base ? kx_intern_tok(x, base, len) : NULL;
+	return base ? dtl_kernels_rec_intern_tok(x, base, len) : NULL;
 }
 
 static bool foreign_qualified(const struct ktok *toks, size_t i)
@@ -249,23 +249,23 @@ static size_t call_open(const struct ktok *toks, size_t i, size_t n)
 static void record_call(struct kx *x, struct kfctx *c, const struct ktok *toks, size_t i,
                         size_t open, size_t n)
 {
-	size_t close = kmatch(toks, open, n);
+	size_t close = dtl_kernels_match(toks, open, n);
 	size_t starts[KMAX_CALL_ARGS], ends[KMAX_CALL_ARGS];
 	size_t n_args;
 	struct kcall *call;
 
 	if (close >= n)
 		return;
-	n_args = ksplit_args(toks, open + 1, close, starts, ends, KMAX_CALL_ARGS);
+	n_args = dtl_kernels_split_args(toks, open + 1, close, starts, ends, KMAX_CALL_ARGS);
 	call = dtl_vec_push(&c->calls, x->scratch, sizeof(*call));
-	if (!call || !(call->callee = kx_intern_tok(x, toks[i].text, toks[i].len))) {
-		kx_oom(x);
+	if (!call || !(call->callee = dtl_kernels_rec_intern_tok(x, toks[i].text, toks[i].len))) {
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	if (n_args) {
 		call->args = dtl_arena_calloc(x->k->arena, n_args, sizeof(*call->args));
 		if (!call->args) {
-			kx_oom(x);
+			dtl_kernels_rec_oom(x);
 			return;
 		}
 	}
@@ -303,7 +303,7 @@ static void record_alias(struct kx *x, struct kfctx *c, const struct ktok *toks,
 		return;
 	a = dtl_vec_push(&c->aliases, x->scratch, sizeof(*a));
 	if (!a) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	a->name = toks[i].text;
@@ -311,7 +311,7 @@ static void record_alias(struct kx *x, struct kfctx *c, const struct ktok *toks,
 	a->kind = KA_OPAQUE;
 	/* a->kind stays KA_OPAQUE while the RHS is classified, so that "x = x.to(...)" does
 	 * not resolve through itself */
-	if (kexpr_dtype(x, toks, lo, hi, false, &d)) {
+	if (dtl_kernels_expr_dtype(x, toks, lo, hi, false, &d)) {
 		if (d.base) {
 			a->kind = d.kind == KA_TYPEMETA ? KA_TYPEMETA : KA_SCALAR_TYPE;
 			a->base = d.base;
@@ -322,10 +322,10 @@ static void record_alias(struct kx *x, struct kfctx *c, const struct ktok *toks,
 	/* at::empty_like(x) */
 	for (size_t j = lo; j + 3 < hi; j++) {
 		if (is_like_factory(&toks[j]) && ktok_punct(&toks[j + 1], "(") &&
-		    kmatch(toks, j + 1, hi) == hi - 1) {
+		    dtl_kernels_match(toks, j + 1, hi) == hi - 1) {
 			size_t s[2], e[2];
-			if (ksplit_args(toks, j + 2, hi - 1, s, e, 2) == 1 && e[0] == s[0] + 1 &&
-			    toks[s[0]].kind == KT_IDENT) {
+			if (dtl_kernels_split_args(toks, j + 2, hi - 1, s, e, 2) == 1 &&
+			    e[0] == s[0] + 1 && toks[s[0]].kind == KT_IDENT) {
 				a->kind = KA_TENSOR;
 				a->base = toks[s[0]].text;
 				a->base_len = toks[s[0]].len;
@@ -357,7 +357,7 @@ static void record_alias(struct kx *x, struct kfctx *c, const struct ktok *toks,
 
 static void body_token(struct kx *x, struct krange *r, size_t i)
 {
-	struct kfctx *c = kx_ctx(x);
+	struct kfctx *c = dtl_kernels_rec_ctx(x);
 	const struct ktok *t = &r->toks[i];
 
 	if (!c || t->kind != KT_IDENT || is_member(r->toks, i))
@@ -393,22 +393,22 @@ static bool excluded_name(const struct ktok *t)
 static void record_links(struct kx *x, const struct ktok *toks, size_t open, size_t close)
 {
 	size_t starts[KMAX_CALL_ARGS], ends[KMAX_CALL_ARGS];
-	size_t n = ksplit_args(toks, open + 1, close, starts, ends, KMAX_CALL_ARGS);
+	size_t n = dtl_kernels_split_args(toks, open + 1, close, starts, ends, KMAX_CALL_ARGS);
 	const char *from;
 
 	if (n < 2 || ends[0] != starts[0] + 1 || toks[starts[0]].kind != KT_IDENT)
 		return;
-	from = kx_intern_tok(x, toks[starts[0]].text, toks[starts[0]].len);
+	from = dtl_kernels_rec_intern_tok(x, toks[starts[0]].text, toks[starts[0]].len);
 	for (size_t a = 1; a < n && from; a++) {
 		if (ends[a] != starts[a] + 1 || toks[starts[a]].kind != KT_IDENT)
 			continue;
 		struct klink *l = dtl_vec_push(&x->k->scanner->links, x->k->arena, sizeof(*l));
 		if (!l) {
-			kx_oom(x);
+			dtl_kernels_rec_oom(x);
 			return;
 		}
 		l->from = from;
-		l->to = kx_intern_tok(x, toks[starts[a]].text, toks[starts[a]].len);
+		l->to = dtl_kernels_rec_intern_tok(x, toks[starts[a]].text, toks[starts[a]].len);
 		l->file = x->kf->path;
 	}
 }
@@ -433,7 +433,7 @@ static size_t angle_close(const struct ktok *toks, size_t open, size_t n)
 	return n;
 }
 
-/* What kextract knows about the declaration being read at the current scope. */
+/* What dtl_kernels_extract knows about the declaration being read at the current scope. */
 struct kdecl {
 	size_t cand, cand_open, cand_close, stmt_start;
 	size_t tlo, thi;
@@ -474,13 +474,14 @@ static int open_scope(struct kx *x, const struct krange *r, struct dtl_vec *scop
 
 	if (x->lambda_func != KNONE && i == x->lambda_brace) {
 		sc.kind = SC_FUNCTION;
-		if (kx_open_ctx(x, x->lambda_func, scopes->count + 1) < 0)
+		if (dtl_kernels_rec_open_ctx(x, x->lambda_func, scopes->count + 1) < 0)
 			sc.kind = SC_BLOCK;
 		x->lambda_func = KNONE;
 	} else if (decl && d->cand != KDECL_NONE && d->cand_close != KDECL_NONE && !d->assign) {
-		uint32_t f = kx_new_function(x, r->toks, d->cand, d->cand_open, d->cand_close,
-		                             enclosing_class(scopes), d->tlo, d->thi);
-		if (f != KNONE && kx_open_ctx(x, f, scopes->count + 1) == 0)
+		uint32_t f =
+		    dtl_kernels_rec_new_function(x, r->toks, d->cand, d->cand_open, d->cand_close,
+		                                 enclosing_class(scopes), d->tlo, d->thi);
+		if (f != KNONE && dtl_kernels_rec_open_ctx(x, f, scopes->count + 1) == 0)
 			sc.kind = SC_FUNCTION;
 	} else if (decl && d->pending >= 0 && !d->assign) {
 		sc.kind = (uint8_t)d->pending;
@@ -488,7 +489,7 @@ static int open_scope(struct kx *x, const struct krange *r, struct dtl_vec *scop
 	}
 	struct scope *slot = dtl_vec_push(scopes, x->scratch, sizeof(*slot));
 	if (!slot) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return -1;
 	}
 	*slot = sc;
@@ -501,7 +502,7 @@ static void close_scope(struct kx *x, struct dtl_vec *scopes)
 	if (scopes->count) {
 		struct scope *o = (struct scope *)scopes->items + --scopes->count;
 		if (o->kind == SC_FUNCTION)
-			kx_close_ctx(x);
+			dtl_kernels_rec_close_ctx(x);
 	}
 }
 
@@ -513,7 +514,7 @@ static int end_declaration(struct kx *x, const struct krange *r, const struct kd
 	if (d->cand != KDECL_NONE && d->cand_close != KDECL_NONE) {
 		struct kslice *s = dtl_vec_push(&x->decls, x->scratch, sizeof(*s));
 		if (!s) {
-			kx_oom(x);
+			dtl_kernels_rec_oom(x);
 			return -1;
 		}
 		s->text = r->toks[d->cand].text;
@@ -573,7 +574,7 @@ static size_t decl_token(struct kx *x, struct krange *r, struct kdecl *d, size_t
 			try_rules(x, r, i);
 			return i;
 		}
-		size_t close = kmatch(r->toks, i + 1, r->n);
+		size_t close = dtl_kernels_match(r->toks, i + 1, r->n);
 		if (close >= r->n)
 			return i;
 		if (!excluded_name(t) && (!d->locked || d->cand == KDECL_NONE)) {
@@ -588,7 +589,7 @@ static size_t decl_token(struct kx *x, struct krange *r, struct kdecl *d, size_t
 	return i;
 }
 
-int kextract(struct kx *x)
+int dtl_kernels_extract(struct kx *x)
 {
 	struct krange r = {
 	    .toks = x->kf->toks, .n = x->kf->n, .main = true, .base_when = UINT64_MAX};
@@ -618,7 +619,7 @@ int kextract(struct kx *x)
 		if (ktok_punct(t, "{") && decl && d.ctor_init && i > 0 &&
 		    (r.toks[i - 1].kind == KT_IDENT || ktok_punct(&r.toks[i - 1], ">"))) {
 			/* Foo(int a) : b_{a} {: a member's brace initializer, not the body */
-			size_t close = kmatch(r.toks, i, r.n);
+			size_t close = dtl_kernels_match(r.toks, i, r.n);
 			if (close < r.n) {
 				i = close;
 				continue;
@@ -655,6 +656,6 @@ int kextract(struct kx *x)
 			i = decl_token(x, &r, &d, i);
 	}
 	while (x->n_ctx)
-		kx_close_ctx(x);
+		dtl_kernels_rec_close_ctx(x);
 	return x->err;
 }

@@ -120,56 +120,60 @@ struct kpred {
 };
 
 /* records.c */
-struct kfctx *kx_ctx(struct kx *x);
-struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_fact_kind kind);
-uint64_t kx_when_at(const struct krange *r, size_t i);
-int kx_add_when(struct kx *x, struct krange *r, size_t start, size_t end, uint64_t mask);
-const char *kx_intern_tok(struct kx *x, const char *text, size_t len);
-void kx_oom(struct kx *x);
-uint32_t kx_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open, size_t close);
+struct kfctx *dtl_kernels_rec_ctx(struct kx *x);
+struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
+                                   enum dtl_kernel_fact_kind kind);
+uint64_t dtl_kernels_rec_when_at(const struct krange *r, size_t i);
+int dtl_kernels_rec_add_when(struct kx *x, struct krange *r, size_t start, size_t end,
+                             uint64_t mask);
+const char *dtl_kernels_rec_intern_tok(struct kx *x, const char *text, size_t len);
+void dtl_kernels_rec_oom(struct kx *x);
+uint32_t dtl_kernels_rec_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open,
+                                    size_t close);
 /* A function found at toks[name] with parameters (open, close) and template parameters
  * [tlo, thi); its index in scanner->funcs, KNONE when out of memory. */
-uint32_t kx_new_function(struct kx *x, const struct ktok *toks, size_t name, size_t open,
-                         size_t close, const struct ktok *cls, size_t tlo, size_t thi);
+uint32_t dtl_kernels_rec_new_function(struct kx *x, const struct ktok *toks, size_t name,
+                                      size_t open, size_t close, const struct ktok *cls, size_t tlo,
+                                      size_t thi);
 /* Opens the body of funcs[func] at scope depth scope (-E2BIG past KMAX_FUNC_CONTEXTS); closing
  * it stores its references and calls in the function. */
-int kx_open_ctx(struct kx *x, uint32_t func, size_t scope);
-void kx_close_ctx(struct kx *x);
+int dtl_kernels_rec_open_ctx(struct kx *x, uint32_t func, size_t scope);
+void dtl_kernels_rec_close_ctx(struct kx *x);
 
 /* extract.c */
-int kextract(struct kx *x);
-void kx_scan_expansion(struct kx *x, struct krange *r);
+int dtl_kernels_extract(struct kx *x);
+void dtl_kernels_extract_expansion(struct kx *x, struct krange *r);
 
 /* macros.c */
-int kmacros_collect(struct kx *x);
-const struct kmacro *kmacros_find(struct kx *x, const struct krange *r, size_t i);
-int kmacros_expand(struct kx *x, const struct kmacro *m, const struct krange *r, size_t i,
-                   size_t close, struct ktok **ret, size_t *ret_n);
+int dtl_kernels_macros_collect(struct kx *x);
+const struct kmacro *dtl_kernels_macros_find(struct kx *x, const struct krange *r, size_t i);
+int dtl_kernels_macros_expand(struct kx *x, const struct kmacro *m, const struct krange *r,
+                              size_t i, size_t close, struct ktok **ret, size_t *ret_n);
 
 /* expr.c */
-uint64_t kexpr_constant(const struct ktok *toks, size_t lo, size_t hi);
-uint64_t kexpr_cpp_type(const struct ktok *toks, size_t lo, size_t hi);
-bool kexpr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, bool bare_ok,
-                 struct kdexpr *ret);
-void kexpr_base(struct kx *x, const struct ktok *toks, size_t lo, size_t hi, const char **base,
-                uint32_t *base_len);
-void kexpr_condition(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
-                     struct kpred *ret);
-const char *kexpr_message(struct kx *x, const struct ktok *toks, const size_t *starts,
-                          const size_t *ends, size_t n);
-const struct kalias *kexpr_alias(struct kx *x, const char *text, size_t len);
+uint64_t dtl_kernels_expr_constant(const struct ktok *toks, size_t lo, size_t hi);
+uint64_t dtl_kernels_expr_cpp_type(const struct ktok *toks, size_t lo, size_t hi);
+bool dtl_kernels_expr_dtype(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                            bool bare_ok, struct kdexpr *ret);
+void dtl_kernels_expr_base(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                           const char **base, uint32_t *base_len);
+void dtl_kernels_expr_condition(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                                struct kpred *ret);
+const char *dtl_kernels_expr_message(struct kx *x, const struct ktok *toks, const size_t *starts,
+                                     const size_t *ends, size_t n);
+const struct kalias *dtl_kernels_expr_alias(struct kx *x, const char *text, size_t len);
 
 /* fact-rules.c */
-void krule_at_dispatch(struct kx *x, struct krange *r, size_t i);
-void krule_assert(struct kx *x, struct krange *r, size_t i);
-void krule_branch(struct kx *x, struct krange *r, size_t i);
-void krule_switch(struct kx *x, struct krange *r, size_t i);
-void krule_accessor(struct kx *x, struct krange *r, size_t i);
-bool krule_is_assert(const struct ktok *t);
-bool krule_throw_at(struct kx *x, const struct ktok *toks, size_t i, size_t end,
-                    const char **ret_message);
+void dtl_kernels_rule_at_dispatch(struct kx *x, struct krange *r, size_t i);
+void dtl_kernels_rule_assert(struct kx *x, struct krange *r, size_t i);
+void dtl_kernels_rule_branch(struct kx *x, struct krange *r, size_t i);
+void dtl_kernels_rule_switch(struct kx *x, struct krange *r, size_t i);
+void dtl_kernels_rule_accessor(struct kx *x, struct krange *r, size_t i);
+bool dtl_kernels_rule_is_assert(const struct ktok *t);
+bool dtl_kernels_rule_throw_at(struct kx *x, const struct ktok *toks, size_t i, size_t end,
+                               const char **ret_message);
 
 /* register.c */
-void kregister(struct kx *x, struct krange *r, size_t i);
+void dtl_kernels_register(struct kx *x, struct krange *r, size_t i);
 
 #endif

@@ -21,17 +21,17 @@ static const char *subject_text(struct kx *x, const struct ktok *toks, const str
 {
 	if (!d->ok || d->subject_hi <= d->subject_lo)
 		return NULL;
-	char *s = kjoin(x->scratch, toks, d->subject_lo, d->subject_hi);
+	char *s = dtl_kernels_join(x->scratch, toks, d->subject_lo, d->subject_hi);
 	if (!s) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return NULL;
 	}
-	return kx_intern_tok(x, s, strlen(s));
+	return dtl_kernels_rec_intern_tok(x, s, strlen(s));
 }
 
 static const char *base_text(struct kx *x, const struct kdexpr *d)
 {
-	return d->ok && d->base ? kx_intern_tok(x, d->base, d->base_len) : NULL;
+	return d->ok && d->base ? dtl_kernels_rec_intern_tok(x, d->base, d->base_len) : NULL;
 }
 
 static uint32_t lowest_bit(uint64_t set)
@@ -43,7 +43,7 @@ static uint32_t lowest_bit(uint64_t set)
 	return 0;
 }
 
-bool krule_is_assert(const struct ktok *t)
+bool dtl_kernels_rule_is_assert(const struct ktok *t)
 {
 	static const char *const names[] = {
 	    "TORCH_CHECK",
@@ -74,12 +74,12 @@ static bool is_internal_assert(const struct ktok *t)
 static const char *check_message(struct kx *x, const struct ktok *toks, size_t i,
                                  const size_t *starts, const size_t *ends, size_t n)
 {
-	const char *user = kexpr_message(x, toks, starts + 1, ends + 1, n - 1);
-	char *cond = kjoin(x->scratch, toks, starts[0], ends[0]);
+	const char *user = dtl_kernels_expr_message(x, toks, starts + 1, ends + 1, n - 1);
+	char *cond = dtl_kernels_join(x->scratch, toks, starts[0], ends[0]);
 	char *text;
 
 	if (!user || !cond) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return NULL;
 	}
 	if (is_internal_assert(&toks[i]))
@@ -92,10 +92,10 @@ static const char *check_message(struct kx *x, const struct ktok *toks, size_t i
 	else
 		return user;
 	if (!text) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return NULL;
 	}
-	return kx_intern_tok(x, text, strlen(text));
+	return dtl_kernels_rec_intern_tok(x, text, strlen(text));
 }
 
 /* ---- AT_DISPATCH ---- */
@@ -104,7 +104,7 @@ static const char *check_message(struct kx *x, const struct ktok *toks, size_t i
  * arguments come first (docs/kernels.md §9). */
 static uint64_t grammar(const char *name, size_t len, size_t *ret_extra)
 {
-	uint64_t types = kvocab_dispatch_base(name, len);
+	uint64_t types = dtl_kernels_vocab_dispatch_base(name, len);
 	size_t digits = 0;
 
 	*ret_extra = 0;
@@ -124,7 +124,7 @@ static uint64_t grammar(const char *name, size_t len, size_t *ret_extra)
 			return 0;
 	}
 	*ret_extra = extra;
-	return kvocab_dispatch_base(name, stem - 4);
+	return dtl_kernels_vocab_dispatch_base(name, stem - 4);
 }
 
 static uint64_t collect_cases(struct kx *x, struct krange *r, size_t lo, size_t hi);
@@ -133,29 +133,29 @@ static uint64_t case_macro(struct kx *x, struct krange *r, size_t i, size_t clos
 {
 	const struct ktok *t = &r->toks[i];
 	size_t starts[MAX_ARGS], ends[MAX_ARGS];
-	size_t n = ksplit_args(r->toks, i + 2, close, starts, ends, MAX_ARGS);
+	size_t n = dtl_kernels_split_args(r->toks, i + 2, close, starts, ends, MAX_ARGS);
 
 	if (ktok_is(t, "AT_DISPATCH_CASE") || ktok_is(t, "AT_PRIVATE_CASE_TYPE_USING_HINT") ||
 	    ktok_is(t, "AT_PRIVATE_CASE_TYPE") || ktok_is(t, "AT_DISPATCH_CASE_QINT") ||
 	    ktok_is(t, "AT_QINT_PRIVATE_CASE_TYPE") ||
 	    ktok_is(t, "AT_QINT_SUB_BYTE_PRIVATE_CASE_TYPE") || ktok_is(t, "THO_DISPATCH_CASE"))
-		return n ? kexpr_constant(r->toks, starts[0], ends[0]) : 0;
+		return n ? dtl_kernels_expr_constant(r->toks, starts[0], ends[0]) : 0;
 	if (ktok_prefix(t, "AT_DISPATCH_CASE_")) {
 		size_t extra;
 		uint64_t types = grammar(t->text + 17, t->len - 17, &extra);
 		for (size_t e = 0; e < extra && e < n; e++)
-			types |= kexpr_constant(r->toks, starts[e], ends[e]);
+			types |= dtl_kernels_expr_constant(r->toks, starts[e], ends[e]);
 		return types;
 	}
-	const struct kmacro *m = kmacros_find(x, r, i);
+	const struct kmacro *m = dtl_kernels_macros_find(x, r, i);
 	if (!m || x->n_active >= KMAX_EXPAND_DEPTH)
 		return 0;
 	struct ktok *et;
 	size_t en;
-	int err = kmacros_expand(x, m, r, i, close, &et, &en);
+	int err = dtl_kernels_macros_expand(x, m, r, i, close, &et, &en);
 	if (err < 0) {
 		if (err != -E2BIG)
-			kx_oom(x);
+			dtl_kernels_rec_oom(x);
 		return 0;
 	}
 	struct krange sub = {.toks = et, .n = en, .base_when = r->base_when, .wrapper = r->wrapper};
@@ -173,7 +173,7 @@ static uint64_t collect_cases(struct kx *x, struct krange *r, size_t lo, size_t 
 	for (size_t j = lo; j + 1 < hi; j++) {
 		if (r->toks[j].kind != KT_IDENT || !ktok_punct(&r->toks[j + 1], "("))
 			continue;
-		size_t close = kmatch(r->toks, j + 1, hi);
+		size_t close = dtl_kernels_match(r->toks, j + 1, hi);
 		if (close >= hi)
 			break;
 		types |= case_macro(x, r, j, close);
@@ -190,28 +190,28 @@ static uint64_t v2_types(struct kx *x, const struct ktok *toks, const size_t *st
 	(void)x;
 	for (size_t a = from; a < n; a++) {
 		size_t lo = starts[a], hi = ends[a];
-		uint64_t c = kexpr_constant(toks, lo, hi);
+		uint64_t c = dtl_kernels_expr_constant(toks, lo, hi);
 		if (!c && hi - lo == 4 && ktok_is(&toks[lo], "AT_EXPAND") &&
 		    ktok_punct(&toks[lo + 1], "("))
-			c = kvocab_v2_group(toks[lo + 2].text, toks[lo + 2].len);
+			c = dtl_kernels_vocab_v2_group(toks[lo + 2].text, toks[lo + 2].len);
 		if (!c && hi - lo == 1)
-			c = kvocab_v2_group(toks[lo].text, toks[lo].len);
+			c = dtl_kernels_vocab_v2_group(toks[lo].text, toks[lo].len);
 		types |= c;
 	}
 	return types;
 }
 
-void krule_at_dispatch(struct kx *x, struct krange *r, size_t i)
+void dtl_kernels_rule_at_dispatch(struct kx *x, struct krange *r, size_t i)
 {
 	const struct ktok *toks = r->toks, *t = &toks[i];
 	const char *name = t->text + 12;
-	size_t len = t->len - 12, close = kmatch(toks, i + 1, r->n);
+	size_t len = t->len - 12, close = dtl_kernels_match(toks, i + 1, r->n);
 	size_t starts[MAX_ARGS], ends[MAX_ARGS], n, type_arg, name_arg, extra = 0;
 	uint64_t types = 0;
 
 	if (close >= r->n || (len >= 4 && memcmp(name, "CASE", 4) == 0))
 		return;
-	n = ksplit_args(toks, i + 2, close, starts, ends, MAX_ARGS);
+	n = dtl_kernels_split_args(toks, i + 2, close, starts, ends, MAX_ARGS);
 	if (len == 2 && memcmp(name, "V2", 2) == 0) {
 		/* AT_DISPATCH_V2(TYPE, NAME, AT_WRAP(body), kHalf, AT_EXPAND(AT_ALL_TYPES), ...)
 		 * torch/headeronly/core/Dispatch_v2.h */
@@ -234,7 +234,7 @@ void krule_at_dispatch(struct kx *x, struct krange *r, size_t i)
 			return;
 		}
 		for (size_t e = 0; e < extra; e++)
-			types |= kexpr_constant(toks, starts[e], ends[e]);
+			types |= dtl_kernels_expr_constant(toks, starts[e], ends[e]);
 		type_arg = extra;
 		name_arg = extra + 1;
 	}
@@ -243,46 +243,46 @@ void krule_at_dispatch(struct kx *x, struct krange *r, size_t i)
 			x->k->stats.at_dispatch_unresolved++;
 		return;
 	}
-	struct kfact *f = kx_fact(x, r, i, DTL_KERNEL_FACT_DISPATCH);
+	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_DISPATCH);
 	if (!f)
 		return;
 	struct kdexpr d;
-	kexpr_dtype(x, toks, starts[type_arg], ends[type_arg], true, &d);
+	dtl_kernels_expr_dtype(x, toks, starts[type_arg], ends[type_arg], true, &d);
 	f->ev.types = types;
 	f->ev.subject = subject_text(x, toks, &d);
 	f->ev.subject_base = base_text(x, &d);
-	f->ev.name = kexpr_message(x, toks, &starts[name_arg], &ends[name_arg], 1);
+	f->ev.name = dtl_kernels_expr_message(x, toks, &starts[name_arg], &ends[name_arg], 1);
 	if (!f->ev.macro)
-		f->ev.macro = kx_intern_tok(x, t->text, t->len);
+		f->ev.macro = dtl_kernels_rec_intern_tok(x, t->text, t->len);
 	/* ATen/Dispatch.h AT_DISPATCH_SWITCH default case (torch 1.13) */
 	char *msg = dtl_arena_sprintf(x->scratch, "\"%s\" not implemented for '{ScalarType}'",
 	                              f->ev.name ? f->ev.name : "");
-	f->ev.message = msg ? kx_intern_tok(x, msg, strlen(msg)) : NULL;
+	f->ev.message = msg ? dtl_kernels_rec_intern_tok(x, msg, strlen(msg)) : NULL;
 	if (!msg)
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 	r->produced_dispatch = true;
 }
 
 /* ---- asserts ---- */
 
-void krule_assert(struct kx *x, struct krange *r, size_t i)
+void dtl_kernels_rule_assert(struct kx *x, struct krange *r, size_t i)
 {
 	const struct ktok *toks = r->toks;
-	size_t close = kmatch(toks, i + 1, r->n), starts[MAX_ARGS], ends[MAX_ARGS], n;
+	size_t close = dtl_kernels_match(toks, i + 1, r->n), starts[MAX_ARGS], ends[MAX_ARGS], n;
 	struct kpred p;
 
 	if (close >= r->n)
 		return;
-	n = ksplit_args(toks, i + 2, close, starts, ends, MAX_ARGS);
+	n = dtl_kernels_split_args(toks, i + 2, close, starts, ends, MAX_ARGS);
 	if (!n)
 		return;
-	kexpr_condition(x, toks, starts[0], ends[0], &p);
+	dtl_kernels_expr_condition(x, toks, starts[0], ends[0], &p);
 	if (!p.n)
 		return;
 	const char *message = check_message(x, toks, i, starts, ends, n);
 	for (size_t k = 0; k < p.n; k++) {
 		const struct kpred_item *it = &p.items[k];
-		struct kfact *f = kx_fact(x, r, i, DTL_KERNEL_FACT_ASSERT);
+		struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_ASSERT);
 		if (!f)
 			return;
 		f->ev.subject = subject_text(x, toks, &it->subject);
@@ -320,40 +320,40 @@ static bool throw_statement(struct kx *x, const struct ktok *toks, size_t i, siz
 		for (size_t j = i + 1; j < end && !ktok_punct(&toks[j], ";"); j++) {
 			if (!ktok_punct(&toks[j], "("))
 				continue;
-			size_t close = kmatch(toks, j, end);
+			size_t close = dtl_kernels_match(toks, j, end);
 			if (close >= end)
 				break;
-			n = ksplit_args(toks, j + 1, close, starts, ends, MAX_ARGS);
-			*ret_message = kexpr_message(x, toks, starts, ends, n);
+			n = dtl_kernels_split_args(toks, j + 1, close, starts, ends, MAX_ARGS);
+			*ret_message = dtl_kernels_expr_message(x, toks, starts, ends, n);
 			break;
 		}
 		if (!*ret_message)
-			*ret_message = kintern_z(x->k, "");
+			*ret_message = dtl_kernels_intern_z(x->k, "");
 		return true;
 	}
 	if (t->kind != KT_IDENT || i + 1 >= end || !ktok_punct(&toks[i + 1], "("))
 		return false;
-	size_t close = kmatch(toks, i + 1, end);
+	size_t close = dtl_kernels_match(toks, i + 1, end);
 	if (close >= end)
 		return false;
-	n = ksplit_args(toks, i + 2, close, starts, ends, MAX_ARGS);
+	n = dtl_kernels_split_args(toks, i + 2, close, starts, ends, MAX_ARGS);
 	if (ktok_is(t, "AT_ERROR")) {
-		*ret_message = kexpr_message(x, toks, starts, ends, n);
+		*ret_message = dtl_kernels_expr_message(x, toks, starts, ends, n);
 		return true;
 	}
-	if (krule_is_assert(t) && n >= 1 && is_false(toks, starts[0], ends[0])) {
+	if (dtl_kernels_rule_is_assert(t) && n >= 1 && is_false(toks, starts[0], ends[0])) {
 		*ret_message = check_message(x, toks, i, starts, ends, n);
 		return true;
 	}
 	if (ktok_is(t, "abort") || ktok_is(t, "exit") || ktok_is(t, "__trap")) {
-		*ret_message = kintern_z(x->k, "(the process aborts)");
+		*ret_message = dtl_kernels_intern_z(x->k, "(the process aborts)");
 		return true;
 	}
 	return false;
 }
 
-bool krule_throw_at(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
-                    const char **ret_message)
+bool dtl_kernels_rule_throw_at(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
+                               const char **ret_message)
 {
 	size_t depth = 0, top = 0;
 
@@ -382,12 +382,12 @@ bool krule_throw_at(struct kx *x, const struct ktok *toks, size_t lo, size_t hi,
 		                              ktok_is(t, "while") || ktok_is(t, "switch"))) {
 			/* skip the controlled statement: a raise inside is conditional */
 			if (i + 1 < hi && ktok_punct(&toks[i + 1], "(")) {
-				size_t c = kmatch(toks, i + 1, hi);
+				size_t c = dtl_kernels_match(toks, i + 1, hi);
 				if (c >= hi)
 					return false;
 				i = c;
 				if (i + 1 < hi && ktok_punct(&toks[i + 1], "{")) {
-					size_t b = kmatch(toks, i + 1, hi);
+					size_t b = dtl_kernels_match(toks, i + 1, hi);
 					i = b < hi ? b : hi;
 				}
 			}
@@ -407,7 +407,7 @@ static size_t statement_end(const struct ktok *toks, size_t i, size_t n, int bud
 	if (i >= n || budget <= 0)
 		return n;
 	if (ktok_punct(&toks[i], "{"))
-		return kmatch(toks, i, n);
+		return dtl_kernels_match(toks, i, n);
 	if (toks[i].kind == KT_KEYWORD &&
 	    (ktok_is(&toks[i], "if") || ktok_is(&toks[i], "for") || ktok_is(&toks[i], "while") ||
 	     ktok_is(&toks[i], "switch"))) {
@@ -416,7 +416,7 @@ static size_t statement_end(const struct ktok *toks, size_t i, size_t n, int bud
 			j++;
 		if (j >= n || !ktok_punct(&toks[j], "("))
 			return n;
-		size_t c = kmatch(toks, j, n);
+		size_t c = dtl_kernels_match(toks, j, n);
 		if (c >= n)
 			return n;
 		size_t e = statement_end(toks, c + 1, n, budget - 1);
@@ -427,7 +427,7 @@ static size_t statement_end(const struct ktok *toks, size_t i, size_t n, int bud
 	for (size_t j = i; j < n; j++) {
 		if (ktok_punct(&toks[j], "(") || ktok_punct(&toks[j], "[") ||
 		    ktok_punct(&toks[j], "{")) {
-			size_t m = kmatch(toks, j, n);
+			size_t m = dtl_kernels_match(toks, j, n);
 			if (m >= n)
 				return n;
 			j = m;
@@ -460,7 +460,7 @@ static bool same_subject(const struct kpred *a, const struct kpred *b)
 	return x->base_len == y->base_len && memcmp(x->base, y->base, x->base_len) == 0;
 }
 
-void krule_branch(struct kx *x, struct krange *r, size_t i)
+void dtl_kernels_rule_branch(struct kx *x, struct krange *r, size_t i)
 {
 	struct ktok *toks = r->toks;
 	struct segment *segs;
@@ -471,7 +471,7 @@ void krule_branch(struct kx *x, struct krange *r, size_t i)
 		return;
 	segs = dtl_arena_calloc(x->scratch, MAX_SEGMENTS, sizeof(*segs));
 	if (!segs) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	for (;;) {
@@ -480,14 +480,14 @@ void krule_branch(struct kx *x, struct krange *r, size_t i)
 			k++;
 		if (k >= r->n || !ktok_punct(&toks[k], "("))
 			break;
-		size_t close = kmatch(toks, k, r->n);
+		size_t close = dtl_kernels_match(toks, k, r->n);
 		if (close >= r->n)
 			break;
 		size_t bend = statement_end(toks, close + 1, r->n, 16);
 		if (bend >= r->n)
 			break;
 		struct segment *s = &segs[n_segs++];
-		kexpr_condition(x, toks, k + 1, close, &s->pred);
+		dtl_kernels_expr_condition(x, toks, k + 1, close, &s->pred);
 		s->start = close + 1;
 		s->end = bend;
 		s->skipped = (toks[j].flags & KTF_SKIPPED) != 0;
@@ -509,9 +509,10 @@ void krule_branch(struct kx *x, struct krange *r, size_t i)
 
 	/* if (x.dtype() != kHalf) { TORCH_CHECK(false, ...) }: an assert */
 	const char *message = NULL;
-	if (n_segs == 1 && krule_throw_at(x, toks, segs[0].start, segs[0].end + 1, &message)) {
+	if (n_segs == 1 &&
+	    dtl_kernels_rule_throw_at(x, toks, segs[0].start, segs[0].end + 1, &message)) {
 		const struct kpred_item *it = &segs[0].pred.items[0];
-		struct kfact *f = kx_fact(x, r, i, DTL_KERNEL_FACT_ASSERT);
+		struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_ASSERT);
 		if (!f)
 			return;
 		f->ev.types = dtl_kernels_all_dtypes() & ~it->mask;
@@ -520,7 +521,7 @@ void krule_branch(struct kx *x, struct krange *r, size_t i)
 		f->ev.subject_base = base_text(x, &it->subject);
 		f->ev.conditional = segs[0].pred.conditional || segs[0].pred.opaque;
 		f->ev.message = message;
-		kx_add_when(x, r, segs[0].start, segs[0].end, it->mask);
+		dtl_kernels_rec_add_when(x, r, segs[0].start, segs[0].end, it->mask);
 		if (r->main)
 			x->k->stats.asserts++;
 		return;
@@ -535,7 +536,7 @@ void krule_branch(struct kx *x, struct krange *r, size_t i)
 	bool conditional = false;
 	for (size_t s = 0; s < n_chain; s++) {
 		uint64_t mask = segs[s].pred.items[0].mask;
-		kx_add_when(x, r, segs[s].start, segs[s].end, mask & ~handled);
+		dtl_kernels_rec_add_when(x, r, segs[s].start, segs[s].end, mask & ~handled);
 		if (segs[s].skipped)
 			guarded |= mask;
 		else
@@ -544,10 +545,10 @@ void krule_branch(struct kx *x, struct krange *r, size_t i)
 	}
 	bool throws = false;
 	if (n_chain == n_segs && has_else) {
-		kx_add_when(x, r, else_start, else_end, ~handled);
-		throws = krule_throw_at(x, toks, else_start, else_end + 1, &message);
+		dtl_kernels_rec_add_when(x, r, else_start, else_end, ~handled);
+		throws = dtl_kernels_rule_throw_at(x, toks, else_start, else_end + 1, &message);
 	}
-	struct kfact *f = kx_fact(x, r, i, DTL_KERNEL_FACT_BRANCH);
+	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_BRANCH);
 	if (!f)
 		return;
 	const struct kpred_item *it = &segs[0].pred.items[0];
@@ -574,7 +575,7 @@ struct label {
 
 #define MAX_LABELS 64
 
-void krule_switch(struct kx *x, struct krange *r, size_t i)
+void dtl_kernels_rule_switch(struct kx *x, struct krange *r, size_t i)
 {
 	const struct ktok *toks = r->toks;
 	struct label *labels;
@@ -582,15 +583,15 @@ void krule_switch(struct kx *x, struct krange *r, size_t i)
 
 	if (i + 1 >= r->n || !ktok_punct(&toks[i + 1], "("))
 		return;
-	size_t close = kmatch(toks, i + 1, r->n);
+	size_t close = dtl_kernels_match(toks, i + 1, r->n);
 	if (close + 1 >= r->n || !ktok_punct(&toks[close + 1], "{"))
 		return;
-	size_t body = close + 1, body_end = kmatch(toks, body, r->n);
+	size_t body = close + 1, body_end = dtl_kernels_match(toks, body, r->n);
 	if (body_end >= r->n)
 		return;
 	labels = dtl_arena_calloc(x->scratch, MAX_LABELS, sizeof(*labels));
 	if (!labels) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	size_t depth = 0;
@@ -620,7 +621,7 @@ void krule_switch(struct kx *x, struct krange *r, size_t i)
 		l->colon = colon;
 		l->is_default = is_default;
 		l->skipped = (t->flags & KTF_SKIPPED) != 0;
-		l->mask = is_case ? kexpr_constant(toks, j + 1, colon) : 0;
+		l->mask = is_case ? dtl_kernels_expr_constant(toks, j + 1, colon) : 0;
 		j = colon;
 	}
 	uint64_t types = 0, guarded = 0;
@@ -647,17 +648,17 @@ void krule_switch(struct kx *x, struct krange *r, size_t i)
 		if (seg_end == seg_start)
 			continue;
 		if (seg_end > seg_start)
-			kx_add_when(x, r, seg_start, seg_end - 1, group);
+			dtl_kernels_rec_add_when(x, r, seg_start, seg_end - 1, group);
 		if (labels[l].is_default)
-			throws = krule_throw_at(x, toks, seg_start, seg_end, &message);
+			throws = dtl_kernels_rule_throw_at(x, toks, seg_start, seg_end, &message);
 		group = 0;
 	}
-	struct kfact *f =
-	    kx_fact(x, r, i, r->main ? DTL_KERNEL_FACT_SWITCH : DTL_KERNEL_FACT_DISPATCH);
+	struct kfact *f = dtl_kernels_rec_fact(
+	    x, r, i, r->main ? DTL_KERNEL_FACT_SWITCH : DTL_KERNEL_FACT_DISPATCH);
 	if (!f)
 		return;
 	struct kdexpr d;
-	kexpr_dtype(x, toks, i + 2, close, true, &d);
+	dtl_kernels_expr_dtype(x, toks, i + 2, close, true, &d);
 	f->ev.types = types;
 	f->ev.guarded_types = guarded & ~types;
 	f->ev.subject = subject_text(x, toks, &d);
@@ -726,7 +727,7 @@ static size_t subject_start(const struct ktok *toks, size_t end)
 	return j;
 }
 
-void krule_accessor(struct kx *x, struct krange *r, size_t i)
+void dtl_kernels_rule_accessor(struct kx *x, struct krange *r, size_t i)
 {
 	const struct ktok *toks = r->toks;
 	size_t lo = i + 2, hi = lo, close;
@@ -750,9 +751,9 @@ void krule_accessor(struct kx *x, struct krange *r, size_t i)
 		return;
 	if (hi == lo)
 		hi = close;
-	uint64_t mask = kexpr_cpp_type(toks, lo, hi);
+	uint64_t mask = dtl_kernels_expr_cpp_type(toks, lo, hi);
 	const char *tparam = NULL;
-	struct kfctx *c = kx_ctx(x);
+	struct kfctx *c = dtl_kernels_rec_ctx(x);
 	if (!mask && hi == lo + 1 && toks[lo].kind == KT_IDENT && c) {
 		const struct kfunc *fn = (const struct kfunc *)x->k->scanner->funcs.items + c->func;
 		for (uint32_t p = 0; p < fn->n_tparams; p++) {
@@ -763,13 +764,13 @@ void krule_accessor(struct kx *x, struct krange *r, size_t i)
 	}
 	if (!mask && !tparam)
 		return; /* scalar_t and friends: dispatched, not a constraint */
-	struct kfact *f = kx_fact(x, r, i, DTL_KERNEL_FACT_ACCESSOR);
+	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_ACCESSOR);
 	if (!f)
 		return;
 	struct kdexpr d = {.ok = true};
 	d.subject_hi = i - 1;
 	d.subject_lo = subject_start(toks, i - 1);
-	kexpr_base(x, toks, d.subject_lo, d.subject_hi, &d.base, &d.base_len);
+	dtl_kernels_expr_base(x, toks, d.subject_lo, d.subject_hi, &d.base, &d.base_len);
 	f->ev.subject = subject_text(x, toks, &d);
 	f->ev.subject_base = base_text(x, &d);
 	f->ev.types = mask;
@@ -779,7 +780,7 @@ void krule_accessor(struct kx *x, struct krange *r, size_t i)
 		char *msg =
 		    dtl_arena_sprintf(x->scratch, "expected scalar type %s but found {ScalarType}",
 		                      dtl_kernels_scalar_type_name(lowest_bit(mask)));
-		f->ev.message = msg ? kx_intern_tok(x, msg, strlen(msg)) : NULL;
+		f->ev.message = msg ? dtl_kernels_rec_intern_tok(x, msg, strlen(msg)) : NULL;
 	}
 	if (r->main)
 		x->k->stats.accessors++;

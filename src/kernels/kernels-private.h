@@ -65,7 +65,7 @@ struct kguard {
 struct kfile {
 	const struct dtl_libclang *lc; /* k->scanner->lc */
 	const char *path;              /* interned, normalised */
-	const char *backend;           /* kbackend_of_path() */
+	const char *backend;           /* dtl_kernels_backend_of_path() */
 	const char **includes; /* project files the parse reached (persistent, normalised) */
 	size_t n_includes;
 	CXTranslationUnit tu;
@@ -165,28 +165,28 @@ struct dtl_kernels_scanner {
 };
 
 /* set.c */
-const char *kintern(struct dtl_kernels *k, const char *text, size_t len);
+const char *dtl_kernels_intern(struct dtl_kernels *k, const char *text, size_t len);
 /* "cuda", "cpu", "npu", ... from a path's extension, directories or file name; NULL */
-const char *kbackend_of_path(struct dtl_kernels *k, const char *path);
+const char *dtl_kernels_backend_of_path(struct dtl_kernels *k, const char *path);
 /* "a/./b/../c" -> "a/c", interned */
-const char *knormalize(struct dtl_kernels *k, const char *path);
+const char *dtl_kernels_normalize(struct dtl_kernels *k, const char *path);
 
-static inline const char *kintern_z(struct dtl_kernels *k, const char *text)
+static inline const char *dtl_kernels_intern_z(struct dtl_kernels *k, const char *text)
 {
-	return kintern(k, text, strlen(text));
+	return dtl_kernels_intern(k, text, strlen(text));
 }
 
 /* parse.c: lex path (in-memory files in unsaved) hermetically. On success kf->tu must be
- * released with kfile_dispose(). */
-int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
-                struct CXUnsavedFile *unsaved, unsigned n_unsaved, const char *const *include_dirs,
-                size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
-                struct dtl_error *error);
-void kfile_dispose(struct kfile *kf);
+ * released with dtl_kernels_file_dispose(). */
+int dtl_kernels_file_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
+                           struct CXUnsavedFile *unsaved, unsigned n_unsaved,
+                           const char *const *include_dirs, size_t n_include_dirs, struct kfile *kf,
+                           uint64_t *ret_parse_ns, struct dtl_error *error);
+void dtl_kernels_file_dispose(struct kfile *kf);
 /* scan-local.c: scans one file end to end (parse, extract, record stats) in this process */
-int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
-                unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
-                struct dtl_error *error);
+int dtl_kernels_scan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+                           unsigned n_unsaved, const char *const *include_dirs,
+                           size_t n_include_dirs, struct dtl_error *error);
 /* One file to scan, with its include path. */
 struct kjob {
 	const char *path;
@@ -197,42 +197,45 @@ struct kjob {
 /* Files per child process (sandbox.c): a fork per file made a scan 4 times slower. */
 #define KSANDBOX_BATCH 32u
 
-/* sandbox.c: kscan_local() on each job in child processes with limits, KSANDBOX_BATCH files
- * per child; a file that fails is counted and recorded in scanner->errors. Returns -ENOMEM, or
- * the last failure (error filled), or 0. */
+/* sandbox.c: dtl_kernels_scan_local() on each job in child processes with limits, KSANDBOX_BATCH
+ * files per child; a file that fails is counted and recorded in scanner->errors. Returns -ENOMEM,
+ * or the last failure (error filled), or 0. */
 /* sandbox.c: starts options.budget_s for the scan that follows (on true) or ends it. */
-void kscan_budget(struct dtl_kernels *k, bool on);
-int kscan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
-                struct CXUnsavedFile *unsaved, unsigned n_unsaved, struct dtl_error *error);
-/* kscan_batch() on one file */
-int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
-              unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
-              struct dtl_error *error);
+void dtl_kernels_scan_budget(struct dtl_kernels *k, bool on);
+int dtl_kernels_scan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
+                           struct CXUnsavedFile *unsaved, unsigned n_unsaved,
+                           struct dtl_error *error);
+/* dtl_kernels_scan_batch() on one file */
+int dtl_kernels_scan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+                         unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
+                         struct dtl_error *error);
 
 /* roots.c: why the file name may not be included (NULL when it may): a device or kernel
  * file, or outside scanner->roots and the in-memory sources */
-const char *kinclude_refused(struct dtl_kernels *k, const char *name,
-                             const struct CXUnsavedFile *unsaved, unsigned n_unsaved);
+const char *dtl_kernels_include_refused(struct dtl_kernels *k, const char *name,
+                                        const struct CXUnsavedFile *unsaved, unsigned n_unsaved);
 /* roots.c: realpath()s of dirs (those that resolve) become scanner->roots */
-int kset_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
-               const char *const *more, size_t n_more);
+int dtl_kernels_set_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
+                          const char *const *more, size_t n_more);
 
 /* walk.c: the include path of one file, project dirs nearest first, then extra */
-int kinclude_order(struct dtl_arena *scratch, const char *path, const char *const *dirs,
-                   size_t n_dirs, const char *const *extra, size_t n_extra, const char ***ret,
-                   size_t *ret_n);
+int dtl_kernels_include_order(struct dtl_arena *scratch, const char *path, const char *const *dirs,
+                              size_t n_dirs, const char *const *extra, size_t n_extra,
+                              const char ***ret, size_t *ret_n);
 
 /* scan-local.c: .cpp .cc .cxx .cu .cuh .h .hpp */
-bool kscan_wanted(const char *path);
+bool dtl_kernels_scan_wanted(const char *path);
 
 /* vocab.c: the dtype vocabulary */
-uint64_t kvocab_constant(const char *text, size_t len);      /* kHalf, Half, kFloat32 ... */
-uint64_t kvocab_cpp_type(const char *text, size_t len);      /* float, at::Half's "Half" ... */
-uint64_t kvocab_dispatch_base(const char *text, size_t len); /* FLOATING_TYPES_AND_HALF */
-uint64_t kvocab_v2_group(const char *text, size_t len);      /* AT_FLOATING_TYPES */
-const char *kvocab_typemeta_name(unsigned bit);              /* "c10::Half" */
-uint64_t kvocab_floating(void);
-uint64_t kvocab_complex(void);
+uint64_t dtl_kernels_vocab_constant(const char *text, size_t len); /* kHalf, Half, kFloat32 ... */
+uint64_t dtl_kernels_vocab_cpp_type(const char *text,
+                                    size_t len); /* float, at::Half's "Half" ... */
+uint64_t dtl_kernels_vocab_dispatch_base(const char *text,
+                                         size_t len);              /* FLOATING_TYPES_AND_HALF */
+uint64_t dtl_kernels_vocab_v2_group(const char *text, size_t len); /* AT_FLOATING_TYPES */
+const char *dtl_kernels_vocab_typemeta_name(unsigned bit);         /* "c10::Half" */
+uint64_t dtl_kernels_vocab_floating(void);
+uint64_t dtl_kernels_vocab_complex(void);
 
 /* token helpers */
 static inline bool ktok_is(const struct ktok *t, const char *s)
@@ -258,11 +261,11 @@ static inline bool ktok_prefix(const struct ktok *t, const char *s)
 }
 
 /* Index of the bracket closing toks[open] ("(" "[" "{"), or end when unbalanced. */
-size_t kmatch(const struct ktok *toks, size_t open, size_t end);
+size_t dtl_kernels_match(const struct ktok *toks, size_t open, size_t end);
 /* Splits (lo, hi) at top-level commas into at most max ranges [starts[i], ends[i]). */
-size_t ksplit_args(const struct ktok *toks, size_t lo, size_t hi, size_t *starts, size_t *ends,
-                   size_t max);
+size_t dtl_kernels_split_args(const struct ktok *toks, size_t lo, size_t hi, size_t *starts,
+                              size_t *ends, size_t max);
 /* Joins toks[lo, hi) with single spaces where the source had whitespace. */
-char *kjoin(struct dtl_arena *arena, const struct ktok *toks, size_t lo, size_t hi);
+char *dtl_kernels_join(struct dtl_arena *arena, const struct ktok *toks, size_t lo, size_t hi);
 
 #endif

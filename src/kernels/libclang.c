@@ -11,9 +11,9 @@
 #endif
 
 /*
- * RTLD_NODELETE: dtl_libclang_close() drops our reference but libclang and libLLVM stay mapped
- * until exit. Unmapping them would run libLLVM's static destructors for nothing (the process is
- * about to end), and the heap their globals still point to would turn, for LeakSanitizer and
+ * RTLD_NODELETE: dtl_kernels_libclang_close() drops our reference but libclang and libLLVM stay
+ * mapped until exit. Unmapping them would run libLLVM's static destructors for nothing (the process
+ * is about to end), and the heap their globals still point to would turn, for LeakSanitizer and
  * valgrind, from "still reachable" into leaks without a module to suppress them by
  * (tests/valgrind.supp matches obj:*libLLVM-*.so*). LLVM's own builds already link both with
  * -z nodelete (Debian 12: FLAGS_1 NODELETE in readelf -d); the flag makes it hold for any
@@ -26,12 +26,12 @@
 #define DTL_RTLD_FLAGS (RTLD_NOW | RTLD_LOCAL)
 #endif
 
-const char *dtl_libclang_default_path(void)
+const char *dtl_kernels_libclang_default_path(void)
 {
 	return DTL_LIBCLANG_PATH;
 }
 
-int dtl_libclang_open(struct dtl_libclang *lc, const char *path, struct dtl_error *error)
+int dtl_kernels_libclang_open(struct dtl_libclang *lc, const char *path, struct dtl_error *error)
 {
 	struct dtl_loc nowhere = {0};
 	const char *why;
@@ -39,7 +39,7 @@ int dtl_libclang_open(struct dtl_libclang *lc, const char *path, struct dtl_erro
 
 	memset(lc, 0, sizeof(*lc));
 	if (!path)
-		path = dtl_libclang_default_path();
+		path = dtl_kernels_libclang_default_path();
 	dlerror();
 	lc->handle = dlopen(path, DTL_RTLD_FLAGS);
 	if (!lc->handle) {
@@ -64,11 +64,11 @@ missing:
 	/* glibc: "PATH: undefined symbol: clang_NAME" */
 	dtl_error_set(error, nowhere, -ENOSYS, "'%s' is not a usable libclang: %s", path,
 	              why ? why : "a clang_* function is missing");
-	dtl_libclang_close(lc);
+	dtl_kernels_libclang_close(lc);
 	return -ENOSYS;
 }
 
-void dtl_libclang_close(struct dtl_libclang *lc)
+void dtl_kernels_libclang_close(struct dtl_libclang *lc)
 {
 	if (lc->handle)
 		dlclose(lc->handle);

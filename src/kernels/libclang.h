@@ -6,7 +6,7 @@
  * struct dtl_libclang is a table of pointers to the clang_* functions the scanner calls, filled
  * by dlsym(); the types come from <clang-c/Index.h>, so a call through lc->tokenize(...) is
  * checked exactly as clang_tokenize(...) was. The table is not global: whoever loads it owns it
- * (dtl_kernels_init(), from options.libclang_path or dtl_libclang_default_path()); the
+ * (dtl_kernels_init(), from options.libclang_path or dtl_kernels_libclang_default_path()); the
  * scanner reaches it through k->scanner->lc and struct kfile.lc.
  *
  * Private to src/kernels (and its white-box tests): not part of the public headers in include/.
@@ -60,20 +60,20 @@
 
 struct dtl_libclang {
 	void *handle;     /* from dlopen(); NULL when not loaded */
-	const char *path; /* as given to dtl_libclang_open(): borrowed */
+	const char *path; /* as given to dtl_kernels_libclang_open(): borrowed */
 #define DTL_LIBCLANG_MEMBER(name) __typeof__(clang_##name) *name;
 	DTL_LIBCLANG_FUNCTIONS(DTL_LIBCLANG_MEMBER)
 #undef DTL_LIBCLANG_MEMBER
 };
 
 /* The libclang found at configure time (meson: llvm-config --libdir, -Dlibclang_path). */
-const char *dtl_libclang_default_path(void);
+const char *dtl_kernels_libclang_default_path(void);
 
 /* dlopen()s path (the default when NULL) and resolves every function. On failure *lc stays
  * unloaded and error names the library and dlerror()'s text: -ENOENT when it cannot be loaded,
  * -ENOSYS when a function is missing. The message has no file location (loc.file ""). */
-int dtl_libclang_open(struct dtl_libclang *lc, const char *path, struct dtl_error *error);
+int dtl_kernels_libclang_open(struct dtl_libclang *lc, const char *path, struct dtl_error *error);
 /* Accepts an unloaded (zeroed) table. */
-void dtl_libclang_close(struct dtl_libclang *lc);
+void dtl_kernels_libclang_close(struct dtl_libclang *lc);
 
 #endif

@@ -368,14 +368,14 @@ static const char *backend_of(struct dtl_kernels *k, const struct dtl_kernel_con
 	if (c->dispatch_key) {
 		if (strcmp(c->dispatch_key, "CUDA") == 0 ||
 		    strcmp(c->dispatch_key, "AutogradCUDA") == 0)
-			return kintern_z(k, "cuda");
+			return dtl_kernels_intern_z(k, "cuda");
 		if (strcmp(c->dispatch_key, "CPU") == 0 ||
 		    strcmp(c->dispatch_key, "AutogradCPU") == 0)
-			return kintern_z(k, "cpu");
+			return dtl_kernels_intern_z(k, "cpu");
 	}
 	const char *file = c->definition_file ? c->definition_file : c->file;
 	if (has_suffix(file, ".cu") || has_suffix(file, ".cuh"))
-		return kintern_z(k, "cuda");
+		return dtl_kernels_intern_z(k, "cuda");
 	return NULL;
 }
 
@@ -459,7 +459,7 @@ static int bind_template_fact(struct linker *l, const struct kreg *g, const stru
 	                              dtl_kernels_scalar_type_name(bit));
 	if (!msg)
 		return -ENOMEM;
-	e->message = kintern_z(l->k, msg);
+	e->message = dtl_kernels_intern_z(l->k, msg);
 	return 1;
 }
 

@@ -62,7 +62,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
 	return CXChildVisit_Continue;
 }
 
-int kmacros_collect(struct kx *x)
+int dtl_kernels_macros_collect(struct kx *x)
 {
 	const struct dtl_libclang *lc = x->kf->lc;
 	struct collect col = {.x = x};
@@ -93,7 +93,7 @@ static int load(struct kx *x, struct kmacro *m)
 		return 0;
 	CXString fname = lc->getFileName(file);
 	const char *fn = lc->getCString(fname);
-	m->file = fn ? knormalize(x->k, fn) : NULL;
+	m->file = fn ? dtl_kernels_normalize(x->k, fn) : NULL;
 	lc->disposeString(fname);
 	if (!m->file)
 		return -ENOMEM;
@@ -128,7 +128,7 @@ static int load(struct kx *x, struct kmacro *m)
 	/* NAME ( params ) body */
 	if (n < 3 || !ktok_punct(&toks[1], "("))
 		goto out;
-	size_t close = kmatch(toks, 1, n);
+	size_t close = dtl_kernels_match(toks, 1, n);
 	if (close >= n)
 		goto out;
 	m->params = dtl_arena_calloc(x->scratch, close, sizeof(*m->params));
@@ -194,7 +194,7 @@ static const struct kmacro *resolve(struct kx *x, const struct krange *r, size_t
 	return &defs[pick];
 }
 
-const struct kmacro *kmacros_find(struct kx *x, const struct krange *r, size_t i)
+const struct kmacro *dtl_kernels_macros_find(struct kx *x, const struct krange *r, size_t i)
 {
 	const struct ktok *t = &r->toks[i];
 	int64_t first;
@@ -257,8 +257,8 @@ static int paste(struct kx *x, struct dtl_vec *out, const struct ktok *next)
 	return 0;
 }
 
-int kmacros_expand(struct kx *x, const struct kmacro *m, const struct krange *r, size_t i,
-                   size_t close, struct ktok **ret, size_t *ret_n)
+int dtl_kernels_macros_expand(struct kx *x, const struct kmacro *m, const struct krange *r,
+                              size_t i, size_t close, struct ktok **ret, size_t *ret_n)
 {
 	const struct ktok *use = &r->toks[i];
 	size_t max_args = m->n_params > 0 ? m->n_params : 1;
@@ -276,7 +276,7 @@ int kmacros_expand(struct kx *x, const struct kmacro *m, const struct krange *r,
 	ends = dtl_arena_calloc(x->scratch, max_args, sizeof(*ends));
 	if (!starts || !ends)
 		return -ENOMEM;
-	n_args = ksplit_args(r->toks, i + 2, close, starts, ends, max_args);
+	n_args = dtl_kernels_split_args(r->toks, i + 2, close, starts, ends, max_args);
 	if (m->variadic && m->n_params > 0 && n_args > m->n_params) {
 		ends[m->n_params - 1] = ends[n_args - 1];
 		n_args = m->n_params;
@@ -292,7 +292,7 @@ int kmacros_expand(struct kx *x, const struct kmacro *m, const struct krange *r,
 			if (!t)
 				return x->expand_budget ? -ENOMEM : -E2BIG;
 			char *s = (size_t)p < n_args
-			              ? kjoin(x->scratch, r->toks, starts[p], ends[p])
+			              ? dtl_kernels_join(x->scratch, r->toks, starts[p], ends[p])
 			              : dtl_arena_strndup(x->scratch, "", 0);
 			if (!s)
 				return -ENOMEM;

@@ -225,11 +225,11 @@ static const char *condition_text(struct dtl_kernels *k, struct dtl_arena *scrat
 		    (!paren || ktok_punct(&toks[j + 1], ")"))) {
 			char *t = dtl_arena_sprintf(scratch, "%s%.*s", neg ? "!" : "",
 			                            (int)toks[j].len, toks[j].text);
-			return t ? kintern_z(k, t) : NULL;
+			return t ? dtl_kernels_intern_z(k, t) : NULL;
 		}
 	}
-	char *t = kjoin(scratch, toks, lo, hi);
-	return t ? kintern_z(k, t) : NULL;
+	char *t = dtl_kernels_join(scratch, toks, lo, hi);
+	return t ? dtl_kernels_intern_z(k, t) : NULL;
 }
 
 static const char *negate(struct dtl_kernels *k, struct dtl_arena *scratch, const char *text)
@@ -243,9 +243,9 @@ static const char *negate(struct dtl_kernels *k, struct dtl_arena *scratch, cons
 			simple = false;
 	}
 	if (simple && text[0] == '!')
-		return kintern_z(k, text + 1);
+		return dtl_kernels_intern_z(k, text + 1);
 	char *t = dtl_arena_sprintf(scratch, simple ? "!%s" : "!(%s)", text);
-	return t ? kintern_z(k, t) : NULL;
+	return t ? dtl_kernels_intern_z(k, t) : NULL;
 }
 
 /* Masks directive lines and gives every token the #if conditions around it. */
@@ -293,7 +293,8 @@ static int directives(struct dtl_kernels *k, struct dtl_arena *scratch, struct k
 				                                          (int)kf->toks[i + 2].len,
 				                                          kf->toks[i + 2].text)
 				                      : NULL;
-				e.text = txt ? kintern_z(k, txt) : kintern_z(k, "?");
+				e.text = txt ? dtl_kernels_intern_z(k, txt)
+				             : dtl_kernels_intern_z(k, "?");
 				/* An include guard (#ifndef X / #define X before any code) is
 				 * not a build option. */
 				if (ndef && !seen_code && !seen_conditional && i + 2 < j &&
@@ -404,9 +405,10 @@ static void visit_inclusion(CXFile file, CXSourceLocation *stack, unsigned depth
 		return; /* the main file itself */
 	CXString name = lc->getFileName(file);
 	const char *s = lc->getCString(name);
-	norm = s ? knormalize(inc->k, s) : NULL;
+	norm = s ? dtl_kernels_normalize(inc->k, s) : NULL;
 	if (s && !inc->refused) {
-		const char *why = kinclude_refused(inc->k, s, inc->unsaved, inc->n_unsaved);
+		const char *why =
+		    dtl_kernels_include_refused(inc->k, s, inc->unsaved, inc->n_unsaved);
 		if (why) {
 			inc->refused = norm;
 			inc->why = why;
@@ -492,7 +494,7 @@ struct precheck {
 static const struct CXUnsavedFile *pre_unsaved(struct precheck *pc, const char *norm)
 {
 	for (unsigned u = 0; u < pc->n_unsaved; u++) {
-		if (knormalize(pc->k, pc->unsaved[u].Filename) == norm)
+		if (dtl_kernels_normalize(pc->k, pc->unsaved[u].Filename) == norm)
 			return &pc->unsaved[u];
 	}
 	return NULL;
@@ -556,7 +558,7 @@ static char *pre_resolve(struct precheck *pc, const char *name, const char *own_
 		if (!cand)
 			return NULL;
 		if (stat(cand, &st) == 0 ||
-		    (pc->n_unsaved && pre_unsaved(pc, knormalize(pc->k, cand))))
+		    (pc->n_unsaved && pre_unsaved(pc, dtl_kernels_normalize(pc->k, cand))))
 			return cand;
 		free(cand);
 	}
@@ -609,7 +611,7 @@ static int pre_line(struct precheck *pc, const struct pre_file *from, const char
 		next.line = lineno;
 		next.column = (uint32_t)hash + 1;
 	}
-	if ((why = kinclude_refused(pc->k, cand, pc->unsaved, pc->n_unsaved))) {
+	if ((why = dtl_kernels_include_refused(pc->k, cand, pc->unsaved, pc->n_unsaved))) {
 		struct dtl_loc loc = {.file = pc->main, .line = next.line, .column = next.column};
 		if (from->line)
 			r = dtl_error_set(pc->error, loc, -EACCES,
@@ -618,7 +620,7 @@ static int pre_line(struct precheck *pc, const struct pre_file *from, const char
 		else
 			r = dtl_error_set(pc->error, loc, -EACCES, "#include of '%s' refused: %s",
 			                  cand, why);
-	} else if (!(next.path = knormalize(pc->k, cand))) {
+	} else if (!(next.path = dtl_kernels_normalize(pc->k, cand))) {
 		r = -ENOMEM;
 	} else if (pc->queue.count < KPRE_MAX_FILES &&
 	           dtl_strmap_get(&pc->seen, next.path, strlen(next.path)) < 0) {
@@ -643,7 +645,7 @@ static int precheck(struct dtl_kernels *k, struct dtl_arena *scratch, const char
 	                      .n_unsaved = n_unsaved,
 	                      .error = error};
 	const char **dirs = dtl_arena_calloc(scratch, n_include_dirs + 1, sizeof(*dirs));
-	const char *norm = knormalize(k, path), *why;
+	const char *norm = dtl_kernels_normalize(k, path), *why;
 	struct pre_file *first;
 	int r = 0;
 
@@ -654,7 +656,7 @@ static int precheck(struct dtl_kernels *k, struct dtl_arena *scratch, const char
 	pc.dirs = dirs;
 	pc.n_dirs = n_include_dirs + 1;
 	/* the file itself: a symlink out of the tree is not in it */
-	if ((why = kinclude_refused(k, path, unsaved, n_unsaved)))
+	if ((why = dtl_kernels_include_refused(k, path, unsaved, n_unsaved)))
 		return dtl_error_set(error, (struct dtl_loc){.file = path, .line = 1, .column = 1},
 		                     -EACCES, "refused: %s", why);
 	dtl_strmap_init(&pc.seen, scratch);
@@ -681,10 +683,10 @@ static int precheck(struct dtl_kernels *k, struct dtl_arena *scratch, const char
 	return r;
 }
 
-int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
-                struct CXUnsavedFile *unsaved, unsigned n_unsaved, const char *const *include_dirs,
-                size_t n_include_dirs, struct kfile *kf, uint64_t *ret_parse_ns,
-                struct dtl_error *error)
+int dtl_kernels_file_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *path,
+                           struct CXUnsavedFile *unsaved, unsigned n_unsaved,
+                           const char *const *include_dirs, size_t n_include_dirs, struct kfile *kf,
+                           uint64_t *ret_parse_ns, struct dtl_error *error)
 {
 	const struct dtl_libclang *lc = k->scanner->lc;
 	struct dtl_loc loc = {.file = path};
@@ -699,8 +701,8 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 
 	memset(kf, 0, sizeof(*kf));
 	kf->lc = lc;
-	kf->path = knormalize(k, path);
-	kf->backend = kf->path ? kbackend_of_path(k, kf->path) : NULL;
+	kf->path = dtl_kernels_normalize(k, path);
+	kf->backend = kf->path ? dtl_kernels_backend_of_path(k, kf->path) : NULL;
 	if (!kf->path ||
 	    (r = build_args(scratch, path, include_dirs, n_include_dirs, &args, &nargs)) < 0)
 		return dtl_error_set(error, loc, -ENOMEM, "out of memory");
@@ -721,16 +723,16 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 	kf->file = lc->getFile(kf->tu, path);
 	kf->contents = kf->file ? lc->getFileContents(kf->tu, kf->file, &kf->size) : NULL;
 	if (!kf->contents) {
-		kfile_dispose(kf);
+		dtl_kernels_file_dispose(kf);
 		return dtl_error_set(error, loc, -EIO, "libclang did not load the file");
 	}
 	kf->diagnostics = lc->getNumDiagnostics(kf->tu);
 	if ((r = inclusions(k, scratch, kf, unsaved, n_unsaved, error)) < 0) {
-		kfile_dispose(kf);
+		dtl_kernels_file_dispose(kf);
 		return r;
 	}
 	if ((r = lex(kf, scratch)) < 0 || (r = directives(k, scratch, kf)) < 0) {
-		kfile_dispose(kf);
+		dtl_kernels_file_dispose(kf);
 		if (r == -EFBIG)
 			return dtl_error_set(error, loc, r, "more than %u tokens", KMAX_TOKENS);
 		return dtl_error_set(error, loc, r, "out of memory");
@@ -739,7 +741,7 @@ int kfile_parse(struct dtl_kernels *k, struct dtl_arena *scratch, const char *pa
 	return 0;
 }
 
-void kfile_dispose(struct kfile *kf)
+void dtl_kernels_file_dispose(struct kfile *kf)
 {
 	if (kf->tu)
 		kf->lc->disposeTranslationUnit(kf->tu);

@@ -84,7 +84,8 @@ static bool definite(const struct dtl_kernel_contract *c, const struct dtl_kerne
 /* Replaces {ScalarType} and {dtype} with how c10 prints the fed dtype. */
 static void render(char *out, size_t size, const char *template, unsigned bit)
 {
-	const char *scalar = dtl_kernels_scalar_type_name(bit), *meta = kvocab_typemeta_name(bit);
+	const char *scalar = dtl_kernels_scalar_type_name(bit),
+	           *meta = dtl_kernels_vocab_typemeta_name(bit);
 	size_t used = 0;
 
 	out[0] = '\0';

@@ -11,27 +11,27 @@
 
 #include "extract.h"
 
-void kx_oom(struct kx *x)
+void dtl_kernels_rec_oom(struct kx *x)
 {
 	if (!x->err)
 		x->err = -ENOMEM;
 }
 
-struct kfctx *kx_ctx(struct kx *x)
+struct kfctx *dtl_kernels_rec_ctx(struct kx *x)
 {
 	return x->n_ctx ? &x->ctx[x->n_ctx - 1] : NULL;
 }
 
-const char *kx_intern_tok(struct kx *x, const char *text, size_t len)
+const char *dtl_kernels_rec_intern_tok(struct kx *x, const char *text, size_t len)
 {
-	const char *s = kintern(x->k, text, len);
+	const char *s = dtl_kernels_intern(x->k, text, len);
 
 	if (!s)
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 	return s;
 }
 
-uint64_t kx_when_at(const struct krange *r, size_t i)
+uint64_t dtl_kernels_rec_when_at(const struct krange *r, size_t i)
 {
 	uint64_t mask = r->base_when;
 	const struct kwhen *w = r->whens.items;
@@ -43,12 +43,13 @@ uint64_t kx_when_at(const struct krange *r, size_t i)
 	return mask;
 }
 
-int kx_add_when(struct kx *x, struct krange *r, size_t start, size_t end, uint64_t mask)
+int dtl_kernels_rec_add_when(struct kx *x, struct krange *r, size_t start, size_t end,
+                             uint64_t mask)
 {
 	struct kwhen *w = dtl_vec_push(&r->whens, x->scratch, sizeof(*w));
 
 	if (!w) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return -ENOMEM;
 	}
 	w->start = start;
@@ -57,12 +58,13 @@ int kx_add_when(struct kx *x, struct krange *r, size_t start, size_t end, uint64
 	return 0;
 }
 
-struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_fact_kind kind)
+struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
+                                   enum dtl_kernel_fact_kind kind)
 {
 	struct dtl_kernels_scanner *s = x->k->scanner;
 	const struct ktok *t = &r->toks[i];
 	const struct kguard *g = t->guard < x->kf->n_guards ? &x->kf->guards[t->guard] : NULL;
-	struct kfctx *c = kx_ctx(x);
+	struct kfctx *c = dtl_kernels_rec_ctx(x);
 	struct kfact *f;
 
 	/* #if 0 is dead code, not a build option */
@@ -72,7 +74,7 @@ struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_
 	}
 	f = dtl_vec_push(&s->facts, x->k->arena, sizeof(*f));
 	if (!f) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return NULL;
 	}
 	f->func = c ? c->func : KNONE;
@@ -92,10 +94,10 @@ struct kfact *kx_fact(struct kx *x, struct krange *r, size_t i, enum dtl_kernel_
 		f->ev.n_guards = g->n;
 	}
 	f->ev.skipped = (t->flags & KTF_SKIPPED) != 0;
-	f->ev.when = kx_when_at(r, i);
+	f->ev.when = dtl_kernels_rec_when_at(r, i);
 	f->ev.throws = true;
 	if (r->wrapper) {
-		f->ev.macro = kx_intern_tok(x, r->wrapper->name, r->wrapper->name_len);
+		f->ev.macro = dtl_kernels_rec_intern_tok(x, r->wrapper->name, r->wrapper->name_len);
 		f->ev.macro_file = r->wrapper->file;
 		f->ev.macro_line = r->wrapper->line;
 	}
@@ -113,7 +115,7 @@ static int params_of(struct kx *x, const struct ktok *toks, size_t open, size_t 
                      struct kparam **ret, uint32_t *ret_n)
 {
 	size_t starts[2 * KMAX_CALL_ARGS], ends[2 * KMAX_CALL_ARGS];
-	size_t n = ksplit_args(toks, open + 1, close, starts, ends, 2 * KMAX_CALL_ARGS);
+	size_t n = dtl_kernels_split_args(toks, open + 1, close, starts, ends, 2 * KMAX_CALL_ARGS);
 	struct kparam *params;
 
 	*ret = NULL;
@@ -145,8 +147,8 @@ static int params_of(struct kx *x, const struct ktok *toks, size_t open, size_t 
 			bool named = hi - lo >= 2 ? !ktok_punct(&toks[hi - 2], "::")
 			                          : !is_tensor_type(&toks[hi - 1]);
 			if (named) {
-				params[p].name =
-				    kx_intern_tok(x, toks[hi - 1].text, toks[hi - 1].len);
+				params[p].name = dtl_kernels_rec_intern_tok(x, toks[hi - 1].text,
+				                                            toks[hi - 1].len);
 				if (!params[p].name)
 					return -ENOMEM;
 			}
@@ -195,7 +197,7 @@ static int tparams_of(struct kx *x, const struct ktok *toks, size_t lo, size_t h
 		names[p] = "";
 		for (size_t j = e; j-- > starts[p];) {
 			if (toks[j].kind == KT_IDENT) {
-				names[p] = kx_intern_tok(x, toks[j].text, toks[j].len);
+				names[p] = dtl_kernels_rec_intern_tok(x, toks[j].text, toks[j].len);
 				break;
 			}
 			if (!ktok_punct(&toks[j], "..."))
@@ -209,7 +211,7 @@ static int tparams_of(struct kx *x, const struct ktok *toks, size_t lo, size_t h
 	return 0;
 }
 
-int kx_open_ctx(struct kx *x, uint32_t func, size_t scope)
+int dtl_kernels_rec_open_ctx(struct kx *x, uint32_t func, size_t scope)
 {
 	struct kfctx *c;
 
@@ -223,9 +225,9 @@ int kx_open_ctx(struct kx *x, uint32_t func, size_t scope)
 	return 0;
 }
 
-void kx_close_ctx(struct kx *x)
+void dtl_kernels_rec_close_ctx(struct kx *x)
 {
-	struct kfctx *c = kx_ctx(x);
+	struct kfctx *c = dtl_kernels_rec_ctx(x);
 	struct kfunc *f;
 
 	if (!c)
@@ -235,10 +237,10 @@ void kx_close_ctx(struct kx *x)
 		const char **refs = dtl_arena_calloc(x->k->arena, c->reflist.count, sizeof(*refs));
 		const struct kslice *s = c->reflist.items;
 		if (!refs) {
-			kx_oom(x);
+			dtl_kernels_rec_oom(x);
 		} else {
 			for (size_t i = 0; i < c->reflist.count; i++)
-				refs[i] = kx_intern_tok(x, s[i].text, s[i].len);
+				refs[i] = dtl_kernels_rec_intern_tok(x, s[i].text, s[i].len);
 			f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
 			f->refs = refs;
 			f->n_refs = (uint32_t)c->reflist.count;
@@ -247,7 +249,7 @@ void kx_close_ctx(struct kx *x)
 	if (c->calls.count) {
 		struct kcall *calls = dtl_arena_calloc(x->k->arena, c->calls.count, sizeof(*calls));
 		if (!calls) {
-			kx_oom(x);
+			dtl_kernels_rec_oom(x);
 		} else {
 			memcpy(calls, c->calls.items, c->calls.count * sizeof(*calls));
 			f = (struct kfunc *)x->k->scanner->funcs.items + c->func;
@@ -258,8 +260,9 @@ void kx_close_ctx(struct kx *x)
 	x->n_ctx--;
 }
 
-uint32_t kx_new_function(struct kx *x, const struct ktok *toks, size_t name, size_t open,
-                         size_t close, const struct ktok *cls, size_t tlo, size_t thi)
+uint32_t dtl_kernels_rec_new_function(struct kx *x, const struct ktok *toks, size_t name,
+                                      size_t open, size_t close, const struct ktok *cls, size_t tlo,
+                                      size_t thi)
 {
 	struct dtl_kernels_scanner *s = x->k->scanner;
 	struct kfunc *f = dtl_vec_push(&s->funcs, x->k->arena, sizeof(*f));
@@ -269,20 +272,20 @@ uint32_t kx_new_function(struct kx *x, const struct ktok *toks, size_t name, siz
 	uint32_t n_tparams = 0;
 
 	if (!f) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return KNONE;
 	}
 	uint32_t index = (uint32_t)(s->funcs.count - 1);
-	f->name = kx_intern_tok(x, toks[name].text, toks[name].len);
+	f->name = dtl_kernels_rec_intern_tok(x, toks[name].text, toks[name].len);
 	f->file = x->kf->path;
 	f->line = toks[name].line;
 	if (name >= 2 && ktok_punct(&toks[name - 1], "::") && toks[name - 2].kind == KT_IDENT)
 		cls = &toks[name - 2];
 	if (cls)
-		f->cls = kx_intern_tok(x, cls->text, cls->len);
+		f->cls = dtl_kernels_rec_intern_tok(x, cls->text, cls->len);
 	if (params_of(x, toks, open, close, &params, &n_params) < 0 ||
 	    (thi > tlo && tparams_of(x, toks, tlo, thi, &tparams, &n_tparams) < 0)) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return KNONE;
 	}
 	f = (struct kfunc *)s->funcs.items + index;
@@ -295,7 +298,8 @@ uint32_t kx_new_function(struct kx *x, const struct ktok *toks, size_t name, siz
 }
 
 /* A lambda bound by a registration: a function of its own, named "<lambda>". */
-uint32_t kx_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open, size_t close)
+uint32_t dtl_kernels_rec_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open,
+                                    size_t close)
 {
 	struct dtl_kernels_scanner *s = x->k->scanner;
 	struct kfunc *f = dtl_vec_push(&s->funcs, x->k->arena, sizeof(*f));
@@ -303,15 +307,15 @@ uint32_t kx_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t 
 	uint32_t n_params = 0;
 
 	if (!f) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return KNONE;
 	}
 	uint32_t index = (uint32_t)(s->funcs.count - 1);
-	f->name = kintern_z(x->k, "<lambda>");
+	f->name = dtl_kernels_intern_z(x->k, "<lambda>");
 	f->file = x->kf->path;
 	f->line = toks[at].line;
 	if (open < close && params_of(x, toks, open, close, &params, &n_params) < 0) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return KNONE;
 	}
 	f = (struct kfunc *)s->funcs.items + index;

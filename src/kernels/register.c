@@ -57,7 +57,7 @@ static bool unwrap_call(const struct ktok *toks, size_t *lo, size_t *hi, const c
 		}
 		j++;
 	}
-	if (j >= *hi || !ktok_punct(&toks[j], "(") || kmatch(toks, j, *hi) != *hi - 1)
+	if (j >= *hi || !ktok_punct(&toks[j], "(") || dtl_kernels_match(toks, j, *hi) != *hi - 1)
 		return false;
 	*lo = j + 1;
 	*hi = *hi - 1;
@@ -82,7 +82,7 @@ static bool parse_ref(const struct ktok *toks, size_t lo, size_t hi, struct ref 
 		size_t save_lo = lo, save_hi = hi;
 		if (unwrap_call(toks, &lo, &hi, "dispatch")) {
 			size_t s[2], e[2];
-			if (ksplit_args(toks, lo, hi, s, e, 2) == 2) {
+			if (dtl_kernels_split_args(toks, lo, hi, s, e, 2) == 2) {
 				if (toks[e[0] - 1].kind == KT_IDENT)
 					ref->key = e[0] - 1;
 				lo = s[1];
@@ -95,14 +95,14 @@ static bool parse_ref(const struct ktok *toks, size_t lo, size_t hi, struct ref 
 		break;
 	}
 	if (ktok_punct(&toks[lo], "[")) {
-		size_t m = kmatch(toks, lo, hi), j;
+		size_t m = dtl_kernels_match(toks, lo, hi), j;
 		if (m >= hi)
 			return false;
 		ref->lambda = true;
 		j = m + 1;
 		if (j < hi && ktok_punct(&toks[j], "(")) {
 			ref->lambda_open = j;
-			ref->lambda_close = kmatch(toks, j, hi);
+			ref->lambda_close = dtl_kernels_match(toks, j, hi);
 			if (ref->lambda_close >= hi)
 				return false;
 			j = ref->lambda_close + 1;
@@ -165,17 +165,17 @@ static const struct kfunc *library_block(struct kx *x)
 	return NULL;
 }
 
-void kregister(struct kx *x, struct krange *r, size_t i)
+void dtl_kernels_register(struct kx *x, struct krange *r, size_t i)
 {
 	const struct ktok *toks = r->toks;
-	size_t close = kmatch(toks, i + 1, r->n), starts[MAX_ARGS], ends[MAX_ARGS], n;
+	size_t close = dtl_kernels_match(toks, i + 1, r->n), starts[MAX_ARGS], ends[MAX_ARGS], n;
 	const struct kfunc *block;
 	struct kreg *g;
 	struct ref ref;
 
 	if (close >= r->n)
 		return;
-	n = ksplit_args(toks, i + 2, close, starts, ends, MAX_ARGS);
+	n = dtl_kernels_split_args(toks, i + 2, close, starts, ends, MAX_ARGS);
 	if (!n || !all_strings(toks, starts[0], ends[0]))
 		return; /* py::init<>(), or not a registration */
 	bool schema_only = n == 1 || !parse_ref(toks, starts[1], ends[1], &ref);
@@ -183,13 +183,13 @@ void kregister(struct kx *x, struct krange *r, size_t i)
 	if (schema_only &&
 	    !(block && ktok_is(&toks[i], "def") && strcmp(block->name, "PYBIND11_MODULE") != 0))
 		return;
-	const char *text = kexpr_message(x, toks, starts, ends, 1);
+	const char *text = dtl_kernels_expr_message(x, toks, starts, ends, 1);
 	if (!text)
 		return;
 
 	g = dtl_vec_push(&x->k->scanner->regs, x->k->arena, sizeof(*g));
 	if (!g) {
-		kx_oom(x);
+		dtl_kernels_rec_oom(x);
 		return;
 	}
 	g->file = x->kf->path;
@@ -232,46 +232,49 @@ void kregister(struct kx *x, struct krange *r, size_t i)
 				colons = text + c;
 		}
 		if (colons) {
-			g->ns = kx_intern_tok(x, text, (size_t)(colons - text));
+			g->ns = dtl_kernels_rec_intern_tok(x, text, (size_t)(colons - text));
 			op_len -= (size_t)(colons + 2 - text);
 			op = colons + 2;
 		}
 	}
-	g->op = kx_intern_tok(x, op, op_len);
+	g->op = dtl_kernels_rec_intern_tok(x, op, op_len);
 	if (schema_only)
 		return; /* m.def("foo(Tensor x) -> Tensor"): the schema for the impls */
 
 	if (ref.key != SIZE_MAX)
-		g->dispatch_key = kx_intern_tok(x, toks[ref.key].text, toks[ref.key].len);
+		g->dispatch_key =
+		    dtl_kernels_rec_intern_tok(x, toks[ref.key].text, toks[ref.key].len);
 	if (ref.lambda) {
-		g->function = kintern_z(x->k, "<lambda>");
+		g->function = dtl_kernels_intern_z(x->k, "<lambda>");
 		g->fname = g->function;
-		g->lambda_func = kx_new_lambda(x, toks, starts[1], ref.lambda_open,
-		                               ref.lambda_open ? ref.lambda_close : 0);
+		g->lambda_func = dtl_kernels_rec_new_lambda(x, toks, starts[1], ref.lambda_open,
+		                                            ref.lambda_open ? ref.lambda_close : 0);
 		if (g->lambda_func != KNONE && r->main) {
 			x->lambda_func = g->lambda_func;
 			x->lambda_brace = ref.lambda_brace;
 		}
 	} else {
 		size_t end = ref.targs_hi ? ref.targs_hi + 1 : ref.name + 1;
-		char *written = kjoin(x->scratch, toks, ref.first, end);
-		g->function = written ? kx_intern_tok(x, written, strlen(written)) : NULL;
-		g->fname = kx_intern_tok(x, toks[ref.name].text, toks[ref.name].len);
+		char *written = dtl_kernels_join(x->scratch, toks, ref.first, end);
+		g->function =
+		    written ? dtl_kernels_rec_intern_tok(x, written, strlen(written)) : NULL;
+		g->fname = dtl_kernels_rec_intern_tok(x, toks[ref.name].text, toks[ref.name].len);
 		if (ref.qual != SIZE_MAX)
-			g->cls = kx_intern_tok(x, toks[ref.qual].text, toks[ref.qual].len);
+			g->cls =
+			    dtl_kernels_rec_intern_tok(x, toks[ref.qual].text, toks[ref.qual].len);
 		if (ref.targs_hi > ref.targs_lo) {
 			size_t ts[MAX_TARGS], te[MAX_TARGS];
-			size_t nt =
-			    ksplit_args(toks, ref.targs_lo, ref.targs_hi, ts, te, MAX_TARGS);
+			size_t nt = dtl_kernels_split_args(toks, ref.targs_lo, ref.targs_hi, ts, te,
+			                                   MAX_TARGS);
 			g->targs = dtl_arena_calloc(x->k->arena, nt ? nt : 1, sizeof(*g->targs));
 			if (!g->targs) {
-				kx_oom(x);
+				dtl_kernels_rec_oom(x);
 				return;
 			}
 			g->n_targs = (uint32_t)nt;
 			for (size_t a = 0; a < nt; a++) {
-				uint64_t m = kexpr_cpp_type(toks, ts[a], te[a]);
-				g->targs[a] = m ? m : kexpr_constant(toks, ts[a], te[a]);
+				uint64_t m = dtl_kernels_expr_cpp_type(toks, ts[a], te[a]);
+				g->targs[a] = m ? m : dtl_kernels_expr_constant(toks, ts[a], te[a]);
 			}
 		}
 	}

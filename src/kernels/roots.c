@@ -26,16 +26,16 @@ static bool special(const char *path)
 	return under(path, "/dev") || under(path, "/proc") || under(path, "/sys");
 }
 
-const char *kinclude_refused(struct dtl_kernels *k, const char *name,
-                             const struct CXUnsavedFile *unsaved, unsigned n_unsaved)
+const char *dtl_kernels_include_refused(struct dtl_kernels *k, const char *name,
+                                        const struct CXUnsavedFile *unsaved, unsigned n_unsaved)
 {
 	const struct dtl_kernels_scanner *s = k->scanner;
 	char *real;
 	bool ok = false;
 
-	const char *norm = n_unsaved ? knormalize(k, name) : NULL;
+	const char *norm = n_unsaved ? dtl_kernels_normalize(k, name) : NULL;
 	for (unsigned i = 0; norm && i < n_unsaved; i++) {
-		if (knormalize(k, unsaved[i].Filename) == norm)
+		if (dtl_kernels_normalize(k, unsaved[i].Filename) == norm)
 			return NULL;
 	}
 	if (special(name))
@@ -53,8 +53,8 @@ const char *kinclude_refused(struct dtl_kernels *k, const char *name,
 	return ok ? NULL : "outside the scanned directories";
 }
 
-int kset_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
-               const char *const *more, size_t n_more)
+int dtl_kernels_set_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
+                          const char *const *more, size_t n_more)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
 	const char **roots = dtl_arena_calloc(k->arena, n_dirs + n_more + 1, sizeof(*roots));
@@ -66,7 +66,7 @@ int kset_roots(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
 		char *real = realpath(i < n_dirs ? dirs[i] : more[i - n_dirs], NULL);
 		if (!real)
 			continue; /* nothing can be included from a directory that is not there */
-		roots[n] = kintern_z(k, real);
+		roots[n] = dtl_kernels_intern_z(k, real);
 		free(real);
 		if (!roots[n])
 			return -ENOMEM;

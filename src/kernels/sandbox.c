@@ -7,8 +7,8 @@
  * waited for the terminal, and a libclang crash was counted in stats.files_failed, nowhere
  * else.
  *
- * The child runs kscan_local() (scan-local.c) on its copy of the scanner and sends back, through a
- * pipe, what that added: the file's record, the statistics, and the new functions, facts,
+ * The child runs dtl_kernels_scan_local() (scan-local.c) on its copy of the scanner and sends back,
+ * through a pipe, what that added: the file's record, the statistics, and the new functions, facts,
  * registrations, links and file infos, every string length-prefixed. The parent reads at most
  * KSANDBOX_MAX_RESULT bytes, checks every count, index, enum and string against the bytes it
  * holds, and interns the strings again in its own scanner. A child that crashes, is killed, or
@@ -318,7 +318,7 @@ static bool fits_u32(size_t n)
 	return n <= UINT32_MAX;
 }
 
-/* Everything kscan_local() added to the scanner since b. */
+/* Everything dtl_kernels_scan_local() added to the scanner since b. */
 static void w_result(struct wbuf *w, const struct dtl_kernels *k, const struct kbase *b, int r,
                      const struct dtl_error *error)
 {
@@ -335,7 +335,8 @@ static void w_result(struct wbuf *w, const struct dtl_kernels *k, const struct k
 		w_str(w, error->message);
 	}
 	if (s->files.count != b->files + 1) {
-		w->err = KSANDBOX_EXIT_NOMEM; /* kscan_local() could not record the file */
+		w->err =
+		    KSANDBOX_EXIT_NOMEM; /* dtl_kernels_scan_local() could not record the file */
 		return;
 	}
 	w_u64(w, rec->parse_ns);
@@ -473,8 +474,8 @@ static void child_main(struct dtl_kernels *k, int fd, pid_t parent, const struct
 			misbehave(l->knob);
 		}
 		base_of(k, &b);
-		r = kscan_local(k, jobs[i].path, unsaved, n_unsaved, jobs[i].include_dirs,
-		                jobs[i].n_include_dirs, &error);
+		r = dtl_kernels_scan_local(k, jobs[i].path, unsaved, n_unsaved,
+		                           jobs[i].include_dirs, jobs[i].n_include_dirs, &error);
 		w.len = 0;
 		w_u32(&w, 0); /* the frame's length, filled in below */
 		w_result(&w, k, &b, r, &error);
@@ -540,7 +541,7 @@ static const char *r_str(struct rbuf *rd)
 		rd->bad = true;
 		return NULL;
 	}
-	s = kintern(rd->k, (const char *)rd->p, n);
+	s = dtl_kernels_intern(rd->k, (const char *)rd->p, n);
 	rd->p += n;
 	if (!s)
 		rd->nomem = true;
@@ -851,7 +852,7 @@ static struct dtl_kernel_file *begin_file(struct dtl_kernels *k, const char *pat
 
 	base_of(k, b);
 	rec = dtl_vec_push(&s->files, k->arena, sizeof(*rec));
-	if (!rec || !(rec->path = kintern_z(k, path)))
+	if (!rec || !(rec->path = dtl_kernels_intern_z(k, path)))
 		return NULL;
 	k->files = s->files.items;
 	k->n_files = s->files.count;
@@ -1125,7 +1126,7 @@ fail:
 	return end_file(k, r, t0, error);
 }
 
-void kscan_budget(struct dtl_kernels *k, bool on)
+void dtl_kernels_scan_budget(struct dtl_kernels *k, bool on)
 {
 	k->scanner->budget_end_ms =
 	    on && k->options.budget_s ? now_ms() + (uint64_t)k->options.budget_s * 1000u : 0;
@@ -1154,8 +1155,9 @@ static int skip_rest(struct dtl_kernels *k, const struct kjob *jobs, size_t n, s
 	return r;
 }
 
-int kscan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
-                struct CXUnsavedFile *unsaved, unsigned n_unsaved, struct dtl_error *error)
+int dtl_kernels_scan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
+                           struct CXUnsavedFile *unsaved, unsigned n_unsaved,
+                           struct dtl_error *error)
 {
 	struct ksandbox_limits l;
 	size_t next = 0;
@@ -1174,14 +1176,14 @@ int kscan_batch(struct dtl_kernels *k, const struct kjob *jobs, size_t n,
 	return r;
 }
 
-int kscan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
-              unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
-              struct dtl_error *error)
+int dtl_kernels_scan_one(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+                         unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
+                         struct dtl_error *error)
 {
 	struct kjob job = {
 	    .path = path, .include_dirs = include_dirs, .n_include_dirs = n_include_dirs};
 
-	return kscan_batch(k, &job, 1, unsaved, n_unsaved, error);
+	return dtl_kernels_scan_batch(k, &job, 1, unsaved, n_unsaved, error);
 }
 
 size_t dtl_kernels_file_errors(const struct dtl_kernels *k, const struct dtl_error **ret)

@@ -2,8 +2,8 @@
 /*
  * Scanning one file end to end in this process: parse (parse.c), macros (macros.c), facts and
  * functions (extract.c), the file's includes and declarations. sandbox.c runs it in a child;
- * scan.c and walk.c pick the files (kscan_wanted()). Below all three, so that the sandbox does
- * not call back into scan.c (tests/kernels/call-graph.sh).
+ * scan.c and walk.c pick the files (dtl_kernels_scan_wanted()). Below all three, so that the
+ * sandbox does not call back into scan.c (tests/kernels/call-graph.sh).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ static int record_file_info(struct kx *x)
 		if (!decls)
 			return -ENOMEM;
 		for (size_t i = 0; i < x->decls.count; i++) {
-			if (!(decls[i] = kintern(k, d[i].text, d[i].len)))
+			if (!(decls[i] = dtl_kernels_intern(k, d[i].text, d[i].len)))
 				return -ENOMEM;
 		}
 		qsort(decls, x->decls.count, sizeof(*decls), cmp_ptr);
@@ -62,9 +62,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
-                unsigned n_unsaved, const char *const *include_dirs, size_t n_include_dirs,
-                struct dtl_error *error)
+int dtl_kernels_scan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *unsaved,
+                           unsigned n_unsaved, const char *const *include_dirs,
+                           size_t n_include_dirs, struct dtl_error *error)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
 	struct dtl_loc loc = {.file = path};
@@ -75,15 +75,15 @@ int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *u
 	int r;
 
 	rec = dtl_vec_push(&s->files, k->arena, sizeof(*rec));
-	if (!rec || !(rec->path = kintern_z(k, path)))
+	if (!rec || !(rec->path = dtl_kernels_intern_z(k, path)))
 		return dtl_error_set(error, loc, -ENOMEM, "out of memory");
 	k->files = s->files.items;
 	k->n_files = s->files.count;
 	s->linked = false;
 
 	dtl_arena_init(&scratch);
-	r = kfile_parse(k, &scratch, path, unsaved, n_unsaved, include_dirs, n_include_dirs, &kf,
-	                &parse_ns, error);
+	r = dtl_kernels_file_parse(k, &scratch, path, unsaved, n_unsaved, include_dirs,
+	                           n_include_dirs, &kf, &parse_ns, error);
 	rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
 	rec->parse_ns = parse_ns;
 	if (r < 0) {
@@ -102,9 +102,9 @@ int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *u
 		x->scratch = &scratch;
 		x->kf = &kf;
 		x->expand_budget = KMAX_EXPAND_TOKENS;
-		r = kmacros_collect(x);
+		r = dtl_kernels_macros_collect(x);
 		if (r == 0)
-			r = kextract(x);
+			r = dtl_kernels_extract(x);
 		if (r == 0)
 			r = record_file_info(x);
 	}
@@ -113,7 +113,7 @@ int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *u
 	rec->diagnostics = kf.diagnostics;
 	k->stats.files++;
 	k->stats.tokens += kf.n;
-	kfile_dispose(&kf);
+	dtl_kernels_file_dispose(&kf);
 	dtl_arena_fini(&scratch);
 	rec->total_ns = now_ns() - t0;
 	if (r < 0)
@@ -121,7 +121,7 @@ int kscan_local(struct dtl_kernels *k, const char *path, struct CXUnsavedFile *u
 	return 0;
 }
 
-bool kscan_wanted(const char *path)
+bool dtl_kernels_scan_wanted(const char *path)
 {
 	static const char *const exts[] = {".cpp", ".cc", ".cxx", ".cu", ".cuh", ".h", ".hpp"};
 	const char *dot = strrchr(path, '.');

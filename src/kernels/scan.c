@@ -29,13 +29,14 @@ int dtl_kernels_scan_file(struct dtl_kernels *k, const char *path, struct dtl_er
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 	const char *dirs[1] = {dir};
-	int r = dir ? kset_roots(k, dirs, 1, k->options.include_dirs, k->options.n_include_dirs)
+	int r = dir ? dtl_kernels_set_roots(k, dirs, 1, k->options.include_dirs,
+	                                    k->options.n_include_dirs)
 	            : -ENOMEM;
 	free(dir);
 	if (r < 0)
 		return dtl_error_set(error, loc, r, "out of memory");
-	return kscan_one(k, path, NULL, 0, k->options.include_dirs, k->options.n_include_dirs,
-	                 error);
+	return dtl_kernels_scan_one(k, path, NULL, 0, k->options.include_dirs,
+	                            k->options.n_include_dirs, error);
 }
 
 static bool is_project_dir(const char *name, size_t len)
@@ -116,11 +117,11 @@ int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_sour
 	}
 	for (size_t i = 0; i < n_sources; i++) {
 		const char **incs;
-		if (!kscan_wanted(sources[i].path))
+		if (!dtl_kernels_scan_wanted(sources[i].path))
 			continue;
-		r = kinclude_order(&scratch, sources[i].path, dirs.items, dirs.count,
-		                   k->options.include_dirs, k->options.n_include_dirs, &incs,
-		                   &jobs[n_jobs].n_include_dirs);
+		r = dtl_kernels_include_order(&scratch, sources[i].path, dirs.items, dirs.count,
+		                              k->options.include_dirs, k->options.n_include_dirs,
+		                              &incs, &jobs[n_jobs].n_include_dirs);
 		if (r < 0) {
 			r = dtl_error_set(error, nowhere, r, "out of memory");
 			goto out;
@@ -128,7 +129,7 @@ int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_sour
 		jobs[n_jobs].path = sources[i].path;
 		jobs[n_jobs++].include_dirs = incs;
 	}
-	r = kscan_batch(k, jobs, n_jobs, unsaved, (unsigned)n_sources, error);
+	r = dtl_kernels_scan_batch(k, jobs, n_jobs, unsaved, (unsigned)n_sources, error);
 	if (r == -ENOMEM)
 		goto out;
 	/* a file libclang cannot parse is counted, not fatal */

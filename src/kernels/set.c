@@ -56,13 +56,13 @@ static int init(struct dtl_kernels *k, struct dtl_arena *arena,
 	if (!s)
 		return dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
 	memset(s, 0, sizeof(*s));
-	if ((r = dtl_libclang_open(lc, k->options.libclang_path, error)) < 0)
+	if ((r = dtl_kernels_libclang_open(lc, k->options.libclang_path, error)) < 0)
 		return r;
 	s->lc = lc;
 	/* displayDiagnostics=0: a hermetic parse has hundreds of errors (docs/kernels.md §2) */
 	s->index = s->lc->createIndex(0, 0);
 	if (!s->index) {
-		dtl_libclang_close(lc);
+		dtl_kernels_libclang_close(lc);
 		return dtl_error_set(error, nowhere, -ENOMEM, "libclang: cannot create an index");
 	}
 	dtl_strmap_init(&s->strings, arena);
@@ -90,12 +90,12 @@ void dtl_kernels_fini(struct dtl_kernels *k)
 	if (k->scanner->index)
 		k->scanner->lc->disposeIndex(k->scanner->index);
 	k->scanner->index = NULL;
-	dtl_libclang_close(k->scanner->lc);
+	dtl_kernels_libclang_close(k->scanner->lc);
 	k->scanner->lc = NULL;
 	k->scanner = NULL;
 }
 
-const char *kintern(struct dtl_kernels *k, const char *text, size_t len)
+const char *dtl_kernels_intern(struct dtl_kernels *k, const char *text, size_t len)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
 	int64_t found = dtl_strmap_get(&s->strings, text, len);
@@ -116,7 +116,7 @@ const char *kintern(struct dtl_kernels *k, const char *text, size_t len)
 	return copy;
 }
 
-const char *kbackend_of_path(struct dtl_kernels *k, const char *path)
+const char *dtl_kernels_backend_of_path(struct dtl_kernels *k, const char *path)
 {
 	/* docs/kernels.md §10: tag the backend from the extension or
 	 * path (mmcv keeps npu/mlu/musa copies of each op beside the CUDA one). */
@@ -126,7 +126,7 @@ const char *kbackend_of_path(struct dtl_kernels *k, const char *path)
 
 	if ((len > 3 && strcmp(path + len - 3, ".cu") == 0) ||
 	    (len > 4 && strcmp(path + len - 4, ".cuh") == 0))
-		return kintern_z(k, "cuda");
+		return dtl_kernels_intern_z(k, "cuda");
 	for (const char *p = path; *p;) {
 		const char *e = strchr(p, '/');
 		size_t seg = e ? (size_t)(e - p) : strlen(p);
@@ -138,7 +138,7 @@ const char *kbackend_of_path(struct dtl_kernels *k, const char *path)
 				bool start = at == 0 || p[at - 1] == '_';
 				bool end = at + n == seg || p[at + n] == '_' || p[at + n] == '.';
 				if (start && end && strncasecmp(p + at, names[i], n) == 0)
-					return kintern_z(k, names[i]);
+					return dtl_kernels_intern_z(k, names[i]);
 			}
 		}
 		p += seg;
@@ -148,7 +148,7 @@ const char *kbackend_of_path(struct dtl_kernels *k, const char *path)
 	return NULL;
 }
 
-const char *knormalize(struct dtl_kernels *k, const char *path)
+const char *dtl_kernels_normalize(struct dtl_kernels *k, const char *path)
 {
 	size_t len = strlen(path), n = 0, out = 0;
 	char *buf = dtl_arena_alloc(k->arena, len + 2);
@@ -186,7 +186,7 @@ const char *knormalize(struct dtl_kernels *k, const char *path)
 	}
 	if (out == 0)
 		buf[out++] = '.';
-	return kintern(k, buf, out);
+	return dtl_kernels_intern(k, buf, out);
 }
 
 const char *dtl_kernels_fact_kind_name(enum dtl_kernel_fact_kind kind)

@@ -24,7 +24,7 @@ static int bracket(const struct ktok *t)
 	return 0;
 }
 
-size_t kmatch(const struct ktok *toks, size_t open, size_t end)
+size_t dtl_kernels_match(const struct ktok *toks, size_t open, size_t end)
 {
 	size_t depth = 0;
 
@@ -42,8 +42,8 @@ size_t kmatch(const struct ktok *toks, size_t open, size_t end)
 	return end;
 }
 
-size_t ksplit_args(const struct ktok *toks, size_t lo, size_t hi, size_t *starts, size_t *ends,
-                   size_t max)
+size_t dtl_kernels_split_args(const struct ktok *toks, size_t lo, size_t hi, size_t *starts,
+                              size_t *ends, size_t max)
 {
 	size_t n = 0, depth = 0, start = lo;
 
@@ -69,7 +69,7 @@ size_t ksplit_args(const struct ktok *toks, size_t lo, size_t hi, size_t *starts
 	return n < max ? n : max;
 }
 
-char *kjoin(struct dtl_arena *arena, const struct ktok *toks, size_t lo, size_t hi)
+char *dtl_kernels_join(struct dtl_arena *arena, const struct ktok *toks, size_t lo, size_t hi)
 {
 	size_t len = 0, pos = 0;
 	/* inside a directive (an #if condition) its own tokens are the text */

@@ -125,7 +125,7 @@ static const struct entry constants[] = {
     {"UInt64", DTL_KERNEL_DT_UINT64},
 };
 
-uint64_t kvocab_constant(const char *text, size_t len)
+uint64_t dtl_kernels_vocab_constant(const char *text, size_t len)
 {
 	if (len > 5 && memcmp(text, "kBits", 5) == 0)
 		return DTL_KERNEL_DT_BITS;
@@ -169,7 +169,7 @@ static const struct entry cpp_types[] = {
     {"uint64_t", DTL_KERNEL_DT_UINT64},
 };
 
-uint64_t kvocab_cpp_type(const char *text, size_t len)
+uint64_t dtl_kernels_vocab_cpp_type(const char *text, size_t len)
 {
 	return LOOKUP(cpp_types, text, len);
 }
@@ -197,7 +197,7 @@ static const struct entry bases[] = {
     {"FLOAT8_TYPES", FLOAT8_ALL},
 };
 
-uint64_t kvocab_dispatch_base(const char *text, size_t len)
+uint64_t dtl_kernels_vocab_dispatch_base(const char *text, size_t len)
 {
 	return LOOKUP(bases, text, len);
 }
@@ -215,17 +215,17 @@ static const struct entry v2_groups[] = {
     {"AT_FLOAT8_TYPES", FLOAT8_ALL},
 };
 
-uint64_t kvocab_v2_group(const char *text, size_t len)
+uint64_t dtl_kernels_vocab_v2_group(const char *text, size_t len)
 {
 	return LOOKUP(v2_groups, text, len);
 }
 
-uint64_t kvocab_floating(void)
+uint64_t dtl_kernels_vocab_floating(void)
 {
 	return FLOATING | F16 | BF16 | FLOAT8_ALL;
 }
 
-uint64_t kvocab_complex(void)
+uint64_t dtl_kernels_vocab_complex(void)
 {
 	return COMPLEX | C32;
 }
@@ -279,7 +279,7 @@ static const struct extra_info *extra(unsigned bit)
 	return &extras[bit - DTL_KERNEL_DT_FIRST_EXTRA];
 }
 
-const char *kvocab_typemeta_name(unsigned bit)
+const char *dtl_kernels_vocab_typemeta_name(unsigned bit)
 {
 	if (bit > 0 && bit < DTL_DTYPE_COUNT)
 		return core_typemeta[bit] ? core_typemeta[bit] : "?";

@@ -96,7 +96,7 @@ static int walk(struct walker *w, const char *dir, unsigned depth)
 				return r;
 			continue;
 		}
-		if (!S_ISREG(st.st_mode) || !kscan_wanted(path))
+		if (!S_ISREG(st.st_mode) || !dtl_kernels_scan_wanted(path))
 			continue;
 		if ((uint64_t)st.st_size > w->k->options.max_file_size) {
 			w->k->stats.files_skipped++;
@@ -152,9 +152,9 @@ static char *normalise_root(struct dtl_arena *arena, const char *dir)
 	return dtl_arena_strndup(arena, dir, len);
 }
 
-int kinclude_order(struct dtl_arena *scratch, const char *path, const char *const *dirs,
-                   size_t n_dirs, const char *const *extra, size_t n_extra, const char ***ret,
-                   size_t *ret_n)
+int dtl_kernels_include_order(struct dtl_arena *scratch, const char *path, const char *const *dirs,
+                              size_t n_dirs, const char *const *extra, size_t n_extra,
+                              const char ***ret, size_t *ret_n)
 {
 	struct ranked *ranked = dtl_arena_calloc(scratch, n_dirs ? n_dirs : 1, sizeof(*ranked));
 	const char **out = dtl_arena_calloc(scratch, n_dirs + n_extra + 1, sizeof(*out));
@@ -212,14 +212,15 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 		}
 	}
 	/* includes may come from the scanned directories (w.dirs are inside them) */
-	if (kset_roots(k, dirs, n_dirs, k->options.include_dirs, k->options.n_include_dirs) < 0) {
+	if (dtl_kernels_set_roots(k, dirs, n_dirs, k->options.include_dirs,
+	                          k->options.n_include_dirs) < 0) {
 		r = dtl_error_set(error, nowhere, -ENOMEM, "out of memory");
 		goto out;
 	}
 	size_t n_found = w.dirs.count < KMAX_INCLUDE_DIRS ? w.dirs.count : KMAX_INCLUDE_DIRS;
 	k->scanner->progress_done = 0;
 	k->scanner->progress_total = w.files.count;
-	kscan_budget(k, true);
+	dtl_kernels_scan_budget(k, true);
 	for (size_t f = 0; f < w.files.count; f += KSANDBOX_BATCH) {
 		size_t n_jobs =
 		    w.files.count - f < KSANDBOX_BATCH ? w.files.count - f : KSANDBOX_BATCH;
@@ -230,14 +231,14 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 		for (size_t j = 0; j < n_jobs && r == 0; j++) {
 			const char **incs;
 			jobs[j].path = ((char **)w.files.items)[f + j];
-			r = kinclude_order(&per_batch, jobs[j].path,
-			                   (const char *const *)w.dirs.items, n_found,
-			                   k->options.include_dirs, k->options.n_include_dirs,
-			                   &incs, &jobs[j].n_include_dirs);
+			r = dtl_kernels_include_order(
+			    &per_batch, jobs[j].path, (const char *const *)w.dirs.items, n_found,
+			    k->options.include_dirs, k->options.n_include_dirs, &incs,
+			    &jobs[j].n_include_dirs);
 			jobs[j].include_dirs = incs;
 		}
 		if (r == 0)
-			r = kscan_batch(k, jobs, n_jobs, NULL, 0, error);
+			r = dtl_kernels_scan_batch(k, jobs, n_jobs, NULL, 0, error);
 		dtl_arena_fini(&per_batch);
 		if (r == -ENOMEM) {
 			dtl_error_set(error, nowhere, r, "out of memory");
@@ -248,7 +249,7 @@ int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t
 	r = dtl_kernels_link(k, error);
 out:
 	k->scanner->progress_total = 0;
-	kscan_budget(k, false);
+	dtl_kernels_scan_budget(k, false);
 	dtl_arena_fini(&scratch);
 	return r;
 }

@@ -1120,18 +1120,19 @@ START_TEST(libclang_loader)
 	struct dtl_libclang lc, zero = {0};
 	struct dtl_kernels k2;
 
-	ck_assert_int_eq(dtl_libclang_open(&lc, "/nonexistent/libclang.so.1", &error), -ENOENT);
+	ck_assert_int_eq(dtl_kernels_libclang_open(&lc, "/nonexistent/libclang.so.1", &error),
+	                 -ENOENT);
 	ck_assert_str_eq(error.loc.file, "");
 	ck_assert_ptr_nonnull(
 	    strstr(error.message, "cannot load libclang '/nonexistent/libclang.so.1': "));
 	ck_assert_ptr_null(lc.handle);
 	/* a library that is not libclang: the first missing function is named */
-	ck_assert_int_eq(dtl_libclang_open(&lc, "libc.so.6", &error), -ENOSYS);
+	ck_assert_int_eq(dtl_kernels_libclang_open(&lc, "libc.so.6", &error), -ENOSYS);
 	ck_assert_ptr_nonnull(strstr(error.message, "'libc.so.6' is not a usable libclang: "));
 	ck_assert_ptr_nonnull(strstr(error.message, "clang_createIndex"));
 	ck_assert_ptr_null(lc.handle);
 	ck_assert_ptr_null(lc.tokenize);
-	dtl_libclang_close(&zero);
+	dtl_kernels_libclang_close(&zero);
 	/* options.libclang_path: the set loads that library, and says so when it cannot */
 	struct dtl_kernels_options options;
 	dtl_kernels_options_default(&options);
@@ -1141,8 +1142,8 @@ START_TEST(libclang_loader)
 	    strstr(error.message, "cannot load libclang '/nonexistent/libclang.so.1': "));
 	dtl_kernels_fini(&k2);
 
-	ck_assert_int_eq(dtl_libclang_open(&lc, NULL, &error), 0);
-	ck_assert_str_eq(lc.path, dtl_libclang_default_path());
+	ck_assert_int_eq(dtl_kernels_libclang_open(&lc, NULL, &error), 0);
+	ck_assert_str_eq(lc.path, dtl_kernels_libclang_default_path());
 	ck_assert_ptr_nonnull(lc.createIndex);
 	ck_assert_ptr_nonnull(lc.Cursor_isMacroFunctionLike);
 	options.libclang_path = lc.path;
@@ -1152,7 +1153,7 @@ START_TEST(libclang_loader)
 	ck_assert_uint_eq(k2.contracts[0].dispatch_types, F32 | F64);
 	dtl_kernels_fini(&k2);
 	ck_assert_ptr_nonnull(lc.handle); /* the set's own load is counted apart from this one */
-	dtl_libclang_close(&lc);
+	dtl_kernels_libclang_close(&lc);
 	ck_assert_ptr_null(lc.handle);
 }
 END_TEST
