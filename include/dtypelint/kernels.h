@@ -25,27 +25,27 @@
 #include "dtypelint/dtype.h"
 
 /*
- * A set of dtypes is a uint64_t: bit d for each enum dtl_dtype d, plus the DTL_KERNEL_DT_* bits
+ * A set of dtypes is a uint64_t: bit d for each enum dtl_dtype d, plus the DTL_KERNELS_DT_* bits
  * for the scalar types that dtypelint's dtype algebra does not model (complex, quantized, ...).
  */
-#define DTL_KERNEL_DT(dtype)      (UINT64_C(1) << (unsigned)(dtype))
-#define DTL_KERNEL_DT_FIRST_EXTRA 32u
-#define DTL_KERNEL_DT_COMPLEX32   (UINT64_C(1) << 32)
-#define DTL_KERNEL_DT_COMPLEX64   (UINT64_C(1) << 33)
-#define DTL_KERNEL_DT_COMPLEX128  (UINT64_C(1) << 34)
-#define DTL_KERNEL_DT_QINT8       (UINT64_C(1) << 35)
-#define DTL_KERNEL_DT_QUINT8      (UINT64_C(1) << 36)
-#define DTL_KERNEL_DT_QINT32      (UINT64_C(1) << 37)
-#define DTL_KERNEL_DT_QUINT4X2    (UINT64_C(1) << 38)
-#define DTL_KERNEL_DT_QUINT2X4    (UINT64_C(1) << 39)
-#define DTL_KERNEL_DT_F8_E5M2FNUZ (UINT64_C(1) << 40)
-#define DTL_KERNEL_DT_F8_E4M3FNUZ (UINT64_C(1) << 41)
-#define DTL_KERNEL_DT_F8_E8M0FNU  (UINT64_C(1) << 42)
-#define DTL_KERNEL_DT_UINT16      (UINT64_C(1) << 43)
-#define DTL_KERNEL_DT_UINT32      (UINT64_C(1) << 44)
-#define DTL_KERNEL_DT_UINT64      (UINT64_C(1) << 45)
-#define DTL_KERNEL_DT_BITS        (UINT64_C(1) << 46)
-#define DTL_KERNEL_DT_LAST_EXTRA  46u
+#define DTL_KERNELS_DT(dtype)      (UINT64_C(1) << (unsigned)(dtype))
+#define DTL_KERNELS_DT_FIRST_EXTRA 32u
+#define DTL_KERNELS_DT_COMPLEX32   (UINT64_C(1) << 32)
+#define DTL_KERNELS_DT_COMPLEX64   (UINT64_C(1) << 33)
+#define DTL_KERNELS_DT_COMPLEX128  (UINT64_C(1) << 34)
+#define DTL_KERNELS_DT_QINT8       (UINT64_C(1) << 35)
+#define DTL_KERNELS_DT_QUINT8      (UINT64_C(1) << 36)
+#define DTL_KERNELS_DT_QINT32      (UINT64_C(1) << 37)
+#define DTL_KERNELS_DT_QUINT4X2    (UINT64_C(1) << 38)
+#define DTL_KERNELS_DT_QUINT2X4    (UINT64_C(1) << 39)
+#define DTL_KERNELS_DT_F8_E5M2FNUZ (UINT64_C(1) << 40)
+#define DTL_KERNELS_DT_F8_E4M3FNUZ (UINT64_C(1) << 41)
+#define DTL_KERNELS_DT_F8_E8M0FNU  (UINT64_C(1) << 42)
+#define DTL_KERNELS_DT_UINT16      (UINT64_C(1) << 43)
+#define DTL_KERNELS_DT_UINT32      (UINT64_C(1) << 44)
+#define DTL_KERNELS_DT_UINT64      (UINT64_C(1) << 45)
+#define DTL_KERNELS_DT_BITS        (UINT64_C(1) << 46)
+#define DTL_KERNELS_DT_LAST_EXTRA  46u
 
 /* Every dtype the scanner knows (all enum dtl_dtype values but NONE, and the extras). */
 uint64_t dtl_kernels_all_dtypes(void);
@@ -57,28 +57,28 @@ const char *dtl_kernels_scalar_type_name(unsigned bit);
  * the length the full text needs, like snprintf. */
 size_t dtl_kernels_format_dtypes(uint64_t set, char *buf, size_t size);
 
-enum dtl_kernel_fact_kind {
-	DTL_KERNEL_FACT_DISPATCH, /* AT_DISPATCH_* or a project wrapper macro that switches */
-	DTL_KERNEL_FACT_ASSERT,   /* TORCH_CHECK / AT_ASSERTM / if (...) throw on a dtype */
-	DTL_KERNEL_FACT_BRANCH,   /* if (x.dtype() == ...) chain */
-	DTL_KERNEL_FACT_SWITCH,   /* hand-written switch (x.scalar_type()) */
-	DTL_KERNEL_FACT_ACCESSOR, /* data_ptr<T>, packed_accessor32<T, ...> */
+enum dtl_kernels_fact_kind {
+	DTL_KERNELS_FACT_DISPATCH, /* AT_DISPATCH_* or a project wrapper macro that switches */
+	DTL_KERNELS_FACT_ASSERT,   /* TORCH_CHECK / AT_ASSERTM / if (...) throw on a dtype */
+	DTL_KERNELS_FACT_BRANCH,   /* if (x.dtype() == ...) chain */
+	DTL_KERNELS_FACT_SWITCH,   /* hand-written switch (x.scalar_type()) */
+	DTL_KERNELS_FACT_ACCESSOR, /* data_ptr<T>, packed_accessor32<T, ...> */
 };
 
-enum dtl_kernel_binding {
-	DTL_KERNEL_BINDING_PYBIND11,           /* m.def("name", &fn) */
-	DTL_KERNEL_BINDING_TORCH_LIBRARY,      /* TORCH_LIBRARY(ns, m) { m.def / m.impl } */
-	DTL_KERNEL_BINDING_TORCH_LIBRARY_IMPL, /* TORCH_LIBRARY_IMPL(ns, KEY, m) { m.impl } */
-	DTL_KERNEL_BINDING_TORCH_LIBRARY_FRAGMENT,
-	DTL_KERNEL_BINDING_REGISTER_OPERATORS, /* torch::RegisterOperators().op("ns::name", &fn) */
+enum dtl_kernels_binding {
+	DTL_KERNELS_BINDING_PYBIND11,           /* m.def("name", &fn) */
+	DTL_KERNELS_BINDING_TORCH_LIBRARY,      /* TORCH_LIBRARY(ns, m) { m.def / m.impl } */
+	DTL_KERNELS_BINDING_TORCH_LIBRARY_IMPL, /* TORCH_LIBRARY_IMPL(ns, KEY, m) { m.impl } */
+	DTL_KERNELS_BINDING_TORCH_LIBRARY_FRAGMENT,
+	DTL_KERNELS_BINDING_REGISTER_OPERATORS, /* torch::RegisterOperators().op("ns::name", &fn) */
 };
 
-const char *dtl_kernels_fact_kind_name(enum dtl_kernel_fact_kind kind); /* "dispatch" */
-const char *dtl_kernels_binding_name(enum dtl_kernel_binding binding);  /* "pybind11" */
+const char *dtl_kernels_fact_kind_name(enum dtl_kernels_fact_kind kind); /* "dispatch" */
+const char *dtl_kernels_binding_name(enum dtl_kernels_binding binding);  /* "pybind11" */
 
 /* One dtype fact found in the sources, as seen from an op (call_depth, param). */
-struct dtl_kernel_evidence {
-	enum dtl_kernel_fact_kind kind;
+struct dtl_kernels_evidence {
+	enum dtl_kernels_fact_kind kind;
 	const char *file;
 	uint32_t line;
 	const char *function; /* enclosing function, NULL at file scope */
@@ -110,20 +110,20 @@ struct dtl_kernel_evidence {
 	bool throws;      /* a dtype outside types raises; false: it falls through silently */
 };
 
-struct dtl_kernel_input {
+struct dtl_kernels_input {
 	const char *name;
 	bool tensor;      /* declared as a tensor (Tensor, TensorList, optional<Tensor>, ...) */
 	bool known;       /* accepts holds facts */
 	uint64_t accepts; /* intersection of the mapped, unguarded facts on it */
-	enum dtl_kernel_fact_kind basis; /* kind of the shallowest such fact */
-	unsigned call_depth;             /* and its depth */
-	const char *same_dtype_as;       /* another parameter it must match */
+	enum dtl_kernels_fact_kind basis; /* kind of the shallowest such fact */
+	unsigned call_depth;              /* and its depth */
+	const char *same_dtype_as;        /* another parameter it must match */
 };
 
-struct dtl_kernel_contract {
+struct dtl_kernels_contract {
 	const char *op; /* registered name without namespace ("fwd", "foo.out") */
 	const char *ns; /* TORCH_LIBRARY namespace or the "ns" of "ns::op", or NULL */
-	enum dtl_kernel_binding binding;
+	enum dtl_kernels_binding binding;
 	const char *dispatch_key; /* TORCH_LIBRARY_IMPL key ("CUDA"), or NULL */
 	const char *backend;      /* "cuda" or "cpu" when the key or file tells, else NULL */
 	const char *function;     /* the bound function as written ("ns::fn", "<lambda>") */
@@ -137,9 +137,9 @@ struct dtl_kernel_contract {
 	uint64_t asserted_types;
 	uint64_t accessor_types;
 	uint64_t branch_types;
-	struct dtl_kernel_input *inputs;
+	struct dtl_kernels_input *inputs;
 	size_t n_inputs;
-	struct dtl_kernel_evidence *evidence; /* sorted by call_depth, file, line */
+	struct dtl_kernels_evidence *evidence; /* sorted by call_depth, file, line */
 	size_t n_evidence;
 };
 
@@ -175,7 +175,7 @@ struct dtl_kernels_stats {
 };
 
 /* One scanned file, for benchmarks and "parse health"; times are wall clock. */
-struct dtl_kernel_file {
+struct dtl_kernels_file {
 	const char *path;
 	uint64_t parse_ns; /* clang_parseTranslationUnit2 */
 	uint64_t total_ns; /* parse + tokens + facts */
@@ -185,7 +185,7 @@ struct dtl_kernel_file {
 };
 
 /* An in-memory file (unit tests): every source is visible to #include by its path. */
-struct dtl_kernel_source {
+struct dtl_kernels_source {
 	const char *path;
 	const char *text;
 	size_t length;
@@ -196,9 +196,9 @@ struct dtl_kernels_scanner;
 struct dtl_kernels {
 	struct dtl_arena *arena; /* borrowed: holds every result */
 	struct dtl_kernels_options options;
-	struct dtl_kernel_contract *contracts; /* sorted by op, file, line */
+	struct dtl_kernels_contract *contracts; /* sorted by op, file, line */
 	size_t n_contracts;
-	struct dtl_kernel_file *files;
+	struct dtl_kernels_file *files;
 	size_t n_files;
 	struct dtl_kernels_stats stats;
 	struct dtl_kernels_scanner *scanner; /* private */
@@ -223,7 +223,7 @@ size_t dtl_kernels_file_errors(const struct dtl_kernels *k, const struct dtl_err
 int dtl_kernels_scan_dirs(struct dtl_kernels *k, const char *const *dirs, size_t n_dirs,
                           struct dtl_error *error);
 /* Scans in-memory sources (each one with a scannable extension is a main file), then links. */
-int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_source *sources,
+int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernels_source *sources,
                              size_t n_sources, struct dtl_error *error);
 /* Scans one file on disk without linking; include dirs: its own dir and options.include_dirs. */
 int dtl_kernels_scan_file(struct dtl_kernels *k, const char *path, struct dtl_error *error);
@@ -233,18 +233,18 @@ int dtl_kernels_link(struct dtl_kernels *k, struct dtl_error *error);
 /* Contracts registered under op: "name", "ns::name", "ns.name" or "torch.ops.ns.name". Returns
  * how many (adjacent in k->contracts) and sets *ret_first, or 0. */
 size_t dtl_kernels_find(const struct dtl_kernels *k, const char *op,
-                        const struct dtl_kernel_contract **ret_first);
+                        const struct dtl_kernels_contract **ret_first);
 
-enum dtl_kernel_verdict {
-	DTL_KERNEL_UNKNOWN,    /* no dtype fact within max_depth */
-	DTL_KERNEL_ACCEPTS,    /* every fact lets the dtype pass */
-	DTL_KERNEL_REJECTS,    /* a mapped, unguarded, unconditional fact raises */
-	DTL_KERNEL_MAY_REJECT, /* only guarded, skipped, conditional or unmapped facts raise */
-	DTL_KERNEL_UNCHECKED,  /* the dtype is not handled but nothing raises (silent) */
+enum dtl_kernels_verdict {
+	DTL_KERNELS_UNKNOWN,    /* no dtype fact within max_depth */
+	DTL_KERNELS_ACCEPTS,    /* every fact lets the dtype pass */
+	DTL_KERNELS_REJECTS,    /* a mapped, unguarded, unconditional fact raises */
+	DTL_KERNELS_MAY_REJECT, /* only guarded, skipped, conditional or unmapped facts raise */
+	DTL_KERNELS_UNCHECKED,  /* the dtype is not handled but nothing raises (silent) */
 };
-const char *dtl_kernels_verdict_name(enum dtl_kernel_verdict verdict);
+const char *dtl_kernels_verdict_name(enum dtl_kernels_verdict verdict);
 
-struct dtl_kernel_query {
+struct dtl_kernels_query {
 	const char *op;
 	const char *param;    /* one parameter, or NULL for all tensor inputs */
 	enum dtl_dtype dtype; /* the dtype fed to them */
@@ -253,20 +253,20 @@ struct dtl_kernel_query {
 	const char *backend;
 };
 
-#define DTL_KERNEL_MESSAGE_MAX 1024
+#define DTL_KERNELS_MESSAGE_MAX 1024
 
-struct dtl_kernel_answer {
-	enum dtl_kernel_verdict verdict;
-	const struct dtl_kernel_contract *contract;
-	const struct dtl_kernel_evidence *evidence; /* the deciding fact, or NULL */
+struct dtl_kernels_answer {
+	enum dtl_kernels_verdict verdict;
+	const struct dtl_kernels_contract *contract;
+	const struct dtl_kernels_evidence *evidence; /* the deciding fact, or NULL */
 	/* The error torch raises ("\"foo_cuda\" not implemented for 'BFloat16'"), or for
 	 * UNCHECKED a sentence saying why nothing is raised; "" otherwise. */
-	char message[DTL_KERNEL_MESSAGE_MAX];
+	char message[DTL_KERNELS_MESSAGE_MAX];
 };
 
 /* 0 and *ret filled; -ENOENT when no contract has that op; -EINVAL on a bad query. */
-int dtl_kernels_query(const struct dtl_kernels *k, const struct dtl_kernel_query *query,
-                      struct dtl_kernel_answer *ret, struct dtl_error *error);
+int dtl_kernels_query(const struct dtl_kernels *k, const struct dtl_kernels_query *query,
+                      struct dtl_kernels_answer *ret, struct dtl_error *error);
 
 /* {"version":1,"tool":"dtypelint","contracts":[...]}: deterministic, one object per contract. */
 int dtl_kernels_write_json(FILE *out, const struct dtl_kernels *k, struct dtl_error *error);

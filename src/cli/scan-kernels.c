@@ -87,17 +87,17 @@ static int init_scanner(struct dtl_kernels *k, struct dtl_arena *arena,
 }
 
 static const enum dtl_op_verdict verdicts[] = {
-    [DTL_KERNEL_UNKNOWN] = DTL_OP_UNKNOWN,     [DTL_KERNEL_ACCEPTS] = DTL_OP_ACCEPTS,
-    [DTL_KERNEL_REJECTS] = DTL_OP_REJECTS,     [DTL_KERNEL_MAY_REJECT] = DTL_OP_MAY_REJECT,
-    [DTL_KERNEL_UNCHECKED] = DTL_OP_UNCHECKED,
+    [DTL_KERNELS_UNKNOWN] = DTL_OP_UNKNOWN,     [DTL_KERNELS_ACCEPTS] = DTL_OP_ACCEPTS,
+    [DTL_KERNELS_REJECTS] = DTL_OP_REJECTS,     [DTL_KERNELS_MAY_REJECT] = DTL_OP_MAY_REJECT,
+    [DTL_KERNELS_UNCHECKED] = DTL_OP_UNCHECKED,
 };
 
 static int query(void *data, const char *op, enum dtl_dtype dtype, struct dtl_op_answer *ret)
 {
 	const struct cli_kernels *ck = data;
 	const struct dtl_kernels *k = &ck->k;
-	struct dtl_kernel_query q = {.op = op, .dtype = dtype, .backend = "cuda"};
-	struct dtl_kernel_answer a;
+	struct dtl_kernels_query q = {.op = op, .dtype = dtype, .backend = "cuda"};
+	struct dtl_kernels_answer a;
 	struct dtl_error error;
 	int r = dtl_kernels_query(k, &q, &a, &error);
 

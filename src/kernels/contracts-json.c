@@ -17,7 +17,7 @@ static void put_types(struct dtl_json *w, const char *key, uint64_t set)
 	dtl_json_end_array(w);
 }
 
-static void put_evidence(struct dtl_json *w, const struct dtl_kernel_evidence *e)
+static void put_evidence(struct dtl_json *w, const struct dtl_kernels_evidence *e)
 {
 	uint64_t all = dtl_kernels_all_dtypes();
 
@@ -63,7 +63,7 @@ static void put_evidence(struct dtl_json *w, const struct dtl_kernel_evidence *e
 	dtl_json_end_object(w);
 }
 
-static void put_input(struct dtl_json *w, const struct dtl_kernel_input *in)
+static void put_input(struct dtl_json *w, const struct dtl_kernels_input *in)
 {
 	dtl_json_begin_object(w);
 	dtl_json_key_string(w, "name", in->name);
@@ -81,7 +81,7 @@ static void put_input(struct dtl_json *w, const struct dtl_kernel_input *in)
 	dtl_json_end_object(w);
 }
 
-static void put_contract(struct dtl_json *w, const struct dtl_kernel_contract *c)
+static void put_contract(struct dtl_json *w, const struct dtl_kernels_contract *c)
 {
 	dtl_json_begin_object_block(w);
 	dtl_json_key_string(w, "op", c->op);

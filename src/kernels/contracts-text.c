@@ -64,7 +64,7 @@ int dtl_kernels_write_text(FILE *out, const struct dtl_kernels *k, struct dtl_er
 		return dtl_error_set(error, nowhere, -EINVAL,
 		                     "kernel contracts are not linked (dtl_kernels_link)");
 	for (size_t i = 0; i < k->n_contracts; i++) {
-		const struct dtl_kernel_contract *c = &k->contracts[i];
+		const struct dtl_kernels_contract *c = &k->contracts[i];
 		bool first = true;
 
 		put_path(out, c->file);
@@ -92,7 +92,7 @@ int dtl_kernels_write_text(FILE *out, const struct dtl_kernels *k, struct dtl_er
 			        c->definition_file ? "" : " (function not found)");
 			continue;
 		}
-		const struct dtl_kernel_evidence *e = c->n_evidence ? &c->evidence[0] : NULL;
+		const struct dtl_kernels_evidence *e = c->n_evidence ? &c->evidence[0] : NULL;
 		if (e) {
 			fprintf(out, " (%zu fact%s, first %s at ", c->n_evidence,
 			        c->n_evidence == 1 ? "" : "s", dtl_kernels_fact_kind_name(e->kind));

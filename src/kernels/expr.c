@@ -42,12 +42,12 @@ uint64_t dtl_kernels_expr_cpp_type(const struct ktok *toks, size_t lo, size_t hi
 		if (t->kind == KT_IDENT && ktok_is(t, "complex") && i + 1 < hi &&
 		    ktok_punct(&toks[i + 1], "<")) {
 			uint64_t inner = dtl_kernels_expr_cpp_type(toks, i + 2, hi - 1);
-			if (inner == DTL_KERNEL_DT(DTL_DTYPE_F32))
-				return DTL_KERNEL_DT_COMPLEX64;
-			if (inner == DTL_KERNEL_DT(DTL_DTYPE_F64))
-				return DTL_KERNEL_DT_COMPLEX128;
-			if (inner == DTL_KERNEL_DT(DTL_DTYPE_F16))
-				return DTL_KERNEL_DT_COMPLEX32;
+			if (inner == DTL_KERNELS_DT(DTL_DTYPE_F32))
+				return DTL_KERNELS_DT_COMPLEX64;
+			if (inner == DTL_KERNELS_DT(DTL_DTYPE_F64))
+				return DTL_KERNELS_DT_COMPLEX128;
+			if (inner == DTL_KERNELS_DT(DTL_DTYPE_F16))
+				return DTL_KERNELS_DT_COMPLEX32;
 			return 0;
 		}
 		if (t->kind == KT_KEYWORD) {
@@ -69,14 +69,14 @@ uint64_t dtl_kernels_expr_cpp_type(const struct ktok *toks, size_t lo, size_t hi
 		return 0;
 	if (n_kw > 1 || is_unsigned || is_signed) {
 		if (ktok_is(last, "char"))
-			return is_unsigned ? DTL_KERNEL_DT(DTL_DTYPE_U8)
-			                   : DTL_KERNEL_DT(DTL_DTYPE_I8);
+			return is_unsigned ? DTL_KERNELS_DT(DTL_DTYPE_U8)
+			                   : DTL_KERNELS_DT(DTL_DTYPE_I8);
 		if (is_short)
-			return is_unsigned ? 0 : DTL_KERNEL_DT(DTL_DTYPE_I16);
+			return is_unsigned ? 0 : DTL_KERNELS_DT(DTL_DTYPE_I16);
 		if (is_long)
-			return is_unsigned ? DTL_KERNEL_DT_UINT64 : DTL_KERNEL_DT(DTL_DTYPE_I64);
+			return is_unsigned ? DTL_KERNELS_DT_UINT64 : DTL_KERNELS_DT(DTL_DTYPE_I64);
 		if (ktok_is(last, "int"))
-			return is_unsigned ? DTL_KERNEL_DT_UINT32 : DTL_KERNEL_DT(DTL_DTYPE_I32);
+			return is_unsigned ? DTL_KERNELS_DT_UINT32 : DTL_KERNELS_DT(DTL_DTYPE_I32);
 		return 0;
 	}
 	return dtl_kernels_vocab_cpp_type(last->text, last->len);
@@ -356,7 +356,7 @@ static void predicate(struct parser *p, size_t lo, size_t hi, struct kpred *out)
 		else if (ktok_is(&toks[name], "isComplexType"))
 			mask = dtl_kernels_vocab_complex();
 		else if (ktok_is(&toks[name], "isReducedFloatingType"))
-			mask = DTL_KERNEL_DT(DTL_DTYPE_F16) | DTL_KERNEL_DT(DTL_DTYPE_BF16);
+			mask = DTL_KERNELS_DT(DTL_DTYPE_F16) | DTL_KERNELS_DT(DTL_DTYPE_BF16);
 		if (mask &&
 		    dtl_kernels_expr_dtype(p->x, toks, name + 2, hi - 1, true, &item.subject)) {
 			item.mask = mask;

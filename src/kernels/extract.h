@@ -122,7 +122,7 @@ struct kpred {
 /* records.c */
 struct kfctx *dtl_kernels_rec_ctx(struct kx *x);
 struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
-                                   enum dtl_kernel_fact_kind kind);
+                                   enum dtl_kernels_fact_kind kind);
 uint64_t dtl_kernels_rec_when_at(const struct krange *r, size_t i);
 int dtl_kernels_rec_add_when(struct kx *x, struct krange *r, size_t start, size_t end,
                              uint64_t mask);

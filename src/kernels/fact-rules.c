@@ -243,7 +243,7 @@ void dtl_kernels_rule_at_dispatch(struct kx *x, struct krange *r, size_t i)
 			x->k->stats.at_dispatch_unresolved++;
 		return;
 	}
-	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_DISPATCH);
+	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNELS_FACT_DISPATCH);
 	if (!f)
 		return;
 	struct kdexpr d;
@@ -282,7 +282,7 @@ void dtl_kernels_rule_assert(struct kx *x, struct krange *r, size_t i)
 	const char *message = check_message(x, toks, i, starts, ends, n);
 	for (size_t k = 0; k < p.n; k++) {
 		const struct kpred_item *it = &p.items[k];
-		struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_ASSERT);
+		struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNELS_FACT_ASSERT);
 		if (!f)
 			return;
 		f->ev.subject = subject_text(x, toks, &it->subject);
@@ -512,7 +512,7 @@ void dtl_kernels_rule_branch(struct kx *x, struct krange *r, size_t i)
 	if (n_segs == 1 &&
 	    dtl_kernels_rule_throw_at(x, toks, segs[0].start, segs[0].end + 1, &message)) {
 		const struct kpred_item *it = &segs[0].pred.items[0];
-		struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_ASSERT);
+		struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNELS_FACT_ASSERT);
 		if (!f)
 			return;
 		f->ev.types = dtl_kernels_all_dtypes() & ~it->mask;
@@ -548,7 +548,7 @@ void dtl_kernels_rule_branch(struct kx *x, struct krange *r, size_t i)
 		dtl_kernels_rec_add_when(x, r, else_start, else_end, ~handled);
 		throws = dtl_kernels_rule_throw_at(x, toks, else_start, else_end + 1, &message);
 	}
-	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_BRANCH);
+	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNELS_FACT_BRANCH);
 	if (!f)
 		return;
 	const struct kpred_item *it = &segs[0].pred.items[0];
@@ -654,7 +654,7 @@ void dtl_kernels_rule_switch(struct kx *x, struct krange *r, size_t i)
 		group = 0;
 	}
 	struct kfact *f = dtl_kernels_rec_fact(
-	    x, r, i, r->main ? DTL_KERNEL_FACT_SWITCH : DTL_KERNEL_FACT_DISPATCH);
+	    x, r, i, r->main ? DTL_KERNELS_FACT_SWITCH : DTL_KERNELS_FACT_DISPATCH);
 	if (!f)
 		return;
 	struct kdexpr d;
@@ -764,7 +764,7 @@ void dtl_kernels_rule_accessor(struct kx *x, struct krange *r, size_t i)
 	}
 	if (!mask && !tparam)
 		return; /* scalar_t and friends: dispatched, not a constraint */
-	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNEL_FACT_ACCESSOR);
+	struct kfact *f = dtl_kernels_rec_fact(x, r, i, DTL_KERNELS_FACT_ACCESSOR);
 	if (!f)
 		return;
 	struct kdexpr d = {.ok = true};

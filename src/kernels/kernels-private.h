@@ -107,8 +107,8 @@ struct kfunc {
 };
 
 struct kfact {
-	struct dtl_kernel_evidence ev; /* call_depth 0, param NULL */
-	uint32_t func;                 /* index into funcs, KNONE at file scope */
+	struct dtl_kernels_evidence ev; /* call_depth 0, param NULL */
+	uint32_t func;                  /* index into funcs, KNONE at file scope */
 };
 
 struct kreg {
@@ -117,7 +117,7 @@ struct kreg {
 	const char *fname;    /* last component */
 	const char *cls;      /* Cls of &Cls::fn */
 	uint32_t line;
-	enum dtl_kernel_binding binding;
+	enum dtl_kernels_binding binding;
 	uint64_t *targs; /* dtype set per template argument (0 when not a dtype) */
 	uint32_t n_targs;
 	uint32_t lambda_func; /* a lambda bound in place, else KNONE */
@@ -150,7 +150,7 @@ struct dtl_kernels_scanner {
 	struct dtl_vec facts;  /* struct kfact */
 	struct dtl_vec regs;   /* struct kreg */
 	struct dtl_vec links;  /* struct klink */
-	struct dtl_vec files;  /* struct dtl_kernel_file */
+	struct dtl_vec files;  /* struct dtl_kernels_file */
 	struct dtl_vec finfos; /* struct kfinfo */
 	struct dtl_vec errors; /* struct dtl_error: files that failed (sandbox.c) */
 	/* realpath()s a parse may include from (roots.c); set by each scan */

@@ -343,7 +343,7 @@ static int map_param(const struct linker *l, const struct visit *v, const char *
 
 static int cmp_evidence(const void *a, const void *b)
 {
-	const struct dtl_kernel_evidence *x = a, *y = b;
+	const struct dtl_kernels_evidence *x = a, *y = b;
 	int c;
 
 	if (x->call_depth != y->call_depth)
@@ -363,7 +363,7 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static const char *backend_of(struct dtl_kernels *k, const struct dtl_kernel_contract *c)
+static const char *backend_of(struct dtl_kernels *k, const struct dtl_kernels_contract *c)
 {
 	if (c->dispatch_key) {
 		if (strcmp(c->dispatch_key, "CUDA") == 0 ||
@@ -380,7 +380,7 @@ static const char *backend_of(struct dtl_kernels *k, const struct dtl_kernel_con
 }
 
 /* The contract's fields that come straight from the registration. */
-static void contract_init(struct dtl_kernel_contract *c, const struct kreg *g)
+static void contract_init(struct dtl_kernels_contract *c, const struct kreg *g)
 {
 	memset(c, 0, sizeof(*c));
 	c->op = g->op;
@@ -396,7 +396,7 @@ static void contract_init(struct dtl_kernel_contract *c, const struct kreg *g)
 }
 
 /* Depth 0: queue the bound function(s) and take the op's parameters from the first. */
-static int visit_bound(struct linker *l, const struct kreg *g, struct dtl_kernel_contract *c)
+static int visit_bound(struct linker *l, const struct kreg *g, struct dtl_kernels_contract *c)
 {
 	int r;
 
@@ -441,7 +441,7 @@ static int visit_bound(struct linker *l, const struct kreg *g, struct dtl_kernel
  * unbound, or -ENOMEM.
  */
 static int bind_template_fact(struct linker *l, const struct kreg *g, const struct visit *v,
-                              struct dtl_kernel_evidence *e)
+                              struct dtl_kernels_evidence *e)
 {
 	const struct kfunc *f = &l->funcs[v->func];
 
@@ -473,7 +473,7 @@ static int collect_evidence(struct linker *l, const struct kreg *g, struct dtl_v
 		for (uint32_t i = l->ix.fact_start[v->func]; i < l->ix.fact_start[v->func + 1];
 		     i++) {
 			const struct kfact *fact = &facts[l->ix.fact_list[i]];
-			struct dtl_kernel_evidence e = fact->ev;
+			struct dtl_kernels_evidence e = fact->ev;
 			if (e.template_param) {
 				int r = bind_template_fact(l, g, v, &e);
 				if (r < 0)
@@ -488,7 +488,7 @@ static int collect_evidence(struct linker *l, const struct kreg *g, struct dtl_v
 				int s = map_param(l, v, e.same_as);
 				e.same_as_param = s >= 0 ? l->op_params[s].name : NULL;
 			}
-			struct dtl_kernel_evidence *slot =
+			struct dtl_kernels_evidence *slot =
 			    dtl_vec_push(ev, l->scratch, sizeof(*slot));
 			if (!slot)
 				return -ENOMEM;
@@ -499,12 +499,12 @@ static int collect_evidence(struct linker *l, const struct kreg *g, struct dtl_v
 }
 
 /* Sort the evidence and copy it into the contract's arena. */
-static int store_evidence(struct dtl_kernels *k, struct dtl_kernel_contract *c,
+static int store_evidence(struct dtl_kernels *k, struct dtl_kernels_contract *c,
                           const struct dtl_vec *ev)
 {
 	if (!ev->count)
 		return 0;
-	qsort(ev->items, ev->count, sizeof(struct dtl_kernel_evidence), cmp_evidence);
+	qsort(ev->items, ev->count, sizeof(struct dtl_kernels_evidence), cmp_evidence);
 	c->evidence = dtl_arena_calloc(k->arena, ev->count, sizeof(*c->evidence));
 	if (!c->evidence)
 		return -ENOMEM;
@@ -514,24 +514,24 @@ static int store_evidence(struct dtl_kernels *k, struct dtl_kernel_contract *c,
 }
 
 /* The union of types each kind of fact names, over the whole contract. */
-static void summarize_types(struct dtl_kernel_contract *c)
+static void summarize_types(struct dtl_kernels_contract *c)
 {
 	for (size_t i = 0; i < c->n_evidence; i++) {
-		const struct dtl_kernel_evidence *e = &c->evidence[i];
+		const struct dtl_kernels_evidence *e = &c->evidence[i];
 		if (e->same_as)
 			continue;
 		switch (e->kind) {
-		case DTL_KERNEL_FACT_DISPATCH:
-		case DTL_KERNEL_FACT_SWITCH:
+		case DTL_KERNELS_FACT_DISPATCH:
+		case DTL_KERNELS_FACT_SWITCH:
 			c->dispatch_types |= e->types;
 			break;
-		case DTL_KERNEL_FACT_ASSERT:
+		case DTL_KERNELS_FACT_ASSERT:
 			c->asserted_types |= e->types;
 			break;
-		case DTL_KERNEL_FACT_ACCESSOR:
+		case DTL_KERNELS_FACT_ACCESSOR:
 			c->accessor_types |= e->types;
 			break;
-		case DTL_KERNEL_FACT_BRANCH:
+		case DTL_KERNELS_FACT_BRANCH:
 			c->branch_types |= e->types;
 			break;
 		}
@@ -539,12 +539,12 @@ static void summarize_types(struct dtl_kernel_contract *c)
 }
 
 /* Narrow one input by the contract's definite facts on it. */
-static void summarize_input(const struct dtl_kernel_contract *c, struct dtl_kernel_input *in)
+static void summarize_input(const struct dtl_kernels_contract *c, struct dtl_kernels_input *in)
 {
 	uint64_t all = dtl_kernels_all_dtypes();
 
 	for (size_t i = 0; i < c->n_evidence; i++) {
-		const struct dtl_kernel_evidence *e = &c->evidence[i];
+		const struct dtl_kernels_evidence *e = &c->evidence[i];
 		if (e->param != in->name)
 			continue;
 		if (e->same_as) {
@@ -568,7 +568,7 @@ static void summarize_input(const struct dtl_kernel_contract *c, struct dtl_kern
 }
 
 /* Per parameter: what the definite facts on it let through. */
-static int summarize_inputs(struct linker *l, struct dtl_kernel_contract *c)
+static int summarize_inputs(struct linker *l, struct dtl_kernels_contract *c)
 {
 	if (l->n_op_params) {
 		c->inputs = dtl_arena_calloc(l->k->arena, l->n_op_params, sizeof(*c->inputs));
@@ -577,7 +577,7 @@ static int summarize_inputs(struct linker *l, struct dtl_kernel_contract *c)
 		c->n_inputs = l->n_op_params;
 	}
 	for (uint32_t p = 0; p < l->n_op_params; p++) {
-		struct dtl_kernel_input *in = &c->inputs[p];
+		struct dtl_kernels_input *in = &c->inputs[p];
 		in->name = l->op_params[p].name;
 		in->tensor = l->op_params[p].tensor;
 		summarize_input(c, in);
@@ -585,7 +585,7 @@ static int summarize_inputs(struct linker *l, struct dtl_kernel_contract *c)
 	return 0;
 }
 
-static int build_contract(struct linker *l, const struct kreg *g, struct dtl_kernel_contract *c)
+static int build_contract(struct linker *l, const struct kreg *g, struct dtl_kernels_contract *c)
 {
 	struct dtl_vec ev = {0};
 	int r;
@@ -618,7 +618,7 @@ static int cmp_nullable(const char *a, const char *b)
 
 static int cmp_contract(const void *a, const void *b)
 {
-	const struct dtl_kernel_contract *x = a, *y = b;
+	const struct dtl_kernels_contract *x = a, *y = b;
 	int c;
 
 	if ((c = strcmp(x->op, y->op)) || (c = cmp_nullable(x->ns, y->ns)) ||
@@ -671,7 +671,7 @@ int dtl_kernels_link(struct dtl_kernels *k, struct dtl_error *error)
 		if (regs[i].function || !regs[i].schema)
 			continue;
 		for (size_t j = 0; j < k->n_contracts; j++) {
-			struct dtl_kernel_contract *c = &k->contracts[j];
+			struct dtl_kernels_contract *c = &k->contracts[j];
 			if (!c->schema && c->op == regs[i].op && c->ns == regs[i].ns)
 				c->schema = regs[i].schema;
 		}
@@ -689,12 +689,12 @@ out:
 
 /* Contracts are sorted by op then namespace: the matches of (ns, name) are adjacent. */
 static size_t match(const struct dtl_kernels *k, const char *ns, size_t ns_len, const char *name,
-                    const struct dtl_kernel_contract **ret_first)
+                    const struct dtl_kernels_contract **ret_first)
 {
 	size_t count = 0;
 
 	for (size_t i = 0; i < k->n_contracts; i++) {
-		const struct dtl_kernel_contract *c = &k->contracts[i];
+		const struct dtl_kernels_contract *c = &k->contracts[i];
 		if (strcmp(c->op, name) != 0)
 			continue;
 		if (ns && !(c->ns && strlen(c->ns) == ns_len && strncmp(c->ns, ns, ns_len) == 0))
@@ -709,7 +709,7 @@ static size_t match(const struct dtl_kernels *k, const char *ns, size_t ns_len, 
 }
 
 size_t dtl_kernels_find(const struct dtl_kernels *k, const char *op,
-                        const struct dtl_kernel_contract **ret_first)
+                        const struct dtl_kernels_contract **ret_first)
 {
 	const char *sep;
 	size_t n;

@@ -12,25 +12,25 @@
 
 #include "kernels-private.h"
 
-static int rank(enum dtl_kernel_verdict v)
+static int rank(enum dtl_kernels_verdict v)
 {
 	switch (v) {
-	case DTL_KERNEL_REJECTS:
+	case DTL_KERNELS_REJECTS:
 		return 4;
-	case DTL_KERNEL_UNCHECKED:
+	case DTL_KERNELS_UNCHECKED:
 		return 3;
-	case DTL_KERNEL_MAY_REJECT:
+	case DTL_KERNELS_MAY_REJECT:
 		return 2;
-	case DTL_KERNEL_ACCEPTS:
+	case DTL_KERNELS_ACCEPTS:
 		return 1;
-	case DTL_KERNEL_UNKNOWN:
+	case DTL_KERNELS_UNKNOWN:
 		return 0;
 	}
 	return 0;
 }
 
-static const struct dtl_kernel_input *input_named(const struct dtl_kernel_contract *c,
-                                                  const char *name)
+static const struct dtl_kernels_input *input_named(const struct dtl_kernels_contract *c,
+                                                   const char *name)
 {
 	for (size_t i = 0; name && i < c->n_inputs; i++) {
 		if (strcmp(c->inputs[i].name, name) == 0)
@@ -39,7 +39,7 @@ static const struct dtl_kernel_input *input_named(const struct dtl_kernel_contra
 	return NULL;
 }
 
-static bool relevant(const struct dtl_kernel_contract *c, const struct dtl_kernel_evidence *e,
+static bool relevant(const struct dtl_kernels_contract *c, const struct dtl_kernels_evidence *e,
                      uint64_t bit, const char *param, const char *backend)
 {
 	if (e->same_as || !(e->types | e->guarded_types) || !(e->when & bit))
@@ -48,7 +48,7 @@ static bool relevant(const struct dtl_kernel_contract *c, const struct dtl_kerne
 		return false;
 	if (param)
 		return !e->param || strcmp(e->param, param) == 0;
-	const struct dtl_kernel_input *in = input_named(c, e->param);
+	const struct dtl_kernels_input *in = input_named(c, e->param);
 	return !in || in->tensor;
 }
 
@@ -59,12 +59,12 @@ static bool same_str(const char *a, const char *b)
 
 /* A typed accessor next to a dispatch or branch in the same function may sit in a path the
  * fed dtype never takes. */
-static bool beside_dispatch(const struct dtl_kernel_contract *c,
-                            const struct dtl_kernel_evidence *e)
+static bool beside_dispatch(const struct dtl_kernels_contract *c,
+                            const struct dtl_kernels_evidence *e)
 {
 	for (size_t i = 0; i < c->n_evidence; i++) {
-		const struct dtl_kernel_evidence *o = &c->evidence[i];
-		if (o->kind != DTL_KERNEL_FACT_ACCESSOR && o->kind != DTL_KERNEL_FACT_ASSERT &&
+		const struct dtl_kernels_evidence *o = &c->evidence[i];
+		if (o->kind != DTL_KERNELS_FACT_ACCESSOR && o->kind != DTL_KERNELS_FACT_ASSERT &&
 		    o->call_depth == e->call_depth && same_str(o->function, e->function) &&
 		    same_str(o->file, e->file))
 			return true;
@@ -72,11 +72,11 @@ static bool beside_dispatch(const struct dtl_kernel_contract *c,
 	return false;
 }
 
-static bool definite(const struct dtl_kernel_contract *c, const struct dtl_kernel_evidence *e)
+static bool definite(const struct dtl_kernels_contract *c, const struct dtl_kernels_evidence *e)
 {
 	if (!e->param || e->skipped || e->n_guards || e->conditional)
 		return false;
-	if (e->kind == DTL_KERNEL_FACT_ACCESSOR && beside_dispatch(c, e))
+	if (e->kind == DTL_KERNELS_FACT_ACCESSOR && beside_dispatch(c, e))
 		return false;
 	return true;
 }
@@ -116,7 +116,7 @@ struct group {
 	const char *function, *file, *base;
 	unsigned depth;
 	uint64_t handled, guarded;
-	const struct dtl_kernel_evidence *first, *guard_fact;
+	const struct dtl_kernels_evidence *first, *guard_fact;
 };
 
 #define MAX_GROUPS 64
@@ -125,7 +125,7 @@ static void unchecked_message(char *out, size_t size, const struct group *g, uns
 {
 	uint64_t mask = UINT64_C(1) << bit;
 	char types[256];
-	const struct dtl_kernel_evidence *e = g->first;
+	const struct dtl_kernels_evidence *e = g->first;
 	size_t n;
 
 	dtl_kernels_format_dtypes(g->handled, types, sizeof(types));
@@ -148,13 +148,13 @@ static void unchecked_message(char *out, size_t size, const struct group *g, uns
 	}
 }
 
-static enum dtl_kernel_verdict evaluate(const struct dtl_kernel_contract *c, unsigned bit_index,
-                                        const char *param, const char *backend,
-                                        const struct dtl_kernel_evidence **ret_evidence,
-                                        char *message, size_t size)
+static enum dtl_kernels_verdict evaluate(const struct dtl_kernels_contract *c, unsigned bit_index,
+                                         const char *param, const char *backend,
+                                         const struct dtl_kernels_evidence **ret_evidence,
+                                         char *message, size_t size)
 {
 	uint64_t bit = UINT64_C(1) << bit_index;
-	const struct dtl_kernel_evidence *may = NULL;
+	const struct dtl_kernels_evidence *may = NULL;
 	struct group groups[MAX_GROUPS];
 	size_t n_groups = 0;
 	bool any = false;
@@ -162,7 +162,7 @@ static enum dtl_kernel_verdict evaluate(const struct dtl_kernel_contract *c, uns
 	*ret_evidence = NULL;
 	message[0] = '\0';
 	for (size_t i = 0; i < c->n_evidence; i++) {
-		const struct dtl_kernel_evidence *e = &c->evidence[i];
+		const struct dtl_kernels_evidence *e = &c->evidence[i];
 		if (!relevant(c, e, bit, param, backend))
 			continue;
 		if (!any && (e->types & bit))
@@ -206,7 +206,7 @@ static enum dtl_kernel_verdict evaluate(const struct dtl_kernel_contract *c, uns
 			*ret_evidence = e;
 			if (e->message)
 				render(message, size, e->message, bit_index);
-			return DTL_KERNEL_REJECTS;
+			return DTL_KERNELS_REJECTS;
 		}
 		if (!may)
 			may = e;
@@ -215,7 +215,7 @@ static enum dtl_kernel_verdict evaluate(const struct dtl_kernel_contract *c, uns
 		*ret_evidence = may;
 		if (may->message)
 			render(message, size, may->message, bit_index);
-		return DTL_KERNEL_MAY_REJECT;
+		return DTL_KERNELS_MAY_REJECT;
 	}
 	for (size_t j = 0; j < n_groups; j++) {
 		const struct group *g = &groups[j];
@@ -223,7 +223,7 @@ static enum dtl_kernel_verdict evaluate(const struct dtl_kernel_contract *c, uns
 			continue;
 		*ret_evidence = g->first;
 		unchecked_message(message, size, g, bit_index);
-		return DTL_KERNEL_UNCHECKED;
+		return DTL_KERNELS_UNCHECKED;
 	}
 	if (c->template_types && !(c->template_types & bit)) {
 		char types[256];
@@ -232,16 +232,16 @@ static enum dtl_kernel_verdict evaluate(const struct dtl_kernel_contract *c, uns
 		         "nothing is raised: %s is bound for [%s] only, a '%s' tensor is "
 		         "reinterpreted",
 		         c->function, types, dtl_kernels_scalar_type_name(bit_index));
-		return DTL_KERNEL_UNCHECKED;
+		return DTL_KERNELS_UNCHECKED;
 	}
-	return any || c->template_types ? DTL_KERNEL_ACCEPTS : DTL_KERNEL_UNKNOWN;
+	return any || c->template_types ? DTL_KERNELS_ACCEPTS : DTL_KERNELS_UNKNOWN;
 }
 
-int dtl_kernels_query(const struct dtl_kernels *k, const struct dtl_kernel_query *query,
-                      struct dtl_kernel_answer *ret, struct dtl_error *error)
+int dtl_kernels_query(const struct dtl_kernels *k, const struct dtl_kernels_query *query,
+                      struct dtl_kernels_answer *ret, struct dtl_error *error)
 {
 	struct dtl_loc nowhere = {0};
-	const struct dtl_kernel_contract *first;
+	const struct dtl_kernels_contract *first;
 	size_t n, matching = 0;
 	int best = -1;
 
@@ -259,8 +259,8 @@ int dtl_kernels_query(const struct dtl_kernels *k, const struct dtl_kernel_query
 	for (size_t i = 0; i < n; i++)
 		matching += !query->backend || same_str(first[i].backend, query->backend);
 	for (size_t i = 0; i < n; i++) {
-		const struct dtl_kernel_contract *c = &first[i];
-		struct dtl_kernel_answer a = {0};
+		const struct dtl_kernels_contract *c = &first[i];
+		struct dtl_kernels_answer a = {0};
 		if (matching && query->backend && !same_str(c->backend, query->backend))
 			continue;
 		a.contract = c;

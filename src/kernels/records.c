@@ -59,7 +59,7 @@ int dtl_kernels_rec_add_when(struct kx *x, struct krange *r, size_t start, size_
 }
 
 struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
-                                   enum dtl_kernel_fact_kind kind)
+                                   enum dtl_kernels_fact_kind kind)
 {
 	struct dtl_kernels_scanner *s = x->k->scanner;
 	const struct ktok *t = &r->toks[i];
@@ -85,8 +85,8 @@ struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
 	if (c) {
 		struct kfunc *fn = (struct kfunc *)s->funcs.items + c->func;
 		f->ev.function = fn->name;
-		if (kind == DTL_KERNEL_FACT_DISPATCH || kind == DTL_KERNEL_FACT_SWITCH ||
-		    kind == DTL_KERNEL_FACT_BRANCH)
+		if (kind == DTL_KERNELS_FACT_DISPATCH || kind == DTL_KERNELS_FACT_SWITCH ||
+		    kind == DTL_KERNELS_FACT_BRANCH)
 			fn->has_dispatch = true;
 	}
 	if (g) {

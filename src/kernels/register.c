@@ -196,29 +196,29 @@ void dtl_kernels_register(struct kx *x, struct krange *r, size_t i)
 	g->line = toks[i].line;
 	g->lambda_func = KNONE;
 	if (ktok_is(&toks[i], "op")) {
-		g->binding = DTL_KERNEL_BINDING_REGISTER_OPERATORS;
+		g->binding = DTL_KERNELS_BINDING_REGISTER_OPERATORS;
 	} else if (block && strcmp(block->name, "TORCH_LIBRARY_IMPL") == 0) {
-		g->binding = DTL_KERNEL_BINDING_TORCH_LIBRARY_IMPL;
+		g->binding = DTL_KERNELS_BINDING_TORCH_LIBRARY_IMPL;
 		if (block->n_params >= 2 && block->params[1].name[0])
 			g->dispatch_key = block->params[1].name;
 	} else if (block && strcmp(block->name, "TORCH_LIBRARY") == 0) {
-		g->binding = DTL_KERNEL_BINDING_TORCH_LIBRARY;
+		g->binding = DTL_KERNELS_BINDING_TORCH_LIBRARY;
 	} else if (block && strcmp(block->name, "TORCH_LIBRARY_FRAGMENT") == 0) {
-		g->binding = DTL_KERNEL_BINDING_TORCH_LIBRARY_FRAGMENT;
+		g->binding = DTL_KERNELS_BINDING_TORCH_LIBRARY_FRAGMENT;
 	} else if (ktok_is(&toks[i], "impl")) {
-		g->binding = DTL_KERNEL_BINDING_TORCH_LIBRARY_IMPL;
+		g->binding = DTL_KERNELS_BINDING_TORCH_LIBRARY_IMPL;
 	} else {
-		g->binding = DTL_KERNEL_BINDING_PYBIND11;
+		g->binding = DTL_KERNELS_BINDING_PYBIND11;
 	}
-	if (block && g->binding != DTL_KERNEL_BINDING_PYBIND11 &&
-	    g->binding != DTL_KERNEL_BINDING_REGISTER_OPERATORS && block->n_params >= 1 &&
+	if (block && g->binding != DTL_KERNELS_BINDING_PYBIND11 &&
+	    g->binding != DTL_KERNELS_BINDING_REGISTER_OPERATORS && block->n_params >= 1 &&
 	    block->params[0].name[0])
 		g->ns = block->params[0].name;
 
 	/* "ns::name.overload(Tensor x) -> Tensor": op, namespace and schema */
 	size_t len = strlen(text), op_len = len;
 	const char *op = text;
-	if (g->binding != DTL_KERNEL_BINDING_PYBIND11) {
+	if (g->binding != DTL_KERNELS_BINDING_PYBIND11) {
 		const char *paren = strchr(text, '(');
 		if (paren) {
 			g->schema = text;

@@ -251,7 +251,7 @@ static void w_func(struct wbuf *w, const struct kfunc *f)
 
 static void w_fact(struct wbuf *w, const struct kfact *f)
 {
-	const struct dtl_kernel_evidence *e = &f->ev;
+	const struct dtl_kernels_evidence *e = &f->ev;
 
 	w_u32(w, (uint32_t)e->kind);
 	w_str(w, e->file);
@@ -323,8 +323,8 @@ static void w_result(struct wbuf *w, const struct dtl_kernels *k, const struct k
                      const struct dtl_error *error)
 {
 	const struct dtl_kernels_scanner *s = k->scanner;
-	const struct dtl_kernel_file *rec =
-	    (const struct dtl_kernel_file *)s->files.items + b->files;
+	const struct dtl_kernels_file *rec =
+	    (const struct dtl_kernels_file *)s->files.items + b->files;
 	const size_t *now = (const size_t *)&k->stats, *then = (const size_t *)&b->stats;
 
 	w_u32(w, KSANDBOX_MAGIC);
@@ -626,13 +626,13 @@ static void r_func(struct rbuf *rd, struct kfunc *f)
 
 static void r_fact(struct rbuf *rd, struct kfact *f)
 {
-	struct dtl_kernel_evidence *e = &f->ev;
+	struct dtl_kernels_evidence *e = &f->ev;
 	uint32_t kind = r_u32(rd), n_guards;
 	uint8_t flags;
 
-	if (kind > DTL_KERNEL_FACT_ACCESSOR)
+	if (kind > DTL_KERNELS_FACT_ACCESSOR)
 		rd->bad = true;
-	e->kind = (enum dtl_kernel_fact_kind)kind;
+	e->kind = (enum dtl_kernels_fact_kind)kind;
 	e->file = r_str_nn(rd);
 	e->line = r_u32(rd);
 	e->function = r_str(rd);
@@ -680,9 +680,9 @@ static void r_reg(struct rbuf *rd, struct kreg *g)
 	g->cls = r_str(rd);
 	g->line = r_u32(rd);
 	binding = r_u32(rd);
-	if (binding > DTL_KERNEL_BINDING_REGISTER_OPERATORS)
+	if (binding > DTL_KERNELS_BINDING_REGISTER_OPERATORS)
 		rd->bad = true;
-	g->binding = (enum dtl_kernel_binding)binding;
+	g->binding = (enum dtl_kernels_binding)binding;
 	g->n_targs = r_count(rd, 8);
 	g->targs = r_array(rd, g->n_targs, sizeof(*g->targs));
 	for (uint32_t i = 0; g->targs && i < g->n_targs; i++)
@@ -754,7 +754,7 @@ static void rollback(struct dtl_kernels *k, const struct kbase *b)
  * *child_error its error then.
  */
 static int apply(struct dtl_kernels *k, const struct kbase *b, const unsigned char *data,
-                 size_t len, struct dtl_kernel_file *rec, int *child_code,
+                 size_t len, struct dtl_kernels_file *rec, int *child_code,
                  struct dtl_error *child_error)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
@@ -845,10 +845,10 @@ static int record_error(struct dtl_kernels *k, const struct dtl_error *error)
 }
 
 /* Opens the file's record; *b is the scanner before it. */
-static struct dtl_kernel_file *begin_file(struct dtl_kernels *k, const char *path, struct kbase *b)
+static struct dtl_kernels_file *begin_file(struct dtl_kernels *k, const char *path, struct kbase *b)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
-	struct dtl_kernel_file *rec;
+	struct dtl_kernels_file *rec;
 
 	base_of(k, b);
 	rec = dtl_vec_push(&s->files, k->arena, sizeof(*rec));
@@ -864,7 +864,8 @@ static struct dtl_kernel_file *begin_file(struct dtl_kernels *k, const char *pat
 static int end_file(struct dtl_kernels *k, int r, uint64_t t0, const struct dtl_error *error)
 {
 	struct dtl_kernels_scanner *s = k->scanner;
-	struct dtl_kernel_file *rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
+	struct dtl_kernels_file *rec =
+	    (struct dtl_kernels_file *)s->files.items + s->files.count - 1;
 
 	rec->total_ns = now_ns() - t0;
 	if (s->progress_total && k->options.progress && s->progress_done < s->progress_total)
@@ -885,7 +886,7 @@ static int take_frame(struct dtl_kernels *k, const char *path, const unsigned ch
                       size_t len, struct dtl_error *error)
 {
 	struct dtl_error child_error = {0};
-	struct dtl_kernel_file *rec;
+	struct dtl_kernels_file *rec;
 	struct kbase b;
 	int code = 0, r;
 

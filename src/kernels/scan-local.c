@@ -68,7 +68,7 @@ int dtl_kernels_scan_local(struct dtl_kernels *k, const char *path, struct CXUns
 {
 	struct dtl_kernels_scanner *s = k->scanner;
 	struct dtl_loc loc = {.file = path};
-	struct dtl_kernel_file *rec;
+	struct dtl_kernels_file *rec;
 	struct dtl_arena scratch;
 	struct kfile kf;
 	uint64_t t0 = now_ns(), parse_ns = 0;
@@ -84,7 +84,7 @@ int dtl_kernels_scan_local(struct dtl_kernels *k, const char *path, struct CXUns
 	dtl_arena_init(&scratch);
 	r = dtl_kernels_file_parse(k, &scratch, path, unsaved, n_unsaved, include_dirs,
 	                           n_include_dirs, &kf, &parse_ns, error);
-	rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
+	rec = (struct dtl_kernels_file *)s->files.items + s->files.count - 1;
 	rec->parse_ns = parse_ns;
 	if (r < 0) {
 		rec->failed = true;
@@ -108,7 +108,7 @@ int dtl_kernels_scan_local(struct dtl_kernels *k, const char *path, struct CXUns
 		if (r == 0)
 			r = record_file_info(x);
 	}
-	rec = (struct dtl_kernel_file *)s->files.items + s->files.count - 1;
+	rec = (struct dtl_kernels_file *)s->files.items + s->files.count - 1;
 	rec->tokens = kf.n;
 	rec->diagnostics = kf.diagnostics;
 	k->stats.files++;

@@ -49,7 +49,7 @@ static bool is_project_dir(const char *name, size_t len)
 	       (len == 3 && memcmp(name, "src", 3) == 0);
 }
 
-int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_source *sources,
+int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernels_source *sources,
                              size_t n_sources, struct dtl_error *error)
 {
 	struct dtl_loc nowhere = {0};
@@ -70,7 +70,7 @@ int dtl_kernels_scan_sources(struct dtl_kernels *k, const struct dtl_kernel_sour
 		goto out;
 	}
 	for (size_t i = 0; i < n_sources; i++) {
-		const struct dtl_kernel_source *src = &sources[i];
+		const struct dtl_kernels_source *src = &sources[i];
 		struct dtl_loc loc = {.file = src->path};
 		if (!src->path || (!src->text && src->length)) {
 			r = dtl_error_set(error, loc, -EINVAL, "source %zu has no path or text", i);

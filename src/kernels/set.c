@@ -189,52 +189,52 @@ const char *dtl_kernels_normalize(struct dtl_kernels *k, const char *path)
 	return dtl_kernels_intern(k, buf, out);
 }
 
-const char *dtl_kernels_fact_kind_name(enum dtl_kernel_fact_kind kind)
+const char *dtl_kernels_fact_kind_name(enum dtl_kernels_fact_kind kind)
 {
 	switch (kind) {
-	case DTL_KERNEL_FACT_DISPATCH:
+	case DTL_KERNELS_FACT_DISPATCH:
 		return "dispatch";
-	case DTL_KERNEL_FACT_ASSERT:
+	case DTL_KERNELS_FACT_ASSERT:
 		return "assert";
-	case DTL_KERNEL_FACT_BRANCH:
+	case DTL_KERNELS_FACT_BRANCH:
 		return "branch";
-	case DTL_KERNEL_FACT_SWITCH:
+	case DTL_KERNELS_FACT_SWITCH:
 		return "switch";
-	case DTL_KERNEL_FACT_ACCESSOR:
+	case DTL_KERNELS_FACT_ACCESSOR:
 		return "accessor";
 	}
 	return "?";
 }
 
-const char *dtl_kernels_binding_name(enum dtl_kernel_binding binding)
+const char *dtl_kernels_binding_name(enum dtl_kernels_binding binding)
 {
 	switch (binding) {
-	case DTL_KERNEL_BINDING_PYBIND11:
+	case DTL_KERNELS_BINDING_PYBIND11:
 		return "pybind11";
-	case DTL_KERNEL_BINDING_TORCH_LIBRARY:
+	case DTL_KERNELS_BINDING_TORCH_LIBRARY:
 		return "torch_library";
-	case DTL_KERNEL_BINDING_TORCH_LIBRARY_IMPL:
+	case DTL_KERNELS_BINDING_TORCH_LIBRARY_IMPL:
 		return "torch_library_impl";
-	case DTL_KERNEL_BINDING_TORCH_LIBRARY_FRAGMENT:
+	case DTL_KERNELS_BINDING_TORCH_LIBRARY_FRAGMENT:
 		return "torch_library_fragment";
-	case DTL_KERNEL_BINDING_REGISTER_OPERATORS:
+	case DTL_KERNELS_BINDING_REGISTER_OPERATORS:
 		return "register_operators";
 	}
 	return "?";
 }
 
-const char *dtl_kernels_verdict_name(enum dtl_kernel_verdict verdict)
+const char *dtl_kernels_verdict_name(enum dtl_kernels_verdict verdict)
 {
 	switch (verdict) {
-	case DTL_KERNEL_UNKNOWN:
+	case DTL_KERNELS_UNKNOWN:
 		return "unknown";
-	case DTL_KERNEL_ACCEPTS:
+	case DTL_KERNELS_ACCEPTS:
 		return "accepts";
-	case DTL_KERNEL_REJECTS:
+	case DTL_KERNELS_REJECTS:
 		return "rejects";
-	case DTL_KERNEL_MAY_REJECT:
+	case DTL_KERNELS_MAY_REJECT:
 		return "may-reject";
-	case DTL_KERNEL_UNCHECKED:
+	case DTL_KERNELS_UNCHECKED:
 		return "unchecked";
 	}
 	return "?";

@@ -6,33 +6,33 @@
 
 #include "kernels-private.h"
 
-_Static_assert(DTL_DTYPE_COUNT <= DTL_KERNEL_DT_FIRST_EXTRA,
+_Static_assert(DTL_DTYPE_COUNT <= DTL_KERNELS_DT_FIRST_EXTRA,
                "enum dtl_dtype must fit below the extra dtype bits");
 
-#define F32  DTL_KERNEL_DT(DTL_DTYPE_F32)
-#define BF16 DTL_KERNEL_DT(DTL_DTYPE_BF16)
-#define F16  DTL_KERNEL_DT(DTL_DTYPE_F16)
-#define F64  DTL_KERNEL_DT(DTL_DTYPE_F64)
-#define E4M3 DTL_KERNEL_DT(DTL_DTYPE_F8_E4M3FN)
-#define E5M2 DTL_KERNEL_DT(DTL_DTYPE_F8_E5M2)
-#define U8   DTL_KERNEL_DT(DTL_DTYPE_U8)
-#define I8   DTL_KERNEL_DT(DTL_DTYPE_I8)
-#define I16  DTL_KERNEL_DT(DTL_DTYPE_I16)
-#define I32  DTL_KERNEL_DT(DTL_DTYPE_I32)
-#define I64  DTL_KERNEL_DT(DTL_DTYPE_I64)
-#define BOOL DTL_KERNEL_DT(DTL_DTYPE_BOOL)
-#define C32  DTL_KERNEL_DT_COMPLEX32
-#define C64  DTL_KERNEL_DT_COMPLEX64
-#define C128 DTL_KERNEL_DT_COMPLEX128
+#define F32  DTL_KERNELS_DT(DTL_DTYPE_F32)
+#define BF16 DTL_KERNELS_DT(DTL_DTYPE_BF16)
+#define F16  DTL_KERNELS_DT(DTL_DTYPE_F16)
+#define F64  DTL_KERNELS_DT(DTL_DTYPE_F64)
+#define E4M3 DTL_KERNELS_DT(DTL_DTYPE_F8_E4M3FN)
+#define E5M2 DTL_KERNELS_DT(DTL_DTYPE_F8_E5M2)
+#define U8   DTL_KERNELS_DT(DTL_DTYPE_U8)
+#define I8   DTL_KERNELS_DT(DTL_DTYPE_I8)
+#define I16  DTL_KERNELS_DT(DTL_DTYPE_I16)
+#define I32  DTL_KERNELS_DT(DTL_DTYPE_I32)
+#define I64  DTL_KERNELS_DT(DTL_DTYPE_I64)
+#define BOOL DTL_KERNELS_DT(DTL_DTYPE_BOOL)
+#define C32  DTL_KERNELS_DT_COMPLEX32
+#define C64  DTL_KERNELS_DT_COMPLEX64
+#define C128 DTL_KERNELS_DT_COMPLEX128
 
 #define FLOATING (F64 | F32)
 #define INTEGRAL (U8 | I8 | I32 | I64 | I16)
 #define COMPLEX  (C128 | C64)
-#define QINT     (DTL_KERNEL_DT_QINT8 | DTL_KERNEL_DT_QUINT8 | DTL_KERNEL_DT_QINT32)
+#define QINT     (DTL_KERNELS_DT_QINT8 | DTL_KERNELS_DT_QUINT8 | DTL_KERNELS_DT_QINT32)
 #define FLOAT8_ALL                                                                                 \
-	(E5M2 | E4M3 | DTL_KERNEL_DT_F8_E5M2FNUZ | DTL_KERNEL_DT_F8_E4M3FNUZ |                     \
-	 DTL_KERNEL_DT_F8_E8M0FNU)
-#define UNSIGNED_V2 (DTL_KERNEL_DT_UINT16 | DTL_KERNEL_DT_UINT32 | DTL_KERNEL_DT_UINT64)
+	(E5M2 | E4M3 | DTL_KERNELS_DT_F8_E5M2FNUZ | DTL_KERNELS_DT_F8_E4M3FNUZ |                   \
+	 DTL_KERNELS_DT_F8_E8M0FNU)
+#define UNSIGNED_V2 (DTL_KERNELS_DT_UINT16 | DTL_KERNELS_DT_UINT32 | DTL_KERNELS_DT_UINT64)
 
 struct entry {
 	const char *name;
@@ -66,20 +66,20 @@ static const struct entry constants[] = {
     {"kComplexFloat", C64},
     {"kComplexDouble", C128},
     {"kBool", BOOL},
-    {"kQInt8", DTL_KERNEL_DT_QINT8},
-    {"kQUInt8", DTL_KERNEL_DT_QUINT8},
-    {"kQInt32", DTL_KERNEL_DT_QINT32},
+    {"kQInt8", DTL_KERNELS_DT_QINT8},
+    {"kQUInt8", DTL_KERNELS_DT_QUINT8},
+    {"kQInt32", DTL_KERNELS_DT_QINT32},
     {"kBFloat16", BF16},
-    {"kQUInt4x2", DTL_KERNEL_DT_QUINT4X2},
-    {"kQUInt2x4", DTL_KERNEL_DT_QUINT2X4},
+    {"kQUInt4x2", DTL_KERNELS_DT_QUINT4X2},
+    {"kQUInt2x4", DTL_KERNELS_DT_QUINT2X4},
     {"kFloat8_e5m2", E5M2},
     {"kFloat8_e4m3fn", E4M3},
-    {"kFloat8_e5m2fnuz", DTL_KERNEL_DT_F8_E5M2FNUZ},
-    {"kFloat8_e4m3fnuz", DTL_KERNEL_DT_F8_E4M3FNUZ},
-    {"kFloat8_e8m0fnu", DTL_KERNEL_DT_F8_E8M0FNU},
-    {"kUInt16", DTL_KERNEL_DT_UINT16},
-    {"kUInt32", DTL_KERNEL_DT_UINT32},
-    {"kUInt64", DTL_KERNEL_DT_UINT64},
+    {"kFloat8_e5m2fnuz", DTL_KERNELS_DT_F8_E5M2FNUZ},
+    {"kFloat8_e4m3fnuz", DTL_KERNELS_DT_F8_E4M3FNUZ},
+    {"kFloat8_e8m0fnu", DTL_KERNELS_DT_F8_E8M0FNU},
+    {"kUInt16", DTL_KERNELS_DT_UINT16},
+    {"kUInt32", DTL_KERNELS_DT_UINT32},
+    {"kUInt64", DTL_KERNELS_DT_UINT64},
     {"kUInt8", U8},
     {"kInt8", I8},
     {"kInt16", I16},
@@ -109,28 +109,28 @@ static const struct entry constants[] = {
     {"ComplexFloat", C64},
     {"ComplexDouble", C128},
     {"Bool", BOOL},
-    {"QInt8", DTL_KERNEL_DT_QINT8},
-    {"QUInt8", DTL_KERNEL_DT_QUINT8},
-    {"QInt32", DTL_KERNEL_DT_QINT32},
+    {"QInt8", DTL_KERNELS_DT_QINT8},
+    {"QUInt8", DTL_KERNELS_DT_QUINT8},
+    {"QInt32", DTL_KERNELS_DT_QINT32},
     {"BFloat16", BF16},
-    {"QUInt4x2", DTL_KERNEL_DT_QUINT4X2},
-    {"QUInt2x4", DTL_KERNEL_DT_QUINT2X4},
+    {"QUInt4x2", DTL_KERNELS_DT_QUINT4X2},
+    {"QUInt2x4", DTL_KERNELS_DT_QUINT2X4},
     {"Float8_e5m2", E5M2},
     {"Float8_e4m3fn", E4M3},
-    {"Float8_e5m2fnuz", DTL_KERNEL_DT_F8_E5M2FNUZ},
-    {"Float8_e4m3fnuz", DTL_KERNEL_DT_F8_E4M3FNUZ},
-    {"Float8_e8m0fnu", DTL_KERNEL_DT_F8_E8M0FNU},
-    {"UInt16", DTL_KERNEL_DT_UINT16},
-    {"UInt32", DTL_KERNEL_DT_UINT32},
-    {"UInt64", DTL_KERNEL_DT_UINT64},
+    {"Float8_e5m2fnuz", DTL_KERNELS_DT_F8_E5M2FNUZ},
+    {"Float8_e4m3fnuz", DTL_KERNELS_DT_F8_E4M3FNUZ},
+    {"Float8_e8m0fnu", DTL_KERNELS_DT_F8_E8M0FNU},
+    {"UInt16", DTL_KERNELS_DT_UINT16},
+    {"UInt32", DTL_KERNELS_DT_UINT32},
+    {"UInt64", DTL_KERNELS_DT_UINT64},
 };
 
 uint64_t dtl_kernels_vocab_constant(const char *text, size_t len)
 {
 	if (len > 5 && memcmp(text, "kBits", 5) == 0)
-		return DTL_KERNEL_DT_BITS;
+		return DTL_KERNELS_DT_BITS;
 	if (len > 4 && memcmp(text, "Bits", 4) == 0)
-		return DTL_KERNEL_DT_BITS;
+		return DTL_KERNELS_DT_BITS;
 	return LOOKUP(constants, text, len);
 }
 
@@ -161,12 +161,12 @@ static const struct entry cpp_types[] = {
     {"Float8_e5m2", E5M2},
     {"__nv_fp8_e4m3", E4M3},
     {"__nv_fp8_e5m2", E5M2},
-    {"qint8", DTL_KERNEL_DT_QINT8},
-    {"quint8", DTL_KERNEL_DT_QUINT8},
-    {"qint32", DTL_KERNEL_DT_QINT32},
-    {"uint16_t", DTL_KERNEL_DT_UINT16},
-    {"uint32_t", DTL_KERNEL_DT_UINT32},
-    {"uint64_t", DTL_KERNEL_DT_UINT64},
+    {"qint8", DTL_KERNELS_DT_QINT8},
+    {"quint8", DTL_KERNELS_DT_QUINT8},
+    {"qint32", DTL_KERNELS_DT_QINT32},
+    {"uint16_t", DTL_KERNELS_DT_UINT16},
+    {"uint32_t", DTL_KERNELS_DT_UINT32},
+    {"uint64_t", DTL_KERNELS_DT_UINT64},
 };
 
 uint64_t dtl_kernels_vocab_cpp_type(const char *text, size_t len)
@@ -191,9 +191,9 @@ static const struct entry bases[] = {
     {"ALL_TYPES_AND_COMPLEX", INTEGRAL | FLOATING | COMPLEX},
     {"ALL_TYPES_AND_HALF", INTEGRAL | FLOATING | F16},
     {"QINT_TYPES", QINT},
-    {"QINT_BYTE_TYPES", DTL_KERNEL_DT_QINT8 | DTL_KERNEL_DT_QUINT8},
-    {"QINT_AND_SUB_BYTE_TYPES", QINT | DTL_KERNEL_DT_QUINT4X2 | DTL_KERNEL_DT_QUINT2X4},
-    {"BIT_TYPES", DTL_KERNEL_DT_BITS},
+    {"QINT_BYTE_TYPES", DTL_KERNELS_DT_QINT8 | DTL_KERNELS_DT_QUINT8},
+    {"QINT_AND_SUB_BYTE_TYPES", QINT | DTL_KERNELS_DT_QUINT4X2 | DTL_KERNELS_DT_QUINT2X4},
+    {"BIT_TYPES", DTL_KERNELS_DT_BITS},
     {"FLOAT8_TYPES", FLOAT8_ALL},
 };
 
@@ -236,22 +236,23 @@ struct extra_info {
 	const char *typemeta;
 };
 
-static const struct extra_info extras[DTL_KERNEL_DT_LAST_EXTRA - DTL_KERNEL_DT_FIRST_EXTRA + 1] = {
-    {"complex32", "ComplexHalf", "c10::complex<c10::Half>"},
-    {"complex64", "ComplexFloat", "c10::complex<float>"},
-    {"complex128", "ComplexDouble", "c10::complex<double>"},
-    {"qint8", "QInt8", "c10::qint8"},
-    {"quint8", "QUInt8", "c10::quint8"},
-    {"qint32", "QInt32", "c10::qint32"},
-    {"quint4x2", "QUInt4x2", "c10::quint4x2"},
-    {"quint2x4", "QUInt2x4", "c10::quint2x4"},
-    {"float8_e5m2fnuz", "Float8_e5m2fnuz", "c10::Float8_e5m2fnuz"},
-    {"float8_e4m3fnuz", "Float8_e4m3fnuz", "c10::Float8_e4m3fnuz"},
-    {"float8_e8m0fnu", "Float8_e8m0fnu", "c10::Float8_e8m0fnu"},
-    {"uint16", "UInt16", "uint16_t"},
-    {"uint32", "UInt32", "uint32_t"},
-    {"uint64", "UInt64", "uint64_t"},
-    {"bits", "Bits8", "c10::bits8"},
+static const struct extra_info extras[DTL_KERNELS_DT_LAST_EXTRA - DTL_KERNELS_DT_FIRST_EXTRA + 1] =
+    {
+        {"complex32", "ComplexHalf", "c10::complex<c10::Half>"},
+        {"complex64", "ComplexFloat", "c10::complex<float>"},
+        {"complex128", "ComplexDouble", "c10::complex<double>"},
+        {"qint8", "QInt8", "c10::qint8"},
+        {"quint8", "QUInt8", "c10::quint8"},
+        {"qint32", "QInt32", "c10::qint32"},
+        {"quint4x2", "QUInt4x2", "c10::quint4x2"},
+        {"quint2x4", "QUInt2x4", "c10::quint2x4"},
+        {"float8_e5m2fnuz", "Float8_e5m2fnuz", "c10::Float8_e5m2fnuz"},
+        {"float8_e4m3fnuz", "Float8_e4m3fnuz", "c10::Float8_e4m3fnuz"},
+        {"float8_e8m0fnu", "Float8_e8m0fnu", "c10::Float8_e8m0fnu"},
+        {"uint16", "UInt16", "uint16_t"},
+        {"uint32", "UInt32", "uint32_t"},
+        {"uint64", "UInt64", "uint64_t"},
+        {"bits", "Bits8", "c10::bits8"},
 };
 
 /* caffe2::TypeMeta::name() as torch 1.13 prints a dtype streamed into an error
@@ -274,9 +275,9 @@ static const char *const core_typemeta[DTL_DTYPE_COUNT] = {
 
 static const struct extra_info *extra(unsigned bit)
 {
-	if (bit < DTL_KERNEL_DT_FIRST_EXTRA || bit > DTL_KERNEL_DT_LAST_EXTRA)
+	if (bit < DTL_KERNELS_DT_FIRST_EXTRA || bit > DTL_KERNELS_DT_LAST_EXTRA)
 		return NULL;
-	return &extras[bit - DTL_KERNEL_DT_FIRST_EXTRA];
+	return &extras[bit - DTL_KERNELS_DT_FIRST_EXTRA];
 }
 
 const char *dtl_kernels_vocab_typemeta_name(unsigned bit)
@@ -292,8 +293,8 @@ uint64_t dtl_kernels_all_dtypes(void)
 	uint64_t all = 0;
 
 	for (unsigned d = 1; d < DTL_DTYPE_COUNT; d++)
-		all |= DTL_KERNEL_DT(d);
-	for (unsigned b = DTL_KERNEL_DT_FIRST_EXTRA; b <= DTL_KERNEL_DT_LAST_EXTRA; b++)
+		all |= DTL_KERNELS_DT(d);
+	for (unsigned b = DTL_KERNELS_DT_FIRST_EXTRA; b <= DTL_KERNELS_DT_LAST_EXTRA; b++)
 		all |= UINT64_C(1) << b;
 	return all;
 }

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < k.n_contracts; i++) {
-		const struct dtl_kernel_contract *c = &k.contracts[i];
+		const struct dtl_kernels_contract *c = &k.contracts[i];
 		char op[256];
 
 		if (i > 0 && strcmp(c->op, k.contracts[i - 1].op) == 0 &&
@@ -45,9 +45,9 @@ int main(int argc, char **argv)
 			continue;
 		snprintf(op, sizeof(op), "%s%s%s", c->ns ? c->ns : "", c->ns ? "::" : "", c->op);
 		for (size_t d = 0; d < sizeof(dtypes) / sizeof(dtypes[0]); d++) {
-			struct dtl_kernel_query q = {
+			struct dtl_kernels_query q = {
 			    .op = op, .dtype = dtypes[d], .backend = c->backend};
-			struct dtl_kernel_answer a;
+			struct dtl_kernels_answer a;
 			if (dtl_kernels_query(&k, &q, &a, &error) < 0) {
 				fprintf(stderr, "%s: %s\n", op, error.message);
 				status = 1;

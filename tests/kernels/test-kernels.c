@@ -19,16 +19,16 @@
 		.path = (p), .text = (t), .length = sizeof(t) - 1                                  \
 	}
 
-#define F32  DTL_KERNEL_DT(DTL_DTYPE_F32)
-#define BF16 DTL_KERNEL_DT(DTL_DTYPE_BF16)
-#define F16  DTL_KERNEL_DT(DTL_DTYPE_F16)
-#define F64  DTL_KERNEL_DT(DTL_DTYPE_F64)
-#define U8   DTL_KERNEL_DT(DTL_DTYPE_U8)
-#define I8   DTL_KERNEL_DT(DTL_DTYPE_I8)
-#define I16  DTL_KERNEL_DT(DTL_DTYPE_I16)
-#define I32  DTL_KERNEL_DT(DTL_DTYPE_I32)
-#define I64  DTL_KERNEL_DT(DTL_DTYPE_I64)
-#define BOOL DTL_KERNEL_DT(DTL_DTYPE_BOOL)
+#define F32  DTL_KERNELS_DT(DTL_DTYPE_F32)
+#define BF16 DTL_KERNELS_DT(DTL_DTYPE_BF16)
+#define F16  DTL_KERNELS_DT(DTL_DTYPE_F16)
+#define F64  DTL_KERNELS_DT(DTL_DTYPE_F64)
+#define U8   DTL_KERNELS_DT(DTL_DTYPE_U8)
+#define I8   DTL_KERNELS_DT(DTL_DTYPE_I8)
+#define I16  DTL_KERNELS_DT(DTL_DTYPE_I16)
+#define I32  DTL_KERNELS_DT(DTL_DTYPE_I32)
+#define I64  DTL_KERNELS_DT(DTL_DTYPE_I64)
+#define BOOL DTL_KERNELS_DT(DTL_DTYPE_BOOL)
 #define INTS (U8 | I8 | I16 | I32 | I64)
 
 static struct dtl_arena arena;
@@ -48,36 +48,36 @@ static void teardown(void)
 	dtl_arena_fini(&arena);
 }
 
-static void scan(const struct dtl_kernel_source *sources, size_t n)
+static void scan(const struct dtl_kernels_source *sources, size_t n)
 {
 	int r = dtl_kernels_scan_sources(&kernels, sources, n, &error);
 	ck_assert_msg(r == 0, "scan failed: %s", error.message);
 }
 
-static const struct dtl_kernel_contract *contract(const char *op)
+static const struct dtl_kernels_contract *contract(const char *op)
 {
-	const struct dtl_kernel_contract *c = NULL;
+	const struct dtl_kernels_contract *c = NULL;
 	size_t n = dtl_kernels_find(&kernels, op, &c);
 	ck_assert_msg(n == 1, "op '%s': %zu contracts", op, n);
 	return c;
 }
 
-static struct dtl_kernel_answer ask_on(const char *op, enum dtl_dtype dtype, const char *backend)
+static struct dtl_kernels_answer ask_on(const char *op, enum dtl_dtype dtype, const char *backend)
 {
-	struct dtl_kernel_query q = {.op = op, .dtype = dtype, .backend = backend};
-	struct dtl_kernel_answer a;
+	struct dtl_kernels_query q = {.op = op, .dtype = dtype, .backend = backend};
+	struct dtl_kernels_answer a;
 	int r = dtl_kernels_query(&kernels, &q, &a, &error);
 	ck_assert_msg(r == 0, "query %s: %s", op, error.message);
 	return a;
 }
 
-static struct dtl_kernel_answer ask(const char *op, enum dtl_dtype dtype)
+static struct dtl_kernels_answer ask(const char *op, enum dtl_dtype dtype)
 {
 	return ask_on(op, dtype, NULL);
 }
 
-static const struct dtl_kernel_evidence *evidence_at(const struct dtl_kernel_contract *c,
-                                                     enum dtl_kernel_fact_kind kind, uint32_t line)
+static const struct dtl_kernels_evidence *
+evidence_at(const struct dtl_kernels_contract *c, enum dtl_kernels_fact_kind kind, uint32_t line)
 {
 	for (size_t i = 0; i < c->n_evidence; i++) {
 		if (c->evidence[i].kind == kind && c->evidence[i].line == line)
@@ -143,7 +143,7 @@ static const char dispatch_src[] =
 
 START_TEST(dispatch_forms)
 {
-	static const struct dtl_kernel_source src[] = {SRC("/v/dispatch.cpp", dispatch_src)};
+	static const struct dtl_kernels_source src[] = {SRC("/v/dispatch.cpp", dispatch_src)};
 	static const struct {
 		const char *op;
 		uint64_t types;
@@ -156,11 +156,11 @@ START_TEST(dispatch_forms)
 	    {"f5", INTS | F64 | F32, 21},
 	    {"f6", INTS | BOOL, 24},
 	    {"f7", F16 | BF16, 27},
-	    {"f8", F64 | F32 | F16 | DTL_KERNEL_DT_COMPLEX64 | DTL_KERNEL_DT_COMPLEX128, 30},
+	    {"f8", F64 | F32 | F16 | DTL_KERNELS_DT_COMPLEX64 | DTL_KERNELS_DT_COMPLEX128, 30},
 	    {"f9", F64 | F32 | F16 | BF16, 33},
 	    {"f10", F64 | F32 | BF16, 37},
 	    {"f11",
-	     INTS | F64 | F32 | F16 | BOOL | DTL_KERNEL_DT_COMPLEX64 | DTL_KERNEL_DT_COMPLEX128,
+	     INTS | F64 | F32 | F16 | BOOL | DTL_KERNELS_DT_COMPLEX64 | DTL_KERNELS_DT_COMPLEX128,
 	     42},
 	};
 
@@ -170,7 +170,7 @@ START_TEST(dispatch_forms)
 	ck_assert_uint_eq(kernels.stats.at_dispatch_sites, 11);
 	ck_assert_uint_eq(kernels.stats.at_dispatch_unresolved, 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const struct dtl_kernel_contract *c = contract(want[i].op);
+		const struct dtl_kernels_contract *c = contract(want[i].op);
 		ck_assert_msg(c->dispatch_types == want[i].types, "%s: %#llx", want[i].op,
 		              (unsigned long long)c->dispatch_types);
 		ck_assert_uint_eq(c->n_evidence, 1);
@@ -180,16 +180,16 @@ START_TEST(dispatch_forms)
 		ck_assert_uint_eq(c->evidence[0].call_depth, 0);
 	}
 	/* the runtime error text of ATen/Dispatch.h */
-	struct dtl_kernel_answer a = ask("f2", DTL_DTYPE_BF16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	struct dtl_kernels_answer a = ask("f2", DTL_DTYPE_BF16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "\"f2\" not implemented for 'BFloat16'");
 	ck_assert_str_eq(a.evidence->file, "/v/dispatch.cpp");
 	ck_assert_uint_eq(a.evidence->line, 9);
 	ck_assert_str_eq(a.evidence->macro, "AT_DISPATCH_FLOATING_TYPES_AND_HALF");
-	ck_assert_int_eq(ask("f2", DTL_DTYPE_F16).verdict, DTL_KERNEL_ACCEPTS);
-	ck_assert_int_eq(ask("f3", DTL_DTYPE_BF16).verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(ask("f2", DTL_DTYPE_F16).verdict, DTL_KERNELS_ACCEPTS);
+	ck_assert_int_eq(ask("f3", DTL_DTYPE_BF16).verdict, DTL_KERNELS_ACCEPTS);
 	a = ask("f9", DTL_DTYPE_I32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "\"f9\" not implemented for 'Int'");
 	/* the accessor on scalar_t is dispatched, not a constraint */
 	ck_assert_uint_eq(contract("f2")->accessor_types, 0);
@@ -224,16 +224,16 @@ static const char adam_cu[] =
 
 START_TEST(wrapper_in_header)
 {
-	static const struct dtl_kernel_source src[] = {
+	static const struct dtl_kernels_source src[] = {
 	    SRC("/v/csrc/includes/type_shim.h", shim_h),
 	    SRC("/v/csrc/adam/multi_tensor_adam.cu", adam_cu),
 	};
 
 	scan(src, 2);
-	const struct dtl_kernel_contract *c = contract("multi_tensor_adam");
+	const struct dtl_kernels_contract *c = contract("multi_tensor_adam");
 	ck_assert_uint_eq(c->dispatch_types, F64 | F32 | F16 | BF16);
 	ck_assert_str_eq(c->backend, "cuda");
-	const struct dtl_kernel_evidence *e = evidence_at(c, DTL_KERNEL_FACT_DISPATCH, 5);
+	const struct dtl_kernels_evidence *e = evidence_at(c, DTL_KERNELS_FACT_DISPATCH, 5);
 	ck_assert_str_eq(e->macro, "DISPATCH_DOUBLE_FLOAT_AND_HALF");
 	ck_assert_str_eq(e->macro_file, "/v/csrc/includes/type_shim.h");
 	ck_assert_uint_eq(e->macro_line, 3);
@@ -241,9 +241,9 @@ START_TEST(wrapper_in_header)
 	ck_assert_str_eq(e->param, "tensor_lists");
 	ck_assert_uint_eq(kernels.stats.wrapper_sites, 1);
 
-	ck_assert_int_eq(ask("multi_tensor_adam", DTL_DTYPE_BF16).verdict, DTL_KERNEL_ACCEPTS);
-	struct dtl_kernel_answer a = ask("multi_tensor_adam", DTL_DTYPE_I32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(ask("multi_tensor_adam", DTL_DTYPE_BF16).verdict, DTL_KERNELS_ACCEPTS);
+	struct dtl_kernels_answer a = ask("multi_tensor_adam", DTL_DTYPE_I32);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	/* #NAME stringizes the literal "adam", quotes included */
 	ck_assert_str_eq(a.message, "\"adam\" not implemented for 'Int'");
 }
@@ -266,7 +266,7 @@ START_TEST(wrapper_resolved_by_include)
 	static const char xpu_cpp[] = "#include \"pick.h\"\n"
 	                              "void op_b(at::Tensor x) { PICK(x.scalar_type(), [&] {}); }\n"
 	                              "PYBIND11_MODULE(b, m) { m.def(\"op_b\", &op_b); }\n";
-	static const struct dtl_kernel_source src[] = {
+	static const struct dtl_kernels_source src[] = {
 	    SRC("/w/csrc/includes/pick.h", cuda_h),
 	    SRC("/w/csrc/xpu/includes/pick.h", xpu_h),
 	    SRC("/w/csrc/ops/a.cpp", cuda_cpp),
@@ -277,10 +277,10 @@ START_TEST(wrapper_resolved_by_include)
 	ck_assert_uint_eq(contract("op_a")->dispatch_types, F32);
 	ck_assert_uint_eq(contract("op_b")->dispatch_types, F32 | F16);
 	ck_assert_str_eq(contract("op_b")->evidence[0].macro_file, "/w/csrc/xpu/includes/pick.h");
-	struct dtl_kernel_answer a = ask("op_a", DTL_DTYPE_F16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	struct dtl_kernels_answer a = ask("op_a", DTL_DTYPE_F16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "cuda pick: Half");
-	ck_assert_int_eq(ask("op_b", DTL_DTYPE_F16).verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(ask("op_b", DTL_DTYPE_F16).verdict, DTL_KERNELS_ACCEPTS);
 }
 END_TEST
 
@@ -305,31 +305,31 @@ START_TEST(use_site_types_and_ifdef)
 	    "  return out;\n"
 	    "}\n"
 	    "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"quantize\", &quantize); }\n";
-	static const struct dtl_kernel_source src[] = {SRC("/q/fp_quantize.cpp", q_cpp)};
+	static const struct dtl_kernels_source src[] = {SRC("/q/fp_quantize.cpp", q_cpp)};
 
 	scan(src, 1);
-	const struct dtl_kernel_contract *c = contract("quantize");
+	const struct dtl_kernels_contract *c = contract("quantize");
 	ck_assert_uint_eq(c->n_evidence, 2); /* #if 0 is dead code */
-	const struct dtl_kernel_evidence *half = evidence_at(c, DTL_KERNEL_FACT_BRANCH, 8);
+	const struct dtl_kernels_evidence *half = evidence_at(c, DTL_KERNELS_FACT_BRANCH, 8);
 	ck_assert_uint_eq(half->types, F16);
 	ck_assert(!half->skipped);
 	ck_assert(!half->throws);
 	ck_assert_str_eq(half->param, "val");
 	ck_assert_str_eq(half->subject, "val");
 	ck_assert_str_eq(half->macro, "DISPATCH_Q");
-	const struct dtl_kernel_evidence *bf16 = evidence_at(c, DTL_KERNEL_FACT_BRANCH, 10);
+	const struct dtl_kernels_evidence *bf16 = evidence_at(c, DTL_KERNELS_FACT_BRANCH, 10);
 	ck_assert(bf16->skipped);
 	ck_assert_uint_eq(bf16->n_guards, 1);
 	ck_assert_str_eq(bf16->guards[0], "BF16_AVAILABLE");
 	ck_assert_uint_eq(bf16->types | bf16->guarded_types, BF16);
 
-	ck_assert_int_eq(ask("quantize", DTL_DTYPE_F16).verdict, DTL_KERNEL_ACCEPTS);
-	struct dtl_kernel_answer a = ask("quantize", DTL_DTYPE_BF16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_UNCHECKED);
+	ck_assert_int_eq(ask("quantize", DTL_DTYPE_F16).verdict, DTL_KERNELS_ACCEPTS);
+	struct dtl_kernels_answer a = ask("quantize", DTL_DTYPE_BF16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_UNCHECKED);
 	ck_assert_ptr_nonnull(strstr(a.message, "'BFloat16' falls through"));
 	ck_assert_ptr_nonnull(strstr(a.message, "BF16_AVAILABLE"));
 	a = ask("quantize", DTL_DTYPE_F32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_UNCHECKED);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_UNCHECKED);
 	ck_assert_ptr_null(strstr(a.message, "BF16_AVAILABLE"));
 }
 END_TEST
@@ -346,23 +346,23 @@ START_TEST(ifdef_alternatives)
 	    "#endif\n"
 	    "}\n"
 	    "PYBIND11_MODULE(e, m) { m.def(\"op\", &op); }\n";
-	static const struct dtl_kernel_source src[] = {SRC("/g/op.cpp", cpp)};
+	static const struct dtl_kernels_source src[] = {SRC("/g/op.cpp", cpp)};
 
 	scan(src, 1);
-	const struct dtl_kernel_contract *c = contract("op");
-	const struct dtl_kernel_evidence *on = evidence_at(c, DTL_KERNEL_FACT_DISPATCH, 3);
-	const struct dtl_kernel_evidence *off = evidence_at(c, DTL_KERNEL_FACT_DISPATCH, 5);
+	const struct dtl_kernels_contract *c = contract("op");
+	const struct dtl_kernels_evidence *on = evidence_at(c, DTL_KERNELS_FACT_DISPATCH, 3);
+	const struct dtl_kernels_evidence *off = evidence_at(c, DTL_KERNELS_FACT_DISPATCH, 5);
 	ck_assert(on->skipped);
 	ck_assert_str_eq(on->guards[0], "BF16_AVAILABLE");
 	ck_assert(!off->skipped);
 	ck_assert_uint_eq(off->n_guards, 1);
 	ck_assert_str_eq(off->guards[0], "!BF16_AVAILABLE");
 	/* a build flag decides: a warning, not an error */
-	struct dtl_kernel_answer a = ask("op", DTL_DTYPE_BF16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_MAY_REJECT);
+	struct dtl_kernels_answer a = ask("op", DTL_DTYPE_BF16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_MAY_REJECT);
 	ck_assert_str_eq(a.message, "\"op\" not implemented for 'BFloat16'");
-	ck_assert_int_eq(ask("op", DTL_DTYPE_I64).verdict, DTL_KERNEL_MAY_REJECT);
-	ck_assert_int_eq(ask("op", DTL_DTYPE_F16).verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(ask("op", DTL_DTYPE_I64).verdict, DTL_KERNELS_MAY_REJECT);
+	ck_assert_int_eq(ask("op", DTL_DTYPE_F16).verdict, DTL_KERNELS_ACCEPTS);
 }
 END_TEST
 
@@ -423,14 +423,14 @@ static const char checks_src[] =
 
 START_TEST(asserts_and_aliases)
 {
-	static const struct dtl_kernel_source src[] = {SRC("/c/checks.cpp", checks_src)};
+	static const struct dtl_kernels_source src[] = {SRC("/c/checks.cpp", checks_src)};
 
 	scan(src, 1);
-	const struct dtl_kernel_contract *c = contract("chk::attn");
+	const struct dtl_kernels_contract *c = contract("chk::attn");
 	ck_assert_str_eq(c->ns, "chk");
-	ck_assert_int_eq(c->binding, DTL_KERNEL_BINDING_TORCH_LIBRARY);
+	ck_assert_int_eq(c->binding, DTL_KERNELS_BINDING_TORCH_LIBRARY);
 	ck_assert_uint_eq(c->asserted_types, F16 | BF16);
-	const struct dtl_kernel_evidence *e = evidence_at(c, DTL_KERNEL_FACT_ASSERT, 3);
+	const struct dtl_kernels_evidence *e = evidence_at(c, DTL_KERNELS_FACT_ASSERT, 3);
 	ck_assert_str_eq(e->param, "q");
 	ck_assert_str_eq(e->subject, "q_dtype");
 	ck_assert(!e->conditional);
@@ -440,15 +440,15 @@ START_TEST(asserts_and_aliases)
 	ck_assert_uint_eq(c->inputs[0].accepts, F16 | BF16);
 	ck_assert_str_eq(c->inputs[1].same_dtype_as, "q");
 	ck_assert_str_eq(c->inputs[2].same_dtype_as, "k");
-	struct dtl_kernel_answer a = ask("attn", DTL_DTYPE_F32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	struct dtl_kernels_answer a = ask("attn", DTL_DTYPE_F32);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "FlashAttention only supports fp16 and bf16");
 	ck_assert_uint_eq(a.evidence->line, 3);
-	ck_assert_int_eq(ask("attn", DTL_DTYPE_BF16).verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(ask("attn", DTL_DTYPE_BF16).verdict, DTL_KERNELS_ACCEPTS);
 
 	/* c10/util/Exception.h (torch 1.13) when no message is given */
 	a = ask("plain", DTL_DTYPE_F16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(
 	    a.message, "Expected x.scalar_type() == at::kFloat to be true, but got false.  (Could "
 	               "this error message be improved?  If so, please report an enhancement "
@@ -457,28 +457,28 @@ START_TEST(asserts_and_aliases)
 	ck_assert_str_eq(ask("meta", DTL_DTYPE_BF16).message,
 	                 "meta: got c10::BFloat16 for {x.dim()}-d x");
 
-	ck_assert_int_eq(ask("not_double", DTL_DTYPE_F64).verdict, DTL_KERNEL_REJECTS);
-	ck_assert_int_eq(ask("not_double", DTL_DTYPE_F32).verdict, DTL_KERNEL_ACCEPTS);
-	ck_assert(evidence_at(contract("not_double"), DTL_KERNEL_FACT_ASSERT, 23)->negated);
+	ck_assert_int_eq(ask("not_double", DTL_DTYPE_F64).verdict, DTL_KERNELS_REJECTS);
+	ck_assert_int_eq(ask("not_double", DTL_DTYPE_F32).verdict, DTL_KERNELS_ACCEPTS);
+	ck_assert(evidence_at(contract("not_double"), DTL_KERNELS_FACT_ASSERT, 23)->negated);
 
-	e = evidence_at(contract("ternary"), DTL_KERNEL_FACT_ASSERT, 27);
+	e = evidence_at(contract("ternary"), DTL_KERNELS_FACT_ASSERT, 27);
 	ck_assert(e->conditional);
 	ck_assert_uint_eq(e->types, U8 | F16);
-	ck_assert_int_eq(ask("ternary", DTL_DTYPE_F32).verdict, DTL_KERNEL_MAY_REJECT);
+	ck_assert_int_eq(ask("ternary", DTL_DTYPE_F32).verdict, DTL_KERNELS_MAY_REJECT);
 
-	ck_assert_int_eq(ask("floating", DTL_DTYPE_I32).verdict, DTL_KERNEL_REJECTS);
-	ck_assert_int_eq(ask("floating", DTL_DTYPE_BF16).verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(ask("floating", DTL_DTYPE_I32).verdict, DTL_KERNELS_REJECTS);
+	ck_assert_int_eq(ask("floating", DTL_DTYPE_BF16).verdict, DTL_KERNELS_ACCEPTS);
 
 	/* the alias st resolves to input; out is a new tensor, not an input */
 	c = contract("aliased");
-	e = evidence_at(c, DTL_KERNEL_FACT_DISPATCH, 37);
+	e = evidence_at(c, DTL_KERNELS_FACT_DISPATCH, 37);
 	ck_assert_str_eq(e->param, "input");
 	ck_assert_str_eq(e->subject, "st");
-	ck_assert_ptr_null(evidence_at(c, DTL_KERNEL_FACT_ASSERT, 39)->param);
-	ck_assert_int_eq(ask("aliased", DTL_DTYPE_F16).verdict, DTL_KERNEL_REJECTS);
+	ck_assert_ptr_null(evidence_at(c, DTL_KERNELS_FACT_ASSERT, 39)->param);
+	ck_assert_int_eq(ask("aliased", DTL_DTYPE_F16).verdict, DTL_KERNELS_REJECTS);
 
 	a = ask("internal", DTL_DTYPE_F32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(
 	    a.message,
 	    "x.scalar_type() == at::kHalf INTERNAL ASSERT FAILED at \"/c/checks.cpp\":43, "
@@ -528,53 +528,53 @@ static const char branches_src[] =
 
 START_TEST(branches_switches_accessors)
 {
-	static const struct dtl_kernel_source src[] = {SRC("/b/run.cpp", branches_src)};
+	static const struct dtl_kernels_source src[] = {SRC("/b/run.cpp", branches_src)};
 
 	scan(src, 1);
-	const struct dtl_kernel_contract *c = contract("run");
-	const struct dtl_kernel_evidence *e = evidence_at(c, DTL_KERNEL_FACT_BRANCH, 2);
+	const struct dtl_kernels_contract *c = contract("run");
+	const struct dtl_kernels_evidence *e = evidence_at(c, DTL_KERNELS_FACT_BRANCH, 2);
 	ck_assert_uint_eq(e->types, F16 | F32);
 	ck_assert(e->throws);
 	/* the float accessor only runs when x is float */
-	e = evidence_at(c, DTL_KERNEL_FACT_ACCESSOR, 5);
+	e = evidence_at(c, DTL_KERNELS_FACT_ACCESSOR, 5);
 	ck_assert_uint_eq(e->when & dtl_kernels_all_dtypes(), F32);
-	ck_assert_int_eq(ask("run", DTL_DTYPE_F16).verdict, DTL_KERNEL_ACCEPTS);
-	struct dtl_kernel_answer a = ask("run", DTL_DTYPE_BF16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(ask("run", DTL_DTYPE_F16).verdict, DTL_KERNELS_ACCEPTS);
+	struct dtl_kernels_answer a = ask("run", DTL_DTYPE_BF16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "run: unsupported dtype BFloat16");
 
 	c = contract("need_half");
-	e = evidence_at(c, DTL_KERNEL_FACT_ASSERT, 11);
+	e = evidence_at(c, DTL_KERNELS_FACT_ASSERT, 11);
 	ck_assert_uint_eq(e->types, F16);
 	a = ask("need_half", DTL_DTYPE_F32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "need_half wants Half, got Float");
 
 	c = contract("sw");
-	e = evidence_at(c, DTL_KERNEL_FACT_SWITCH, 16);
+	e = evidence_at(c, DTL_KERNELS_FACT_SWITCH, 16);
 	ck_assert_uint_eq(e->types, F32 | F64);
 	ck_assert_uint_eq(e->guarded_types, BF16);
 	ck_assert(e->throws);
-	ck_assert_uint_eq(evidence_at(c, DTL_KERNEL_FACT_ACCESSOR, 19)->when &
+	ck_assert_uint_eq(evidence_at(c, DTL_KERNELS_FACT_ACCESSOR, 19)->when &
 	                      dtl_kernels_all_dtypes(),
 	                  F32 | F64);
 	a = ask("sw", DTL_DTYPE_I32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "sw: Int unsupported");
 	/* the float32 path reaches data_ptr<double>: next to a switch it is only a warning */
 	a = ask("sw", DTL_DTYPE_F32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_MAY_REJECT);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_MAY_REJECT);
 	ck_assert_str_eq(a.message, "expected scalar type Double but found Float");
 
 	c = contract("acc");
 	ck_assert_uint_eq(c->accessor_types, F16 | I64);
-	ck_assert_str_eq(evidence_at(c, DTL_KERNEL_FACT_ACCESSOR, 31)->param, "idx");
+	ck_assert_str_eq(evidence_at(c, DTL_KERNELS_FACT_ACCESSOR, 31)->param, "idx");
 	a = ask("acc", DTL_DTYPE_F32);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "expected scalar type Half but found Float");
-	struct dtl_kernel_query q = {.op = "acc", .param = "idx", .dtype = DTL_DTYPE_I64};
+	struct dtl_kernels_query q = {.op = "acc", .param = "idx", .dtype = DTL_DTYPE_I64};
 	ck_assert_int_eq(dtl_kernels_query(&kernels, &q, &a, &error), 0);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_ACCEPTS);
 }
 END_TEST
 
@@ -623,8 +623,8 @@ static const char reg_src[] =
 
 START_TEST(registrations)
 {
-	static const struct dtl_kernel_source src[] = {SRC("/r/reg.cpp", reg_src)};
-	const struct dtl_kernel_contract *c;
+	static const struct dtl_kernels_source src[] = {SRC("/r/reg.cpp", reg_src)};
+	const struct dtl_kernels_contract *c;
 
 	scan(src, 1);
 	ck_assert_uint_eq(kernels.n_contracts, 9);
@@ -639,9 +639,9 @@ START_TEST(registrations)
 	ck_assert_str_eq(c->function, "ds_quantize<__half>");
 	ck_assert_uint_eq(c->template_types, F16);
 	ck_assert_uint_eq(c->accessor_types, F16);
-	ck_assert_str_eq(evidence_at(c, DTL_KERNEL_FACT_ACCESSOR, 6)->template_param, "T");
-	struct dtl_kernel_answer a = ask("ds_quantize_fp16", DTL_DTYPE_BF16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_str_eq(evidence_at(c, DTL_KERNELS_FACT_ACCESSOR, 6)->template_param, "T");
+	struct dtl_kernels_answer a = ask("ds_quantize_fp16", DTL_DTYPE_BF16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "expected scalar type Half but found BFloat16");
 	ck_assert_uint_eq(contract("ds_quantize_fp32")->accessor_types, F32);
 
@@ -650,39 +650,39 @@ START_TEST(registrations)
 	ck_assert_uint_eq(c->n_inputs, 1);
 	ck_assert_str_eq(c->inputs[0].name, "t");
 	a = ask("lam", DTL_DTYPE_F16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "lam wants bf16");
 	ck_assert_uint_eq(a.evidence->line, 21);
 
 	/* TORCH_LIBRARY schema-only def + impl, TORCH_LIBRARY_IMPL for CUDA */
-	const struct dtl_kernel_contract *foo;
+	const struct dtl_kernels_contract *foo;
 	ck_assert_uint_eq(dtl_kernels_find(&kernels, "myops::foo", &foo), 2);
 	ck_assert_uint_eq(dtl_kernels_find(&kernels, "torch.ops.myops.foo", &foo), 2);
 	ck_assert_uint_eq(dtl_kernels_find(&kernels, "myops.foo", &foo), 2);
 	ck_assert_uint_eq(dtl_kernels_find(&kernels, "myops::foo", &foo), 2);
-	ck_assert_int_eq(foo[0].binding, DTL_KERNEL_BINDING_TORCH_LIBRARY);
+	ck_assert_int_eq(foo[0].binding, DTL_KERNELS_BINDING_TORCH_LIBRARY);
 	ck_assert_str_eq(foo[0].function, "foo_cpu");
 	ck_assert_str_eq(foo[0].schema, "foo(Tensor self) -> Tensor");
-	ck_assert_int_eq(foo[1].binding, DTL_KERNEL_BINDING_TORCH_LIBRARY_IMPL);
+	ck_assert_int_eq(foo[1].binding, DTL_KERNELS_BINDING_TORCH_LIBRARY_IMPL);
 	ck_assert_str_eq(foo[1].dispatch_key, "CUDA");
 	ck_assert_str_eq(foo[1].backend, "cuda");
 	ck_assert_uint_eq(foo[1].line, 31);
 	ck_assert_uint_eq(foo[1].dispatch_types, F16 | BF16);
 	/* the CUDA impl decides on cuda, the worst impl otherwise */
-	ck_assert_int_eq(ask_on("foo", DTL_DTYPE_F16, "cuda").verdict, DTL_KERNEL_ACCEPTS);
+	ck_assert_int_eq(ask_on("foo", DTL_DTYPE_F16, "cuda").verdict, DTL_KERNELS_ACCEPTS);
 	a = ask("foo", DTL_DTYPE_F16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "\"foo_cpu\" not implemented for 'Half'");
 
-	const struct dtl_kernel_contract *none = (const void *)1;
+	const struct dtl_kernels_contract *none = (const void *)1;
 	ck_assert_uint_eq(dtl_kernels_find(&kernels, "other::foo", &none), 0);
 	ck_assert_ptr_null(none);
 
 	c = contract("frag");
-	ck_assert_int_eq(c->binding, DTL_KERNEL_BINDING_TORCH_LIBRARY_FRAGMENT);
+	ck_assert_int_eq(c->binding, DTL_KERNELS_BINDING_TORCH_LIBRARY_FRAGMENT);
 	ck_assert_str_eq(c->ns, "myops");
 	c = contract("baz");
-	ck_assert_int_eq(c->binding, DTL_KERNEL_BINDING_REGISTER_OPERATORS);
+	ck_assert_int_eq(c->binding, DTL_KERNELS_BINDING_REGISTER_OPERATORS);
 	ck_assert_str_eq(c->ns, "myops");
 	ck_assert_str_eq(c->schema, "myops::baz(Tensor a) -> Tensor");
 	ck_assert_uint_eq(c->line, 35);
@@ -721,43 +721,43 @@ static const char graph_src[] =
 
 START_TEST(call_graph)
 {
-	static const struct dtl_kernel_source src[] = {SRC("/g/graph.cpp", graph_src)};
+	static const struct dtl_kernels_source src[] = {SRC("/g/graph.cpp", graph_src)};
 
 	scan(src, 1);
 	/* entry(input) -> helper(3, input) -> launcher(a.contiguous(), n): t is input */
-	const struct dtl_kernel_contract *c = contract("entry");
-	const struct dtl_kernel_evidence *e = evidence_at(c, DTL_KERNEL_FACT_DISPATCH, 2);
+	const struct dtl_kernels_contract *c = contract("entry");
+	const struct dtl_kernels_evidence *e = evidence_at(c, DTL_KERNELS_FACT_DISPATCH, 2);
 	ck_assert_uint_eq(e->call_depth, 2);
 	ck_assert_str_eq(e->function, "launcher");
 	ck_assert_str_eq(e->subject, "t");
 	ck_assert_str_eq(e->param, "input");
 	ck_assert_uint_eq(c->inputs[0].accepts, F32 | F64);
 	ck_assert_uint_eq(c->inputs[0].call_depth, 2);
-	struct dtl_kernel_answer a = ask("entry", DTL_DTYPE_BF16);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	struct dtl_kernels_answer a = ask("entry", DTL_DTYPE_BF16);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "\"launcher\" not implemented for 'BFloat16'");
 
 	/* via_registry -> op_impl -(REGISTER_DEVICE_IMPL)-> op_cuda: no argument mapping, and
 	 * the names differ, so the fact is not mapped to a parameter: only a warning */
 	c = contract("via_registry");
-	e = evidence_at(c, DTL_KERNEL_FACT_ASSERT, 8);
+	e = evidence_at(c, DTL_KERNELS_FACT_ASSERT, 8);
 	ck_assert_uint_eq(e->call_depth, 2);
 	ck_assert_ptr_null(e->param);
-	ck_assert_int_eq(ask("via_registry", DTL_DTYPE_F32).verdict, DTL_KERNEL_MAY_REJECT);
+	ck_assert_int_eq(ask("via_registry", DTL_DTYPE_F32).verdict, DTL_KERNELS_MAY_REJECT);
 
 	/* ScatterSum::apply reaches ScatterSum::forward; src matches by name */
 	c = contract("scatter_sum");
-	e = evidence_at(c, DTL_KERNEL_FACT_ASSERT, 17);
+	e = evidence_at(c, DTL_KERNELS_FACT_ASSERT, 17);
 	ck_assert_str_eq(e->function, "forward");
 	ck_assert_uint_eq(e->call_depth, 1);
 	ck_assert_str_eq(e->param, "src");
-	ck_assert_int_eq(ask("scatter_sum", DTL_DTYPE_F16).verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(ask("scatter_sum", DTL_DTYPE_F16).verdict, DTL_KERNELS_REJECTS);
 }
 END_TEST
 
 START_TEST(depth_limit)
 {
-	static const struct dtl_kernel_source src[] = {SRC("/g/graph.cpp", graph_src)};
+	static const struct dtl_kernels_source src[] = {SRC("/g/graph.cpp", graph_src)};
 	struct dtl_kernels_options options;
 
 	dtl_kernels_fini(&kernels);
@@ -767,7 +767,7 @@ START_TEST(depth_limit)
 	ck_assert_int_eq(dtl_kernels_init(&kernels, &arena, &options, &error), 0);
 	scan(src, 1);
 	ck_assert_uint_eq(contract("entry")->n_evidence, 0);
-	ck_assert_int_eq(ask("entry", DTL_DTYPE_BF16).verdict, DTL_KERNEL_UNKNOWN);
+	ck_assert_int_eq(ask("entry", DTL_DTYPE_BF16).verdict, DTL_KERNELS_UNKNOWN);
 	ck_assert_uint_eq(contract("scatter_sum")->n_evidence, 1);
 
 	options.max_depth = 1000;
@@ -793,14 +793,14 @@ START_TEST(missing_headers)
 	    "  return xs;\n"
 	    "}\n"
 	    "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"op\", &op); }\n";
-	static const struct dtl_kernel_source src[] = {SRC("/m/op.cpp", cpp)};
+	static const struct dtl_kernels_source src[] = {SRC("/m/op.cpp", cpp)};
 
 	scan(src, 1);
 	ck_assert_uint_eq(kernels.stats.files, 1);
 	ck_assert_uint_eq(kernels.stats.files_failed, 0);
 	ck_assert_uint_eq(kernels.n_files, 1);
 	ck_assert_uint_gt(kernels.files[0].diagnostics, 0);
-	const struct dtl_kernel_contract *c = contract("op");
+	const struct dtl_kernels_contract *c = contract("op");
 	ck_assert_uint_eq(c->asserted_types, F16);
 	ck_assert_uint_eq(c->n_inputs, 2);
 	ck_assert_str_eq(c->inputs[0].name, "xs");
@@ -816,9 +816,9 @@ START_TEST(errors)
 	static const char *const missing[] = {"/nonexistent/dtypelint-kernels"};
 	static const char cpp[] =
 	    "void f(at::Tensor x) {}\nPYBIND11_MODULE(e, m) { m.def(\"f\", &f); }\n";
-	static const struct dtl_kernel_source src[] = {SRC("/e/f.cpp", cpp)};
-	struct dtl_kernel_query q = {.op = "nope", .dtype = DTL_DTYPE_F32};
-	struct dtl_kernel_answer a;
+	static const struct dtl_kernels_source src[] = {SRC("/e/f.cpp", cpp)};
+	struct dtl_kernels_query q = {.op = "nope", .dtype = DTL_DTYPE_F32};
+	struct dtl_kernels_answer a;
 
 	ck_assert_int_eq(dtl_kernels_scan_dirs(&kernels, missing, 1, &error), -ENOENT);
 	ck_assert_str_eq(error.loc.file, "/nonexistent/dtypelint-kernels");
@@ -830,7 +830,7 @@ START_TEST(errors)
 	ck_assert_int_eq(dtl_kernels_query(&kernels, &q, &a, &error), -EINVAL);
 	q.dtype = DTL_DTYPE_F32;
 	ck_assert_int_eq(dtl_kernels_query(&kernels, &q, &a, &error), 0);
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_UNKNOWN);
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_UNKNOWN);
 
 	ck_assert_int_eq(dtl_kernels_scan_file(&kernels, "/nonexistent/x.cpp", &error), -ENOENT);
 	ck_assert_int_eq(dtl_kernels_scan_file(&kernels, DTL_KERNELS_TREE, &error), -EINVAL);
@@ -887,12 +887,12 @@ START_TEST(structure)
 	    "  m.def(\"dup\", &dup); m.def(\"after\", &after);\n"
 	    "  m.def(\"make\", [](at::Tensor t) { Op o(t); return t; });\n"
 	    "}\n";
-	static const struct dtl_kernel_source src[] = {SRC("/s/structure.cu", cpp)};
+	static const struct dtl_kernels_source src[] = {SRC("/s/structure.cu", cpp)};
 
 	scan(src, 1);
-	const struct dtl_kernel_contract *c = contract("dup");
+	const struct dtl_kernels_contract *c = contract("dup");
 	ck_assert_uint_eq(c->definition_line, 4);
-	ck_assert_str_eq(evidence_at(c, DTL_KERNEL_FACT_ASSERT, 6)->function, "dup");
+	ck_assert_str_eq(evidence_at(c, DTL_KERNELS_FACT_ASSERT, 6)->function, "dup");
 	c = contract("after");
 	ck_assert_uint_eq(c->definition_line, 18);
 	ck_assert_uint_eq(c->dispatch_types, F64 | F32);
@@ -900,11 +900,11 @@ START_TEST(structure)
 	ck_assert_str_eq(c->evidence[0].function, "after");
 	/* the lambda names Op: its constructor is reached, t matches by name */
 	c = contract("make");
-	const struct dtl_kernel_evidence *e = evidence_at(c, DTL_KERNEL_FACT_ASSERT, 11);
+	const struct dtl_kernels_evidence *e = evidence_at(c, DTL_KERNELS_FACT_ASSERT, 11);
 	ck_assert_str_eq(e->function, "Op");
 	ck_assert_uint_eq(e->call_depth, 1);
 	ck_assert_str_eq(e->param, "t");
-	ck_assert_int_eq(ask("make", DTL_DTYPE_F32).verdict, DTL_KERNEL_REJECTS);
+	ck_assert_int_eq(ask("make", DTL_DTYPE_F32).verdict, DTL_KERNELS_REJECTS);
 }
 END_TEST
 
@@ -919,25 +919,25 @@ START_TEST(scan_tree)
 	ck_assert_uint_eq(kernels.stats.files, 5);
 	ck_assert_uint_eq(kernels.stats.files_failed, 0);
 	ck_assert_uint_eq(kernels.n_contracts, 3);
-	const struct dtl_kernel_contract *fill = contract("fill");
+	const struct dtl_kernels_contract *fill = contract("fill");
 	ck_assert_uint_eq(fill->dispatch_types, F32 | BF16);
 	ck_assert_str_eq(fill->evidence[0].macro_file, DTL_KERNELS_TREE "/csrc/includes/shim.h");
-	const struct dtl_kernel_contract *xpu = contract("fill_xpu");
+	const struct dtl_kernels_contract *xpu = contract("fill_xpu");
 	ck_assert_uint_eq(xpu->dispatch_types, F16);
 	ck_assert_str_eq(xpu->evidence[0].macro_file, DTL_KERNELS_TREE "/csrc/xpu/includes/shim.h");
 	ck_assert_str_eq(xpu->definition_file, DTL_KERNELS_TREE "/csrc/xpu/ops/ops.cpp");
 
 	/* scale (ops.cpp) -> scale_cuda (kern.cu): the .cu file parses as CUDA */
-	const struct dtl_kernel_contract *scale = contract("scale");
+	const struct dtl_kernels_contract *scale = contract("scale");
 	ck_assert_uint_eq(scale->dispatch_types, F64 | F32 | F16);
-	const struct dtl_kernel_evidence *e = &scale->evidence[0];
+	const struct dtl_kernels_evidence *e = &scale->evidence[0];
 	ck_assert_str_eq(e->file, DTL_KERNELS_TREE "/csrc/ops/kern.cu");
 	ck_assert_uint_eq(e->line, 16);
 	ck_assert_uint_eq(e->call_depth, 1);
 	ck_assert_str_eq(e->param, "input");
 	ck_assert_str_eq(e->backend, "cuda");
-	struct dtl_kernel_answer a = ask_on("scale", DTL_DTYPE_BF16, "cuda");
-	ck_assert_int_eq(a.verdict, DTL_KERNEL_REJECTS);
+	struct dtl_kernels_answer a = ask_on("scale", DTL_DTYPE_BF16, "cuda");
+	ck_assert_int_eq(a.verdict, DTL_KERNELS_REJECTS);
 	ck_assert_str_eq(a.message, "\"scale_cuda\" not implemented for 'BFloat16'");
 }
 END_TEST
@@ -997,7 +997,7 @@ static char *capture(int (*writer)(FILE *, const struct dtl_kernels *, struct dt
 
 START_TEST(json_and_text)
 {
-	static const struct dtl_kernel_source src[] = {
+	static const struct dtl_kernels_source src[] = {
 	    SRC("/v/csrc/includes/type_shim.h", shim_h),
 	    SRC("/v/csrc/adam/multi_tensor_adam.cu", adam_cu),
 	    SRC("/c/checks.cpp", checks_src),
@@ -1059,7 +1059,7 @@ START_TEST(json_and_text)
 	cJSON_Delete(root);
 
 	/* byte-identical when the sources come in another order */
-	static const struct dtl_kernel_source reversed[] = {
+	static const struct dtl_kernels_source reversed[] = {
 	    SRC("/c/checks.cpp", checks_src),
 	    SRC("/v/csrc/adam/multi_tensor_adam.cu", adam_cu),
 	    SRC("/v/csrc/includes/type_shim.h", shim_h),
@@ -1104,8 +1104,8 @@ START_TEST(dtype_names)
 	ck_assert_uint_eq(dtl_kernels_format_dtypes(F32 | F16, buf, 9), 16);
 	ck_assert_str_eq(buf, "float32");
 	ck_assert_uint_eq(dtl_kernels_all_dtypes() & 1, 0);
-	ck_assert_str_eq(dtl_kernels_verdict_name(DTL_KERNEL_MAY_REJECT), "may-reject");
-	ck_assert_str_eq(dtl_kernels_binding_name(DTL_KERNEL_BINDING_TORCH_LIBRARY_IMPL),
+	ck_assert_str_eq(dtl_kernels_verdict_name(DTL_KERNELS_MAY_REJECT), "may-reject");
+	ck_assert_str_eq(dtl_kernels_binding_name(DTL_KERNELS_BINDING_TORCH_LIBRARY_IMPL),
 	                 "torch_library_impl");
 }
 END_TEST
@@ -1114,7 +1114,7 @@ END_TEST
  * options.libclang_path names. */
 START_TEST(libclang_loader)
 {
-	static const struct dtl_kernel_source src[] = {
+	static const struct dtl_kernels_source src[] = {
 	    SRC("/l/a.cpp", "void a(at::Tensor x) { AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "
 	                    "\"a\", [&] {}); }\nPYBIND11_MODULE(l, m) { m.def(\"a\", &a); }\n")};
 	struct dtl_libclang lc, zero = {0};
@@ -1172,7 +1172,7 @@ START_TEST(sandbox_batch)
 	                         "PYBIND11_MODULE(ext, m) { m.def(\"OP\", &f); }\n";
 	char texts[3][sizeof(op) + 16];
 	const char *names[3] = {"a_op", "misbehave_op", "z_op"};
-	struct dtl_kernel_source src[3];
+	struct dtl_kernels_source src[3];
 	const struct dtl_error *failures;
 
 	for (int i = 0; i < 3; i++) {
@@ -1201,7 +1201,7 @@ START_TEST(sandbox_batch)
 	ck_assert_uint_eq(contract("z_op")->dispatch_types, F32 | F64);
 	ck_assert_str_eq(contract("z_op")->file, "ext/z.cpp");
 	ck_assert_uint_eq(contract("z_op")->line, 5);
-	const struct dtl_kernel_contract *none = NULL;
+	const struct dtl_kernels_contract *none = NULL;
 	ck_assert_uint_eq(dtl_kernels_find(&kernels, "misbehave_op", &none), 0);
 }
 END_TEST
@@ -1209,7 +1209,7 @@ END_TEST
 /* An in-memory source may include the other sources, and nothing on disk. */
 START_TEST(sandbox_in_memory_includes)
 {
-	static const struct dtl_kernel_source src[] = {
+	static const struct dtl_kernels_source src[] = {
 	    SRC("ext/ok.cpp", "#include \"shim.h\"\nvoid f() {}\n"),
 	    SRC("ext/shim.h", "#define SHIM 1\n"),
 	    SRC("ext/bad.cpp", "int a;\n#include \"" DTL_KERNELS_TREE "/csrc/includes/shim.h\"\n"),
