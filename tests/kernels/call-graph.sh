@@ -4,11 +4,13 @@
 # library with nm: a file uses another when it references a symbol the other defines.
 # - No call circle between its files: the "uses" graph must sort topologically (tsort), so that
 #   each file can be read knowing only the files below it.
-# - One prefix: every symbol a file exports starts with dtl_kernels_ (static functions are free).
-#   call-graph.sh NM LIBDTL-KERNELS.a
+# - One prefix: every symbol a file exports starts with dtl_kernels_ (static functions are free),
+#   and so does every name the public header declares (DTL_KERNELS_ for constants).
+#   call-graph.sh NM LIBDTL-KERNELS.a [include/dtypelint/kernels.h]
 set -u
 nm=$1
 lib=$2
+header=${3:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dtl-kgraph.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -30,6 +32,20 @@ fi
 
 awk '$2 !~ /^dtl_kernels_/ { print "FAIL: " $1 ".c exports " $2 ", not dtl_kernels_*"; bad = 1 }
 	END { exit bad }' "$tmp/defs" || fail=1
+
+# the header's own names: struct and enum tags it defines, macros, enum constants, functions
+if [ -n "$header" ]; then
+	{
+		sed -n 's/^\(struct\|enum\) \([A-Za-z0-9_]*\) {.*/\2/p; s/^#define \([A-Za-z0-9_]*\).*/\1/p' "$header"
+		sed -n 's/^\t\([A-Z][A-Z0-9_]*\)\( = [^,]*\)\{0,1\},.*/\1/p' "$header"
+		sed -n 's/^[a-z].*[ *]\([a-z_][a-z0-9_]*\)(.*/\1/p' "$header"
+	} | grep -v '^DTYPELINT_KERNELS_H$' | grep -v '^dtl_kernels$\|^dtl_kernels_\|^DTL_KERNELS_' |
+		sed "s|^|FAIL: $(basename "$header") declares |; s|\$|, not dtl_kernels_* / DTL_KERNELS_*|" >"$tmp/hdr"
+	if [ -s "$tmp/hdr" ]; then
+		cat "$tmp/hdr"
+		fail=1
+	fi
+fi
 
 # "user definer symbol" for every cross-file reference, then the file edges
 awk 'NR == FNR { def[$2] = $1; next }
