@@ -119,15 +119,24 @@ struct kpred {
 	bool conditional; /* the dtype terms can be bypassed */
 };
 
-/* records.c */
+/* records.c: what the walk records. Out of memory is noted in x->err (dtl_kernels_rec_oom(),
+ * the first error stays) and the walk goes on to its end. */
+/* The innermost open function body, NULL at file scope. */
 struct kfctx *dtl_kernels_rec_ctx(struct kx *x);
+/* A new fact of kind at r->toks[i], in the current function, with its site's #if guards,
+ * when-mask and wrapper macro filled; NULL under #if 0 or when out of memory. */
 struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
                                    enum dtl_kernels_fact_kind kind);
+/* The dtypes for which r->toks[i] runs (the when-masks around it). */
 uint64_t dtl_kernels_rec_when_at(const struct krange *r, size_t i);
+/* r->toks[start..end] runs only for the dtypes in mask; -ENOMEM or 0. */
 int dtl_kernels_rec_add_when(struct kx *x, struct krange *r, size_t start, size_t end,
                              uint64_t mask);
+/* text interned in the scanner (lives in the result arena); NULL when out of memory. */
 const char *dtl_kernels_rec_intern_tok(struct kx *x, const char *text, size_t len);
 void dtl_kernels_rec_oom(struct kx *x);
+/* A lambda bound by a registration, as a function "<lambda>" with the parameters in
+ * (open, close); its index in scanner->funcs, KNONE when out of memory. */
 uint32_t dtl_kernels_rec_new_lambda(struct kx *x, const struct ktok *toks, size_t at, size_t open,
                                     size_t close);
 /* A function found at toks[name] with parameters (open, close) and template parameters

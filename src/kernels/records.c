@@ -105,6 +105,7 @@ struct kfact *dtl_kernels_rec_fact(struct kx *x, struct krange *r, size_t i,
 }
 
 /* ---- functions ---- */
+
 static bool is_tensor_type(const struct ktok *t)
 {
 	return ktok_is(t, "Tensor") || ktok_is(t, "TensorList") || ktok_is(t, "Variable") ||
