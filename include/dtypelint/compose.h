@@ -27,6 +27,9 @@ struct dtl_compose_inputs {
 	const char *const *framework_overrides; /* --framework-override KEY=VALUE, in order */
 	size_t framework_override_count;
 	const char *launch_file; /* --launch: a launch script (launch.h) */
+	/* --launch -- CMD...: a command line read as a one-line script (launch_argc words) */
+	const char *const *launch_argv;
+	size_t launch_argc;
 	/* when input is "-": the manifest already read from standard input, named as the report
 	 * should name it (--stdin-filename); not owned */
 	const struct dtl_source *input_source;

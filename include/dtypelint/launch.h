@@ -48,6 +48,14 @@ struct dtl_launch {
 /* Reads the script at path (no command found: an input error that says so). */
 int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
                     struct dtl_launch *ret_launch, struct dtl_error *error);
+/* The name of the command line after --launch -- in locations: "<command line>:1:COL". */
+#define DTL_LAUNCH_COMMAND_LINE "<command line>"
+/* Reads argv (--launch -- CMD...) as a one-line script: the words joined by spaces, each
+ * quoted as the shell reads it back (shlex.join), so that COL counts in that line. Its
+ * relative paths are taken from the working directory. */
+int dtl_launch_read_argv(const char *const *argv, size_t argc, struct dtl_arena *arena,
+                         const struct dtl_limits *limits, struct dtl_launch *ret_launch,
+                         struct dtl_error *error);
 /* dtl_compose() applies a launch (compose.h: launch_file): its files through their importers
  * (a kind an option also names is taken from the option), then its flags, each kept at its
  * place in the script. */

@@ -55,7 +55,9 @@ struct dtl_lint_job {
 	const char *framework_file;             /* --framework-config */
 	const char *const *framework_overrides; /* --framework-override, in order */
 	size_t framework_override_count;
-	const char *launch_file;   /* a launch script (--launch, a set-up's launch:) */
+	const char *launch_file;        /* a launch script (--launch, a set-up's launch:) */
+	const char *const *launch_argv; /* --launch -- CMD...: launch_argc words */
+	size_t launch_argc;
 	struct dtl_plan versions;  /* a set-up's `with:`: versions only, below --with */
 	const char *versions_file; /* a set-up's `versions:`: its dependency file */
 	const char *setup;         /* the set-up's name; NULL for a command-line input */

@@ -70,6 +70,8 @@ struct dtl_options {
 	const char *framework_file;         /* --framework-config */
 	struct dtl_vec framework_overrides; /* --framework-override KEY=VALUE, const char * */
 	const char *launch_file;
+	const char *const *launch_argv; /* --launch -- CMD...: the words after "--" */
+	size_t launch_argc;
 	const char *export_file;
 	bool fix_plan, fix_write, fix_diff, wrap_plan;
 	int fix_pick;                         /* 0: the first */

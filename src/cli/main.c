@@ -133,7 +133,8 @@ static int choose_setups(struct dtl_options *o, struct dtl_arena *arena)
 	int r;
 
 	if (o->plan_file || o->deepspeed_file || o->accelerate_file || o->peft_file ||
-	    o->trainer_args_file || o->framework_file || o->launch_file || o->stdin_filename) {
+	    o->trainer_args_file || o->framework_file || o->launch_file || o->launch_argc ||
+	    o->stdin_filename) {
 		fprintf(
 		    stderr,
 		    "dtypelint: --plan, --deepspeed, --accelerate, --peft, --trainer-args, "

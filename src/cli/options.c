@@ -13,178 +13,112 @@
 static const char usage_head[] =
     "Usage: dtypelint [OPTIONS] INPUT...\n"
     "       dtypelint --scan-kernels DIR... [-f json]\n"
+    "       dtypelint [OPTIONS] INPUT... --launch -- CMD...\n"
     "Predict dtype-contract failures of an FSDP1, FSDP2 or DeepSpeed ZeRO-3 training set-up\n"
     "from a model manifest (JSON or YAML) or a Hugging Face model folder, before any GPU\n"
     "time is spent.\n"
-    "\n"
-    "Inputs (composed into the manifest and plan; later ones override earlier ones):\n"
-    "  --deepspeed FILE      a DeepSpeed JSON config\n"
-    "  --accelerate FILE     an accelerate config YAML\n"
-    "  --peft FILE           a PEFT adapter_config.json (LoRA)\n"
-    "  --trainer-args FILE   a recipe: LLaMA-Factory, axolotl, TRL / alignment-handbook\n"
-    "                        or PEFT examples arguments (YAML or JSON)\n"
-    "  --framework-config FILE\n"
-    "                        a training framework's own config, told by its keys: a\n"
-    "                        torchtune recipe YAML, a torchtitan job config TOML, a\n"
-    "                        verl trainer config YAML or a NeMo Megatron config YAML\n"
-    "  --framework-override KEY=VALUE\n"
-    "                        an override as the framework's command line takes it\n"
-    "                        (tune run's key=value, torchtitan's section.key=value,\n"
-    "                        verl's key=value and +key=value, OpenRLHF's\n"
-    "                        ds.zero_stage=3; ~key removes; repeatable)\n"
-    "  --launch FILE         a launch script, read and never run: the files, flags and\n"
-    "                        environment of its accelerate launch, deepspeed, torchrun,\n"
-    "                        python, llamafactory-cli or axolotl command, python -m\n"
-    "                        verl.trainer.main_ppo's key=value overrides and the\n"
-    "                        arguments of OpenRLHF's openrlhf.cli.* programs\n"
-    "  --export FILE         also write the composed manifest to FILE (.json or .yaml)\n"
-    "Fixes:\n"
-    "  --fix-plan            for each finding, the fixes that remove it in a re-simulation,\n"
-    "                        ranked (text or json) instead of the report\n"
-    "  --diff                with --fix-plan: print the top fix that a file of the input can\n"
-    "                        hold as a unified diff (git apply, patch -p1); write nothing\n"
-    "  --write               with --fix-plan: apply that fix to the file that holds the\n"
-    "                        setting, print the diff, lint again\n"
-    "  --pick N              with --diff or --write: the N-th fix instead of the first\n"
-    "  --wrap-plan           print FSDP2 fully_shard groups with one dtype each (python, or\n"
-    "                        json with -f json) instead of the report\n"
-    "Kernels (custom ops in C++/CUDA sources, read with libclang, loaded only for these;\n"
-    "the environment variable DTYPELINT_LIBCLANG names another libclang):\n"
-    "  --scan-kernels DIR    print the ops' dtype contracts (repeatable; text or json)\n"
-    "  --kernels DIR         use them: DT701 checks the ops bound in model.kernels\n"
-    "                        (repeatable)\n"
-    "  --scan-budget SECONDS wall-clock budget of the whole scan (default 300; 0: none);\n"
-    "                        files not scanned in it are errors, named (exit status 2)\n"
-    "\n"
-    "Plan (what the manifest's `training:` section says, or overrides of it):\n"
-    "  --plan FILE           read the plan from FILE (the `training:` mapping at top level)\n"
-    "  --strategy S          zero3 | fsdp1 | fsdp2 | ddp | single\n"
-    "  --precision P         bf16 | fp16 | fp32\n"
-    "  --device-memory SIZE  memory of one device (e.g. 80GiB) for DT801\n"
-    "  --with NAME=VER[,..]  framework versions: torch, transformers, peft, deepspeed,\n"
-    "                        accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)\n"
-    "  --versions-from FILE  read the versions from FILE (repeatable): requirements or\n"
-    "                        constraints, pip freeze or pip list --format=json output,\n"
-    "                        pyproject.toml, uv.lock, poetry.lock, pylock.toml,\n"
-    "                        Pipfile.lock, environment.yml, conda-lock, a Dockerfile;\n"
-    "                        without it, such files beside the input up to its\n"
-    "                        repository's root\n"
-    "  --assume newest       lint a version range at its newest allowed version only,\n"
-    "                        not at every behaviour boundary inside it\n"
-    "Output:\n"
-    "  -f, --format FMT      text (gcc-style, default) | concise (one line a finding) |\n"
-    "                        json | json-lines | sarif |\n"
-    "                        github (workflow commands) | gitlab (Code Quality) |\n"
-    "                        markdown (job summary) | html (one self-contained page)\n"
-    "  -o, --output FILE     write the report to FILE instead of standard output\n"
-    "  --color WHEN          auto (default: when standard output is a terminal, or\n"
-    "                        FORCE_COLOR or CLICOLOR_FORCE is set; never when NO_COLOR\n"
-    "                        is) | always | never; text format only\n"
-    "  --statistics          print the number of findings per rule instead of the findings\n"
-    "                        (text or json)\n"
-    "  --show-plan           print the resolved plan instead of the findings: versions and\n"
-    "                        where each came from, defaults and \"auto\" resolved, the\n"
-    "                        stages that apply (text or json)\n"
-    "  --memory              also print the per-rank memory of the model states (params,\n"
-    "                        gathered, grads, optimizer, quant state, buffers; text after\n"
-    "                        the report, or \"memory\" in each json input)\n"
-    "  --trace GLOB          also print the dtype history of the tensors matching GLOB,\n"
-    "                        stage by stage (repeatable; after a text report, else on\n"
-    "                        standard error)\n"
-    "  -q, --quiet           no versions and summary lines on standard error\n"
-    "  -v, --verbose         text: every note, each folded unit or group too (by default\n"
-    "                        a finding shows its first note and counts the others)\n"
-    "Rules:\n"
-    "  --select RULES        run only these rules (ids, names, id prefixes such as DT1, or\n"
-    "                        ALL; comma-separated, repeatable)\n"
-    "  --extend-select RULES add these rules to the selection\n"
-    "  --ignore RULES        do not run these rules\n"
-    "  --fail-on LEVEL       exit 1 on findings at or above error | warning | info\n"
-    "                        (default: warning)\n"
-    "  --exit-zero           exit 0 even when findings reach --fail-on\n"
-    "  --list-rules          list the rules (with -f json: as JSON)\n"
-    "  --explain RULE        print a rule's documentation\n"
-    "Configuration, baselines:\n"
-    "  --setup NAME          with no file arguments: lint only this set-up of the config's\n"
-    "                        setups: (repeatable; default: every set-up)\n"
-    "  --stdin-filename PATH name standard input ('-') PATH in the report, and find its\n"
-    "                        .dtypelint.yaml from PATH\n"
-    "  --config FILE         read FILE instead of the nearest .dtypelint.yaml\n"
-    "  --no-config           read no configuration file\n"
-    "  --baseline FILE       do not report the findings recorded in FILE\n"
-    "  --write-baseline FILE record every current finding in FILE (- for standard\n"
-    "                        output) and exit 0\n"
-    "Limits (also the `limits:` keys of a config file; N may end in K, M or G):\n";
+    "\n";
 
 static const char usage_tail[] =
-    "Other:\n"
-    "  --version             print the version\n"
-    "  -h, --help            print this help\n"
     "\n"
     "Exit status: 0 no finding at or above --fail-on; 1 findings at or above --fail-on;\n"
     "2 usage, configuration or input error (file:line:col: error: ...); 3 internal error.\n"
     "See dtypelint(1) and dtypelint-manifest(5).\n";
 
-static void print_usage(FILE *out)
+/* The table's rows (option-table.h), as --help and getopt_long read them. */
+enum { DTL_OPT_REPEAT = 1, DTL_OPT_FORM = 2 };
+
+#define DTL_OPTION_GROUP(GROUP, HEADING) GROUP_##GROUP,
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP)
+enum option_group {
+#include "option-table.h"
+	GROUP_COUNT
+};
+#undef DTL_OPTION
+#undef DTL_OPTION_GROUP
+#define DTL_OPTION_GROUP(GROUP, HEADING)
+
+enum {
+	OPT_FIRST = 255,
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP) OPT_##ID,
+#include "option-table.h"
+#undef DTL_OPTION
+	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
+};
+
+static const struct option_row {
+	int id;
+	const char *name;
+	char short_name;
+	const char *arg;
+	enum option_group group;
+	int flags;
+	const char *help;
+} option_rows[] = {
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP)                             \
+	{OPT_##ID, LONG, SHORT, ARG, GROUP_##GROUP, FLAGS, HELP},
+#include "option-table.h"
+#undef DTL_OPTION
+};
+#undef DTL_OPTION_GROUP
+
+#define OPTION_ROWS (sizeof(option_rows) / sizeof(option_rows[0]))
+
+static const char *const group_headings[GROUP_COUNT] = {
+#define DTL_OPTION_GROUP(GROUP, HEADING) [GROUP_##GROUP] = HEADING,
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP)
+#include "option-table.h"
+#undef DTL_OPTION
+#undef DTL_OPTION_GROUP
+};
+
+/* "  -f, --format FMT      text..." : the label in 21 columns, or alone on its line when
+ * longer; the help's other lines from column 25. */
+static void print_row(FILE *out, const struct option_row *row)
+{
+	char label[64];
+	const char *help = row->help;
+	int n = 0;
+
+	if (row->short_name)
+		n = snprintf(label, sizeof(label), "-%c, ", row->short_name);
+	snprintf(label + n, sizeof(label) - (size_t)n, "--%s%s%s", row->name, row->arg ? " " : "",
+	         row->arg ? row->arg : "");
+	if (strlen(label) > 21)
+		fprintf(out, "  %s\n%24s", label, "");
+	else
+		fprintf(out, "  %-21s ", label);
+	for (const char *nl; (nl = strchr(help, '\n')); help = nl + 1)
+		fprintf(out, "%.*s\n%24s", (int)(nl - help), help, "");
+	fprintf(out, "%s\n", help);
+}
+
+static void print_limits(FILE *out)
 {
 	struct dtl_limits defaults;
 
 	dtl_limits_default(&defaults);
-	fputs(usage_head, out);
 	for (int i = 0; i < DTL_LIMIT_COUNT; i++) {
 		char option[40];
 		snprintf(option, sizeof(option), "--%s N", dtl_cli_limit_name(i));
 		fprintf(out, "  %-21s %s (default %llu)\n", option, dtl_cli_limit_help(i),
 		        (unsigned long long)dtl_cli_limit_get(&defaults, i));
 	}
-	fputs(usage_tail, out);
 }
 
-enum {
-	OPT_PLAN = 256,
-	OPT_STRATEGY,
-	OPT_PRECISION,
-	OPT_WITH,
-	OPT_VERSIONS_FROM,
-	OPT_ASSUME,
-	OPT_SELECT,
-	OPT_EXTEND_SELECT,
-	OPT_IGNORE,
-	OPT_FAIL_ON,
-	OPT_EXIT_ZERO,
-	OPT_STATISTICS,
-	OPT_SHOW_PLAN,
-	OPT_COLOR,
-	OPT_CONFIG,
-	OPT_STDIN_FILENAME,
-	OPT_SETUP,
-	OPT_NO_CONFIG,
-	OPT_BASELINE,
-	OPT_WRITE_BASELINE,
-	OPT_TRACE,
-	OPT_LIST_RULES,
-	OPT_EXPLAIN,
-	OPT_VERSION,
-	OPT_DEEPSPEED,
-	OPT_ACCELERATE,
-	OPT_PEFT,
-	OPT_TRAINER_ARGS,
-	OPT_FRAMEWORK_CONFIG,
-	OPT_FRAMEWORK_OVERRIDE,
-	OPT_LAUNCH,
-	OPT_EXPORT,
-	OPT_FIX_PLAN,
-	OPT_WRITE,
-	OPT_DIFF,
-	OPT_PICK,
-	OPT_WRAP_PLAN,
-	OPT_SCAN_KERNELS,
-	OPT_KERNELS,
-	OPT_SCAN_BUDGET,
-	OPT_MEMORY,
-	OPT_DEVICE_MEMORY,
-	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
-};
+static void print_usage(FILE *out)
+{
+	fputs(usage_head, out);
+	for (int g = 0; g < GROUP_COUNT; g++) {
+		fputs(group_headings[g], out);
+		for (size_t i = 0; i < OPTION_ROWS; i++)
+			if (option_rows[i].group == (enum option_group)g)
+				print_row(out, &option_rows[i]);
+		if (g == GROUP_LIMITS)
+			print_limits(out);
+	}
+	fputs(usage_tail, out);
+}
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -289,66 +223,45 @@ static int parse_format(const char *arg, enum dtl_format *ret_format)
 	    arg);
 }
 
-static const struct option fixed_options[] = {
-    {"plan", required_argument, NULL, OPT_PLAN},
-    {"deepspeed", required_argument, NULL, OPT_DEEPSPEED},
-    {"accelerate", required_argument, NULL, OPT_ACCELERATE},
-    {"peft", required_argument, NULL, OPT_PEFT},
-    {"trainer-args", required_argument, NULL, OPT_TRAINER_ARGS},
-    {"framework-config", required_argument, NULL, OPT_FRAMEWORK_CONFIG},
-    {"framework-override", required_argument, NULL, OPT_FRAMEWORK_OVERRIDE},
-    {"launch", required_argument, NULL, OPT_LAUNCH},
-    {"export", required_argument, NULL, OPT_EXPORT},
-    {"fix-plan", no_argument, NULL, OPT_FIX_PLAN},
-    {"write", no_argument, NULL, OPT_WRITE},
-    {"diff", no_argument, NULL, OPT_DIFF},
-    {"pick", required_argument, NULL, OPT_PICK},
-    {"wrap-plan", no_argument, NULL, OPT_WRAP_PLAN},
-    {"scan-kernels", required_argument, NULL, OPT_SCAN_KERNELS},
-    {"kernels", required_argument, NULL, OPT_KERNELS},
-    {"scan-budget", required_argument, NULL, OPT_SCAN_BUDGET},
-    {"strategy", required_argument, NULL, OPT_STRATEGY},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"with", required_argument, NULL, OPT_WITH},
-    {"versions-from", required_argument, NULL, OPT_VERSIONS_FROM},
-    {"assume", required_argument, NULL, OPT_ASSUME},
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"color", required_argument, NULL, OPT_COLOR},
-    {"statistics", no_argument, NULL, OPT_STATISTICS},
-    {"show-plan", no_argument, NULL, OPT_SHOW_PLAN},
-    {"memory", no_argument, NULL, OPT_MEMORY},
-    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"select", required_argument, NULL, OPT_SELECT},
-    {"extend-select", required_argument, NULL, OPT_EXTEND_SELECT},
-    {"ignore", required_argument, NULL, OPT_IGNORE},
-    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
-    {"exit-zero", no_argument, NULL, OPT_EXIT_ZERO},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"stdin-filename", required_argument, NULL, OPT_STDIN_FILENAME},
-    {"setup", required_argument, NULL, OPT_SETUP},
-    {"no-config", no_argument, NULL, OPT_NO_CONFIG},
-    {"baseline", required_argument, NULL, OPT_BASELINE},
-    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
-    {"list-rules", no_argument, NULL, OPT_LIST_RULES},
-    {"explain", required_argument, NULL, OPT_EXPLAIN},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {"help", no_argument, NULL, 'h'},
-};
-
-#define FIXED_OPTIONS (sizeof(fixed_options) / sizeof(fixed_options[0]))
-
-/* The fixed options, one per limit, and the terminating zeros. */
-static void build_long_options(struct option long_options[FIXED_OPTIONS + DTL_LIMIT_COUNT + 1])
+/* The table's rows with a getopt entry, one per limit, and the terminating zeros. */
+static void build_long_options(struct option long_options[OPTION_ROWS + DTL_LIMIT_COUNT + 1])
 {
-	memcpy(long_options, fixed_options, sizeof(fixed_options));
+	size_t n = 0;
+
+	for (size_t i = 0; i < OPTION_ROWS; i++)
+		if (!(option_rows[i].flags & DTL_OPT_FORM))
+			long_options[n++] =
+			    (struct option){option_rows[i].name,
+			                    option_rows[i].arg ? required_argument : no_argument,
+			                    NULL, option_rows[i].id};
 	for (int i = 0; i < DTL_LIMIT_COUNT; i++)
-		long_options[FIXED_OPTIONS + (size_t)i] =
+		long_options[n++] =
 		    (struct option){dtl_cli_limit_name(i), required_argument, NULL, OPT_LIMIT + i};
-	long_options[FIXED_OPTIONS + DTL_LIMIT_COUNT] = (struct option){NULL, 0, NULL, 0};
+	long_options[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* getopt_long's short options ("f:o:qvh", after ':' that reports a missing argument), and
+ * the row of a short option it returns. */
+static void build_short_options(char shorts[2 * OPTION_ROWS + 2])
+{
+	size_t n = 0;
+
+	shorts[n++] = ':';
+	for (size_t i = 0; i < OPTION_ROWS; i++)
+		if (option_rows[i].short_name) {
+			shorts[n++] = option_rows[i].short_name;
+			if (option_rows[i].arg)
+				shorts[n++] = ':';
+		}
+	shorts[n] = '\0';
+}
+
+static int option_id(int c)
+{
+	for (size_t i = 0; i < OPTION_ROWS && c < OPT_FIRST; i++)
+		if (option_rows[i].short_name == c)
+			return option_rows[i].id;
+	return c;
 }
 
 /* What the parser of one group of options returns, besides a negative errno. */
@@ -406,6 +319,9 @@ static int input_option(int c, const char *arg, struct dtl_arena *arena, struct 
 	case OPT_FRAMEWORK_OVERRIDE:
 		return push_arg(&o->framework_overrides, arena, arg);
 	case OPT_LAUNCH:
+		if (strcmp(arg, "--") == 0) /* --launch -- CMD...: cut off by launch_command() */
+			return o->launch_argc ? OPTION_TAKEN
+			                      : usage_error("--launch --: no command after --");
 		o->launch_file = arg;
 		return OPTION_TAKEN;
 	case OPT_EXPORT:
@@ -519,15 +435,15 @@ static int parse_trace(const char *arg, struct dtl_arena *arena, struct dtl_opti
 static int output_option(int c, const char *arg, struct dtl_arena *arena, struct dtl_options *o)
 {
 	switch (c) {
-	case 'f':
+	case OPT_FORMAT:
 		return parse_format(arg, &o->format) < 0 ? -EINVAL : OPTION_TAKEN;
-	case 'o':
+	case OPT_OUTPUT:
 		o->output = arg;
 		return OPTION_TAKEN;
-	case 'v':
+	case OPT_VERBOSE:
 		o->verbose = true;
 		return OPTION_TAKEN;
-	case 'q':
+	case OPT_QUIET:
 		o->quiet = true;
 		return OPTION_TAKEN;
 	case OPT_COLOR:
@@ -642,7 +558,7 @@ static int other_option(int c, const char *option)
 	case OPT_VERSION:
 		print_version();
 		return OPTION_EXIT;
-	case 'h':
+	case OPT_HELP:
 		print_usage(stdout);
 		return OPTION_EXIT;
 	case ':':
@@ -741,6 +657,8 @@ static int make_jobs(struct dtl_arena *arena, struct dtl_options *o)
 		job->framework_overrides = (const char *const *)o->framework_overrides.items;
 		job->framework_override_count = o->framework_overrides.count;
 		job->launch_file = o->launch_file;
+		job->launch_argv = o->launch_argv;
+		job->launch_argc = o->launch_argc;
 		dtl_plan_init(&job->versions);
 	}
 	return 0;
@@ -760,20 +678,37 @@ static int check_stdin(const struct dtl_options *o)
 	return 0;
 }
 
+/* --launch -- CMD...: the words after that "--" are the command, not dtypelint's options
+ * (getopt_long would take its --config_file for one): they are cut off before parsing, and
+ * the argument count returned. A "--" of its own ends the options first. */
+static int launch_command(int argc, char **argv, struct dtl_options *o)
+{
+	for (int i = 1; i + 1 < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--launch") == 0 && strcmp(argv[i + 1], "--") == 0) {
+			o->launch_argv = (const char *const *)argv + i + 2;
+			o->launch_argc = (size_t)(argc - i - 2);
+			return i + 2;
+		}
+	return argc;
+}
+
 int dtl_cli_parse(int argc, char **argv, struct dtl_arena *arena, struct dtl_options *o)
 {
-	struct option long_options[FIXED_OPTIONS + DTL_LIMIT_COUNT + 1];
+	struct option long_options[OPTION_ROWS + DTL_LIMIT_COUNT + 1];
+	char shorts[2 * OPTION_ROWS + 2];
 	int c, r;
 
 	build_long_options(long_options);
+	build_short_options(shorts);
 	memset(o, 0, sizeof(*o));
 	dtl_plan_init(&o->overrides);
 	o->fail_on = DTL_SEVERITY_WARNING;
 	o->scan_budget_s = -1;
+	argc = launch_command(argc, argv, o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:qvh", long_options, NULL)) != -1) {
-		r = parse_option(c, optarg, argv[optind - 1], arena, o);
+	while ((c = getopt_long(argc, argv, shorts, long_options, NULL)) != -1) {
+		r = parse_option(option_id(c), optarg, argv[optind - 1], arena, o);
 		if (r != OPTION_TAKEN)
 			return r;
 	}

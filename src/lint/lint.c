@@ -256,6 +256,8 @@ static int compose(const struct dtl_lint_job *job, const struct dtl_lint_setting
 	                                .framework_overrides = job->framework_overrides,
 	                                .framework_override_count = job->framework_override_count,
 	                                .launch_file = job->launch_file,
+	                                .launch_argv = job->launch_argv,
+	                                .launch_argc = job->launch_argc,
 	                                .input_source = job->setup ? NULL : s->stdin_source,
 	                                .named_by = job->setup ? s->options->config_file : NULL,
 	                                .named_at = job->loc};

@@ -118,7 +118,9 @@ static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	struct dtl_launch l;
 	int r;
 
-	if ((r = dtl_launch_read(in->launch_file, arena, limits, &l, error)) < 0)
+	if ((r = in->launch_argc ? dtl_launch_read_argv(in->launch_argv, in->launch_argc, arena,
+	                                                limits, &l, error)
+	                         : dtl_launch_read(in->launch_file, arena, limits, &l, error)) < 0)
 		return r;
 	*ret = l;
 	if (!l.deepspeed_file && !l.accelerate_file && !l.trainer_args_file && !l.framework &&
@@ -220,7 +222,8 @@ int dtl_compose(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 		manifest.has_training = true;
 	}
 	struct dtl_launch l = {0};
-	if (in->launch_file && (r = launch(in, arena, limits, &manifest, &l, error)) < 0)
+	if ((in->launch_file || in->launch_argc) &&
+	    (r = launch(in, arena, limits, &manifest, &l, error)) < 0)
 		return r;
 	/* later sources override the fields they set: --deepspeed, --accelerate, --trainer-args,
 	 * --framework-config */

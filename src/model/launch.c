@@ -1275,32 +1275,29 @@ static int read_script(struct reader *rd)
 	return r;
 }
 
-int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
-                    struct dtl_launch *ret_launch, struct dtl_error *error)
+/* The script in src, named src->path in the locations (no command found: an input error). */
+static int read_source(struct dtl_source *src, struct dtl_arena *arena,
+                       struct dtl_launch *ret_launch, struct dtl_error *error)
 {
-	struct dtl_source src;
 	struct dtl_launch out = {0};
 	int r;
 
-	if ((r = dtl_source_read(&src, path, limits, error)) < 0)
-		return r;
 	struct reader *rd = calloc(1, sizeof(*rd));
-	if (!rd || !(out.file = dtl_arena_strndup(arena, path, strlen(path)))) {
+	if (!rd || !(out.file = dtl_arena_strndup(arena, src->path, strlen(src->path)))) {
 		free(rd);
-		dtl_source_fini(&src);
 		return -ENOMEM;
 	}
-	char *kept_path = src.path;
-	src.path = (char *)out.file; /* locations outlive the source */
+	char *kept_path = src->path;
+	src->path = (char *)out.file; /* locations outlive the source */
 	rd->lx =
-	    (struct lexer){.src = &src, .limit = src.size, .line = 1, .col = 1, .arena = arena};
+	    (struct lexer){.src = src, .limit = src->size, .line = 1, .col = 1, .arena = arena};
 	rd->out = &out;
 	rd->path = out.file;
 	rd->error = error;
 	r = read_script(rd);
 	if (r == 0 && !out.launcher) {
 		struct dtl_file_guess guess;
-		dtl_file_kind_guess(&src, &guess);
+		dtl_file_kind_guess(src, &guess);
 		r = dtl_error_set(error, (struct dtl_loc){.file = out.file, .line = 1, .column = 1},
 		                  -EINVAL,
 		                  "no launch command in this file (it looks like %s): dtypelint "
@@ -1309,11 +1306,65 @@ int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_
 		                  "and axolotl train",
 		                  guess.kind->what);
 	}
-	src.path = kept_path;
+	src->path = kept_path;
 	free(rd);
-	dtl_source_fini(&src);
 	if (r < 0)
 		return r;
 	*ret_launch = out;
 	return 0;
+}
+
+int dtl_launch_read(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
+                    struct dtl_launch *ret_launch, struct dtl_error *error)
+{
+	struct dtl_source src;
+	int r;
+
+	if ((r = dtl_source_read(&src, path, limits, error)) < 0)
+		return r;
+	r = read_source(&src, arena, ret_launch, error);
+	dtl_source_fini(&src);
+	return r;
+}
+
+/* A word as the shell reads it back: as it is when it holds only characters the shell takes
+ * literally (as Python's shlex.quote), else single-quoted with each ' as '\''. */
+static char *put_quoted(char *p, const char *word)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                            "0123456789@%+=:,./-_";
+	if (*word && strspn(word, plain) == strlen(word))
+		return stpcpy(p, word);
+	*p++ = '\'';
+	for (; *word; word++)
+		p = *word == '\'' ? stpcpy(p, "'\\''") : (*p = *word, p + 1);
+	*p++ = '\'';
+	return p;
+}
+
+int dtl_launch_read_argv(const char *const *argv, size_t argc, struct dtl_arena *arena,
+                         const struct dtl_limits *limits, struct dtl_launch *ret_launch,
+                         struct dtl_error *error)
+{
+	size_t size = 1;
+	for (size_t i = 0; i < argc; i++)
+		size += 4 * strlen(argv[i]) + 3;
+	if (size > limits->max_file_size)
+		return dtl_error_set(error, (struct dtl_loc){.file = DTL_LAUNCH_COMMAND_LINE},
+		                     -EFBIG,
+		                     "the command line is longer than max-file-size (%llu bytes)",
+		                     (unsigned long long)limits->max_file_size);
+	char *line = dtl_arena_alloc(arena, size), *p = line;
+	if (!line)
+		return -ENOMEM;
+	for (size_t i = 0; i < argc; i++)
+		p = put_quoted(i ? (*p++ = ' ', p) : p, argv[i]);
+	*p++ = '\n';
+	struct dtl_source src;
+	int r = dtl_source_init_mem(&src, DTL_LAUNCH_COMMAND_LINE, line, (size_t)(p - line));
+	if (r < 0)
+		return r;
+	r = read_source(&src, arena, ret_launch, error);
+	dtl_source_fini(&src);
+	return r;
 }
