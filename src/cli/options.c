@@ -29,7 +29,7 @@ static const char usage_tail[] =
 enum { DTL_OPT_REPEAT = 1, DTL_OPT_FORM = 2 };
 
 #define DTL_OPTION_GROUP(GROUP, HEADING) GROUP_##GROUP,
-#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP)
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, SUMMARY, HELP)
 enum option_group {
 #include "option-table.h"
 	GROUP_COUNT
@@ -40,7 +40,7 @@ enum option_group {
 
 enum {
 	OPT_FIRST = 255,
-#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP) OPT_##ID,
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, SUMMARY, HELP) OPT_##ID,
 #include "option-table.h"
 #undef DTL_OPTION
 	OPT_LIMIT, /* OPT_LIMIT + i: the limit i */
@@ -55,7 +55,7 @@ static const struct option_row {
 	int flags;
 	const char *help;
 } option_rows[] = {
-#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP)                             \
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, SUMMARY, HELP)                    \
 	{OPT_##ID, LONG, SHORT, ARG, GROUP_##GROUP, FLAGS, HELP},
 #include "option-table.h"
 #undef DTL_OPTION
@@ -66,7 +66,7 @@ static const struct option_row {
 
 static const char *const group_headings[GROUP_COUNT] = {
 #define DTL_OPTION_GROUP(GROUP, HEADING) [GROUP_##GROUP] = HEADING,
-#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, HELP)
+#define DTL_OPTION(ID, LONG, SHORT, ARG, GROUP, FLAGS, COMPLETE, SUMMARY, HELP)
 #include "option-table.h"
 #undef DTL_OPTION
 #undef DTL_OPTION_GROUP

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""completions/ (bash, zsh, fish) against the binary: every option of --help and no other,
+"""The built completions (bash, zsh, fish) against the binary: every option of --help and no other,
 every format of --help's -f list, and, run in the real shells where they are installed (bash
 always; fish and zsh skipped, with a message, when missing), the rule ids of --list-rules,
 --opt=value (--format=s, --fail-on=e), comma lists (--select DT101,DT1) and the set-up names of
@@ -8,7 +8,9 @@ the nearest .dtypelint.yaml or --config's (issue 38 item 5): bash through its CO
 the completion function, alone and under bash-completion; zsh in a pseudo-terminal with a
 typed TAB; fish with `complete -C`.
 
-usage: completions.py DTYPELINT SOURCE_ROOT
+usage: completions.py DTYPELINT COMPLETIONS
+(COMPLETIONS: the folder of the built completions, build/completions: tools/gen-completions.c
+writes them from completions/*.in and src/cli/option-table.h)
 """
 import os
 import re
@@ -76,7 +78,7 @@ def drive_bash(root, env, ids, formats):
     function), alone and under bash-completion's own library where it is installed, in a
     folder whose .dtypelint.yaml names set-ups. Returns the number of failures."""
     import tempfile
-    bash = os.path.join(root, "completions", "dtypelint.bash")
+    bash = os.path.join(root, "dtypelint")
     libraries = [""]
     if os.path.exists("/usr/share/bash-completion/bash_completion"):
         libraries.append("source /usr/share/bash-completion/bash_completion;")
@@ -125,7 +127,7 @@ def drive_zsh(root, env, ids):
         with open(os.path.join(tmp, ".dtypelint.yaml"), "w") as f:
             f.write(CONFIG)
         for typed, want in cases:
-            script = (f"fpath=({root}/completions $fpath); autoload -Uz compinit; "
+            script = (f"fpath=({root} $fpath); autoload -Uz compinit; "
                       "compinit -u -d $PWD/.zcompdump; compdef _dtypelint fakelint; "
                       "fakelint() { print -r -- \"ARGS:$*:END\" }; PS1='> '")
             pid, fd = pty.fork()
@@ -195,14 +197,14 @@ def main():
     if len(options) < 30 or len(formats) < 5 or len(ids) < 10:
         failures.append(f"--help/--list-rules parsed badly: {len(options)} options, "
                         f"formats {formats}, {len(ids)} rules")
-    files = {"bash": "dtypelint.bash", "zsh": "_dtypelint", "fish": "dtypelint.fish"}
+    files = {"bash": "dtypelint", "zsh": "_dtypelint", "fish": "dtypelint.fish"}
     format_lists = {
         "bash": r'-f \| --format\)\s*\n\s*COMPREPLY=\(\$\(compgen -W "([^"]*)"',
-        "zsh": r"--format=?\}'\[[^]]*\]:format:\(([^)]*)\)",
+        "zsh": r"--format=?\}'\[[^]]*\]:\w+:\(([^)]*)\)",
         "fish": r"-l format -x -a '([^']*)'",
     }
     for shell, name in files.items():
-        text = open(os.path.join(root, "completions", name)).read()
+        text = open(os.path.join(root, name)).read()
         code = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("#"))
         if shell == "fish":  # the complete commands, not the helper functions' `set -l`
             specs = "\n".join(l for l in code.splitlines() if l.startswith("complete -c "))
@@ -228,7 +230,7 @@ def main():
     env = dict(os.environ, PATH=os.path.dirname(dtypelint) + os.pathsep + os.environ["PATH"])
     shell_failures = drive_bash(root, env, ids, formats)
     if shutil.which("fish"):
-        fish = os.path.join(root, "completions", "dtypelint.fish")
+        fish = os.path.join(root, "dtypelint.fish")
         got = subprocess.run(["fish", "--no-config", "-c",
                               f"source {fish}; complete -C 'dtypelint --explain DT'"],
                              env=env, stdout=subprocess.PIPE).stdout.decode().splitlines()
@@ -239,7 +241,7 @@ def main():
     else:
         print("SKIP (part): fish is not installed; dtypelint.fish checked as text only")
     if shutil.which("zsh"):
-        r = subprocess.run(["zsh", "-n", os.path.join(root, "completions", "_dtypelint")])
+        r = subprocess.run(["zsh", "-n", os.path.join(root, "_dtypelint")])
         if r.returncode:
             failures.append("_dtypelint: zsh -n fails")
         shell_failures += drive_zsh(root, env, ids)
