@@ -613,6 +613,8 @@ static int check_combinations(const struct dtl_options *o)
 
 	if (o->config_file && o->no_config)
 		return usage_error("--config and --no-config exclude each other");
+	if (o->launch_file && o->launch_argc)
+		return usage_error("--launch FILE and --launch -- CMD... exclude each other");
 	if (o->statistics && !text_or_json)
 		return usage_error("--statistics prints text or json, not the %s format",
 		                   formats[o->format].name);

@@ -41,7 +41,7 @@ changed=$(diff -r -q "$root/src" "$tmp/src/src" | grep -v '^Only in' | wc -l)
 # step 3: build
 if ! meson setup "$tmp/build" "$tmp/src" -Dtests=disabled -Dkernels=disabled \
 	>"$tmp/setup.log" 2>&1 || ! ninja -C "$tmp/build" >"$tmp/build.log" 2>&1; then
-	tail -30 "$tmp/setup.log" "$tmp/build.log"
+	tail -n 30 "$tmp/setup.log" "$tmp/build.log"
 	echo "FAIL: the scratch copy does not build"
 	exit 1
 fi
