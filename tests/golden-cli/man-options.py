@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The man page and --help name the same long options, and the man page's RULES section is
+"""The man page and --help name the same long options with the same arguments, and the man page's RULES section is
 the rule table (`dtypelint --list-rules -f json`): ids, names, severities and summaries, in
 order, each followed by the rule's whole `--explain` page (the text of SARIF help.markdown and
 docs/rules, issue 36 item 3) rendered as roff; README.md's rule table names the same ids, names
@@ -31,6 +31,36 @@ for o in sorted(help_options - man_options):
     failures.append(f"--{o} is in --help but not in the man page's OPTIONS")
 for o in sorted(man_options - help_options):
     failures.append(f"--{o} is in the man page's OPTIONS but not in --help")
+
+# each option's heading in OPTIONS (the line after .TP) gives the argument --help gives it,
+# which is the option table's (src/cli/option-table.h); "..." after it (repeatable) aside
+def option_args(pairs):
+    args = {}
+    for name, arg in pairs:
+        args.setdefault(name, set()).add(" ".join(arg.split()).removesuffix(" ...").strip())
+    return args
+
+
+def help_labels(text):
+    """--help's option labels: columns 3 to 23, or the whole line when longer"""
+    for line in text.splitlines():
+        if line.startswith("  -"):
+            label = line[2:23] if len(line) > 23 and line[23] == " " else line[2:]
+            m = re.match(r"(?:-\w, )?--([a-z][a-z-]*)(.*)$", label.rstrip())
+            if m:
+                yield m.groups()
+
+
+help_args = option_args(help_labels(help_text))
+heads = [" ".join(h.replace("\\-", "-").replace('"', " ").split())
+         for h in re.findall(r"^\.TP\n(\.B[IR]? .*)$", options, re.M)]
+man_args = option_args(m.groups() for m in
+                        (re.match(r"^\.B[IR]? (?:-\w , )?--([a-z][a-z-]*)(.*)$", h) for h in heads)
+                        if m)
+for name in sorted(help_args):
+    if man_args.get(name, help_args[name]) != help_args[name]:
+        failures.append(f"--{name}: the man page's OPTIONS give it {sorted(man_args[name])}, "
+                        f"--help {sorted(help_args[name])}")
 
 # the limits' defaults: --help prints dtl_limits_default()'s, the man page must say the same
 for name, default in re.findall(r"--(max-[a-z-]+) N +.*\(default (\d+)\)", help_text):
