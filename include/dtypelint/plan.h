@@ -84,6 +84,9 @@ struct dtl_patterns {
 
 struct dtl_plan_fsdp {
 	struct dtl_patterns wrap; /* class names or path globs; absent: model.no_split_modules */
+	/* accelerate's TRANSFORMER_BASED_WRAP: every wrap entry is a class name that
+	 * get_module_class_from_name must find in the model, else accelerate raises */
+	bool wrap_by_class;
 	enum dtl_dtype param_dtype, reduce_dtype, buffer_dtype; /* NONE: unset (None) */
 	struct dtl_loc param_dtype_loc, reduce_dtype_loc, buffer_dtype_loc;
 	enum dtl_tristate use_orig_params;

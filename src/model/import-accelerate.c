@@ -28,48 +28,6 @@ static bool truthy(const struct dtl_node *v)
 	return v->type == DTL_NODE_STRING && strcmp(v->string.text, "true") == 0;
 }
 
-/* "A,B" or [A, B] into patterns */
-static int class_list(const struct dtl_schema *s, const struct dtl_node *v,
-                      struct dtl_patterns *out)
-{
-	if (v->type == DTL_NODE_SEQ)
-		return dtl_schema_patterns(s, v, "fsdp_transformer_layer_cls_to_wrap",
-		                           DTL_PATTERN_PLAIN, out);
-	if (v->type != DTL_NODE_STRING)
-		return dtl_schema_type_error(s, v, "fsdp_transformer_layer_cls_to_wrap",
-		                             "a comma-separated string of class names");
-	size_t n = 1;
-	for (const char *p = v->string.text; *p; p++)
-		n += *p == ',';
-	out->items = dtl_arena_calloc(s->arena, n, sizeof(*out->items));
-	if (!out->items)
-		return -ENOMEM;
-	out->count = 0;
-	out->present = true;
-	out->loc = dtl_schema_loc(s, v);
-	const char *p = v->string.text;
-	while (*p) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		while (len && (*p == ' ')) {
-			p++;
-			len--;
-		}
-		while (len && p[len - 1] == ' ')
-			len--;
-		if (len) {
-			struct dtl_pattern *item = &out->items[out->count++];
-			item->text = dtl_arena_strndup(s->arena, p, len);
-			item->len = (uint32_t)len;
-			item->loc = out->loc;
-			if (!item->text)
-				return -ENOMEM;
-		}
-		p = comma ? comma + 1 : p + strlen(p);
-	}
-	return 0;
-}
-
 static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struct dtl_plan *plan,
                      struct dtl_loc precision_loc)
 {
@@ -128,8 +86,9 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 	}
 	/* absent: the model's _no_split_modules */
 	if ((v = get(f, "fsdp_transformer_layer_cls_to_wrap")) &&
-	    (r = class_list(s, v, &plan->fsdp.wrap)) < 0)
+	    (r = dtl_class_list(s, v, "fsdp_transformer_layer_cls_to_wrap", &plan->fsdp.wrap)) < 0)
 		return r;
+	plan->fsdp.wrap_by_class = v != NULL;
 	if ((v = get(f, "fsdp_use_orig_params")) && version == 1) {
 		plan->fsdp.use_orig_params = truthy(v) ? DTL_TRUE : DTL_FALSE;
 		plan->fsdp.use_orig_params_loc = dtl_schema_loc(s, v);

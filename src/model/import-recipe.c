@@ -547,6 +547,57 @@ static int trl_model_config(struct recipe *r)
 	return 0;
 }
 
+/* fsdp_config.NAME, or the deprecated fsdp_NAME that axolotl's validator renames
+ * (check_fsdp_config_kwargs_prefix) */
+static const struct dtl_node *axolotl_fsdp(const struct recipe *r, const char *name)
+{
+	const struct dtl_node *cfg = key(r, "fsdp_config"), *v;
+	char prefixed[64] = "fsdp_";
+
+	if (!cfg || cfg->type != DTL_NODE_MAP)
+		return NULL;
+	if ((v = dtl_node_get(cfg, name)))
+		return v;
+	strncat(prefixed, name, sizeof(prefixed) - sizeof("fsdp_"));
+	return dtl_node_get(cfg, prefixed);
+}
+
+/*
+ * axolotl's wrap classes: setup_fsdp_envs exports fsdp_config.transformer_layer_cls_to_wrap
+ * (a str in its schema) as FSDP_TRANSFORMER_CLS_TO_WRAP, which accelerate splits on commas and
+ * looks up in the model (versions.yaml recipes: axolotl-fsdp-wrap). mixed_precision_policy is
+ * declared in its schema but read by none of its code: the FSDP dtypes follow bf16 / fp16.
+ */
+static int axolotl_wrap(struct recipe *r)
+{
+	struct dtl_plan *plan = &r->m->plan;
+	const struct dtl_node *v;
+	const char *policy = NULL;
+	int rc;
+
+	if ((v = axolotl_fsdp(r, "auto_wrap_policy")) &&
+	    (rc = dtl_schema_string(r->s, v, "auto_wrap_policy", &policy)) < 0)
+		return rc;
+	if (policy && strcmp(policy, "SIZE_BASED_WRAP") == 0)
+		return dtl_schema_fail(r->s, v,
+		                       "SIZE_BASED_WRAP is not simulated by dtypelint (units by "
+		                       "parameter count); give the wrap classes in a plan "
+		                       "(fsdp.wrap) instead");
+	if ((v = axolotl_fsdp(r, "mixed_precision_policy")))
+		warn(r, v,
+		     "fsdp_config.mixed_precision_policy is not read: axolotl v0.18.0 declares "
+		     "it but none of its code uses it; the FSDP dtypes here follow bf16 / fp16");
+	if (!(v = axolotl_fsdp(r, "transformer_layer_cls_to_wrap")))
+		return 0;
+	if (v->type != DTL_NODE_STRING)
+		return dtl_schema_type_error(r->s, v, "transformer_layer_cls_to_wrap",
+		                             "a string (axolotl's schema: str)");
+	if ((rc = dtl_class_list(r->s, v, "transformer_layer_cls_to_wrap", &plan->fsdp.wrap)) < 0)
+		return rc;
+	plan->fsdp.wrap_by_class = true;
+	return 0;
+}
+
 static int axolotl(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -564,6 +615,8 @@ static int axolotl(struct recipe *r)
 			m->plan.strategy = DTL_STRATEGY_FSDP2;
 			m->plan.strategy_loc = dtl_schema_loc(r->s, v);
 		}
+		if ((rc = axolotl_wrap(r)) < 0)
+			return rc;
 	}
 	if (adapter && adapter->type != DTL_NODE_NULL &&
 	    (rc = dtl_schema_string(r->s, adapter, "adapter", &kind)) < 0)

@@ -53,3 +53,43 @@ void dtl_adapter_init(struct dtl_adapter *a, struct dtl_loc loc)
 	a->use_dora = DTL_UNSET;
 	a->loc = loc;
 }
+
+/* accelerate splits FSDP_TRANSFORMER_CLS_TO_WRAP on "," (FullyShardedDataParallelPlugin) */
+int dtl_class_list(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                   struct dtl_patterns *out)
+{
+	if (v->type == DTL_NODE_SEQ)
+		return dtl_schema_patterns(s, v, what, DTL_PATTERN_PLAIN, out);
+	if (v->type != DTL_NODE_STRING)
+		return dtl_schema_type_error(s, v, what, "a comma-separated string of class names");
+	size_t n = 1;
+	for (const char *p = v->string.text; *p; p++)
+		n += *p == ',';
+	out->items = dtl_arena_calloc(s->arena, n, sizeof(*out->items));
+	if (!out->items)
+		return -ENOMEM;
+	out->count = 0;
+	out->present = true;
+	out->loc = dtl_schema_loc(s, v);
+	const char *p = v->string.text;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		while (len && (*p == ' ')) {
+			p++;
+			len--;
+		}
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len) {
+			struct dtl_pattern *item = &out->items[out->count++];
+			item->text = dtl_arena_strndup(s->arena, p, len);
+			item->len = (uint32_t)len;
+			item->loc = out->loc;
+			if (!item->text)
+				return -ENOMEM;
+		}
+		p = comma ? comma + 1 : p + strlen(p);
+	}
+	return 0;
+}

@@ -31,5 +31,8 @@ int dtl_adapter_task_type(const struct dtl_schema *s, const struct dtl_node *v, 
 /* added_with: get_peft_model | add_adapter | load_adapter, into a->added_with */
 int dtl_adapter_added_with(const struct dtl_schema *s, const struct dtl_node *v,
                            struct dtl_adapter *a);
+/* transformer layer classes to wrap: "A,B" (split on commas, as accelerate does) or [A, B] */
+int dtl_class_list(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
+                   struct dtl_patterns *out);
 
 #endif

@@ -481,11 +481,71 @@ static int accelerate_fsdp1_upcast(struct dtl_sim *sim)
 	return 0;
 }
 
+/*
+ * accelerate's TRANSFORMER_BASED_WRAP looks each class name up in the model
+ * (get_module_class_from_name: a module whose class is named so) and raises when one is
+ * missing, FSDP1 (set_auto_wrap_policy) and FSDP2 (fsdp2_prepare_auto_wrap_policy) alike
+ * (rules/versions.yaml recipes: accelerate-wrap-class-missing). A class is missing here when
+ * the architecture's profile and the manifest's model.modules name no module so: a module the
+ * checkpoint lacks (a vision tower transformers builds anyway) is not proof of absence.
+ */
+static int put_classes(struct dtl_strmap *known, const struct dtl_glob_map *map, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (map[i].value &&
+		    dtl_strmap_put(known, map[i].value, strlen(map[i].value), 1) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static int wrap_class_missing(struct dtl_sim *sim, const struct dtl_pattern *p,
+                              struct dtl_error *error)
+{
+	/* the HF Trainer hands a PEFT model under FSDP1 to PEFT's fsdp_auto_wrap_policy, which
+	 * reads the same FSDP_TRANSFORMER_CLS_TO_WRAP first (Exception up to PEFT 0.19.1,
+	 * TypeError from 0.20.0) */
+	if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 && dtl_sim_hf_peft_fsdp(sim))
+		return dtl_error_set(
+		    error, p->loc, -EINVAL,
+		    "%s is not a class of the model: PEFT's fsdp_auto_wrap_policy "
+		    "raises 'Could not find the transformer layer class to wrap in "
+		    "the model.'",
+		    p->text);
+	return dtl_error_set(error, p->loc, -EINVAL,
+	                     "%s is not a class of the model: accelerate raises 'ValueError: "
+	                     "Could not find the transformer layer class %s in the model.'",
+	                     p->text, p->text);
+}
+
+static int check_wrap_classes(struct dtl_sim *sim, struct dtl_error *error)
+{
+	const struct dtl_model_info *model = &sim->manifest->model;
+	const struct dtl_profile *profile = sim->model.profile;
+	const struct dtl_patterns *wrap = &sim->rp.wrap;
+	struct dtl_strmap known;
+	int r;
+
+	if (!sim->rp.plan.fsdp.wrap_by_class || sim->rp.wrap_from_model ||
+	    model->module_count + (profile ? profile->module_count : 0) == 0)
+		return 0;
+	dtl_strmap_init(&known, sim->arena);
+	if ((r = put_classes(&known, model->modules, model->module_count)) < 0 ||
+	    (profile && (r = put_classes(&known, profile->modules, profile->module_count)) < 0))
+		return r;
+	for (size_t i = 0; i < wrap->count; i++)
+		if (dtl_strmap_get(&known, wrap->items[i].text, wrap->items[i].len) < 0)
+			return wrap_class_missing(sim, &wrap->items[i], error);
+	return 0;
+}
+
 int dtl_stage_shard(struct dtl_sim *sim, struct dtl_error *error)
 {
 	int r;
 
-	(void)error;
+	if ((sim->rp.plan.strategy == DTL_STRATEGY_FSDP1 ||
+	     sim->rp.plan.strategy == DTL_STRATEGY_FSDP2) &&
+	    (r = check_wrap_classes(sim, error)) < 0)
+		return r;
 	switch (sim->rp.plan.strategy) {
 	case DTL_STRATEGY_FSDP1:
 		qlora_mixed_precision(sim);
