@@ -146,6 +146,10 @@ struct dtl_recipe {
 	/* the arguments a framework importer read, each with its value and place or "(default)",
 	 * for --show-plan (OpenRLHF's); NULL: none listed */
 	const char *arguments_read;
+	/* --trainer-args: the recipe's keys read and those present but not read (fsdp_config's
+	 * as "fsdp_config.KEY"), in the file's order, for --show-plan; not a recipe: none */
+	const char **keys_read, **keys_not_read;
+	size_t keys_read_count, keys_not_read_count;
 };
 
 /* A warning about an input that does not stop the lint (a near-miss key): printed by the

@@ -20,14 +20,24 @@
  * dtype-relevant key gets a warning with "did you mean".
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "dtypelint/import.h"
 #include "import-util.h"
 
+/* One flag per pair of a map the importer reads (the root, fsdp_config): which keys were read,
+ * for --show-plan's "keys read" and "not read" rows, so that a partly read recipe never looks
+ * fully understood. */
+struct read_marks {
+	const struct dtl_node *map;
+	uint8_t *read;
+};
+
 struct recipe {
 	const struct dtl_schema *s;
+	struct read_marks marks[2]; /* the root, fsdp_config */
 	const struct dtl_node *root;
 	const char *path;
 	struct dtl_arena *arena;
@@ -36,9 +46,32 @@ struct recipe {
 	struct dtl_error *error;
 };
 
+/* map's value for name, marked read when the map is tracked */
+static const struct dtl_node *get_marked(const struct recipe *r, const struct dtl_node *map,
+                                         const char *name)
+{
+	const struct dtl_node *v = dtl_node_get(map, name);
+
+	for (size_t i = 0; v && i < sizeof(r->marks) / sizeof(r->marks[0]); i++)
+		if (r->marks[i].map == map && r->marks[i].read) {
+			const struct dtl_pair *pair =
+			    (const struct dtl_pair *)((const char *)v -
+			                              offsetof(struct dtl_pair, value));
+			r->marks[i].read[pair - map->map.pairs] = 1;
+		}
+	return v;
+}
+
+/* a top-level key the importer reads */
 static const struct dtl_node *key(const struct recipe *r, const char *name)
 {
-	return dtl_node_get(r->root, name);
+	return get_marked(r, r->root, name);
+}
+
+/* a top-level key looked at only to tell the family (not read for its value) */
+static bool has(const struct recipe *r, const char *name)
+{
+	return dtl_node_get(r->root, name) != NULL;
 }
 
 static bool yes(const struct dtl_node *v)
@@ -297,8 +330,8 @@ static void fsdp_key(struct recipe *r)
 	plan->strategy = DTL_STRATEGY_FSDP1;
 	plan->strategy_loc = dtl_schema_loc(r->s, v ? v : cfg);
 	const struct dtl_node *version = NULL;
-	if (cfg && cfg->type == DTL_NODE_MAP && !(version = dtl_node_get(cfg, "fsdp_version")))
-		version = dtl_node_get(cfg, "version");
+	if (cfg && cfg->type == DTL_NODE_MAP && !(version = get_marked(r, cfg, "fsdp_version")))
+		version = get_marked(r, cfg, "version");
 	/* no version: the Trainer's default, which changed in transformers 5.10.1 */
 	plan->fsdp_version_from_trainer = !version;
 	if (version && version->type == DTL_NODE_INT && version->integer == 2) {
@@ -556,10 +589,10 @@ static const struct dtl_node *axolotl_fsdp(const struct recipe *r, const char *n
 
 	if (!cfg || cfg->type != DTL_NODE_MAP)
 		return NULL;
-	if ((v = dtl_node_get(cfg, name)))
+	if ((v = get_marked(r, cfg, name)))
 		return v;
 	strncat(prefixed, name, sizeof(prefixed) - sizeof("fsdp_"));
-	return dtl_node_get(cfg, prefixed);
+	return get_marked(r, cfg, prefixed);
 }
 
 /*
@@ -583,7 +616,10 @@ static int axolotl_wrap(struct recipe *r)
 		                       "SIZE_BASED_WRAP is not simulated by dtypelint (units by "
 		                       "parameter count); give the wrap classes in a plan "
 		                       "(fsdp.wrap) instead");
-	if ((v = axolotl_fsdp(r, "mixed_precision_policy")))
+	/* looked at, not read: it stays on --show-plan's "not read" row */
+	const struct dtl_node *cfg = key(r, "fsdp_config");
+	if ((v = dtl_node_get(cfg, "mixed_precision_policy")) ||
+	    (v = dtl_node_get(cfg, "fsdp_mixed_precision_policy")))
 		warn(r, v,
 		     "fsdp_config.mixed_precision_policy is not read: axolotl v0.18.0 declares "
 		     "it but none of its code uses it; the FSDP dtypes here follow bf16 / fp16");
@@ -604,6 +640,7 @@ static int axolotl(struct recipe *r)
 	const struct dtl_node *v, *adapter = key(r, "adapter");
 	const char *kind = NULL;
 	int rc;
+	const struct dtl_node *in8 = key(r, "load_in_8bit");
 
 	set_trainer(r, "hf-trainer", NULL);
 	/* axolotl sets up accelerate's FSDP itself: FSDP2 only when fsdp_version (top level or
@@ -623,11 +660,10 @@ static int axolotl(struct recipe *r)
 		return rc;
 	/* utils/config: torch_dtype is bf16 with bf16, fp16 with fp16 or load_in_8bit, else
 	 * float32; the model loads in it */
-	enum dtl_dtype model_dtype =
-	    m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16
-	    : m->plan.precision == DTL_PRECISION_FP16 || yes(key(r, "load_in_8bit"))
-	        ? DTL_DTYPE_F16
-	        : DTL_DTYPE_F32;
+	enum dtl_dtype model_dtype = m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16
+	                             : m->plan.precision == DTL_PRECISION_FP16 || yes(in8)
+	                                 ? DTL_DTYPE_F16
+	                                 : DTL_DTYPE_F32;
 	m->model.load_mode = DTL_LOAD_DTYPE;
 	m->model.load_dtype = model_dtype;
 	m->model.load_dtype_loc =
@@ -706,9 +742,52 @@ static bool trl_keys(struct recipe *r)
 	                                   "use_4bit_quantization",
 	                                   NULL};
 	for (const char *const *k = keys; *k; k++)
-		if (key(r, *k))
+		if (has(r, *k))
 			return true;
 	return false;
+}
+
+/* name (prefix "fsdp_config." for fsdp_config's keys) onto the read or the not-read list */
+static int list_key(struct recipe *r, const struct dtl_node *k, const char *prefix, bool read)
+{
+	struct dtl_recipe *info = &r->m->recipe;
+	const char *text = k->type == DTL_NODE_STRING ? k->string.text : k->raw;
+	const char ***list = read ? &info->keys_read : &info->keys_not_read;
+	size_t *count = read ? &info->keys_read_count : &info->keys_not_read_count;
+	size_t cap = r->root->map.count +
+	             (r->marks[1].map ? r->marks[1].map->map.count : 0); /* every key once */
+
+	if (!text)
+		return 0;
+	if (!*list && !(*list = dtl_arena_calloc(r->arena, cap, sizeof(**list))))
+		return -ENOMEM;
+	if (!((*list)[(*count)++] = dtl_arena_sprintf(r->arena, "%s%s", prefix, text)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Every key of the recipe, read or not: fsdp_config's one by one, as axolotl and the
+ * Trainer read only some of them */
+static int record_keys(struct recipe *r)
+{
+	const struct dtl_node *root = r->root, *cfg = r->marks[1].map;
+	int rc;
+
+	/* a second recipe (a launch script's) replaces the first's lists */
+	r->m->recipe.keys_read = r->m->recipe.keys_not_read = NULL;
+	r->m->recipe.keys_read_count = r->m->recipe.keys_not_read_count = 0;
+	for (size_t i = 0; i < root->map.count; i++) {
+		const struct dtl_pair *pair = &root->map.pairs[i];
+		if (cfg && &pair->value == cfg && r->marks[0].read[i]) {
+			for (size_t j = 0; j < cfg->map.count; j++)
+				if ((rc = list_key(r, &cfg->map.pairs[j].key, "fsdp_config.",
+				                   r->marks[1].read[j])) < 0)
+					return rc;
+		} else if ((rc = list_key(r, &pair->key, "", r->marks[0].read[i])) < 0) {
+			return rc;
+		}
+	}
+	return 0;
 }
 
 int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
@@ -734,15 +813,24 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 		plan->file = l.s.file;
 		plan->loc = dtl_schema_loc(&l.s, l.root);
 	}
+	const struct dtl_node *cfg = dtl_node_get(l.root, "fsdp_config");
+	r.marks[0] = (struct read_marks){l.root, dtl_arena_calloc(arena, l.root->map.count + 1, 1)};
+	if (cfg && cfg->type == DTL_NODE_MAP)
+		r.marks[1] =
+		    (struct read_marks){cfg, dtl_arena_calloc(arena, cfg->map.count + 1, 1)};
+	if (!r.marks[0].read || (r.marks[1].map && !r.marks[1].read)) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	precision_keys(&r);
 	if ((rc = deepspeed_key(&r)) < 0)
 		goto out;
 	fsdp_key(&r);
-	if (key(&r, "quantization_bit") || key(&r, "finetuning_type") || key(&r, "lora_target") ||
-	    key(&r, "pure_bf16")) {
+	if (has(&r, "quantization_bit") || has(&r, "finetuning_type") || has(&r, "lora_target") ||
+	    has(&r, "pure_bf16")) {
 		m->recipe.kind = "LLaMA-Factory";
 		rc = llama_factory(&r);
-	} else if (key(&r, "base_model") || key(&r, "adapter") || key(&r, "lora_target_linear")) {
+	} else if (has(&r, "base_model") || has(&r, "adapter") || has(&r, "lora_target_linear")) {
 		m->recipe.kind = "axolotl";
 		rc = axolotl(&r);
 	} else if (trl_keys(&r)) {
@@ -758,6 +846,8 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 	}
 	if (rc >= 0)
 		rc = near_misses(&r);
+	if (rc >= 0)
+		rc = record_keys(&r);
 out:
 	dtl_loaded_close(&l);
 	return rc < 0 ? rc : 0;

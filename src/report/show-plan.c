@@ -168,6 +168,28 @@ static void put_source(FILE *out, struct dtl_loc loc)
 	fputc(')', out);
 }
 
+/* a recipe's keys read or not read (--trainer-args), on one row; none: no row */
+static void key_list(FILE *out, const char *label, const char **keys, size_t count)
+{
+	if (!count)
+		return;
+	fputs(label, out);
+	for (size_t i = 0; i < count; i++) {
+		if (i)
+			fputs(", ", out);
+		dtl_report_put_escaped(out, keys[i]);
+	}
+	fputc('\n', out);
+}
+
+static void json_key_list(struct dtl_json *w, const char *key, const char **keys, size_t count)
+{
+	dtl_json_key_array(w, key);
+	for (size_t i = 0; i < count; i++)
+		dtl_json_put_string(w, keys[i]);
+	dtl_json_end_array(w);
+}
+
 static void plan_text(FILE *out, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
@@ -245,6 +267,10 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 		        rp->zero_init ? "true" : "false", (long long)rp->persistence_threshold,
 		        p->zero3.persistence_auto ? " (auto: 10 * hidden_size)" : "",
 		        dtype_or(p->zero3.buffer_dtype, "None"));
+	key_list(out, "  keys read     ", view->manifest->recipe.keys_read,
+	         view->manifest->recipe.keys_read_count);
+	key_list(out, "  not read      ", view->manifest->recipe.keys_not_read,
+	         view->manifest->recipe.keys_not_read_count);
 	if (view->manifest->recipe.arguments_read) {
 		fputs("  arguments     ", out);
 		dtl_report_put_escaped(out, view->manifest->recipe.arguments_read);
@@ -287,6 +313,12 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	key_source(w, "world_size_from", p->world_size_loc, !rp->world_size_assumed);
 	dtl_json_key_string(w, "trainer", p->trainer ? p->trainer : "none");
 	dtl_json_key_string(w, "model_cast", dtype_or(p->model_cast, "none"));
+	const struct dtl_recipe *recipe = &view->manifest->recipe;
+	if (recipe->keys_read_count + recipe->keys_not_read_count) { /* --trainer-args only */
+		json_key_list(w, "keys_read", recipe->keys_read, recipe->keys_read_count);
+		json_key_list(w, "keys_not_read", recipe->keys_not_read,
+		              recipe->keys_not_read_count);
+	}
 	dtl_json_key_object(w, "versions");
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
