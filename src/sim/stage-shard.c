@@ -532,8 +532,11 @@ static int check_wrap_classes(struct dtl_sim *sim, struct dtl_error *error)
 	if ((r = put_classes(&known, model->modules, model->module_count)) < 0 ||
 	    (profile && (r = put_classes(&known, profile->modules, profile->module_count)) < 0))
 		return r;
+	/* a module path (a --fix-plan candidate appends one to check it) is no class name */
 	for (size_t i = 0; i < wrap->count; i++)
-		if (dtl_strmap_get(&known, wrap->items[i].text, wrap->items[i].len) < 0)
+		if (!memchr(wrap->items[i].text, '.', wrap->items[i].len) &&
+		    !memchr(wrap->items[i].text, '*', wrap->items[i].len) &&
+		    dtl_strmap_get(&known, wrap->items[i].text, wrap->items[i].len) < 0)
 			return wrap_class_missing(sim, &wrap->items[i], error);
 	return 0;
 }
