@@ -13,9 +13,11 @@
  *   weights in the model dtype up to TRL 0.25 and in bnb_4bit_quant_storage (default uint8)
  *   from 0.26 (PR #4496); the simulation picks by the plan's TRL version.
  * - axolotl (base_model, adapter: qlora, load_in_4bit, lora_target_linear, ...):
- *   loaders/model.py packs QLoRA weights in bfloat16 whatever the model dtype.
+ *   loaders/model.py packs QLoRA weights in bfloat16 whatever the model dtype; its
+ *   fsdp_config's wrap classes go to accelerate through FSDP_TRANSFORMER_CLS_TO_WRAP.
  *
- * Keys of the HF TrainingArguments (bf16, fp16, deepspeed, fsdp) are read in all three.
+ * Keys of the HF TrainingArguments (bf16, fp16, deepspeed, fsdp) are read in all three. Every
+ * key read is marked, so that --show-plan lists the keys read and those not read.
  * Sources: rules/versions.yaml `recipes:`. A key that is one or two edits from a
  * dtype-relevant key gets a warning with "did you mean".
  */
