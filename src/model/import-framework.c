@@ -84,6 +84,16 @@ void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *messag
 	w->message = message;
 }
 
+int dtl_fw_unmodelled(struct dtl_fw_config *c, struct dtl_loc loc, const char *what,
+                      const char *touches)
+{
+	if (!what || !touches)
+		return -ENOMEM;
+	return dtl_plan_unmodelled(
+	    &c->m->plan, c->arena,
+	    &(struct dtl_unmodelled){.what = what, .touches = touches, .loc = loc});
+}
+
 /* torchtune's _merge_yaml_and_cli_args: arg.split("=") must give key and value */
 static int override_fail(struct dtl_fw_config *c, const struct dtl_framework_override *ov)
 {

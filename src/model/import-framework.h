@@ -46,6 +46,10 @@ struct dtl_fw_value dtl_fw_get(const struct dtl_fw_config *c, const char *dotted
 struct dtl_loc dtl_fw_loc(const struct dtl_fw_config *c, struct dtl_fw_value v);
 /* A warning for the command line to print at loc (dropped when out of memory). */
 void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *message);
+/* A DT604 not-modelled entry at loc: what is not simulated and what it touches (both in
+ * c's arena; NULL from a failed formatting is -ENOMEM). */
+int dtl_fw_unmodelled(struct dtl_fw_config *c, struct dtl_loc loc, const char *what,
+                      const char *touches);
 
 struct dtl_framework_importer {
 	const char *kind; /* "torchtune recipe": what the file is, in messages */

@@ -74,11 +74,7 @@ static int text_key(const struct dtl_fw_config *c, const char *key, const char *
 static int unmodelled(struct dtl_fw_config *c, const char *key, const char *what,
                       const char *touches)
 {
-	if (!what || !touches)
-		return -ENOMEM;
-	return dtl_plan_unmodelled(
-	    &c->m->plan, c->arena,
-	    &(struct dtl_unmodelled){.what = what, .touches = touches, .loc = at(c, key)});
+	return dtl_fw_unmodelled(c, at(c, key), what, touches);
 }
 
 /* --ds.param_dtype: argparse's choices bf16, fp16 */

@@ -132,11 +132,7 @@ static int precision(const struct dtl_fw_config *c, const char *key, enum dtl_dt
 static int unmodelled(struct dtl_fw_config *c, const char *key, const char *what,
                       const char *touches)
 {
-	if (!what || !touches)
-		return -ENOMEM;
-	return dtl_plan_unmodelled(
-	    &c->m->plan, c->arena,
-	    &(struct dtl_unmodelled){.what = what, .touches = touches, .loc = at(c, key)});
+	return dtl_fw_unmodelled(c, at(c, key), what, touches);
 }
 
 /* whether the file or an override gives anything under prefix ("...mixed_precision") */
