@@ -148,6 +148,8 @@ struct dtl_rule_selection {
 };
 /* Does a selector (an id, a name, an id prefix "DT1" or "ALL") name rule? */
 bool dtl_rule_matches(const struct dtl_rule *rule, const char *selector);
+/* Whether a selector (id, name, id prefix or ALL) matches any registered rule. */
+bool dtl_rules_selector_known(const char *selector);
 bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_selection *selection);
 /* Does the selection ask for rule by an id, name or prefix (not only through "ALL" or an
  * empty selection)? Rules quiet by default (DT403 with nothing downstream) report then. */

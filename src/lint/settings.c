@@ -13,13 +13,7 @@
 
 bool dtl_lint_selector_known(const char *selector)
 {
-	size_t n;
-	const struct dtl_rule *const *rules = dtl_rules_all(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (dtl_rule_matches(rules[i], selector))
-			return true;
-	return false;
+	return dtl_rules_selector_known(selector);
 }
 
 void dtl_lint_limits_apply(struct dtl_limits *l, const struct dtl_limit_settings *s)

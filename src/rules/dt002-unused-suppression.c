@@ -31,23 +31,12 @@ static bool checkable(const char *selector, const struct dtl_rule_selection *sel
 	return false;
 }
 
-static bool known(const char *selector)
-{
-	size_t n;
-	const struct dtl_rule *const *rules = dtl_rules_all(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (dtl_rule_matches(rules[i], selector))
-			return true;
-	return false;
-}
-
 /* Why u is reported (it names no rule, or silenced nothing); NULL when out of memory. */
 static const char *message(const struct dtl_suppression_use *u, struct dtl_arena *arena)
 {
 	const char *kind = u->inline_comment ? "inline suppression" : "suppression";
 
-	if (!known(u->rule))
+	if (!dtl_rules_selector_known(u->rule))
 		return dtl_arena_sprintf(arena, "%s names no rule this dtypelint knows: '%s'", kind,
 		                         u->rule);
 	if (u->tensors)
@@ -67,7 +56,8 @@ int dtl_rules_unused_suppressions(const struct dtl_suppression_use *uses, size_t
 	for (size_t k = 0; k < count; k++) {
 		const struct dtl_suppression_use *u = &uses[k];
 		/* a suppression whose rules did not run cannot be known to be unused */
-		if (known(u->rule) && (u->used || !checkable(u->rule, selection)))
+		if (dtl_rules_selector_known(u->rule) &&
+		    (u->used || !checkable(u->rule, selection)))
 			continue;
 		const char *text = message(u, arena);
 		struct dtl_finding *f =

@@ -46,6 +46,17 @@ bool dtl_rule_matches(const struct dtl_rule *rule, const char *entry)
 	return n > 0 && n <= strlen(rule->id) && strncasecmp(rule->id, entry, n) == 0;
 }
 
+bool dtl_rules_selector_known(const char *selector)
+{
+	size_t n;
+	const struct dtl_rule *const *rules = dtl_rules_all(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (dtl_rule_matches(rules[i], selector))
+			return true;
+	return false;
+}
+
 bool dtl_rule_selected(const struct dtl_rule *rule, const struct dtl_rule_selection *selection)
 {
 	bool selected = selection->select_count == 0;
