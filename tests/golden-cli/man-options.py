@@ -80,20 +80,9 @@ rules = json.loads(subprocess.run([dtypelint, "--list-rules", "-f", "json"], cap
                                   text=True, check=True).stdout)["rules"]
 
 
-def summary(text):
-    # one sentence, in lines of at most 80 bytes (mandoc -T lint's style)
-    words = roff(text[0].upper() + text[1:] + ".").split(" ")
-    lines = [words[0]]
-    for w in words[1:]:
-        if len(lines[-1]) + 1 + len(w) > 80:
-            lines.append(w)
-        else:
-            lines[-1] += " " + w
-    return "".join(("\\&" if line[:1] in (".", "'") else "") + line + "\n" for line in lines)
-
-
 def wrap(text):
-    """roff text in lines of at most 80 bytes, no line starting with a control character"""
+    """roff text in lines of at most 80 bytes (mandoc -T lint's style), no line starting with
+    a control character"""
     words = text.split(" ")
     lines = [words[0]]
     for w in words[1:]:
@@ -102,6 +91,11 @@ def wrap(text):
         else:
             lines[-1] += " " + w
     return "".join(("\\&" if line[:1] in (".", "'") else "") + line + "\n" for line in lines)
+
+
+def summary(text):
+    """the summary as one sentence"""
+    return wrap(roff(text[0].upper() + text[1:] + "."))
 
 
 def inline(text):
