@@ -30,6 +30,9 @@ struct dtl_arena {
 	size_t total;                   /* bytes handed out and still held, for benchmarks */
 };
 
+/* An empty arena in caller-owned storage; it allocates nothing until the first dtl_arena_alloc().
+ * dtl_arena_fini() frees every allocation at once and leaves the arena empty (init again to
+ * reuse it). */
 void dtl_arena_init(struct dtl_arena *arena);
 void dtl_arena_fini(struct dtl_arena *arena);
 /* Frees everything but the newest chunk, which is emptied (and zeroed) for reuse: for an
@@ -82,6 +85,8 @@ struct dtl_strmap {
 	uint64_t seed;
 	struct dtl_arena *arena;
 };
+/* An empty map whose slots will come from arena (borrowed: it must outlive the map); it cannot
+ * fail, the first put allocates. There is no fini: the arena frees the map. */
 void dtl_strmap_init(struct dtl_strmap *map, struct dtl_arena *arena);
 /* Makes room for n keys in all, so that inserting them does not grow the map. 0 or -ENOMEM. */
 int dtl_strmap_reserve(struct dtl_strmap *map, size_t n);

@@ -71,6 +71,8 @@ struct dtl_globset {
 	uint32_t suffix_lengths;
 };
 
+/* An empty set whose nodes and patterns will come from arena (borrowed: it must outlive the
+ * set); it cannot fail, and has no fini: the arena frees the set. */
 void dtl_globset_init(struct dtl_globset *set, struct dtl_arena *arena);
 /* Adds a pattern; its index is the number of patterns added before it. 0 or -ENOMEM. */
 int dtl_globset_add(struct dtl_globset *set, const char *pattern, size_t len);

@@ -75,6 +75,8 @@ void dtl_json_end_array(struct dtl_json *w);
  * a negative indent changes nothing */
 void dtl_json_break(struct dtl_json *w, int indent);
 
+/* The next member's name, quoted and escaped, then ": ": the value written next is its
+ * value. key is NUL-terminated and copied into the output at once. */
 void dtl_json_key(struct dtl_json *w, const char *key);
 
 /* NULL is null */

@@ -22,6 +22,8 @@ enum dtl_keep_matcher {
 	DTL_KEEP_SUBSTRING, /* v5: unanchored search, '*' -> '.*', nothing escaped */
 };
 
+/* Whether one _keep_in_fp32_modules entry (pattern, not NUL-terminated) matches the tensor
+ * name as the era's matcher does; reads only its arguments, allocates nothing. */
 bool dtl_keep_match(enum dtl_keep_matcher matcher, const char *pattern, size_t pattern_len,
                     const char *name, size_t name_len);
 /* "one dot-separated component", ... for messages */

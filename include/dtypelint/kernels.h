@@ -204,6 +204,8 @@ struct dtl_kernels {
 	struct dtl_kernels_scanner *scanner; /* private */
 };
 
+/* Fills options with the defaults (docs/kernels.md: a walk of 6 hops, 16 MiB files, 100000
+ * files, 300 s) and nothing else set: the caller then changes what it needs. */
 void dtl_kernels_options_default(struct dtl_kernels_options *options);
 /* options may be NULL (defaults); its include_dirs must outlive k. Clears CPATH,
  * C_INCLUDE_PATH, CPLUS_INCLUDE_PATH and OBJC_INCLUDE_PATH in this process: libclang reads
@@ -242,6 +244,7 @@ enum dtl_kernels_verdict {
 	DTL_KERNELS_MAY_REJECT, /* only guarded, skipped, conditional or unmapped facts raise */
 	DTL_KERNELS_UNCHECKED,  /* the dtype is not handled but nothing raises (silent) */
 };
+/* The verdict's name in the outputs ("accepts", "may-reject"...): static storage. */
 const char *dtl_kernels_verdict_name(enum dtl_kernels_verdict verdict);
 
 struct dtl_kernels_query {

@@ -187,6 +187,9 @@ struct dtl_plan {
 	struct dtl_vec unmodelled; /* struct dtl_unmodelled, in the importers' arena */
 };
 
+/* An empty plan in caller-owned storage: every field unset (DTL_UNSET, -1 for the sizes), so
+ * that dtl_plan_overlay() tells a field a file or option set from one nobody did. Allocates
+ * nothing; the plan's strings and lists live in the importers' arena. */
 void dtl_plan_init(struct dtl_plan *plan);
 /* Records what the set-up uses that dtypelint does not model (struct dtl_unmodelled; the
  * strings are kept, not copied). 0 or -ENOMEM. */
@@ -195,6 +198,9 @@ int dtl_plan_unmodelled(struct dtl_plan *plan, struct dtl_arena *arena,
 /* Fields set in src override those in dst (options win over files). */
 void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src);
 
+/* The names a manifest and --strategy/--precision/--framework use. *_name returns static
+ * storage; *_parse takes a NUL-terminated name and returns 0 (out-parameter set) or -EINVAL
+ * for a name it does not know (out-parameter untouched; the caller writes the error). */
 const char *dtl_strategy_name(enum dtl_strategy strategy);
 int dtl_strategy_parse(const char *text, enum dtl_strategy *ret_strategy);
 const char *dtl_precision_name(enum dtl_precision precision);

@@ -34,6 +34,8 @@ void dtl_report_put_escaped(FILE *out, const char *s);
  * CI log reads a line that starts with "::" as a workflow command); NULL prints "-". */
 void dtl_report_put_path(FILE *out, const char *path);
 
+/* Counts the findings of n inputs by severity into *ret_counts (zeroed first): the summary
+ * lines and the exit status read them. Cannot fail. */
 void dtl_report_count(const struct dtl_report_input *inputs, size_t n,
                       struct dtl_report_counts *ret_counts);
 /* gcc-style lines (docs/design.md §6); returns 0 or -EIO */

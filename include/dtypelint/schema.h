@@ -18,7 +18,10 @@ struct dtl_schema {
 	struct dtl_error *error;
 };
 
+/* Where node sits in s->file (file:line:col) for a message or a finding's location. */
 struct dtl_loc dtl_schema_loc(const struct dtl_schema *s, const struct dtl_node *node);
+/* Fills s->error with the printf-style message at node's location; returns -EINVAL, for
+ * `return dtl_schema_fail(...)`. */
 int dtl_schema_fail(const struct dtl_schema *s, const struct dtl_node *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* "'x' must be a mapping, got a list" */
