@@ -1,4 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The arenas, vectors, hashes and string maps of arena.h, the core layer's memory that every
+ * later layer allocates from: a run's sources, document trees, manifest, tensor table and
+ * findings all live in arenas freed at once by dtl_arena_fini(). Small allocations bump a
+ * pointer in shared chunks; large ones get a block of their own that realloc can grow without
+ * leaving the old storage behind, so that the tables of a 100k-tensor model cost what they
+ * use. The string map hashes with a per-map seed,
+ * so a crafted manifest cannot make every name collide.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>

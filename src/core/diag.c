@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The error record of diag.h: how every library layer reports a failure. A function fills a
+ * struct dtl_error (location and message, copied into the record's own storage so it outlives
+ * the input's arena) and returns the negative errno; only src/cli/ prints it, as
+ * "file:line:col: error: ...".
+ */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The dtype table of dtype.h, the one place that knows each torch dtype: its manifest names and
+ * aliases, its torch and c10::ScalarType names, item size, whether it is floating, and its rank
+ * in torch's type promotion. Every layer after core (importers, simulation, rules, reports)
+ * names and compares dtypes through it.
+ */
 #include <string.h>
 
 #include "dtypelint/dtype.h"

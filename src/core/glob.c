@@ -1,4 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Dotted-path globs (glob.h): the patterns of a manifest, an importer or a suppression that
+ * name modules and tensors ("model.layers.*.mlp", "**.lm_head"). dtl_glob_match() tries one
+ * pattern; a dtl_globset compiles many into one trie walked once per path, with "**.<suffix>"
+ * patterns looked up by their suffix, so that matching every tensor of a large model against every
+ * pattern stays linear. The cursor (glob-cursor.h) reuses the walk of the previous path's
+ * shared prefix, for the simulation's passes over modules in order.
+ */
 #include <errno.h>
 #include <string.h>
 

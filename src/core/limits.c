@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The default input limits (limits.h): how big a file, how deep a tree, how many tensors and
+ * how long a name dtypelint accepts before it refuses an input with an error rather than
+ * spending unbounded time or memory on it. The command line's options override them.
+ */
 #include "dtypelint/limits.h"
 
 void dtl_limits_default(struct dtl_limits *limits)

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Package versions (version.h): parsing the PEP 440 subset the version table and the importers
+ * read ("4.51.3", "2.13.0rc1", "0.20.0.dev0"), ordering them as PEP 440 does, and formatting them
+ * back for messages. The behaviours of rules/versions.yaml switch on these comparisons; also
+ * dtypelint's own build version.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The document tree's common half (doc.h), the input layer's entry point for structured files:
+ * it picks the JSON, YAML or TOML reader by extension (else by the first byte), and holds what
+ * the readers share: the text checks (no NUL, valid UTF-8), numbers, duplicate keys, and the
+ * lookups and locations the model layer reads the tree with. The tree and its text live in
+ * the caller's arenas.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Reading an input file into memory (source.h), the first step of the flow: only a regular file
+ * within --max-file-size, or a pipe, is read (a directory or a device is refused with an error),
+ * into one malloc'd buffer with a NUL after it; dtl_source_init_mem() wraps bytes already in
+ * memory the same way.
+ * dtl_source_loc_at() turns a byte offset into the file:line:col of a message (counting lines
+ * then, not before: most inputs have no error). Opening never blocks on a FIFO nor makes a
+ * terminal the process's controlling one.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

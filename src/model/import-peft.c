@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* PEFT adapter_config.json (LoRA). */
+/*
+ * The PEFT importer: a LoRA adapter's adapter_config.json becomes the manifest's adapter
+ * (targets, rank, modules_to_save, task type), which the peft stage of the simulation then
+ * adds to the tensor table. Also the task-type and added-with checks that the manifest's own
+ * adapter section (manifest-parse.c) shares.
+ */
 #include <errno.h>
 #include <string.h>
 

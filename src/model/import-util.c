@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * What the importers (import-*.c) share (import-util.h): opening a file into a document tree
+ * with its schema reader, paths relative to the file that names them, a default adapter, and
+ * lists of class names. Everything they return lives in the caller's arena.
+ */
 #include <errno.h>
 #include <string.h>
 

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The training plan (plan.h), the model layer's account of how a set-up trains: strategy,
+ * precision, framework, optimizer, and the settings of FSDP and ZeRO-3. Here: an empty plan
+ * with every field unset, the overlay that lets a later input override an earlier one (options
+ * over files), and the names the manifest and the command line use, with their parsers.
+ */
 #include <errno.h>
 #include <string.h>
 

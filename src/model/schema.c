@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Typed reads from the document tree (schema.h), with which the manifest parser and the
+ * importers turn trees into structs: each checks one node's type or range and fails with
+ * "file:line:col: 'x' must be ..." through the schema's error, quoting the input only through
+ * a short description (dtl_schema_describe). Returns 0 or -EINVAL; strings stay in the tree's
+ * arena.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

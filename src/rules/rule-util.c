@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by several rules (rule-util.h). */
+/*
+ * Helpers shared by several rules (rule-util.h): questions about the simulated state (is a
+ * tensor quantized, trainable, a LoRA factor, sharded), grouping one finding over many
+ * tensors, the FSDP1 flat-parameter error, and the fix candidates several rules propose.
+ */
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The simulation's internals, shared by the files of src/sim/ and by nothing outside it: the
+ * table builder, the module index and glob matching over modules, one entry point per stage
+ * (run in order by sim.c: load, zero-init, quantize, kbit, peft, trainer, engine, shard,
+ * compute), and helpers several stages ask (linear layers, output layers, trainer kinds).
+ */
 #ifndef DTL_SIM_PRIVATE_H
 #define DTL_SIM_PRIVATE_H
 
