@@ -198,8 +198,8 @@ int dtl_plan_unmodelled(struct dtl_plan *plan, struct dtl_arena *arena,
 /* Fields set in src override those in dst (options win over files). */
 void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src);
 
-/* The names a manifest and --strategy/--precision/--framework use. *_name returns static
- * storage; *_parse takes a NUL-terminated name and returns 0 (out-parameter set) or -EINVAL
+/* The names plans, manifests and options (--strategy, --precision, --with) use. *_name returns
+ * static storage; *_parse takes a NUL-terminated name and returns 0 (out-parameter set) or -EINVAL
  * for a name it does not know (out-parameter untouched; the caller writes the error). */
 const char *dtl_strategy_name(enum dtl_strategy strategy);
 int dtl_strategy_parse(const char *text, enum dtl_strategy *ret_strategy);
