@@ -4,7 +4,8 @@
 #  1. every C file (src/, include/, tools/, tests/) opens, right after its SPDX line, with a
 #     comment block of at least MIN_WORDS words, before any #include or code: what the file is
 #     for and where it sits in the flow;
-#  2. every function a public header (include/dtypelint/*.h) declares or defines at file scope
+#  2. every function a header (include/dtypelint/*.h, the public API, and the private ones of
+#     src/) declares or defines at file scope
 #     has a comment that ends on the line just above it, or a comment on its own last line, or
 #     sits in a group: prototypes on consecutive lines (no blank line between) whose first one
 #     has such a comment. The comment says what the function takes, returns and owns.
@@ -68,10 +69,11 @@ done
 tmp=$(mktemp "${TMPDIR:-/tmp}/dtl-comments.XXXXXX") || exit 2
 trap 'rm -f "$tmp"' EXIT
 
-# Rule 2: the public functions. A file-scope statement (brace depth 0, not a preprocessor line,
+# Rule 2: the functions of the headers. A file-scope statement (brace depth 0, not a preprocessor line,
 # not a typedef) with an identifier followed by "(" declares or defines a function.
 api_bad=0
-for h in include/dtypelint/*.h; do
+for h in $(echo "$files" | grep -E '^(include|src)/.*\.h$'); do
+	allowed "$h" && continue
 	awk -v f="$h" '
 		function strip(s) { gsub(/"([^"\\]|\\.)*"/, "\"\"", s); gsub(/\/\*.*\*\//, "", s); return s }
 		# whether a comment ends on line i (a /* */ closing, or a // line)
@@ -112,5 +114,5 @@ for h in include/dtypelint/*.h; do
 done
 
 echo "files without an opening comment: $opening_bad"
-echo "public functions without a comment: $api_bad"
+echo "header functions without a comment: $api_bad"
 [ "$opening_bad" -eq 0 ] && [ "$api_bad" -eq 0 ]

@@ -110,6 +110,9 @@ struct dtl_baseline {
 	struct dtl_strmap index;
 };
 
+/* Reads the baseline file at path (--baseline: a document of entries) into *ret_baseline,
+ * strings and index in arena; 0, or a negative errno with error filled (a directory, a bad
+ * document). */
 int dtl_baseline_load(const char *path, struct dtl_arena *arena, const struct dtl_limits *limits,
                       struct dtl_baseline *ret_baseline, struct dtl_error *error);
 /* Removes the findings the baseline holds (each entry at most count times); returns how many. */

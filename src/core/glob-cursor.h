@@ -42,6 +42,7 @@ struct dtl_path_known {
 	const uint32_t *ends;
 	size_t count;
 };
+/* dtl_globset_cursor_matches() and dtl_globset_cursor_first() for such a path. */
 size_t dtl_globset_cursor_matches_known(struct dtl_globset_cursor *c, const char *path, size_t len,
                                         const struct dtl_path_known *known, uint32_t *out,
                                         size_t max);

@@ -171,6 +171,7 @@ const char *dtl_kernels_backend_of_path(struct dtl_kernels *k, const char *path)
 /* "a/./b/../c" -> "a/c", interned */
 const char *dtl_kernels_normalize(struct dtl_kernels *k, const char *path);
 
+/* dtl_kernels_intern() of a NUL-terminated text: the same string in k's arena. */
 static inline const char *dtl_kernels_intern_z(struct dtl_kernels *k, const char *text)
 {
 	return dtl_kernels_intern(k, text, strlen(text));
@@ -244,16 +245,19 @@ static inline bool ktok_is(const struct ktok *t, const char *s)
 	return t->len == n && memcmp(t->text, s, n) == 0;
 }
 
+/* t is the punctuator s ("::", "(") */
 static inline bool ktok_punct(const struct ktok *t, const char *s)
 {
 	return t->kind == KT_PUNCT && ktok_is(t, s);
 }
 
+/* t is an identifier */
 static inline bool ktok_name(const struct ktok *t)
 {
 	return t->kind == KT_IDENT;
 }
 
+/* t's text starts with s ("AT_DISPATCH_") */
 static inline bool ktok_prefix(const struct ktok *t, const char *s)
 {
 	size_t n = strlen(s);

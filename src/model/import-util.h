@@ -13,6 +13,9 @@ struct dtl_loaded {
 	struct dtl_schema s;
 };
 
+/* Reads path and parses it into l->root, with l->s ready for schema reads (its file name and
+ * the tree in arena): 0, or a negative errno (error filled where the file is at fault) and nothing
+ * to close. dtl_loaded_close() frees the source buffer; the tree stays in the arena. */
 int dtl_loaded_open(struct dtl_loaded *l, const char *path, struct dtl_arena *arena,
                     const struct dtl_limits *limits, struct dtl_error *error);
 void dtl_loaded_close(struct dtl_loaded *l);

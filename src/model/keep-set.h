@@ -47,6 +47,8 @@ struct dtl_keep_set {
 	bool dot_resets; /* no key holds a '.' (dtl_keep_set_possible_start) */
 };
 
+/* Compiles count entries of a keep-in-fp32 list for matcher into set, its tables in arena:
+ * 0 or -ENOMEM. */
 int dtl_keep_set_build(struct dtl_keep_set *set, enum dtl_keep_matcher matcher,
                        const struct dtl_pattern *entries, size_t count, struct dtl_arena *arena);
 /* Keys each entry with the run that occurs in the fewest of these names (a sample of the names

@@ -35,6 +35,8 @@ struct dtl_tensor_stream {
 	int failed;                       /* the first conversion error, or 0 */
 	struct dtl_error error;
 };
+/* An empty stream for file's "tensors", its declarations and name map in arena (borrowed, as
+ * are file and limits); cannot fail. */
 void dtl_tensor_stream_init(struct dtl_tensor_stream *ts, const char *file, struct dtl_arena *arena,
                             const struct dtl_limits *limits);
 /* dtl_doc_stream's element(): one element of "tensors" */

@@ -19,6 +19,7 @@ struct dtl_rules_grouper {
 	size_t *counts; /* per finding index */
 	size_t first_finding;
 };
+/* A grouper for check c's findings from now on, its keys in c's arena; cannot fail. */
 void dtl_rules_grouper_init(struct dtl_rules_grouper *g, struct dtl_check *c);
 /* Returns the finding for key, or NULL when it must be created by the caller (then call
  * dtl_rules_grouper_add after creating it). */

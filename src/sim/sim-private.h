@@ -28,6 +28,8 @@ struct dtl_module_match {
 	uint32_t chain[DTL_MODULE_MATCH_DEPTH], end[DTL_MODULE_MATCH_DEPTH];
 	size_t chain_len;
 };
+/* Ready to match set against sim's modules, the cursor and marks in sim's arena: 0 or
+ * -ENOMEM. */
 int dtl_module_match_init(struct dtl_module_match *mm, const struct dtl_sim *sim,
                           const struct dtl_globset *set);
 /* The first glob matching module mod, or -1; modules must come in index order (one left out
@@ -35,6 +37,8 @@ int dtl_module_match_init(struct dtl_module_match *mm, const struct dtl_sim *sim
 int64_t dtl_module_match_first(struct dtl_module_match *mm, const struct dtl_sim *sim,
                                uint32_t mod);
 
+/* The tensor table and module tree from the manifest, in torch's order (table.c), in sim's
+ * arena: 0, or a negative errno (with error filled where the manifest is at fault). */
 int dtl_sim_build_table(struct dtl_sim *sim, struct dtl_error *error);
 /* A module at path[0..len) below parent (the root's parent is DTL_NONE_INDEX); no index. */
 int64_t dtl_sim_new_module(struct dtl_sim *sim, const char *path, uint32_t len, uint32_t parent);
@@ -51,10 +55,15 @@ int64_t dtl_module_child_add(struct dtl_sim *sim, uint32_t parent, const char *p
                              uint32_t end);
 /* The module at a whole dotted path ("" is the root), or -1: one lookup per segment. */
 int64_t dtl_module_at(const struct dtl_sim *sim, const char *path, size_t len);
+/* Passes dtl_sim_run() makes before the stages (model.c, classes.c): 0, or a negative errno
+ * with error filled. */
 int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_resolve_model(struct dtl_sim *sim, struct dtl_error *error);
 int dtl_sim_find_routers(struct dtl_sim *sim, struct dtl_error *error);
 
+/* The stages (dtl_stage_*, one file each), which dtl_sim_run() (sim.c) runs in the order of its
+ * stages[] table: each takes the table as the stages before it left it, records every change in
+ * the trace, and returns 0, or a negative errno with error filled. */
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error);
 /* The dtype a declared tensor has before any stage: its own, else model.checkpoint_dtype, else
  * torch's default, float32 (docs/design.md §3). */
