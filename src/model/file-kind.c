@@ -98,7 +98,7 @@ static const struct signature signatures[] = {
      {NULL},
      {NULL},
      {"_component_: torchtune."}},
-    {KIND("nemo-automodel", "a NeMo Automodel recipe", DTL_READ_NONE, FRAMEWORK_HINT),
+    {KIND("nemo-automodel", "a NeMo Automodel recipe", DTL_READ_NONE, FRAMEWORK_CONFIG_HINT),
      {NULL},
      {NULL},
      {"_target_: nemo_automodel."}},

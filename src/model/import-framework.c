@@ -13,7 +13,7 @@
 
 static const struct dtl_framework_importer *const importers[] = {
     &dtl_importer_torchtune, &dtl_importer_torchtitan, &dtl_importer_verl,
-    &dtl_importer_nemo,      &dtl_importer_openrlhf,
+    &dtl_importer_nemo,      &dtl_importer_openrlhf,   &dtl_importer_automodel,
 };
 #define IMPORTER_COUNT (sizeof(importers) / sizeof(importers[0]))
 
@@ -251,7 +251,8 @@ static int run(struct dtl_fw_config *c, const char *framework,
 		    "'_component_: torchtune.models...'; a torchtitan job config, "
 		    "with [job] and a [model] flavor; a verl trainer config, with "
 		    "actor_rollout_ref; a NeMo Megatron config, with trainer.precision "
-		    "and model.megatron_amp_O2)");
+		    "and model.megatron_amp_O2; a NeMo Automodel recipe, whose model "
+		    "has a '_target_: nemo_automodel....')");
 	c->overrides = n ? dtl_arena_calloc(c->arena, n, sizeof(*c->overrides)) : NULL;
 	if (n && !c->overrides)
 		return -ENOMEM;
