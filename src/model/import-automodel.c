@@ -146,7 +146,10 @@ static int fsdp2(struct dtl_fw_config *c, struct dtl_loc at)
 	struct dtl_plan *plan = &c->m->plan;
 	struct dtl_fw_value mp = dtl_fw_get(c, "distributed.mp_policy");
 	struct dtl_fw_value off = dtl_fw_get(c, "distributed.offload_policy");
-	bool given = mp.node && mp.node->type == DTL_NODE_MAP;
+	/* an override of one field alone makes a policy of that field too */
+	bool given = (mp.node && mp.node->type == DTL_NODE_MAP) ||
+	             dtl_fw_get(c, "distributed.mp_policy.param_dtype").node ||
+	             dtl_fw_get(c, "distributed.mp_policy.reduce_dtype").node;
 	int r;
 
 	plan->strategy = DTL_STRATEGY_FSDP2;
@@ -159,8 +162,12 @@ static int fsdp2(struct dtl_fw_config *c, struct dtl_loc at)
 	               given ? DTL_DTYPE_NONE : DTL_DTYPE_F32, &plan->fsdp.reduce_dtype,
 	               &plan->fsdp.reduce_dtype_loc)) < 0)
 		return r;
-	if (!given)
-		plan->fsdp.param_dtype_loc = plan->fsdp.reduce_dtype_loc = at;
+	/* a default is the policy's: located at mp_policy, or at the strategy without one */
+	struct dtl_loc policy = given ? dtl_fw_loc(c, mp) : at;
+	if (!dtl_fw_get(c, "distributed.mp_policy.param_dtype").node)
+		plan->fsdp.param_dtype_loc = policy;
+	if (!dtl_fw_get(c, "distributed.mp_policy.reduce_dtype").node)
+		plan->fsdp.reduce_dtype_loc = policy;
 	if (off.node && off.node->type == DTL_NODE_MAP) {
 		plan->fsdp.cpu_offload = DTL_TRUE;
 		plan->fsdp.cpu_offload_loc = dtl_fw_loc(c, off);
