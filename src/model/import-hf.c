@@ -46,8 +46,21 @@ struct folder {
 	bool double_quant; /* bnb_4bit_use_double_quant: absmax is itself quantized (uint8) */
 };
 
+/* A config key: top level, else text_config; "SECTION.key" (one dot) reads a nested section,
+ * for shapes of a tower other than the text model (vision_config.hidden_size). */
 static const struct dtl_node *config_value(const struct folder *f, const char *key)
 {
+	const char *dot = strchr(key, '.');
+	if (dot) {
+		char section[128];
+		size_t n = (size_t)(dot - key);
+		if (n >= sizeof(section) || strchr(dot + 1, '.'))
+			return NULL;
+		memcpy(section, key, n);
+		section[n] = '\0';
+		const struct dtl_node *sub = dtl_node_get(f->config, section);
+		return sub && sub->type == DTL_NODE_MAP ? dtl_node_get(sub, dot + 1) : NULL;
+	}
 	const struct dtl_node *v = dtl_node_get(f->config, key);
 	if (!v && f->text_config)
 		v = dtl_node_get(f->text_config, key);
@@ -123,7 +136,7 @@ static int64_t expr_atom(struct expr *e)
 	}
 	const char *start = e->p;
 	while ((*e->p >= 'a' && *e->p <= 'z') || (*e->p >= 'A' && *e->p <= 'Z') || *e->p == '_' ||
-	       (e->p > start && *e->p >= '0' && *e->p <= '9'))
+	       (e->p > start && ((*e->p >= '0' && *e->p <= '9') || *e->p == '.')))
 		e->p++;
 	if (e->p == start) {
 		e->ok = false;

@@ -90,8 +90,7 @@ KNOWN_CPU = [
 # (D2, D3) or by architecture (D1: transformers 5 checkpoint keys that are not the live names).
 # They are reported on every set-up and counted apart: a set-up whose only difference is one
 # of these "agrees but for a listed open disagreement"; any other difference fails.
-KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3"),
-                 (r"^model\.visual\.rotary_pos_emb\.inv_freq$", "D5")]
+KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3")]
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
 KNOWN_VERDICT = [
     ("ValueError", r"^You cannot perform fine-tuning on purely quantized models", "D14"),
