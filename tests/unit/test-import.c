@@ -447,7 +447,7 @@ START_TEST(model_folders_corpus)
 	folder("models/bria-3.2-t5-xxl-encoder", 219, 0, 24, DTL_QUANT_NONE);
 	folder("models/devstral-small-2507", 363 + 1, 0, 1, DTL_QUANT_NONE);
 	folder("models/medgemma-27b-it", 1247 + 2, 0, 2, DTL_QUANT_NONE);
-	folder("models/cosmos-reason2-8b-qwen3-vl", 750 + 1, 0, 1, DTL_QUANT_NONE);
+	folder("models/cosmos-reason2-8b-qwen3-vl", 750 + 2, 0, 2, DTL_QUANT_NONE);
 	folder("models/molmo-7b-d-nf4", 921, 0, 0, DTL_QUANT_BNB_4BIT);
 	folder("models/llama-3.1-8b-bnb-int8", 739 + 1, 0, 1, DTL_QUANT_BNB_8BIT);
 }
