@@ -152,6 +152,9 @@ struct dtl_plan {
 	 * FSDP2 where transformers defaults to it (rules/versions.yaml
 	 * transformers-trainer-fsdp2-default) */
 	bool fsdp_version_from_trainer;
+	/* the strategy (ddp) is DeepSpeed's engine at ZeRO stage 0-2: deepspeed.initialize still
+	 * casts the module for bf16/fp16 (rules/versions.yaml deepspeed-engine-cast-any-stage) */
+	bool deepspeed_engine;
 	enum dtl_precision precision;
 	struct dtl_loc precision_loc;
 	/* a DeepSpeed config left bf16/fp16.enabled "auto" (the HF Trainer fills it from its

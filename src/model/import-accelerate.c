@@ -168,6 +168,7 @@ static int read_deepspeed(const struct dtl_schema *s, const struct dtl_node *d,
 			return r;
 		plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
 		plan->strategy_loc = v ? dtl_schema_loc(s, v) : plan->loc;
+		plan->deepspeed_engine = stage != 3;
 		if ((v = get(d, "offload_param_device"))) {
 			const char *text;
 			if ((r = dtl_schema_string(s, v, "offload_param_device", &text)) < 0)

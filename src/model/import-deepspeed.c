@@ -173,9 +173,12 @@ static int read_zero(const struct dtl_schema *s, const struct dtl_node *z, struc
 	if ((v = dtl_node_get(z, "stage"))) {
 		if ((r = dtl_schema_int(s, v, "zero_optimization.stage", 0, 3, &stage)) < 0)
 			return r;
-		/* stages 0-2 keep every parameter whole on every rank: data parallel for dtypes */
+		/* stages 0-2 keep every parameter whole on every rank: data parallel for the
+		 * sharding, though deepspeed.initialize still casts the module (the engine stage)
+		 */
 		plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
 		plan->strategy_loc = dtl_schema_loc(s, v);
+		plan->deepspeed_engine = stage != 3;
 	}
 	if ((v = dtl_node_get(z, "stage3_param_persistence_threshold"))) {
 		plan->zero3.persistence_threshold_loc = dtl_schema_loc(s, v);

@@ -110,6 +110,7 @@ static int zero(struct dtl_fw_config *c)
 		return r;
 	/* stages 0-2 keep every parameter whole on every rank: data parallel for dtypes */
 	plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
+	plan->deepspeed_engine = stage != 3;
 	plan->strategy_loc = at(c, "ds.zero_stage");
 	if (stage != 3)
 		return 0;

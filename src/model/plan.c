@@ -49,6 +49,9 @@ void dtl_plan_init(struct dtl_plan *plan)
 void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 {
 	TAKE(strategy, strategy_loc, src->strategy != DTL_STRATEGY_UNSET);
+	/* whoever names the strategy also says whether DeepSpeed's engine runs it */
+	if (src->strategy != DTL_STRATEGY_UNSET)
+		dst->deepspeed_engine = src->deepspeed_engine;
 	TAKE(precision, precision_loc, src->precision != DTL_PRECISION_UNSET);
 	if (src->precision_auto_loc.file)
 		dst->precision_auto_loc = src->precision_auto_loc;

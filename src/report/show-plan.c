@@ -95,6 +95,9 @@ static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *v
 	const struct dtl_manifest *m = view->manifest;
 	const struct dtl_plan *p = rp->plan;
 	char load[128], zero_init[160];
+	/* deepspeed.initialize casts at every ZeRO stage, 0-2 (a ddp plan) included */
+	bool ds = p->strategy == DTL_STRATEGY_ZERO3 ||
+	          (p->strategy == DTL_STRATEGY_DDP && p->deepspeed_engine);
 
 	switch (m->model.load_mode) {
 	case DTL_LOAD_AS_IS:
@@ -130,9 +133,9 @@ static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *v
 	     m->recipe.kind ? m->recipe.kind
 	     : p->trainer   ? p->trainer
 	                    : "none"},
-	    {"engine", p->strategy == DTL_STRATEGY_ZERO3 || p->strategy == DTL_STRATEGY_FSDP2,
-	     p->strategy == DTL_STRATEGY_ZERO3 ? "deepspeed.initialize's module cast (by version)"
-	                                       : "accelerate's fp32 upcast (by version)"},
+	    {"engine", ds || p->strategy == DTL_STRATEGY_FSDP2,
+	     ds ? "deepspeed.initialize's module cast (by version)"
+	        : "accelerate's fp32 upcast (by version)"},
 	    {"shard",
 	     p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2 ||
 	         p->strategy == DTL_STRATEGY_ZERO3,

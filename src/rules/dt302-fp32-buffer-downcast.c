@@ -61,7 +61,9 @@ static int dt302_propose_fixes(const struct dtl_fix_request *req)
 {
 	const struct dtl_sim *sim = req->sim;
 	bool tensor = req->finding->tensor_count > 0;
-	bool zero3 = sim->rp.plan.strategy == DTL_STRATEGY_ZERO3;
+	/* ZeRO 0-2 run the same initialize cast as ZeRO-3 (the engine stage) */
+	bool zero3 = sim->rp.plan.strategy == DTL_STRATEGY_ZERO3 ||
+	             (sim->rp.plan.strategy == DTL_STRATEGY_DDP && sim->rp.plan.deepspeed_engine);
 	struct dtl_fix_candidate *fix;
 
 	if (tensor && sim->rp.zero_init &&

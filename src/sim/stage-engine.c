@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine stage: deepspeed.initialize's module cast (blanket up to 0.19.1, per policy
- * after) and accelerate's fp32 upcast of trainable parameters before fully_shard (FSDP2).
+ * The engine stage: deepspeed.initialize's module cast at every ZeRO stage (blanket up to
+ * 0.19.1, per policy after) and accelerate's fp32 upcast of trainable parameters before fully_shard
+ * (FSDP2).
  */
 #include <errno.h>
 #include <string.h>
@@ -175,6 +176,12 @@ int dtl_stage_engine(struct dtl_sim *sim, struct dtl_error *error)
 	case DTL_STRATEGY_ZERO3:
 		r = deepspeed_cast(sim);
 		return r < 0 ? r : deepspeed_autocast(sim);
+	case DTL_STRATEGY_DDP:
+		/* ZeRO 0-2: _configure_distributed_model casts whatever the stage */
+		if (!sim->rp.plan.deepspeed_engine ||
+		    !dtl_sim_behavior(sim, DTL_B_DS_ENGINE_CAST_ANY_STAGE))
+			return 0;
+		return deepspeed_cast(sim);
 	case DTL_STRATEGY_FSDP2:
 		r = accelerate_fsdp2_ignore_params4bit(sim);
 		if (r >= 0)
