@@ -53,11 +53,14 @@ static int deepspeed_cast(struct dtl_sim *sim)
 			if (rp->mode_dtype == DTL_DTYPE_NONE)
 				continue;
 			target = rp->mode_dtype;
-			reason =
-			    dtl_arena_sprintf(sim->arena,
-			                      "deepspeed %s casts the params of a model not built "
-			                      "under zero.Init to %s",
-			                      v, dtl_dtype_name(target));
+			reason = dtl_arena_sprintf(
+			    sim->arena,
+			    rp->plan.strategy == DTL_STRATEGY_ZERO3
+			        ? "deepspeed %s casts the params of a model not built under "
+			          "zero.Init to %s"
+			        : "deepspeed %s's initialize casts every floating param to %s "
+			          "(at ZeRO stages 0-2 too)",
+			    v, dtl_dtype_name(target));
 		}
 		if (target == DTL_DTYPE_NONE || target == d)
 			continue;
