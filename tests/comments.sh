@@ -33,8 +33,10 @@ allowed() {
 	return 1
 }
 
-files=$(git ls-files 'src/*.[ch]' 'include/*.h' 'tools/*.[ch]' 'tests/*.[ch]' 2>/dev/null) ||
-	files=$(find src include tools tests -name '*.[ch]' | sort)
+# git's files in a checkout; in a tarball (meson dist unpacks it inside the build folder of
+# a checkout, where git answers for the outer tree and lists nothing here) every C file
+files=$(git ls-files 'src/*.[ch]' 'include/*.h' 'tools/*.[ch]' 'tests/*.[ch]' 2>/dev/null)
+[ -n "$files" ] || files=$(find src include tools tests -name '*.[ch]' | sort)
 [ -n "$files" ] || {
 	echo "FAIL: no C files found under $root"
 	exit 2
