@@ -84,6 +84,27 @@ void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *messag
 	w->message = message;
 }
 
+int dtl_fw_bool(const struct dtl_fw_config *c, const char *key, bool dflt, bool *ret)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, key);
+
+	*ret = dflt;
+	if (!v.node || v.node->type == DTL_NODE_NULL)
+		return 0;
+	return dtl_schema_bool(v.s, v.node, key, ret);
+}
+
+int dtl_fw_int(const struct dtl_fw_config *c, const char *key, int64_t lo, int64_t hi, int64_t dflt,
+               int64_t *ret)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, key);
+
+	*ret = dflt;
+	if (!v.node || v.node->type == DTL_NODE_NULL)
+		return 0;
+	return dtl_schema_int(v.s, v.node, key, lo, hi, ret);
+}
+
 int dtl_fw_unmodelled(struct dtl_fw_config *c, struct dtl_loc loc, const char *what,
                       const char *touches)
 {

@@ -46,6 +46,11 @@ struct dtl_fw_value dtl_fw_get(const struct dtl_fw_config *c, const char *dotted
 struct dtl_loc dtl_fw_loc(const struct dtl_fw_config *c, struct dtl_fw_value v);
 /* A warning for the command line to print at loc (dropped when out of memory). */
 void dtl_fw_warn(struct dtl_fw_config *c, struct dtl_loc loc, const char *message);
+/* A boolean or an integer in [lo, hi] at key into *ret: dflt when absent or null; a value of
+ * another type or out of range is the schema's input error (negative). */
+int dtl_fw_bool(const struct dtl_fw_config *c, const char *key, bool dflt, bool *ret);
+int dtl_fw_int(const struct dtl_fw_config *c, const char *key, int64_t lo, int64_t hi, int64_t dflt,
+               int64_t *ret);
 /* A DT604 not-modelled entry at loc: what is not simulated and what it touches (both in
  * c's arena; NULL from a failed formatting is -ENOMEM). */
 int dtl_fw_unmodelled(struct dtl_fw_config *c, struct dtl_loc loc, const char *what,

@@ -34,15 +34,6 @@ static const char *scalar(const struct dtl_fw_value v)
 	return v.node->type == DTL_NODE_STRING ? v.node->string.text : v.node->raw;
 }
 
-static int bool_key(const struct dtl_fw_config *c, const char *key, bool *ret)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-	*ret = false;
-	if (!v.node || v.node->type == DTL_NODE_NULL)
-		return 0;
-	return dtl_schema_bool(v.s, v.node, key, ret);
-}
-
 /*
  * MegatronTrainerBuilder._plugins: 16, '16', '16-mixed' are fp16 mixed precision (with a
  * GradScaler unless model.fsdp), 'bf16' and 'bf16-mixed' bf16 mixed precision; with
@@ -99,9 +90,10 @@ static int import(struct dtl_fw_config *c)
 	/* NeMo's own Lightning trainer: no HF Trainer, no TRL */
 	c->m->plan.trainer = "none";
 	c->m->plan.trainer_loc = dtl_fw_loc(c, dtl_fw_get(c, "trainer"));
-	if ((r = bool_key(c, "model.megatron_amp_O2", &o2)) < 0 ||
-	    (r = bool_key(c, "model.mcore_gpt", &mcore)) < 0 ||
-	    (r = bool_key(c, "model.fsdp", &fsdp)) < 0 || (r = precision(c, o2, &plugin)) < 0)
+	if ((r = dtl_fw_bool(c, "model.megatron_amp_O2", false, &o2)) < 0 ||
+	    (r = dtl_fw_bool(c, "model.mcore_gpt", false, &mcore)) < 0 ||
+	    (r = dtl_fw_bool(c, "model.fsdp", false, &fsdp)) < 0 ||
+	    (r = precision(c, o2, &plugin)) < 0)
 		return r;
 	const char *what = dtl_arena_sprintf(
 	    c->arena,

@@ -35,27 +35,6 @@ static bool given(const struct dtl_fw_config *c, const char *key)
 	return v.node && v.node->type != DTL_NODE_NULL;
 }
 
-static int int_key(const struct dtl_fw_config *c, const char *key, int64_t lo, int64_t hi,
-                   int64_t dflt, int64_t *ret)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-
-	*ret = dflt;
-	if (!v.node || v.node->type == DTL_NODE_NULL)
-		return 0;
-	return dtl_schema_int(v.s, v.node, key, lo, hi, ret);
-}
-
-static int flag_key(const struct dtl_fw_config *c, const char *key, bool *ret)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-
-	*ret = false;
-	if (!v.node || v.node->type == DTL_NODE_NULL)
-		return 0;
-	return dtl_schema_bool(v.s, v.node, key, ret);
-}
-
 static int text_key(const struct dtl_fw_config *c, const char *key, const char *dflt,
                     const char **ret)
 {
@@ -105,8 +84,8 @@ static int zero(struct dtl_fw_config *c)
 	bool adam_offload;
 	int r;
 
-	if ((r = int_key(c, "ds.zero_stage", 0, 3, 2, &stage)) < 0 ||
-	    (r = flag_key(c, "ds.adam_offload", &adam_offload)) < 0)
+	if ((r = dtl_fw_int(c, "ds.zero_stage", 0, 3, 2, &stage)) < 0 ||
+	    (r = dtl_fw_bool(c, "ds.adam_offload", false, &adam_offload)) < 0)
 		return r;
 	/* stages 0-2 keep every parameter whole on every rank: data parallel for dtypes */
 	plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
@@ -152,7 +131,7 @@ static int quantization(struct dtl_fw_config *c, enum dtl_dtype d, bool *ret_4bi
 	struct dtl_fw_value v = dtl_fw_get(c, "ds.load_in_4bit");
 	int r;
 
-	if ((r = flag_key(c, "ds.load_in_4bit", ret_4bit)) < 0 || !*ret_4bit)
+	if ((r = dtl_fw_bool(c, "ds.load_in_4bit", false, ret_4bit)) < 0 || !*ret_4bit)
 		return r;
 	if (d != DTL_DTYPE_BF16)
 		return dtl_schema_fail(v.s, v.node,
@@ -208,7 +187,7 @@ static int lora(struct dtl_fw_config *c, bool kbit, bool rm)
 	int64_t rank;
 	int r;
 
-	if ((r = int_key(c, "ds.lora.rank", 0, 1 << 20, 0, &rank)) < 0 || rank == 0)
+	if ((r = dtl_fw_int(c, "ds.lora.rank", 0, 1 << 20, 0, &rank)) < 0 || rank == 0)
 		return r;
 	dtl_adapter_init(a, at(c, "ds.lora.rank"));
 	a->r = rank;
@@ -253,7 +232,7 @@ static int beside(struct dtl_fw_config *c, const char *cli)
 		    "checkpoint's own head");
 	if (strcmp(cli, "train_ppo_ray") != 0)
 		return 0;
-	if ((r = int_key(c, "vllm.num_engines", 0, 1 << 20, 0, &engines)) < 0 ||
+	if ((r = dtl_fw_int(c, "vllm.num_engines", 0, 1 << 20, 0, &engines)) < 0 ||
 	    (r = text_key(c, "algo.kl.init_coef", "0.01", &kl)) < 0)
 		return r;
 	if (engines > 0 &&
@@ -281,8 +260,8 @@ static int beside(struct dtl_fw_config *c, const char *cli)
 	                    other)) < 0)
 		return r;
 	int64_t nodes, gpus;
-	if ((r = int_key(c, "actor.num_nodes", 1, 1 << 20, 1, &nodes)) < 0 ||
-	    (r = int_key(c, "actor.num_gpus_per_node", 1, 1 << 20, 8, &gpus)) < 0)
+	if ((r = dtl_fw_int(c, "actor.num_nodes", 1, 1 << 20, 1, &nodes)) < 0 ||
+	    (r = dtl_fw_int(c, "actor.num_gpus_per_node", 1, 1 << 20, 8, &gpus)) < 0)
 		return r;
 	c->m->plan.world_size = nodes * gpus;
 	c->m->plan.world_size_loc = at(c, "actor.num_gpus_per_node");
@@ -324,7 +303,7 @@ static int not_simulated(struct dtl_fw_config *c)
 		if (!v.node || v.node->type == DTL_NODE_NULL)
 			continue;
 		if (keys[k].count) {
-			if ((r = int_key(c, keys[k].key, 0, INT64_MAX, 1, &n)) < 0)
+			if ((r = dtl_fw_int(c, keys[k].key, 0, INT64_MAX, 1, &n)) < 0)
 				return r;
 			on = n > 1;
 		} else if (v.node->type == DTL_NODE_BOOL) {

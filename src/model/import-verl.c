@@ -82,16 +82,6 @@ static int text_key(const struct dtl_fw_config *c, const char *key, const char *
 	return dtl_schema_string(v.s, v.node, key, ret);
 }
 
-static int bool_key(const struct dtl_fw_config *c, const char *key, bool dflt, bool *ret)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-
-	*ret = dflt;
-	if (!v.node || v.node->type == DTL_NODE_NULL)
-		return 0;
-	return dtl_schema_bool(v.s, v.node, key, ret);
-}
-
 /* PrecisionType.to_dtype (utils/torch_dtypes.py): 16 "16" fp16 float16, 32 "32" fp32
  * float32, bf16 bfloat16; anything else "RuntimeError: unexpected precision: X" */
 static int precision(const struct dtl_fw_config *c, const char *key, enum dtl_dtype dflt,
@@ -185,7 +175,7 @@ static int wrap_policy(struct dtl_fw_config *c)
 	bool disable;
 	int r;
 
-	if ((r = bool_key(c, FSDP "wrap_policy.disable", false, &disable)) < 0)
+	if ((r = dtl_fw_bool(c, FSDP "wrap_policy.disable", false, &disable)) < 0)
 		return r;
 	if (disable) {
 		/* get_fsdp_wrap_policy returns None before any policy, LoRA's lambda included:
@@ -252,7 +242,7 @@ static int fsdp(struct dtl_fw_config *c, bool fsdp2)
 		return r;
 	if (!fsdp2) {
 		/* FSDP(use_orig_params=fsdp_config.use_orig_params), False in engine/fsdp.yaml */
-		if ((r = bool_key(c, FSDP "use_orig_params", false, &flag)) < 0)
+		if ((r = dtl_fw_bool(c, FSDP "use_orig_params", false, &flag)) < 0)
 			return r;
 		plan->fsdp.use_orig_params = flag ? DTL_TRUE : DTL_FALSE;
 		plan->fsdp.use_orig_params_loc = at(c, FSDP "use_orig_params");
@@ -260,7 +250,7 @@ static int fsdp(struct dtl_fw_config *c, bool fsdp2)
 		return 0;
 	}
 	/* fsdp2: CPUOffloadPolicy for the actor only with fsdp_config.offload_policy */
-	if ((r = bool_key(c, FSDP "offload_policy", false, &flag)) < 0)
+	if ((r = dtl_fw_bool(c, FSDP "offload_policy", false, &flag)) < 0)
 		return r;
 	if (flag) {
 		plan->fsdp.cpu_offload = DTL_TRUE;
@@ -380,8 +370,8 @@ static int reference(struct dtl_fw_config *c, bool has_lora)
 	struct dtl_loc loc;
 	int r;
 
-	if ((r = bool_key(c, ACTOR "use_kl_loss", false, &kl_loss)) < 0 ||
-	    (r = bool_key(c, "algorithm.use_kl_in_reward", false, &kl_reward)) < 0)
+	if ((r = dtl_fw_bool(c, ACTOR "use_kl_loss", false, &kl_loss)) < 0 ||
+	    (r = dtl_fw_bool(c, "algorithm.use_kl_in_reward", false, &kl_reward)) < 0)
 		return r;
 	if (has_lora || (!kl_loss && !kl_reward))
 		return 0;
