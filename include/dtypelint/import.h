@@ -48,6 +48,9 @@ struct dtl_framework_override {
 	/* where the value is written when the text is implied by another word (a launch's
 	 * --config-name); line 0: inside text, after "key=" */
 	struct dtl_loc value_loc;
+	/* a launch argument the framework's importer does not read: text is its key alone,
+	 * listed by --show-plan as not read */
+	bool not_read;
 };
 /* The same, from a launch command: path may be NULL, when the command names no config file
  * of its own: then the framework (an importer's id, "verl") reads its packaged defaults,

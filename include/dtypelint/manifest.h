@@ -125,6 +125,15 @@ struct dtl_quantization {
 	struct dtl_loc storage_if_trl_follows_dtype_loc;
 };
 
+/* A key a framework importer read: its value as written ("[a, b]" for a list, "{}" for an
+ * empty mapping; a section read for its place is not listed, its keys are) and where (an
+ * override's place, or the file's); value NULL: absent, the framework's default taken. */
+struct dtl_key_read {
+	const char *key;
+	const char *value;
+	struct dtl_loc loc;
+};
+
 /* What a training recipe (--trainer-args: LLaMA-Factory, TRL / alignment-handbook, axolotl)
  * does to dtypes beyond the plan and the quantization config it sets. */
 struct dtl_recipe {
@@ -150,6 +159,15 @@ struct dtl_recipe {
 	 * as "fsdp_config.KEY"), in the file's order, for --show-plan; not a recipe: none */
 	const char **keys_read, **keys_not_read;
 	size_t keys_read_count, keys_not_read_count;
+	/* --framework-config and launch lines: every key the framework importer read (in the
+	 * order first read), and the keys the file or the overrides set that it did not read
+	 * (dotted, the file's in its order, then the overrides'); framework_keys: a framework
+	 * config was imported, so that --show-plan shows the rows even when empty */
+	bool framework_keys;
+	const struct dtl_key_read *fw_keys_read;
+	size_t fw_keys_read_count;
+	const char **fw_keys_not_read;
+	size_t fw_keys_not_read_count;
 };
 
 /* A warning about an input that does not stop the lint (a near-miss key): printed by the

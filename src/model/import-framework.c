@@ -58,16 +58,26 @@ static bool covers(const char *key, const char *dotted)
 	return strncmp(key, dotted, n) == 0 && (dotted[n] == '\0' || dotted[n] == '.');
 }
 
-struct dtl_fw_value dtl_fw_get(const struct dtl_fw_config *c, const char *dotted)
+static struct dtl_fw_value merged(const struct dtl_fw_config *c, const char *dotted)
 {
 	for (size_t i = c->override_count; i-- > 0;) {
 		const struct dtl_fw_override *o = &c->overrides[i];
+		if (o->ignored)
+			continue;
 		if (o->removed && covers(o->key, dotted))
 			return (struct dtl_fw_value){NULL, &c->l->s};
 		if (!o->removed && strcmp(o->key, dotted) == 0)
 			return (struct dtl_fw_value){o->value, &o->s};
 	}
 	return (struct dtl_fw_value){tree_get(c->l->root, dotted), &c->l->s};
+}
+
+/* every read of a key goes through here, so that --show-plan lists it */
+struct dtl_fw_value dtl_fw_get(const struct dtl_fw_config *c, const char *dotted)
+{
+	struct dtl_fw_value v = merged(c, dotted);
+	dtl_fw_keys_record(c, dotted, v);
+	return v;
 }
 
 struct dtl_loc dtl_fw_loc(const struct dtl_fw_config *c, struct dtl_fw_value v)
@@ -201,6 +211,11 @@ static int parse_override(struct dtl_fw_config *c, const struct dtl_framework_ov
 	memset(o, 0, sizeof(*o));
 	o->s = (struct dtl_schema){ov->loc.file ? ov->loc.file : override_file, c->arena, c->limits,
 	                           c->error};
+	if (ov->not_read) { /* the key alone, listed as not read */
+		o->ignored = true;
+		o->key = text;
+		return 0;
+	}
 	if (text[0] == '~') {
 		size_t n = eq ? (size_t)(eq - text - 1) : strlen(text + 1);
 		o->removed = true;
@@ -284,7 +299,9 @@ static int run(struct dtl_fw_config *c, const char *framework,
 		c->m->plan.file = c->l->s.file;
 		c->m->plan.loc = dtl_schema_loc(&c->l->s, c->l->root);
 	}
-	return imp->import(c);
+	if ((r = imp->import(c)) < 0)
+		return r;
+	return dtl_fw_keys_finish(c);
 }
 
 int dtl_import_framework(const char *path, const char *framework, struct dtl_loc defaults_at,
@@ -308,8 +325,15 @@ int dtl_import_framework(const char *path, const char *framework, struct dtl_loc
 		l.root = empty;
 		l.s = (struct dtl_schema){defaults_at.file, arena, limits, error};
 	}
-	struct dtl_fw_config c = {
-	    .l = &l, .path = path, .arena = arena, .limits = limits, .m = manifest, .error = error};
+	struct dtl_fw_keys keys = {0};
+	dtl_strmap_init(&keys.seen, arena);
+	struct dtl_fw_config c = {.l = &l,
+	                          .path = path,
+	                          .arena = arena,
+	                          .limits = limits,
+	                          .m = manifest,
+	                          .error = error,
+	                          .keys = &keys};
 	r = run(&c, framework, overrides, n);
 	if (path)
 		dtl_loaded_close(&l);

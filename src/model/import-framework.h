@@ -11,10 +11,12 @@
 #include "import-util.h"
 
 /* "key=value" (value read as a YAML scalar, its columns those of the option's text) or
- * "~key" (removed) */
+ * "~key" (removed); ignored: a launch argument whose importer does not read it, kept only to
+ * be listed as not read */
 struct dtl_fw_override {
 	const char *key; /* dotted; NUL-terminated, in the arena */
 	bool removed;
+	bool ignored;
 	const struct dtl_node *value; /* NULL when removed */
 	struct dtl_schema s; /* the option's or the script's file, for the value's location */
 };
@@ -31,6 +33,7 @@ struct dtl_fw_config {
 	const struct dtl_limits *limits;
 	struct dtl_manifest *m;
 	struct dtl_error *error;
+	struct dtl_fw_keys *keys; /* what dtl_fw_get read (NULL: not recorded) */
 };
 
 /* A value and the schema that locates it (the file's, or an override's). node NULL: absent. */
@@ -38,6 +41,24 @@ struct dtl_fw_value {
 	const struct dtl_node *node;
 	const struct dtl_schema *s;
 };
+
+/* The keys dtl_fw_get was asked for (import-framework-keys.c): each once, in the order first
+ * read, for --show-plan's keys read and not read */
+struct dtl_fw_read {
+	const char *key;
+	struct dtl_fw_value v;
+};
+struct dtl_fw_keys {
+	struct dtl_strmap seen; /* dotted key -> index in read */
+	struct dtl_vec read;    /* struct dtl_fw_read */
+	bool oom;               /* a read could not be recorded: the import fails */
+};
+
+/* Records that the importer read dotted (its value v), for --show-plan; then, after the import,
+ * lists the keys read and those the file and the overrides set that were not read in the
+ * manifest's recipe, with a warning when none of them was read. */
+void dtl_fw_keys_record(const struct dtl_fw_config *c, const char *dotted, struct dtl_fw_value v);
+int dtl_fw_keys_finish(struct dtl_fw_config *c);
 
 /* The value at a dotted key ("model.lora_rank"), the last override of it (or of a mapping
  * above it, for a removal) winning over the file. */

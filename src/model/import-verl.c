@@ -134,8 +134,8 @@ static bool given(const struct dtl_fw_config *c, const char *prefix)
 	if (v.node && v.node->type != DTL_NODE_NULL)
 		return true;
 	for (size_t i = 0; i < c->override_count; i++)
-		if (!c->overrides[i].removed && strncmp(c->overrides[i].key, prefix, n) == 0 &&
-		    c->overrides[i].key[n] == '.')
+		if (!c->overrides[i].removed && !c->overrides[i].ignored &&
+		    strncmp(c->overrides[i].key, prefix, n) == 0 && c->overrides[i].key[n] == '.')
 			return true;
 	return false;
 }

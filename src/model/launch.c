@@ -848,6 +848,18 @@ static const char *openrlhf_value(struct dtl_arena *arena, const char *key,
 	return text ? dtl_arena_sprintf(arena, "%s]", text) : NULL;
 }
 
+/* An argument the framework's importer does not read: handed on by its key alone, so that
+ * --show-plan lists it as not read */
+static int not_read_arg(struct reader *rd, const char *key, struct dtl_loc loc)
+{
+	struct dtl_framework_override *o =
+	    dtl_vec_push(&rd->out->framework_overrides, rd->lx.arena, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	*o = (struct dtl_framework_override){.text = key, .loc = loc, .not_read = true};
+	return 0;
+}
+
 /* One --key [values...] of an OpenRLHF program: an override when its importer reads the key */
 static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, size_t *j)
 {
@@ -874,7 +886,7 @@ static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, s
 			++*j, count++;
 	}
 	if (!dtl_framework_reads("openrlhf", key))
-		return 0;
+		return not_read_arg(rd, key, w->loc);
 	for (size_t i = 0; i < count; i++)
 		if (values[i].unresolved) {
 			warn(rd, values[i].loc,
@@ -996,6 +1008,8 @@ static int verl_override(struct reader *rd, const struct word *w)
 			         "(an argument or the environment of whoever runs it): "
 			         "not read, verl's default is taken",
 			         k, w->unresolved));
+		else
+			return not_read_arg(rd, k, w->loc);
 		return 0;
 	}
 	struct dtl_framework_override *o =

@@ -193,6 +193,119 @@ static void json_key_list(struct dtl_json *w, const char *key, const char **keys
 	dtl_json_end_array(w);
 }
 
+/* a framework config's keys read, one a row: "key: value (from FILE:L:C)"; those read but
+ * absent on one row */
+static void fw_read_text(FILE *out, const struct dtl_recipe *r)
+{
+	const char *label = "  keys read     ";
+	size_t unset = 0;
+
+	for (size_t i = 0; i < r->fw_keys_read_count; i++) {
+		const struct dtl_key_read *k = &r->fw_keys_read[i];
+		if (!k->value) {
+			unset++;
+			continue;
+		}
+		fputs(label, out);
+		label = "                ";
+		dtl_report_put_escaped(out, k->key);
+		fputs(": ", out);
+		dtl_report_put_escaped(out, k->value);
+		put_source(out, k->loc);
+		fputc('\n', out);
+	}
+	if (label[2] == 'k')
+		fputs("  keys read     none that the file or an override sets\n", out);
+	if (!unset)
+		return;
+	fputs("  keys unset    ", out);
+	for (size_t i = 0, shown = 0; i < r->fw_keys_read_count; i++)
+		if (!r->fw_keys_read[i].value) {
+			fputs(shown++ ? ", " : "", out);
+			dtl_report_put_escaped(out, r->fw_keys_read[i].key);
+		}
+	fputs(" (read, not set: the framework's defaults)\n", out);
+}
+
+/* keys not read shown by name in a section that has at most this many; sections shown */
+#define GROUP_NAMES  4
+#define GROUPS_SHOWN 40
+
+/* the keys not read of one top-level section */
+struct key_group {
+	const char *name;
+	size_t len, count;
+	const char *keys[GROUP_NAMES];
+};
+
+/* the keys not read grouped by their top-level section, in the order first seen (NULL: out
+ * of memory) */
+static struct dtl_vec *group_keys(struct dtl_arena *arena, const struct dtl_recipe *r)
+{
+	struct dtl_vec *groups = dtl_arena_calloc(arena, 1, sizeof(*groups));
+	struct dtl_strmap index;
+
+	dtl_strmap_init(&index, arena);
+	for (size_t i = 0; groups && i < r->fw_keys_not_read_count; i++) {
+		const char *key = r->fw_keys_not_read[i];
+		size_t len = strcspn(key, ".");
+		int64_t at = dtl_strmap_put(&index, key, len, (int64_t)groups->count);
+		if (at < 0)
+			return NULL;
+		struct key_group *g = (size_t)at == groups->count
+		                          ? dtl_vec_push(groups, arena, sizeof(*g))
+		                          : (struct key_group *)groups->items + at;
+		if (!g)
+			return NULL;
+		g->name = key;
+		g->len = len;
+		if (g->count < GROUP_NAMES)
+			g->keys[g->count] = key[len] ? key + len + 1 : key;
+		g->count++;
+	}
+	return groups;
+}
+
+static void put_group(FILE *out, const struct key_group *g)
+{
+	char name[256];
+	snprintf(name, sizeof(name), "%.*s%s", (int)(g->len < 200 ? g->len : 200), g->name,
+	         g->len < 200 ? "" : "...");
+	dtl_report_put_escaped(out, name);
+	if (g->count == 1 && !g->name[g->len])
+		return; /* a top-level key */
+	fprintf(out, " (%zu key%s", g->count, g->count == 1 ? "" : "s");
+	for (size_t i = 0; g->count <= GROUP_NAMES && i < g->count; i++) {
+		fputs(i ? ", " : ": ", out);
+		dtl_report_put_escaped(out, g->keys[i]);
+	}
+	fputc(')', out);
+}
+
+/* "not read      N keys: data (14 keys), trainer (2 keys: a, b), seed" */
+static void fw_not_read_text(FILE *out, const struct dtl_recipe *r)
+{
+	struct dtl_arena arena;
+	size_t n = r->fw_keys_not_read_count;
+
+	fputs("  not read      ", out);
+	if (!n) {
+		fputs("none: every key the file and the overrides set was read\n", out);
+		return;
+	}
+	dtl_arena_init(&arena);
+	const struct dtl_vec *groups = group_keys(&arena, r);
+	fprintf(out, "%zu key%s", n, n == 1 ? "" : "s");
+	for (size_t i = 0; groups && i < groups->count && i < GROUPS_SHOWN; i++) {
+		fputs(i ? ", " : ": ", out);
+		put_group(out, (const struct key_group *)groups->items + i);
+	}
+	if (groups && groups->count > GROUPS_SHOWN)
+		fprintf(out, ", and %zu sections more", groups->count - GROUPS_SHOWN);
+	fputs(" (-f json lists each)\n", out);
+	dtl_arena_fini(&arena);
+}
+
 static void plan_text(FILE *out, const struct dtl_input_view *view)
 {
 	const struct dtl_view_plan *rp = &view->rp;
@@ -274,6 +387,10 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	         view->manifest->recipe.keys_read_count);
 	key_list(out, "  not read      ", view->manifest->recipe.keys_not_read,
 	         view->manifest->recipe.keys_not_read_count);
+	if (view->manifest->recipe.framework_keys) {
+		fw_read_text(out, &view->manifest->recipe);
+		fw_not_read_text(out, &view->manifest->recipe);
+	}
 	if (view->manifest->recipe.arguments_read) {
 		fputs("  arguments     ", out);
 		dtl_report_put_escaped(out, view->manifest->recipe.arguments_read);
@@ -291,6 +408,27 @@ static void key_source(struct dtl_json *w, const char *key, struct dtl_loc loc, 
 		dtl_json_key_string(w, key, from);
 	else
 		dtl_json_key_null(w, key);
+}
+
+/* "framework_keys": {"read": [{"key", "value", "from"}], "not_read": [...]}: every key */
+static void fw_keys_json(struct dtl_json *w, const struct dtl_recipe *r)
+{
+	dtl_json_key_object(w, "framework_keys");
+	dtl_json_key_array(w, "read");
+	for (size_t i = 0; i < r->fw_keys_read_count; i++) {
+		const struct dtl_key_read *k = &r->fw_keys_read[i];
+		dtl_json_begin_object(w);
+		dtl_json_key_string(w, "key", k->key);
+		if (k->value)
+			dtl_json_key_string(w, "value", k->value);
+		else
+			dtl_json_key_null(w, "value");
+		key_source(w, "from", k->loc, k->value != NULL);
+		dtl_json_end_object(w);
+	}
+	dtl_json_end_array(w);
+	json_key_list(w, "not_read", r->fw_keys_not_read, r->fw_keys_not_read_count);
+	dtl_json_end_object(w);
 }
 
 static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
@@ -322,6 +460,8 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 		json_key_list(w, "keys_not_read", recipe->keys_not_read,
 		              recipe->keys_not_read_count);
 	}
+	if (recipe->framework_keys)
+		fw_keys_json(w, recipe);
 	dtl_json_key_object(w, "versions");
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
