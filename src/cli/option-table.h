@@ -134,7 +134,8 @@ DTL_OPTION(STATISTICS, "statistics", 0, NULL, OUTPUT, 0, "", "the number of find
 DTL_OPTION(SHOW_PLAN, "show-plan", 0, NULL, OUTPUT, 0, "", "print the resolved plan",
            "print the resolved plan instead of the findings: versions and\n"
            "where each came from, defaults and \"auto\" resolved, the\n"
-           "stages that apply (text or json)")
+           "stages that apply, the keys of a recipe or framework config\n"
+           "read and not read (text or json)")
 DTL_OPTION(MEMORY, "memory", 0, NULL, OUTPUT, 0, "",
            "print the per-rank memory of the model states",
            "also print the per-rank memory of the model states (params,\n"

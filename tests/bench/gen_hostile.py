@@ -21,6 +21,10 @@ CLASS and what N counts:
              beside a manifest N / 2 folders deep (backtracking at '**' in path globs)
   setups     a .dtypelint.yaml of N set-ups whose names share a 200-byte prefix, the last
              one named as the first (the duplicate-name check: set-ups x set-ups)
+  launch     a launch script of N assignments and one command of N continued arguments
+  fwkeys     a verl trainer config of N keys dtypelint does not read: N / 2 top-level
+             sections, N / 2 keys in one section, and a chain of mappings 60 deep of long
+             keys (--show-plan's keys not read: each key's path against the keys read)
 
 Standard library only.
 """
@@ -126,6 +130,15 @@ def main():
         path = os.path.join(top, "m.json")
         with open(path, "w") as f:
             json.dump(dict(HEAD, tensors=layers(1)), f)
+    elif cls == "fwkeys":
+        path = os.path.join(out, f"fwkeys-{n}.yaml")
+        with open(path, "w") as f:
+            f.write("actor_rollout_ref:\n  actor:\n    strategy: fsdp\n")
+            f.write("  rollout:\n    name: vllm\n")
+            f.write("".join(f"    k{i}: {i}\n" for i in range(n // 2)))
+            f.write("".join(f"s{i}:\n  k: {i}\n" for i in range(n // 2)))
+            f.write("".join("  " * d + "k" * 200 + f"{d}:\n" for d in range(60)))
+            f.write("  " * 60 + "leaf: 1\n")
     elif cls == "launch":
         # --launch: n assignments, then one command of n continued lines, each argument a
         # quoted expansion (a variable, a default, an unset one), and n comments

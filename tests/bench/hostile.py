@@ -36,6 +36,8 @@ CASES = [
     ("yamlnest", 2000, ["--max-depth", "100000"], "YAML '[' nested n deep"),
     ("jsonnest", 2000, ["--max-depth", "100000"], "JSON '[' nested n deep"),
     ("launch", 4000, [MODEL, "--launch"], "--launch: n assignments, continued lines, expansions"),
+    ("fwkeys", 10000, [MODEL, "--show-plan", "--framework-config"],
+     "--framework-config: n keys not read, listed by --show-plan"),
 ]
 
 
