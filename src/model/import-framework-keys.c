@@ -47,22 +47,25 @@ static const char *scalar_text(const struct dtl_node *n)
 	return n->raw ? n->raw : "";
 }
 
-/* "[a, b, c]", cut at VALUE_SHOWN_MAX bytes */
+/* "[a, b, c]", cut with "...]" past VALUE_SHOWN_MAX bytes */
 static const char *list_text(struct dtl_arena *arena, const struct dtl_node *n)
 {
 	char buf[VALUE_SHOWN_MAX + 8];
-	size_t at = 0;
+	size_t at = 1;
+	bool cut = false;
 
-	buf[at++] = '[';
-	for (size_t i = 0; i < n->seq.count && at < VALUE_SHOWN_MAX; i++) {
+	buf[0] = '[';
+	for (size_t i = 0; i < n->seq.count && !cut; i++) {
 		const struct dtl_node *it = &n->seq.items[i];
 		const char *t = it->type == DTL_NODE_SEQ   ? "[...]"
 		                : it->type == DTL_NODE_MAP ? "{...}"
 		                                           : scalar_text(it);
 		int w = snprintf(buf + at, VALUE_SHOWN_MAX - at, "%s%s", i ? ", " : "", t);
-		at = w < 0 || (size_t)w >= VALUE_SHOWN_MAX - at ? VALUE_SHOWN_MAX : at + (size_t)w;
+		/* cut: snprintf wrote VALUE_SHOWN_MAX - at - 1 bytes and its NUL */
+		cut = w < 0 || (size_t)w >= VALUE_SHOWN_MAX - at;
+		at = cut ? VALUE_SHOWN_MAX - 1 : at + (size_t)w;
 	}
-	memcpy(buf + at, at >= VALUE_SHOWN_MAX ? "...]" : "]", at >= VALUE_SHOWN_MAX ? 5 : 2);
+	memcpy(buf + at, cut ? "...]" : "]", cut ? 5 : 2);
 	return dtl_arena_strndup(arena, buf, strlen(buf));
 }
 
