@@ -12,8 +12,8 @@
 #include "import-framework.h"
 
 static const struct dtl_framework_importer *const importers[] = {
-    &dtl_importer_torchtune, &dtl_importer_torchtitan, &dtl_importer_verl,
-    &dtl_importer_nemo,      &dtl_importer_openrlhf,   &dtl_importer_automodel,
+    &dtl_importer_torchtune, &dtl_importer_torchtitan, &dtl_importer_verl,   &dtl_importer_nemo,
+    &dtl_importer_openrlhf,  &dtl_importer_automodel,  &dtl_importer_dschat,
 };
 #define IMPORTER_COUNT (sizeof(importers) / sizeof(importers[0]))
 

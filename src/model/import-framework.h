@@ -92,5 +92,6 @@ extern const struct dtl_framework_importer dtl_importer_verl;
 extern const struct dtl_framework_importer dtl_importer_nemo;
 extern const struct dtl_framework_importer dtl_importer_openrlhf;
 extern const struct dtl_framework_importer dtl_importer_automodel;
+extern const struct dtl_framework_importer dtl_importer_dschat;
 
 #endif

@@ -860,8 +860,10 @@ static int not_read_arg(struct reader *rd, const char *key, struct dtl_loc loc)
 	return 0;
 }
 
-/* One --key [values...] of an OpenRLHF program: an override when its importer reads the key */
-static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, size_t *j)
+/* One --key [values...] of a framework's program (OpenRLHF, DeepSpeed-Chat: fw its importer's
+ * id, name its name in messages): an override when its importer reads the key */
+static int framework_arg(struct reader *rd, const char *fw, const char *name,
+                         const struct word *words, size_t n, size_t *j)
 {
 	struct dtl_arena *arena = rd->lx.arena;
 	const struct word *w = &words[*j];
@@ -873,7 +875,7 @@ static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, s
 
 	if (!key)
 		return -ENOMEM;
-	if ((r = openrlhf_old(rd, w)) < 0)
+	if (strcmp(fw, "openrlhf") == 0 && (r = openrlhf_old(rd, w)) < 0)
 		return r;
 	if (w->text[2 + klen] == '=') {
 		eq = *w;
@@ -885,7 +887,7 @@ static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, s
 		while (*j + 1 < n && strncmp(words[*j + 1].text, "--", 2) != 0)
 			++*j, count++;
 	}
-	if (!dtl_framework_reads("openrlhf", key))
+	if (!dtl_framework_reads(fw, key))
 		return not_read_arg(rd, key, w->loc);
 	for (size_t i = 0; i < count; i++)
 		if (values[i].unresolved) {
@@ -894,8 +896,8 @@ static int openrlhf_arg(struct reader *rd, const struct word *words, size_t n, s
 			         arena,
 			         "'--%s' is set from %s, which the script does not set "
 			         "(an argument or the environment of whoever runs it): "
-			         "not read, OpenRLHF's default is taken",
-			         key, values[i].unresolved));
+			         "not read, %s's default is taken",
+			         key, values[i].unresolved, name));
 			return 0;
 		}
 	struct dtl_framework_override *o =
@@ -934,7 +936,7 @@ static int openrlhf_main(struct reader *rd, const struct word *words, size_t n, 
 	o->loc = o->value_loc = w->loc;
 	for (size_t j = m + 1; j < n; j++) {
 		if (strncmp(words[j].text, "--", 2) == 0) {
-			if ((r = openrlhf_arg(rd, words, n, &j)) < 0)
+			if ((r = framework_arg(rd, "openrlhf", "OpenRLHF", words, n, &j)) < 0)
 				return r;
 		} else if (words[j].unresolved) {
 			warn(rd, words[j].loc,
@@ -945,6 +947,79 @@ static int openrlhf_main(struct reader *rd, const struct word *words, size_t n, 
 		}
 	}
 	return 0;
+}
+
+/* DeepSpeed-Chat's training/stepN/main.py, known by its arguments: main.py with one that only
+ * its parse_args defines. The step: "step3" (--actor_model_name_or_path), "step2" (the reward
+ * model's --num_padding_at_beginning), "step1"; NULL when not DeepSpeed-Chat's. */
+static const char *dschat_step(const struct word *words, size_t n, size_t m)
+{
+	static const char *const own[] = {"--zero_stage",
+	                                  "--actor_zero_stage",
+	                                  "--lora_dim",
+	                                  "--actor_lora_dim",
+	                                  "--lora_module_name",
+	                                  "--only_optimize_lora",
+	                                  "--enable_hybrid_engine",
+	                                  "--enable_mixed_precision_lora",
+	                                  "--offload_reference_model",
+	                                  "--compute_fp32_loss",
+	                                  NULL};
+	const char *step = NULL, *b = base(&words[m]);
+	bool actor = false, padding = false;
+
+	if (strcmp(b, "main.py") != 0 || words[m].unresolved)
+		return NULL;
+	for (size_t j = m + 1; j < n; j++) {
+		size_t len = strcspn(words[j].text, "=");
+		for (const char *const *k = own; *k && !step; k++)
+			if (strlen(*k) == len && strncmp(words[j].text, *k, len) == 0)
+				step = "step1";
+		actor |= strncmp(words[j].text, "--actor_model_name_or_path", len) == 0 &&
+		         len == strlen("--actor_model_name_or_path");
+		padding |= strncmp(words[j].text, "--num_padding_at_beginning", len) == 0 &&
+		           len == strlen("--num_padding_at_beginning");
+	}
+	if (!step)
+		return NULL;
+	return actor ? "step3" : padding ? "step2" : "step1";
+}
+
+/* deepspeed main.py --zero_stage 3 --dtype bf16 ...: DeepSpeed-Chat's arguments, handed to its
+ * importer (m: the program's word) */
+static int dschat_main(struct reader *rd, const struct word *words, size_t n, size_t m,
+                       const char *step)
+{
+	struct dtl_framework_override *o =
+	    dtl_vec_push(&rd->out->framework_overrides, rd->lx.arena, sizeof(*o));
+	int r;
+
+	rd->out->framework = "deepspeed-chat";
+	rd->out->framework_loc = words[m].loc;
+	if (!o || !(o->text = dtl_arena_sprintf(rd->lx.arena, "cli=%s", step)))
+		return -ENOMEM;
+	o->loc = o->value_loc = words[m].loc;
+	for (size_t j = m + 1; j < n; j++) {
+		if (strncmp(words[j].text, "--", 2) == 0) {
+			if ((r = framework_arg(rd, "deepspeed-chat", "DeepSpeed-Chat", words, n,
+			                       &j)) < 0)
+				return r;
+		} else if (words[j].unresolved) {
+			warn(rd, words[j].loc,
+			     dtl_arena_sprintf(rd->lx.arena,
+			                       "'%s': more arguments from whoever runs the script, "
+			                       "not known here: not read",
+			                       words[j].unresolved));
+		}
+	}
+	return 0;
+}
+
+/* the training script's arguments: DeepSpeed-Chat's own, else HF-style ones (m: the script) */
+static int program_args(struct reader *rd, const struct word *words, size_t n, size_t m)
+{
+	const char *step = dschat_step(words, n, m);
+	return step ? dschat_main(rd, words, n, m, step) : script_args(rd, words, n, m + 1);
 }
 
 /* deepspeed / torchrun [options] script [args] */
@@ -985,7 +1060,7 @@ static int distributed_launch(struct reader *rd, const struct word *words, size_
 		return openrlhf_main(rd, words, n, j);
 	if (j < n && program_not_read(rd, &words[j]))
 		return 0;
-	return script_args(rd, words, n, j + 1);
+	return j < n ? program_args(rd, words, n, j) : 0;
 }
 
 /* One key=value word of main_ppo's Hydra command line, kept at its place. A value built on a
@@ -1139,7 +1214,7 @@ static int python(struct reader *rd, const struct word *words, size_t n, size_t 
 	}
 	if (j < n && ends(&words[j], ".py")) {
 		found(rd, "python", &words[0]);
-		return script_args(rd, words, n, j + 1);
+		return program_args(rd, words, n, j);
 	}
 	return 0;
 }
