@@ -14,15 +14,20 @@
 #include "dtypelint/launch.h"
 #include "import-util.h"
 
-enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096 };
+enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096, FRAMES_MAX = 64 };
 /* all heredoc words re-read in one script: four times its size, and 64 KiB */
 #define SPLICE_MAX(lx) (4 * (lx)->src->size + 65536)
+
+struct var;
 
 struct word {
 	char *text;
 	size_t len;
 	struct dtl_loc loc;
 	const char *unresolved; /* the first variable the script does not set, or NULL */
+	/* when that variable is set, but only in a branch, a loop or a function: the setting */
+	const struct var *ambiguous;
+	size_t start, end; /* its bytes in the script, as written */
 };
 
 struct var {
@@ -32,7 +37,31 @@ struct var {
 	bool heredoc;
 	size_t body_start, body_end;
 	uint32_t body_line;
+	/* set in a branch, loop body or function (control.c's frames): the branch's id, 0 when
+	 * set where it always runs; its value holds only inside that branch. each: a for loop's
+	 * variable, one value per turn. where: "an if/else branch", ...; set: its word */
+	uint32_t branch;
+	bool each;
+	const char *where;
+	struct dtl_loc set;
 };
+
+/* An if, case, loop, function or { } group the lexer is inside (control flow, below). */
+enum frame_kind { FRAME_IF, FRAME_CASE, FRAME_LOOP, FRAME_FUNCTION, FRAME_GROUP };
+
+struct frame {
+	enum frame_kind kind;
+	uint32_t branch;   /* the branch being read (then, else, a case item, do): 0 in a test */
+	bool pattern;      /* case: the next command is an item's pattern */
+	struct dtl_loc at; /* its keyword */
+	/* `if [ -z "$X" ]; then X=v; fi` (or "$X" == ""): a default for X, as ${X:-v} */
+	const char *empty;
+	size_t empty_len;
+	bool other_branch; /* an elif or else: no longer a default */
+};
+
+/* separators seen after a command: ;; && || () */
+enum { SEP_CASE_END = 1, SEP_CHAIN = 2, SEP_PARENS = 4 };
 
 /* `<<DELIM` seen on the current command: its body starts after the command's newline */
 struct heredoc {
@@ -56,6 +85,13 @@ struct lexer {
 	char buf[WORD_MAX];
 	size_t len;
 	const char *unresolved;
+	const struct var *ambiguous;
+	unsigned seps;
+	struct frame frames[FRAMES_MAX];
+	size_t depth, lost; /* lost: frames past FRAMES_MAX, popped without a slot */
+	uint32_t next_branch;
+	bool chained;  /* the command follows && or ||: it may not run */
+	bool function; /* the last command was NAME (): a { that follows is its body */
 };
 
 struct reader {
@@ -63,6 +99,9 @@ struct reader {
 	struct dtl_launch *out;
 	const char *path;
 	struct dtl_error *error;
+	size_t launches;       /* launch commands found */
+	bool first_branch;     /* the first one may not run (a branch, loop, function) */
+	bool function_keyword; /* `function NAME` with its { on the next command */
 };
 
 static char peek(const struct lexer *lx, size_t ahead)
@@ -104,9 +143,25 @@ static const struct var *find_var(const struct lexer *lx, const char *name, size
 	return NULL;
 }
 
-static const char *lookup(const struct lexer *lx, const char *name, size_t n)
+/* whether branch id b is being read (an outer branch of the lexer's position) */
+static bool inside(const struct lexer *lx, uint32_t b)
+{
+	for (size_t k = 0; k < lx->depth; k++)
+		if (lx->frames[k].branch == b)
+			return true;
+	return false;
+}
+
+/* Its value where the lexer is; NULL when unset, or set only in a branch, loop or function
+ * the lexer is not in (then lx->ambiguous names it: never one value guessed). */
+static const char *lookup(struct lexer *lx, const char *name, size_t n)
 {
 	const struct var *v = find_var(lx, name, n);
+	if (v && (v->each || (v->branch && !inside(lx, v->branch)))) {
+		if (!lx->ambiguous)
+			lx->ambiguous = v;
+		return NULL;
+	}
 	return v ? v->value : NULL;
 }
 
@@ -188,9 +243,11 @@ static void braced(struct lexer *lx, size_t start)
 	size_t def_len = lx->i - def;
 	if (peek(lx, 0) == '}')
 		advance(lx);
+	const struct var *v = find_var(lx, lx->src->data + name, name_len);
+	bool branch = v && !value && (v->each || v->branch);
 	if (value)
 		put(lx, value, strlen(value));
-	else if (dflt) /* the script's own default: what the shell takes */
+	else if (dflt && !branch) /* the script's own default: what the shell takes */
 		put_default(lx, lx->src->data + def, def_len);
 	else
 		unresolved(lx, lx->src->data + start, lx->i - start);
@@ -264,8 +321,10 @@ static bool word_end(char c)
 static int read_word(struct lexer *lx, struct word *w)
 {
 	w->loc = (struct dtl_loc){.file = lx->src->path, .line = lx->line, .column = lx->col};
+	w->start = lx->i;
 	lx->len = 0;
 	lx->unresolved = NULL;
+	lx->ambiguous = NULL;
 	while (!at_end(lx) && !word_end(peek(lx, 0))) {
 		char c = peek(lx, 0);
 		if (c == '\\') {
@@ -297,7 +356,9 @@ static int read_word(struct lexer *lx, struct word *w)
 	}
 	w->text = dtl_arena_strndup(lx->arena, lx->buf, lx->len);
 	w->len = lx->len;
+	w->end = lx->i;
 	w->unresolved = lx->unresolved;
+	w->ambiguous = lx->unresolved ? lx->ambiguous : NULL;
 	return w->text ? 0 : -ENOMEM;
 }
 
@@ -351,6 +412,16 @@ static void heredoc_body(struct lexer *lx)
 	}
 }
 
+/* what the separator at c (then next) says of the commands around it */
+static unsigned separator(char c, char next)
+{
+	if (c == ';' && next == ';')
+		return SEP_CASE_END;
+	if ((c == '&' || c == '|') && next == c)
+		return SEP_CHAIN;
+	return c == '(' && next == ')' ? SEP_PARENS : 0;
+}
+
 /* Blanks, continuations and comments; true at the end of a command. */
 static bool skip_blanks(struct lexer *lx)
 {
@@ -365,8 +436,10 @@ static bool skip_blanks(struct lexer *lx)
 			while (!at_end(lx) && peek(lx, 0) != '\n')
 				advance(lx);
 		} else if (c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+			lx->seps = 0;
 			while (!at_end(lx) && strchr("\n;&|()", peek(lx, 0))) {
 				bool newline = peek(lx, 0) == '\n';
+				lx->seps |= separator(peek(lx, 0), peek(lx, 1));
 				advance(lx);
 				if (newline && lx->hd.pending)
 					heredoc_body(lx);
@@ -434,12 +507,38 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Why a word's variable has no value here, after "which ": not set at all, set only in a
+ * branch, loop or function the word is not in, or a for loop's (each of its words in turn). */
+static const char *which(struct dtl_arena *arena, const struct word *w)
+{
+	const struct var *v = w->ambiguous;
+	if (!v)
+		return "the script does not set (an argument or the environment of whoever runs "
+		       "it)";
+	if (v->each)
+		return dtl_arena_sprintf(arena,
+		                         "takes each word of the for loop at %u:%u in turn: its "
+		                         "value depends on the turn",
+		                         v->set.line, v->set.column);
+	return dtl_arena_sprintf(arena,
+	                         "the script sets only inside %s (at %u:%u): its value depends "
+	                         "on the run",
+	                         v->where, v->set.line, v->set.column);
+}
+
 /* A file the command names: as given from the working directory, else from the script's
  * folder; unresolved or missing, it is said and not read. */
 static int file_arg(struct reader *rd, const struct word *w, const char *what, const char **ret,
                     struct dtl_loc *ret_loc)
 {
 	struct dtl_arena *arena = rd->lx.arena;
+	if (w->unresolved && w->ambiguous) {
+		warn(rd, w->loc,
+		     dtl_arena_sprintf(arena,
+		                       "%s '%s': %s is set from a variable which %s: not read",
+		                       what, w->text, w->unresolved, which(arena, w)));
+		return 0;
+	}
 	if (w->unresolved) {
 		warn(rd, w->loc,
 		     dtl_arena_sprintf(arena,
@@ -515,13 +614,71 @@ static void environment(struct reader *rd, const struct word *w, size_t name_len
 #undef NAMED
 }
 
-static int set_variable(struct reader *rd, const struct word *w, size_t name_len)
+/* The branch an assignment made now holds in (0: where it always runs), and what it is. */
+static uint32_t branch_here(struct lexer *lx, const char **ret_where)
+{
+	static const char *const kinds[] = {[FRAME_IF] = "an if/elif/else branch",
+	                                    [FRAME_CASE] = "a case item",
+	                                    [FRAME_LOOP] = "a loop body",
+	                                    [FRAME_FUNCTION] = "a function",
+	                                    [FRAME_GROUP] = "a { } group"};
+	*ret_where = NULL;
+	if (lx->chained || lx->lost) {
+		*ret_where = lx->chained ? "a command after && or ||" : "a deeply nested block";
+		return ++lx->next_branch; /* a branch never entered again */
+	}
+	for (size_t k = lx->depth; k-- > 0;)
+		if (lx->frames[k].branch) {
+			*ret_where = kinds[lx->frames[k].kind];
+			return lx->frames[k].branch;
+		}
+	return 0;
+}
+
+/* whether an assignment made now may not run (a branch, a loop, a function, a chain) */
+static bool conditional(const struct lexer *lx)
+{
+	if (lx->chained || lx->lost)
+		return true;
+	for (size_t k = 0; k < lx->depth; k++)
+		if (lx->frames[k].branch)
+			return true;
+	return false;
+}
+
+/* Standalone NAME=value (not a command's prefix): one that accelerate reads, set only in a
+ * branch, is named, not taken. True when so. */
+static bool setting_in_branch(struct reader *rd, const struct word *w, size_t name_len)
+{
+	static const char *const settings[] = {"ACCELERATE_MIXED_PRECISION", "ACCELERATE_USE_FSDP",
+	                                       "FSDP_VERSION", "ACCELERATE_USE_DEEPSPEED", NULL};
+	const char *where;
+
+	if (!conditional(&rd->lx))
+		return false;
+	for (const char *const *k = settings; *k; k++)
+		if (strlen(*k) == name_len && strncmp(w->text, *k, name_len) == 0) {
+			branch_here(&rd->lx, &where);
+			warn(rd, w->loc,
+			     dtl_arena_sprintf(rd->lx.arena,
+			                       "%s is set only inside %s: which value the launch "
+			                       "sees depends on the run: not read",
+			                       *k, where));
+			return true;
+		}
+	return false;
+}
+
+static int set_variable(struct reader *rd, const struct word *w, size_t name_len, bool standalone)
 {
 	struct lexer *lx = &rd->lx;
-	environment(rd, w, name_len);
+	if (!standalone || !setting_in_branch(rd, w, name_len))
+		environment(rd, w, name_len);
 	if (lx->var_count == VARS_MAX)
 		return 0; /* later ones stay unset: named when used */
 	struct var *v = &lx->vars[lx->var_count];
+	*v = (struct var){.set = w->loc};
+	v->branch = branch_here(lx, &v->where);
 	v->name = dtl_arena_strndup(lx->arena, w->text, name_len);
 	v->value = dtl_arena_strndup(lx->arena, w->text + name_len + 1, w->len - name_len - 1);
 	if (!v->name || !v->value)
@@ -551,7 +708,9 @@ static int read_heredoc(struct reader *rd, const struct word *name)
 	    .heredoc = true,
 	    .body_start = hd->start,
 	    .body_end = hd->end,
-	    .body_line = hd->line};
+	    .body_line = hd->line,
+	    .set = name->loc};
+	v->branch = branch_here(lx, &v->where);
 	if (!v->value)
 		return -ENOMEM;
 	lx->var_count++;
@@ -697,6 +856,7 @@ static int script_args(struct reader *rd, const struct word *words, size_t n, si
 
 static void found(struct reader *rd, const char *launcher, const struct word *w)
 {
+	rd->launches++;
 	if (rd->out->launcher)
 		return;
 	rd->out->launcher = launcher;
@@ -894,10 +1054,8 @@ static int framework_arg(struct reader *rd, const char *fw, const char *name,
 			warn(rd, values[i].loc,
 			     dtl_arena_sprintf(
 			         arena,
-			         "'--%s' is set from %s, which the script does not set "
-			         "(an argument or the environment of whoever runs it): "
-			         "not read, %s's default is taken",
-			         key, values[i].unresolved, name));
+			         "'--%s' is set from %s, which %s: not read, %s's default is taken",
+			         key, values[i].unresolved, which(arena, &values[i]), name));
 			return 0;
 		}
 	struct dtl_framework_override *o =
@@ -1079,10 +1237,8 @@ static int verl_override(struct reader *rd, const struct word *w)
 			warn(rd, w->loc,
 			     dtl_arena_sprintf(
 			         arena,
-			         "'%s' is set from %s, which the script does not set "
-			         "(an argument or the environment of whoever runs it): "
-			         "not read, verl's default is taken",
-			         k, w->unresolved));
+			         "'%s' is set from %s, which %s: not read, verl's default is taken",
+			         k, w->unresolved, which(arena, w)));
 		else
 			return not_read_arg(rd, k, w->loc);
 		return 0;
@@ -1219,21 +1375,23 @@ static int python(struct reader *rd, const struct word *words, size_t n, size_t 
 	return 0;
 }
 
-/* One command's words: assignments, wrappers, then a launcher. */
-static int command(struct reader *rd, struct word *words, size_t n)
+/* One command's words from j: assignments, wrappers, then a launcher. */
+static int launch_command(struct reader *rd, struct word *words, size_t n, size_t j)
 {
-	size_t j = 0, len;
+	size_t len, k = j;
 	int r;
 
+	while (k < n && assignment(&words[k]))
+		k++;
 	while (j < n && (len = assignment(&words[j])))
-		if ((r = set_variable(rd, &words[j++], len)) < 0)
+		if ((r = set_variable(rd, &words[j++], len, k == n)) < 0)
 			return r;
 	if (j < n && is(&words[j], "read"))
 		return read_heredoc(rd, &words[n - 1]);
 	if (j < n && is(&words[j], "export")) {
 		for (j++; j < n; j++)
 			if ((len = assignment(&words[j])) &&
-			    (r = set_variable(rd, &words[j], len)) < 0)
+			    (r = set_variable(rd, &words[j], len, true)) < 0)
 				return r;
 		return 0;
 	}
@@ -1269,6 +1427,263 @@ static int command(struct reader *rd, struct word *words, size_t n)
 	return 0;
 }
 
+/* Control flow. The script is never run, so no branch is taken: an if, case, loop body,
+ * function or a command after && / || opens a branch (an id), and a variable set in one holds
+ * only inside it; read anywhere else it is named, as one the script does not set. The one
+ * exception is the default idiom `if [ -z "$X" ]; then X=v; fi` (or "$X" == ""), which is
+ * ${X:-v}: X is the script's own default after it, as ${X:-v} is taken. Launch lines inside
+ * a branch, loop or function are read as any other. */
+
+static struct frame *push_frame(struct lexer *lx, enum frame_kind kind, struct dtl_loc at)
+{
+	if (lx->depth == FRAMES_MAX) {
+		lx->lost++;
+		return NULL;
+	}
+	struct frame *f = &lx->frames[lx->depth++];
+	*f = (struct frame){.kind = kind, .at = at};
+	return f;
+}
+
+/* the innermost open frame of kind (or of kind2), NULL when none */
+static struct frame *innermost(struct lexer *lx, enum frame_kind kind, enum frame_kind kind2)
+{
+	for (size_t k = lx->depth; k-- > 0;)
+		if (lx->frames[k].kind == kind || lx->frames[k].kind == kind2)
+			return &lx->frames[k];
+	return NULL;
+}
+
+/* fi, esac, done, }: the innermost frame of that kind closes (with any left open inside it);
+ * its slot stays readable until the next push */
+static struct frame *pop_frame(struct lexer *lx, enum frame_kind kind, enum frame_kind kind2)
+{
+	if (lx->lost) {
+		lx->lost--;
+		return NULL;
+	}
+	struct frame *f = innermost(lx, kind, kind2);
+	if (f)
+		lx->depth = (size_t)(f - lx->frames);
+	return f;
+}
+
+static void open_branch(struct lexer *lx, struct frame *f)
+{
+	if (f)
+		f->branch = ++lx->next_branch;
+}
+
+/* "$X", $X, "${X}" or ${X} as written: X's name (length in *ret_len), else NULL */
+static const char *variable_ref(const struct lexer *lx, const struct word *w, size_t *ret_len)
+{
+	const char *p = lx->src->data + w->start, *end = lx->src->data + w->end;
+	bool quoted = end - p >= 2 && *p == '"' && end[-1] == '"';
+	p += quoted, end -= quoted;
+	if (end - p < 2 || *p++ != '$')
+		return NULL;
+	bool brace = *p == '{';
+	p += brace;
+	if (brace && (end - p < 1 || *--end != '}'))
+		return NULL;
+	const char *name = p;
+	while (p < end && name_char(*p, p == name))
+		p++;
+	*ret_len = (size_t)(p - name);
+	return p == end && p > name ? name : NULL;
+}
+
+/* `if [ -z "$X" ]`, `if [ "$X" == "" ]` (=, [[ ]], test) with X unset so far: the frame
+ * remembers X, a default for it if the then branch is all there is */
+static void empty_test(struct lexer *lx, struct frame *f, const struct word *w, size_t n)
+{
+	const char *name = NULL;
+	size_t len = 0;
+
+	if (!f || n < 3 || !(is(&w[0], "[") || is(&w[0], "[[") || is(&w[0], "test")))
+		return;
+	if (is(&w[1], "-z"))
+		name = variable_ref(lx, &w[2], &len);
+	else if (n >= 4 && (is(&w[2], "=") || is(&w[2], "==")) && w[3].len == 0 &&
+	         w[3].end - w[3].start == 2)
+		name = variable_ref(lx, &w[1], &len);
+	if (name && !find_var(lx, name, len)) {
+		f->empty = name;
+		f->empty_len = len;
+	}
+}
+
+/* fi: an if that gave an unset X its default (no elif, no else) makes X's value hold after */
+static void end_if(struct lexer *lx)
+{
+	struct frame *f = pop_frame(lx, FRAME_IF, FRAME_IF);
+	if (!f || !f->empty || f->other_branch || !f->branch)
+		return;
+	uint32_t branch = f->branch;
+	const char *where;
+	uint32_t outer = branch_here(lx, &where);
+	for (size_t k = 0; k < lx->var_count; k++) {
+		struct var *v = &lx->vars[k];
+		if (v->branch == branch && strlen(v->name) == f->empty_len &&
+		    memcmp(v->name, f->empty, f->empty_len) == 0) {
+			v->branch = outer;
+			v->where = where;
+		}
+	}
+}
+
+/* `for NAME in WORDS`: NAME is each word in turn; one word is its value */
+static int for_variable(struct reader *rd, const struct word *w, size_t n)
+{
+	struct lexer *lx = &rd->lx;
+	size_t words = n >= 2 && is(&w[1], "in") ? n - 2 : 0;
+
+	if (n < 1 || lx->var_count == VARS_MAX)
+		return 0;
+	for (size_t k = 0; k < w[0].len; k++)
+		if (!name_char(w[0].text[k], k == 0))
+			return 0;
+	struct var *v = &lx->vars[lx->var_count];
+	*v = (struct var){.name = w[0].text, .set = w[0].loc, .each = words != 1};
+	if (words == 1 && w[2].unresolved)
+		return 0;
+	v->value = words == 1 ? w[2].text : "";
+	lx->var_count++;
+	return 0;
+}
+
+/* case WORD in [PATTERN]: the next command is an item's pattern, unless on this line */
+static void case_start(struct lexer *lx, const struct word *w, size_t n)
+{
+	struct frame *f = push_frame(lx, FRAME_CASE, w[0].loc);
+	size_t k = 1;
+
+	while (k < n && !is(&w[k], "in"))
+		k++;
+	if (!f)
+		return;
+	f->pattern = k + 1 >= n;
+	if (!f->pattern)
+		open_branch(lx, f);
+}
+
+/* One reserved word at words[*j] (then, fi, do, {, ...): taken, *j past it. Returns 1 when
+ * the command is done with (a pattern, a for or case line), 0 to read on, -ENOMEM. */
+static int reserved(struct reader *rd, struct word *words, size_t n, size_t *j, bool *fn)
+{
+	struct lexer *lx = &rd->lx;
+	const struct word *w = &words[*j];
+	struct frame *f;
+
+	if (is(w, "then")) {
+		open_branch(lx, innermost(lx, FRAME_IF, FRAME_IF));
+	} else if (is(w, "do")) {
+		open_branch(lx, innermost(lx, FRAME_LOOP, FRAME_LOOP));
+	} else if (is(w, "else") || is(w, "elif")) {
+		if ((f = innermost(lx, FRAME_IF, FRAME_IF))) {
+			f->other_branch = true;
+			f->branch = 0;
+			if (is(w, "else"))
+				open_branch(lx, f);
+		}
+	} else if (is(w, "fi")) {
+		end_if(lx);
+	} else if (is(w, "done")) {
+		pop_frame(lx, FRAME_LOOP, FRAME_LOOP);
+	} else if (is(w, "esac")) {
+		pop_frame(lx, FRAME_CASE, FRAME_CASE);
+	} else if (is(w, "}")) {
+		pop_frame(lx, FRAME_FUNCTION, FRAME_GROUP);
+	} else if (is(w, "{")) {
+		f = push_frame(lx, *fn ? FRAME_FUNCTION : FRAME_GROUP, w->loc);
+		if (*fn)
+			open_branch(lx, f);
+		*fn = false;
+	} else if (is(w, "if")) {
+		f = push_frame(lx, FRAME_IF, w->loc);
+		empty_test(lx, f, w + 1, n - *j - 1);
+	} else if (is(w, "while") || is(w, "until")) {
+		push_frame(lx, FRAME_LOOP, w->loc);
+	} else if (is(w, "for") || is(w, "select")) {
+		push_frame(lx, FRAME_LOOP, w->loc);
+		return *j + 1 < n && for_variable(rd, w + 1, n - *j - 1) < 0 ? -ENOMEM : 1;
+	} else if (is(w, "case")) {
+		case_start(lx, w, n - *j);
+		return 1;
+	} else if (is(w, "function") && *j + 1 < n) {
+		++*j; /* its name; its { on this line or the next */
+		*fn = true;
+		rd->function_keyword = *j + 1 >= n;
+	} else if (!is(w, "!")) {
+		return 0;
+	}
+	++*j;
+	return *j < n ? 2 : 1;
+}
+
+/* One command: its reserved words, then its assignments and launcher. A launch command
+ * besides one read already, where either may not run, is named and not merged into it. */
+static int command(struct reader *rd, struct word *words, size_t n)
+{
+	struct lexer *lx = &rd->lx;
+	struct frame *f = lx->depth ? &lx->frames[lx->depth - 1] : NULL;
+	bool fn = lx->function;
+	size_t j = 0;
+	int r;
+
+	lx->function = false;
+	if (f && f->kind == FRAME_CASE && f->pattern && !is(&words[0], "esac")) {
+		f->pattern = false; /* a pattern: the item's branch starts */
+		open_branch(lx, f);
+		return 0;
+	}
+	while ((r = reserved(rd, words, n, &j, &fn)) == 2)
+		;
+	if (r != 0)
+		return r < 0 ? r : 0;
+	size_t before = rd->launches;
+	struct dtl_launch kept = *rd->out;
+	const char *first = rd->out->launcher;
+	struct dtl_loc first_loc = rd->out->launcher_loc;
+	if ((r = launch_command(rd, words, n, j)) < 0 || rd->launches == before)
+		return r;
+	if (rd->launches == 1) {
+		rd->first_branch = conditional(lx);
+		return 0;
+	}
+	if (!rd->first_branch && !conditional(lx))
+		return 0;
+	*rd->out = kept;
+	warn(rd, words[j].loc,
+	     dtl_arena_sprintf(lx->arena,
+	                       "a second launch command, where one of the two may not run (a "
+	                       "branch, loop or function): which runs depends on the run; "
+	                       "dtypelint reads the first (%s at %u:%u), not this one",
+	                       first, first_loc.line, first_loc.column));
+	return 0;
+}
+
+/* What the separators after a command (of count words) say of the next: a case item ends at
+ * ;;, a command after && or || may not run, NAME () is a function whose body follows. */
+static void after_command(struct reader *rd, size_t count)
+{
+	struct lexer *lx = &rd->lx;
+	struct frame *f = lx->depth ? &lx->frames[lx->depth - 1] : NULL;
+
+	if ((lx->seps & SEP_CASE_END) && f && f->kind == FRAME_CASE) {
+		f->branch = 0;
+		f->pattern = true;
+	}
+	if (count)
+		lx->chained = (lx->seps & SEP_CHAIN) != 0;
+	if (count == 1 && (lx->seps & SEP_PARENS))
+		lx->function = true;
+	if (rd->function_keyword)
+		lx->function = true;
+	rd->function_keyword = false;
+	lx->seps = 0;
+}
+
 static struct word *push_word(struct lexer *lx, struct dtl_vec *words)
 {
 	return words->count < WORDS_MAX ? dtl_vec_push(words, lx->arena, sizeof(struct word))
@@ -1287,7 +1702,8 @@ static const struct var *heredoc_ref(struct lexer *lx)
 		end++;
 	const struct var *v = find_var(lx, lx->src->data + lx->i + name, end - name);
 	if (end == name || (brace && peek(lx, end++) != '}') || !word_end(peek(lx, end)) || !v ||
-	    !v->heredoc || v->body_end - v->body_start > SPLICE_MAX(lx) - lx->spliced)
+	    !v->heredoc || v->each || (v->branch && !inside(lx, v->branch)) ||
+	    v->body_end - v->body_start > SPLICE_MAX(lx) - lx->spliced)
 		return NULL; /* past the budget: the value is one word, as in quotes */
 	lx->spliced += v->body_end - v->body_start;
 	while (end--)
@@ -1338,8 +1754,10 @@ static int read_script(struct reader *rd)
 
 	while (r == 0) {
 		bool end = skip_blanks(lx);
-		if (end && words.count) {
+		if (end && words.count)
 			r = command(rd, words.items, words.count);
+		if (end) {
+			after_command(rd, words.count);
 			words.count = 0;
 		}
 		if (end)
