@@ -342,6 +342,16 @@ static int arguments_read(struct dschat *d)
 	return text ? 0 : -ENOMEM;
 }
 
+/* what the step trains, for the plan */
+static const char *trained(const struct dschat *d)
+{
+	if (d->step3)
+		return "the actor";
+	if (strcmp(d->cli, "step2") == 0)
+		return "the reward model";
+	return strcmp(d->cli, "step2_dpo") == 0 ? "the policy" : "the model";
+}
+
 static int import(struct dtl_fw_config *c)
 {
 	struct dschat d = {.c = c};
@@ -351,10 +361,7 @@ static int import(struct dtl_fw_config *c)
 	if ((r = text_key(c, "cli", "step1", &d.cli)) < 0)
 		return r;
 	d.step3 = strcmp(d.cli, "step3") == 0;
-	m->recipe.kind = dtl_arena_sprintf(c->arena, "DeepSpeed-Chat %s (%s)", d.cli,
-	                                   d.step3                       ? "the actor"
-	                                   : strcmp(d.cli, "step2") == 0 ? "the reward model"
-	                                                                 : "the model");
+	m->recipe.kind = dtl_arena_sprintf(c->arena, "DeepSpeed-Chat %s (%s)", d.cli, trained(&d));
 	if (!m->recipe.kind)
 		return -ENOMEM;
 	/* deepspeed.initialize and DeepSpeed-Chat's own loop: no HF Trainer */
@@ -371,6 +378,13 @@ static int import(struct dtl_fw_config *c)
 	                    "nn.Linear(hidden, 1, bias=False), in place of lm_head)",
 	                    "the value head, created by DeepSpeed-Chat; the simulation keeps the "
 	                    "checkpoint's own head")) < 0)
+		return r;
+	if (strcmp(d.cli, "step2_dpo") == 0 &&
+	    (r = unmodelled(c, "cli",
+	                    "DeepSpeed-Chat's DPO reference model (the model's checkpoint, forward "
+	                    "only, get_eval_ds_config; --offload_reference_model)",
+	                    "a second copy of every parameter; dtypelint simulates the policy")) <
+	        0)
 		return r;
 	if (d.step3 && (r = step3_beside(&d)) < 0)
 		return r;

@@ -1109,8 +1109,10 @@ static int openrlhf_main(struct reader *rd, const struct word *words, size_t n, 
 
 /* DeepSpeed-Chat's training/stepN/main.py, known by its arguments: main.py with one that only
  * its parse_args defines. The step: "step3" (--actor_model_name_or_path), "step2" (the reward
- * model's --num_padding_at_beginning), "step1"; NULL when not DeepSpeed-Chat's. */
-static const char *dschat_step(const struct word *words, size_t n, size_t m)
+ * model's --num_padding_at_beginning), "step2_dpo" (--beta, --label_smoothing, or a script in
+ * its step2_dpo_finetuning folder: its scripts pass step1's arguments), "step1"; NULL when not
+ * DeepSpeed-Chat's. */
+static const char *dschat_step(const struct word *words, size_t n, size_t m, const char *script)
 {
 	static const char *const own[] = {"--zero_stage",
 	                                  "--actor_zero_stage",
@@ -1124,7 +1126,7 @@ static const char *dschat_step(const struct word *words, size_t n, size_t m)
 	                                  "--compute_fp32_loss",
 	                                  NULL};
 	const char *step = NULL, *b = base(&words[m]);
-	bool actor = false, padding = false;
+	bool actor = false, padding = false, dpo = strstr(script, "step2_dpo") != NULL;
 
 	if (strcmp(b, "main.py") != 0 || words[m].unresolved)
 		return NULL;
@@ -1137,10 +1139,12 @@ static const char *dschat_step(const struct word *words, size_t n, size_t m)
 		         len == strlen("--actor_model_name_or_path");
 		padding |= strncmp(words[j].text, "--num_padding_at_beginning", len) == 0 &&
 		           len == strlen("--num_padding_at_beginning");
+		dpo |= (len == 6 && strncmp(words[j].text, "--beta", len) == 0) ||
+		       (len == 17 && strncmp(words[j].text, "--label_smoothing", len) == 0);
 	}
 	if (!step)
 		return NULL;
-	return actor ? "step3" : padding ? "step2" : "step1";
+	return actor ? "step3" : padding ? "step2" : dpo ? "step2_dpo" : "step1";
 }
 
 /* deepspeed main.py --zero_stage 3 --dtype bf16 ...: DeepSpeed-Chat's arguments, handed to its
@@ -1176,7 +1180,7 @@ static int dschat_main(struct reader *rd, const struct word *words, size_t n, si
 /* the training script's arguments: DeepSpeed-Chat's own, else HF-style ones (m: the script) */
 static int program_args(struct reader *rd, const struct word *words, size_t n, size_t m)
 {
-	const char *step = dschat_step(words, n, m);
+	const char *step = dschat_step(words, n, m, rd->path);
 	return step ? dschat_main(rd, words, n, m, step) : script_args(rd, words, n, m + 1);
 }
 
