@@ -158,7 +158,7 @@ static const char *lookup(struct lexer *lx, const char *name, size_t n)
 {
 	const struct var *v = find_var(lx, name, n);
 	if (v && (v->each || (v->branch && !inside(lx, v->branch)))) {
-		if (!lx->ambiguous)
+		if (!lx->unresolved) /* the word's first unresolved variable is this one */
 			lx->ambiguous = v;
 		return NULL;
 	}
@@ -534,9 +534,8 @@ static int file_arg(struct reader *rd, const struct word *w, const char *what, c
 	struct dtl_arena *arena = rd->lx.arena;
 	if (w->unresolved && w->ambiguous) {
 		warn(rd, w->loc,
-		     dtl_arena_sprintf(arena,
-		                       "%s '%s': %s is set from a variable which %s: not read",
-		                       what, w->text, w->unresolved, which(arena, w)));
+		     dtl_arena_sprintf(arena, "%s '%s': %s, which %s: not read", what, w->text,
+		                       w->unresolved, which(arena, w)));
 		return 0;
 	}
 	if (w->unresolved) {
