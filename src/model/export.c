@@ -12,6 +12,7 @@
 #include "dtypelint/atomic-file.h"
 #include "dtypelint/import.h"
 #include "dtypelint/quoted.h"
+#include "plan-key.h"
 
 struct writer {
 	FILE *out;
@@ -152,137 +153,134 @@ static void tri(struct writer *w, int indent, const char *k, enum dtl_tristate v
 		key(w, indent, k, first), fputs(v == DTL_TRUE ? "true" : "false", w->out);
 }
 
-static void dtype_key(struct writer *w, int indent, const char *k, enum dtl_dtype d,
-                      struct dtl_loc loc, bool *first)
+/* Whether --export writes a key: it is set (a dtype given as null, by its location) */
+static bool key_present(const struct dtl_plan *p, enum dtl_plan_key_id id)
 {
-	if (!loc.line && d == DTL_DTYPE_NONE)
-		return;
-	key(w, indent, k, first);
-	if (d == DTL_DTYPE_NONE)
-		fputs("null", w->out);
-	else
-		cstr(w, dtl_dtype_name(d));
+	const struct dtl_plan_key *k = &dtl_plan_keys[id];
+	const void *f = dtl_plan_key_at((void *)p, k->field);
+	const struct dtl_loc *loc = dtl_plan_key_at((void *)p, k->loc);
+	bool any = false;
+
+	switch (k->type) {
+	case DTL_PLAN_MAP: /* the top level's sections are always written */
+		for (int c = 0; c < DTL_PLAN_KEY_COUNT; c++)
+			any |= dtl_plan_keys[c].parent == id && key_present(p, c);
+		return any || k->parent == DTL_PLAN_KEY_ROOT;
+	case DTL_PLAN_VERSIONS:
+		for (int fw = 0; fw < DTL_FW_COUNT; fw++)
+			any |= p->versions[fw].set;
+		return any;
+	case DTL_PLAN_SWITCH:
+	case DTL_PLAN_TRISTATE:
+	case DTL_PLAN_TENSOR_OVERRIDES:
+		return *(const enum dtl_tristate *)f != DTL_UNSET;
+	case DTL_PLAN_DTYPE:
+		return *(const enum dtl_dtype *)f != DTL_DTYPE_NONE || (loc && loc->line);
+	case DTL_PLAN_TRAINER:
+		return *(const char *const *)f != NULL;
+	case DTL_PLAN_GLOBS:
+		return ((const struct dtl_patterns *)f)->present;
+	case DTL_PLAN_THRESHOLD_AUTO:
+		return p->zero3.persistence_auto || *(const int64_t *)f >= 0;
+	case DTL_PLAN_THRESHOLD:
+		return *(const int64_t *)f >= 0;
+	case DTL_PLAN_RANKS:
+	case DTL_PLAN_BYTES:
+		return *(const int64_t *)f > 0;
+	default: /* the enumerations and a floating dtype: 0 is unset */
+		return *(const int *)f != 0;
+	}
 }
 
-static void plan(struct writer *w, const struct dtl_plan *p)
+static void versions(struct writer *w, const struct dtl_plan *p)
 {
-	bool first = true, sub;
 	char v[32];
-	open_map(w);
-	if (p->strategy)
-		key(w, 2, "strategy", &first), cstr(w, dtl_strategy_name(p->strategy));
-	if (p->precision)
-		key(w, 2, "precision", &first), cstr(w, dtl_precision_name(p->precision));
-	if (p->world_size)
-		key(w, 2, "world_size", &first), fprintf(w->out, "%lld", (long long)p->world_size);
-	bool any = false;
-	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
-		any |= p->versions[fw].set;
-	if (any) {
-		key(w, 2, "versions", &first);
-		fputc('{', w->out);
-		bool f2 = true;
-		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
-			if (!p->versions[fw].set)
-				continue;
-			fprintf(w->out, w->yaml ? "%s%s: " : "%s\"%s\": ", f2 ? "" : ", ",
-			        dtl_framework_name(fw));
-			cstr(w, dtl_version_format(&p->versions[fw], v, sizeof(v)));
-			f2 = false;
-		}
-		fputc('}', w->out);
+	bool first = true;
+	fputc('{', w->out);
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		if (!p->versions[fw].set)
+			continue;
+		fprintf(w->out, w->yaml ? "%s%s: " : "%s\"%s\": ", first ? "" : ", ",
+		        dtl_framework_name(fw));
+		cstr(w, dtl_version_format(&p->versions[fw], v, sizeof(v)));
+		first = false;
 	}
-	if (p->trainer)
-		key(w, 2, "trainer", &first), cstr(w, p->trainer);
-	key(w, 2, "fsdp", &first);
+	fputc('}', w->out);
+}
+
+static const char *offload_name(enum dtl_offload o)
+{
+	return o == DTL_OFFLOAD_CPU ? "cpu" : o == DTL_OFFLOAD_NVME ? "nvme" : "none";
+}
+
+static void plan_map(struct writer *w, const struct dtl_plan *p, enum dtl_plan_key_id parent,
+                     int indent);
+
+/* A key's value, as plan-parse.c reads it back */
+static void plan_value(struct writer *w, const struct dtl_plan *p, enum dtl_plan_key_id id,
+                       int indent)
+{
+	const struct dtl_plan_key *k = &dtl_plan_keys[id];
+	const void *f = dtl_plan_key_at((void *)p, k->field);
+
+	switch (k->type) {
+	case DTL_PLAN_MAP:
+	case DTL_PLAN_SWITCH:
+		return plan_map(w, p, id, indent);
+	case DTL_PLAN_STRATEGY:
+		return cstr(w, dtl_strategy_name(*(const enum dtl_strategy *)f));
+	case DTL_PLAN_PRECISION:
+		return cstr(w, dtl_precision_name(*(const enum dtl_precision *)f));
+	case DTL_PLAN_OPTIMIZER:
+		return cstr(w, dtl_optimizer_name(*(const enum dtl_optimizer *)f));
+	case DTL_PLAN_TRAINER:
+		return cstr(w, *(const char *const *)f);
+	case DTL_PLAN_VERSIONS:
+		return versions(w, p);
+	case DTL_PLAN_GLOBS:
+		return patterns(w, f);
+	case DTL_PLAN_DTYPE:
+	case DTL_PLAN_FLOAT_DTYPE:
+		if (*(const enum dtl_dtype *)f == DTL_DTYPE_NONE)
+			return (void)fputs("null", w->out);
+		return cstr(w, dtl_dtype_name(*(const enum dtl_dtype *)f));
+	case DTL_PLAN_TRISTATE:
+		return (void)fputs(*(const enum dtl_tristate *)f == DTL_TRUE ? "true" : "false",
+		                   w->out);
+	case DTL_PLAN_THRESHOLD_AUTO:
+		if (p->zero3.persistence_auto)
+			return cstr(w, "auto");
+		/* fall through */
+	case DTL_PLAN_THRESHOLD:
+	case DTL_PLAN_RANKS:
+	case DTL_PLAN_BYTES:
+		return (void)fprintf(w->out, "%lld", (long long)*(const int64_t *)f);
+	case DTL_PLAN_OFFLOAD:
+		return cstr(w, offload_name(*(const enum dtl_offload *)f));
+	case DTL_PLAN_TENSOR_OVERRIDES:
+		return (void)fputs(*(const enum dtl_tristate *)f == DTL_TRUE
+		                       ? "[\"dtype\", \"device\"]"
+		                       : "[\"device\"]",
+		                   w->out);
+	}
+}
+
+/* The keys under parent (the plan's rows of plan-keys.h, in its order) that are set, each on
+ * a line at indent; an empty mapping is {} */
+static void plan_map(struct writer *w, const struct dtl_plan *p, enum dtl_plan_key_id parent,
+                     int indent)
+{
+	bool first = true;
 	open_map(w);
-	sub = true;
-	if (p->fsdp.wrap.present)
-		key(w, 4, "wrap", &sub), patterns(w, &p->fsdp.wrap);
-	dtype_key(w, 4, "param_dtype", p->fsdp.param_dtype, p->fsdp.param_dtype_loc, &sub);
-	dtype_key(w, 4, "reduce_dtype", p->fsdp.reduce_dtype, p->fsdp.reduce_dtype_loc, &sub);
-	dtype_key(w, 4, "buffer_dtype", p->fsdp.buffer_dtype, p->fsdp.buffer_dtype_loc, &sub);
-	tri(w, 4, "use_orig_params", p->fsdp.use_orig_params, &sub);
-	if (p->fsdp.ignored.present)
-		key(w, 4, "ignored", &sub), patterns(w, &p->fsdp.ignored);
-	tri(w, 4, "cpu_offload", p->fsdp.cpu_offload, &sub);
-	if (sub && w->yaml)
+	for (int id = 0; id < DTL_PLAN_KEY_COUNT; id++) {
+		if (dtl_plan_keys[id].parent != parent || !key_present(p, id))
+			continue;
+		key(w, indent, dtl_plan_keys[id].name, &first);
+		plan_value(w, p, id, indent + 2);
+	}
+	if (first && w->yaml)
 		fputs("{}", w->out);
-	close_map(w, 2);
-	key(w, 2, "zero3", &first);
-	open_map(w);
-	sub = true;
-	tri(w, 4, "init", p->zero3.init, &sub);
-	if (p->zero3.persistence_auto)
-		key(w, 4, "persistence_threshold", &sub), cstr(w, "auto");
-	else if (p->zero3.persistence_threshold >= 0)
-		key(w, 4, "persistence_threshold", &sub),
-		    fprintf(w->out, "%lld", (long long)p->zero3.persistence_threshold);
-	if (p->zero3.model_persistence_threshold >= 0)
-		key(w, 4, "model_persistence_threshold", &sub),
-		    fprintf(w->out, "%lld", (long long)p->zero3.model_persistence_threshold);
-	tri(w, 4, "allgather_sequential", p->zero3.allgather_sequential, &sub);
-	if (p->zero3.offload_param)
-		key(w, 4, "offload_param", &sub),
-		    cstr(w, p->zero3.offload_param == DTL_OFFLOAD_CPU    ? "cpu"
-		            : p->zero3.offload_param == DTL_OFFLOAD_NVME ? "nvme"
-		                                                         : "none");
-	if (p->zero3.offload_optimizer)
-		key(w, 4, "offload_optimizer", &sub),
-		    cstr(w, p->zero3.offload_optimizer == DTL_OFFLOAD_CPU    ? "cpu"
-		            : p->zero3.offload_optimizer == DTL_OFFLOAD_NVME ? "nvme"
-		                                                             : "none");
-	if (p->zero3.prefetch_bucket_size >= 0)
-		key(w, 4, "prefetch_bucket_size", &sub),
-		    fprintf(w->out, "%lld", (long long)p->zero3.prefetch_bucket_size);
-	if (p->zero3.max_live_parameters >= 0)
-		key(w, 4, "max_live_parameters", &sub),
-		    fprintf(w->out, "%lld", (long long)p->zero3.max_live_parameters);
-	tri(w, 4, "quantized_weights", p->zero3.quantized_weights, &sub);
-	tri(w, 4, "quantized_nontrainable_weights", p->zero3.quantized_nontrainable, &sub);
-	if (p->zero3.init_dtype_override != DTL_UNSET)
-		key(w, 4, "tensor_overrides", &sub),
-		    fputs(p->zero3.init_dtype_override == DTL_TRUE ? "[\"dtype\", \"device\"]"
-		                                                   : "[\"device\"]",
-		          w->out);
-	if (p->zero3.autocast != DTL_UNSET) {
-		key(w, 4, "torch_autocast", &sub);
-		fprintf(w->out, w->yaml ? "{enabled: %s" : "{\"enabled\": %s",
-		        p->zero3.autocast == DTL_TRUE ? "true" : "false");
-		if (p->zero3.autocast_dtype)
-			fprintf(w->out, w->yaml ? ", dtype: \"%s\"" : ", \"dtype\": \"%s\"",
-			        dtl_dtype_name(p->zero3.autocast_dtype));
-		fputc('}', w->out);
-	}
-	if (p->zero3.buffer_dtype || p->zero3.param_dtype) {
-		bool dt = true;
-		key(w, 4, "data_types", &sub);
-		fputc('{', w->out);
-		if (p->zero3.buffer_dtype)
-			fprintf(w->out,
-			        w->yaml ? "buffer_dtype: \"%s\"" : "\"buffer_dtype\": \"%s\"",
-			        dtl_dtype_name(p->zero3.buffer_dtype)),
-			    dt = false;
-		if (p->zero3.param_dtype)
-			fprintf(w->out,
-			        w->yaml ? "%sparam_dtype: \"%s\"" : "%s\"param_dtype\": \"%s\"",
-			        dt ? "" : ", ", dtl_dtype_name(p->zero3.param_dtype));
-		fputc('}', w->out);
-	}
-	if (sub && w->yaml)
-		fputs("{}", w->out);
-	close_map(w, 2);
-	if (p->direct_access.present)
-		key(w, 2, "direct_access", &first), patterns(w, &p->direct_access);
-	tri(w, 2, "merge", p->merge, &first);
-	if (p->model_cast != DTL_DTYPE_NONE)
-		key(w, 2, "model_cast", &first), cstr(w, dtl_dtype_name(p->model_cast));
-	if (p->optimizer != DTL_OPTIMIZER_UNSET)
-		key(w, 2, "optimizer", &first), cstr(w, dtl_optimizer_name(p->optimizer));
-	if (p->device_memory > 0)
-		key(w, 2, "device_memory", &first),
-		    fprintf(w->out, "%lld", (long long)p->device_memory);
-	close_map(w, 0);
+	close_map(w, indent - 2);
 }
 
 static void adapter(struct writer *w, const struct dtl_adapter *a)
@@ -361,7 +359,7 @@ int dtl_export_manifest(const char *path, const struct dtl_manifest *m, struct d
 		key(&w, 0, "quantization", &first), quantization(&w, &m->quantization);
 	if (m->adapter.present)
 		key(&w, 0, "adapter", &first), adapter(&w, &m->adapter);
-	key(&w, 0, "training", &first), plan(&w, &m->plan);
+	key(&w, 0, "training", &first), plan_map(&w, &m->plan, DTL_PLAN_KEY_ROOT, 2);
 	key(&w, 0, "tensors", &first);
 	fputs(w.yaml ? "" : "[", w.out);
 	for (size_t i = 0; i < m->tensor_count; i++) {
