@@ -2,7 +2,7 @@
 /* The keys of the training plan (a manifest's `training:` section, a --plan file), one row each:
  * the only place a plan key is described. From it come the reading of a plan with its
  * unknown-key errors (plan-parse.c), --export (export.c), the JSON Schema
- * schemas/plan.schema.json (tools/gen-plan-schema.c, at build time), and the check that
+ * build/schemas/plan.schema.json (tools/gen-plan-schema.c, at build time), and the check that
  * dtypelint-manifest(5)'s Plan section names every key (tests/docs/manifest-keys.py).
  * HACKING.md "Add an importer key" walks through a new row.
  *

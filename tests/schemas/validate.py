@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The JSON Schemas in schemas/ against the parsers they describe.
 
-usage: validate.py DTYPELINT SOURCE_ROOT
+usage: validate.py DTYPELINT SOURCE_ROOT PLAN_SCHEMA (build/schemas/plan.schema.json)
 
 Every manifest, plan and config file among the fixtures (fixtures/**, tests/malformed) is
 validated with python3-jsonschema and given to dtypelint. Both must agree:
@@ -205,10 +205,11 @@ def strict_problems(schemas):
 
 def main():
     dtypelint, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    plan = os.path.abspath(sys.argv[3])  # built from src/model/plan-keys.h (schemas/meson.build)
     os.chdir(root)
     schemas = {}
     for kind in ("manifest", "plan", "config"):
-        path = os.path.join(root, "schemas", kind + ".schema.json")
+        path = plan if kind == "plan" else os.path.join(root, "schemas", kind + ".schema.json")
         with open(path) as f:
             schemas[kind] = json.load(f)
     problems = strict_problems(schemas)
