@@ -4,7 +4,7 @@
  * installed in share/dtypelint/schemas/) from its template and the plan's key table
  * (src/model/plan-keys.h), so that a new key row is in the schema with no edit of it.
  * Usage: dtl-gen-plan-schema schema TEMPLATE OUTPUT
- *        dtl-gen-plan-schema keys          (each key's path and type, one a line: the tests')
+ *        dtl-gen-plan-schema keys          (a line a key: its path, type and words: the tests')
  * The template's text "@PROPERTIES@" becomes the plan's "properties" object; the rest of the
  * template (the definitions the rows' types refer to) is copied.
  */
@@ -285,7 +285,11 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "keys") == 0) {
 		for (size_t id = 0; id < COUNT; id++) {
 			print_path((enum id)id);
-			printf(" %s\n", type_names[rows[id].type]);
+			printf(" %s", type_names[rows[id].type]);
+			for (const char *v = rows[id].values; v;
+			     v = strchr(v, ',') ? strchr(v, ',') + 2 : NULL)
+				printf(" %.*s", (int)strcspn(v, ","), v);
+			putchar('\n');
 		}
 		return 0;
 	}
