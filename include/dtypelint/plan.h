@@ -16,6 +16,7 @@
 #include "dtypelint/arena.h"
 #include "dtypelint/diag.h"
 #include "dtypelint/dtype.h"
+#include "dtypelint/plan-key.h"
 #include "dtypelint/version.h"
 
 enum dtl_strategy {
@@ -188,6 +189,10 @@ struct dtl_plan {
 	int64_t device_memory;
 	struct dtl_loc device_memory_loc;
 	struct dtl_vec unmodelled; /* struct dtl_unmodelled, in the importers' arena */
+	/* the keys of plan-keys.h with no member of their own (FIELD STORED), by id: read them
+	 * with dtl_plan_key_field() */
+	union dtl_plan_value stored[DTL_PLAN_KEY_COUNT];
+	struct dtl_loc stored_locs[DTL_PLAN_KEY_COUNT];
 };
 
 /* An empty plan in caller-owned storage: every field unset (DTL_UNSET, -1 for the sizes), so

@@ -12,7 +12,7 @@
 #include "dtypelint/atomic-file.h"
 #include "dtypelint/import.h"
 #include "dtypelint/quoted.h"
-#include "plan-key.h"
+#include "dtypelint/plan-key.h"
 
 struct writer {
 	FILE *out;
@@ -157,8 +157,8 @@ static void tri(struct writer *w, int indent, const char *k, enum dtl_tristate v
 static bool key_present(const struct dtl_plan *p, enum dtl_plan_key_id id)
 {
 	const struct dtl_plan_key *k = &dtl_plan_keys[id];
-	const void *f = dtl_plan_key_at((void *)p, k->field);
-	const struct dtl_loc *loc = dtl_plan_key_at((void *)p, k->loc);
+	const void *f = dtl_plan_key_field((struct dtl_plan *)p, id);
+	const struct dtl_loc *loc = dtl_plan_key_loc((struct dtl_plan *)p, id);
 	bool any = false;
 
 	switch (k->type) {
@@ -221,7 +221,7 @@ static void plan_value(struct writer *w, const struct dtl_plan *p, enum dtl_plan
                        int indent)
 {
 	const struct dtl_plan_key *k = &dtl_plan_keys[id];
-	const void *f = dtl_plan_key_at((void *)p, k->field);
+	const void *f = dtl_plan_key_field((struct dtl_plan *)p, id);
 
 	switch (k->type) {
 	case DTL_PLAN_MAP:

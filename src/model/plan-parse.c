@@ -7,7 +7,7 @@
 
 #include "dtypelint/manifest.h"
 #include "dtypelint/schema.h"
-#include "plan-key.h"
+#include "dtypelint/plan-key.h"
 
 static int parse_versions(const struct dtl_schema *s, const struct dtl_node *map,
                           struct dtl_plan *plan)
@@ -192,7 +192,7 @@ static int parse_value(const struct dtl_schema *s, struct dtl_plan *plan, enum d
                        const struct dtl_node *v, const char *what)
 {
 	const struct dtl_plan_key *key = &dtl_plan_keys[id];
-	void *field = dtl_plan_key_at(plan, key->field);
+	void *field = dtl_plan_key_field(plan, id);
 	bool unused_auto = false;
 
 	switch (key->type) {
@@ -256,7 +256,7 @@ static int parse_map(const struct dtl_schema *s, struct dtl_plan *plan, enum dtl
 			char path[128];
 			if (strcmp(k, key->name) != 0)
 				continue;
-			struct dtl_loc *loc = dtl_plan_key_at(plan, key->loc);
+			struct dtl_loc *loc = dtl_plan_key_loc(plan, ids[j]);
 			if (loc)
 				*loc = dtl_schema_loc(s, v);
 			snprintf(path, sizeof(path), "%s%s%s", prefix ? prefix : "",
@@ -265,6 +265,19 @@ static int parse_map(const struct dtl_schema *s, struct dtl_plan *plan, enum dtl
 		}
 	}
 	return r;
+}
+
+int dtl_plan_key_read(const struct dtl_schema *s, const struct dtl_node *section, const char *name,
+                      struct dtl_plan *plan, enum dtl_plan_key_id id)
+{
+	const struct dtl_node *v = dtl_node_get(section, name);
+	struct dtl_loc *loc = dtl_plan_key_loc(plan, id);
+
+	if (!v)
+		return 0;
+	if (loc)
+		*loc = dtl_schema_loc(s, v);
+	return parse_value(s, plan, id, v, name);
 }
 
 int dtl_plan_parse(const struct dtl_node *map, const char *file, struct dtl_arena *arena,

@@ -36,6 +36,7 @@ void dtl_plan_init(struct dtl_plan *plan)
 	plan->fsdp.cpu_offload = DTL_UNSET;
 	plan->zero3.prefetch_bucket_size = -1;
 	plan->zero3.max_live_parameters = -1;
+	dtl_plan_keys_init(plan);
 }
 
 #define TAKE(field, locfield, is_set)                                                              \
@@ -48,6 +49,7 @@ void dtl_plan_init(struct dtl_plan *plan)
 
 void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 {
+	dtl_plan_keys_overlay(dst, src);
 	TAKE(strategy, strategy_loc, src->strategy != DTL_STRATEGY_UNSET);
 	/* whoever names the strategy also says whether DeepSpeed's engine runs it */
 	if (src->strategy != DTL_STRATEGY_UNSET)

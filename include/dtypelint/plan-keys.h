@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The keys of the training plan (a manifest's `training:` section, a --plan file), one row each:
  * the only place a plan key is described. From it come the reading of a plan with its
- * unknown-key errors (plan-parse.c), --export (export.c), the JSON Schema
- * build/schemas/plan.schema.json (tools/gen-plan-schema.c, at build time), and the check that
- * dtypelint-manifest(5)'s Plan section names every key (tests/docs/manifest-keys.py).
- * HACKING.md "Add an importer key" walks through a new row.
+ * unknown-key errors (src/model/plan-parse.c), a framework importer's reading of a key
+ * (dtl_plan_key_read), the plan's defaults and the overlay of a later input's (plan.c),
+ * --export (export.c), the JSON Schema build/schemas/plan.schema.json (tools/gen-plan-schema.c,
+ * at build time), and the check that dtypelint-manifest(5)'s Plan section names every key
+ * (tests/docs/manifest-keys.py). HACKING.md "Add an importer key" walks through a new row.
  *
  * No include guard: the includer defines DTL_PLAN_KEY(PARENT, ID, NAME, TYPE, FIELD, LOC,
- * DEFAULT, VALUES, DOC, DEEPSPEED, ACCELERATE, TRAINER) first, and the table expands it.
+ * DEFAULT, VALUES, DOC, DEEPSPEED, ACCELERATE, TRAINER) first, and the table expands it (with
+ * none defined it expands to nothing).
  *   PARENT   the ID of the mapping the key is in, ROOT for the plan's top level; a parent's
  *            row comes before its children's
  *   ID       DTL_PLAN_KEY_<ID> (plan-key.h)
@@ -15,8 +17,10 @@
  *   TYPE     how its value is read and written (enum dtl_plan_type, plan-key.h): a MAP holds
  *            keys; a SWITCH is a map whose presence sets FIELD to false until its key enabled
  *            says otherwise
- *   FIELD    AT(member of struct dtl_plan) the value is stored in, or NOWHERE (a MAP)
- *   LOC      AT(member) that takes the value's struct dtl_loc, or NOWHERE
+ *   FIELD    AT(member of struct dtl_plan) the value is stored in; STORED: the plan's
+ *            stored[DTL_PLAN_KEY_<ID>] (a key with no member of its own, read with
+ *            dtl_plan_key_field()); NOWHERE (a MAP)
+ *   LOC      AT(member) that takes the value's struct dtl_loc; STORED: stored_locs[ID]; NOWHERE
  *   DEFAULT  the framework's value when the key is absent, as JSON text, or NULL (the plan
  *            keeps it unset; the simulation applies the version's default)
  *   VALUES   the words an enumeration takes, in its error message's order, or NULL
@@ -25,7 +29,11 @@
  *            accelerate config YAML and the HF TrainingArguments, or NULL where it has none
  * The rows of a mapping are in the order its unknown-key error lists them. */
 #ifndef DTL_SEES_MODEL
-#error "plan-keys.h is the model layer's, barred from this one (docs/design.md §2)"
+#error "dtypelint/plan-keys.h is in the model layer, barred from this one (docs/design.md §2)"
+#endif
+#ifndef DTL_PLAN_KEY
+#define DTL_PLAN_KEY(PARENT, ID, NAME, TYPE, FIELD, LOC, DEFAULT, VALUES, DOC, DS, ACC, TR)
+#define DTL_PLAN_KEY_NONE_DEFINED
 #endif
 
 /* clang-format off */
@@ -144,3 +152,7 @@ DTL_PLAN_KEY(ROOT, DEVICE_MEMORY, "device_memory", BYTES, AT(device_memory),
              AT(device_memory_loc), NULL, NULL,
              "the memory of one device, for DT801: 80GiB, 40GB or bytes", NULL, NULL, NULL)
 /* clang-format on */
+#ifdef DTL_PLAN_KEY_NONE_DEFINED
+#undef DTL_PLAN_KEY
+#undef DTL_PLAN_KEY_NONE_DEFINED
+#endif
