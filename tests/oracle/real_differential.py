@@ -92,8 +92,8 @@ KNOWN_CPU = [
 # of these "agrees but for a listed open disagreement"; any other difference fails.
 KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3")]
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
+# (D14 is fixed: DT408)
 KNOWN_VERDICT = [
-    ("ValueError", r"^You cannot perform fine-tuning on purely quantized models", "D14"),
     ("ValueError", r"^Could not find the transformer layer class", "D6"),
     ("NoMatchingPeftModuleError", r"^Target modules \S+ not found in the base model", "D18"),
     ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize", "D10"),
