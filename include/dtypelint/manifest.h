@@ -196,6 +196,10 @@ struct dtl_adapter {
 	const char *name;                   /* adapter name, default "default" */
 	struct dtl_patterns target_modules; /* list of suffixes */
 	const char *target_modules_string;  /* "all-linear" or a regex; NULL when a list */
+	/* TRL's ModelConfig got a lora_target_modules list of one item, which it replaces by
+	 * that item, a string PEFT reads as a regular expression (rules/versions.yaml
+	 * trl-one-target-is-regex; the peft stage applies it at the plan's TRL version) */
+	bool target_one_item_regex;
 	int64_t r;
 	enum dtl_tristate autocast_adapter_dtype;
 	struct dtl_loc autocast_adapter_dtype_loc;

@@ -190,6 +190,10 @@ struct dtl_sim {
 	 * declared ones; dtl_sim_build_table): DT601 needs to look only at tensors added since */
 	bool *frozen_hit;
 	size_t frozen_scanned;
+	/* the peft stage: how many modules the adapter's target_modules matched, and the
+	 * regular expression they were read as (NULL: a list, all-linear or no adapter) */
+	size_t peft_targeted;
+	const char *peft_target_regex;
 };
 
 /* Builds the table, resolves the plan (plan: the merged plan to use) and runs every stage.

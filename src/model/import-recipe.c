@@ -602,6 +602,11 @@ static int trl_model_config(struct recipe *r)
 		if ((rc = target_modules(r, key(r, "lora_target_modules"), "lora_target_modules")) <
 		    0)
 			return rc;
+		/* ModelConfig.__post_init__ turns a list of one name into that name, a regular
+		 * expression for PEFT (trl-one-target-is-regex, applied in the peft stage) */
+		v = key(r, "lora_target_modules");
+		m->adapter.target_one_item_regex =
+		    v && v->type == DTL_NODE_SEQ && m->adapter.target_modules.count == 1;
 		if ((v = key(r, "lora_modules_to_save")) && v->type != DTL_NODE_NULL &&
 		    (rc = dtl_schema_patterns(r->s, v, "lora_modules_to_save", DTL_PATTERN_PLAIN,
 		                              &m->adapter.modules_to_save)) < 0)

@@ -293,6 +293,22 @@ static int copy_module(struct dtl_sim *sim, uint32_t mod, bool head, struct dtl_
 	return 0;
 }
 
+/* target_modules as one string (all-linear or a regular expression), or NULL for a list.
+ * TRL's ModelConfig makes a list of one name that name (rules/versions.yaml
+ * trl-one-target-is-regex), a regular expression, unless it is "all-linear": when a TRL
+ * trainer's script parses the recipe (a plan with no trainer builds its LoraConfig itself). */
+static const char *target_string(const struct dtl_sim *sim)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	const char *trainer = sim->rp.plan.trainer;
+
+	if (a->target_modules_string || !a->target_one_item_regex || !trainer ||
+	    strncmp(trainer, "trl-", 4) != 0 || a->target_modules.count != 1 ||
+	    !dtl_sim_behavior(sim, DTL_B_TRL_ONE_TARGET_IS_REGEX))
+		return a->target_modules_string;
+	return a->target_modules.items[0].text;
+}
+
 int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_adapter *a = &sim->manifest->adapter;
@@ -302,19 +318,21 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 
 	if (!a->present)
 		return 0;
-	if (a->target_modules_string) {
-		if (strcmp(a->target_modules_string, "all-linear") == 0) {
+	const char *string = target_string(sim);
+	if (string) {
+		if (strcmp(string, "all-linear") == 0) {
 			m.all_linear = true;
 		} else {
 			/* a string is a regular expression PEFT full-matches against module
 			 * names; POSIX extended syntax covers the usual "(q|v)_proj" forms */
-			if (regcomp(&m.regex, a->target_modules_string, REG_EXTENDED) != 0)
+			if (regcomp(&m.regex, string, REG_EXTENDED) != 0)
 				return dtl_error_set(
 				    error, a->target_modules.loc, -EINVAL,
 				    "adapter.target_modules: '%s' is not a regular "
 				    "expression this dtypelint understands",
-				    a->target_modules_string);
+				    string);
 			m.regex_compiled = true;
+			sim->peft_target_regex = string;
 		}
 	}
 	struct dtl_loc upcast_loc;
@@ -338,7 +356,10 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 			r = copy_module(sim, mod, head, error);
 			continue;
 		}
-		if (!targeted(&m, sim, mod) || !dtl_sim_linear(sim, mod, &weight, &out, &in))
+		if (!targeted(&m, sim, mod))
+			continue;
+		sim->peft_targeted++;
+		if (!dtl_sim_linear(sim, mod, &weight, &out, &in))
 			continue;
 		const char *how, *fact;
 		enum dtl_dtype base = base_dtype(sim, weight, &how, &fact);
