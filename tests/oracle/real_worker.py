@@ -300,6 +300,13 @@ def run_trainer(spec, result, out_dir):
                            "where": traceback.format_exc()[-3000:]}
 
 
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _env(rank, world, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
@@ -354,7 +361,9 @@ def batch(pairs):
     """Trainer set-ups on one device, one after another in this process: the imports
     (torch, transformers, TRL: most of a set-up's time) are paid once. Each trainer builds
     its own Accelerator; accelerate's shared state is reset between them."""
-    _env(0, 1, 29500)
+    # a free port, not 29500: the trainers' one-process world still listens on MASTER_PORT,
+    # and other oracle runs on the same machine hold 29500 (EADDRINUSE at load)
+    _env(0, 1, _free_port())
     import torch
     from accelerate.state import AcceleratorState, PartialState
     for spec_path, out in pairs:
