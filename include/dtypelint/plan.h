@@ -88,6 +88,9 @@ struct dtl_plan_fsdp {
 	/* accelerate's TRANSFORMER_BASED_WRAP: every wrap entry is a class name that
 	 * get_module_class_from_name must find in the model, else accelerate raises */
 	bool wrap_by_class;
+	/* the same policy with no class named: accelerate wraps model._no_split_modules and
+	 * looks those names up the same way (DT105) */
+	bool transformer_based_wrap;
 	enum dtl_dtype param_dtype, reduce_dtype, buffer_dtype; /* NONE: unset (None) */
 	struct dtl_loc param_dtype_loc, reduce_dtype_loc, buffer_dtype_loc;
 	enum dtl_tristate use_orig_params;

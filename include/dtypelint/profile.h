@@ -53,6 +53,8 @@ struct dtl_profile {
 	struct dtl_patterns keep_in_fp32;
 	struct dtl_patterns keep_in_fp32_strict;
 	struct dtl_patterns no_split_modules;
+	/* class names a release's _no_split_modules holds that the model never builds (DT105) */
+	struct dtl_patterns no_split_absent;
 	struct dtl_glob_map *modules;
 	size_t module_count;
 	struct dtl_router_info *routers;

@@ -82,6 +82,8 @@ static int read_fsdp(const struct dtl_schema *s, const struct dtl_node *f, struc
 			    "'fsdp_auto_wrap_policy' must be TRANSFORMER_BASED_WRAP, "
 			    "SIZE_BASED_WRAP or NO_WRAP, got %s",
 			    dtl_schema_describe(s, v));
+		} else {
+			plan->fsdp.transformer_based_wrap = true;
 		}
 	}
 	/* absent: the model's _no_split_modules */

@@ -256,6 +256,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 	                                   "keep_in_fp32",
 	                                   "keep_in_fp32_strict",
 	                                   "no_split_modules",
+	                                   "no_split_absent",
 	                                   "modules",
 	                                   "routers",
 	                                   "fp32_buffers",
@@ -286,6 +287,8 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 			                        &p->keep_in_fp32_strict);
 		else if (strcmp(k, "no_split_modules") == 0)
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_modules);
+		else if (strcmp(k, "no_split_absent") == 0)
+			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_absent);
 		else if (strcmp(k, "modules") == 0)
 			r = parse_glob_map(s, v, k, &p->modules, &p->module_count);
 		else if (strcmp(k, "routers") == 0)

@@ -92,9 +92,8 @@ KNOWN_CPU = [
 # of these "agrees but for a listed open disagreement"; any other difference fails.
 KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3")]
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
-# (D14, D18 and D20 are fixed: DT408, DT410, DT409)
+# (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409)
 KNOWN_VERDICT = [
-    ("ValueError", r"^Could not find the transformer layer class", "D6"),
     ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize", "D10"),
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag)
