@@ -5,6 +5,8 @@
 set -u
 root=$1
 fail=0
+# a case file's output: what follows its header ("# args: ..." up to "--- stdout")
+body() { awk 'FNR == 1 && /^# args:/ { h = 1 } h { if ($0 == "--- stdout") h = 0; next } { print }' "$1"; }
 for f in "$root"/tests/malformed/*.expected; do
 	tail -n 1 "$f" | grep -qx -- '--- exit 2' || { echo "$f: not exit 2"; fail=1; }
 	grep -Eq '^tests/malformed/[^:]+:[0-9]+:[0-9]+: error: ' "$f" ||
@@ -27,15 +29,15 @@ fi
 # the golden would otherwise freeze in.
 for f in "$root"/tests/golden/*.expected "$root"/tests/golden-cli/*.expected \
 	"$root"/tests/malformed/*.expected; do
-	if grep -n -e '(null)' -e '(nil)' "$f"; then
+	if body "$f" | grep -n -e '(null)' -e '(nil)'; then
 		echo "$f: prints a NULL string"
 		fail=1
 	fi
-	if grep -nE '(^[[:space:]]*|[:>"(][[:space:]]*)raises ' "$f"; then
+	if body "$f" | grep -nE '(^[[:space:]]*|[:>"(][[:space:]]*)raises '; then
 		echo "$f: a framework error with no subject (who raises?)"
 		fail=1
 	fi
-	if grep -nE '"unknown"|[=:][[:space:]]*unknown([,;)]|$)|\(unknown\)|<unknown>' "$f"; then
+	if body "$f" | grep -nE '"unknown"|[=:][[:space:]]*unknown([,;)]|$)|\(unknown\)|<unknown>'; then
 		echo "$f: an 'unknown' placeholder where a value belongs"
 		fail=1
 	fi
@@ -43,9 +45,9 @@ done
 # Quiet by default (issue 36): the Mixtral FSDP1 + LoRA set-up reads in at most 12 lines, and
 # -f concise is one line per finding (the summary on standard error counts them).
 quiet=$root/tests/golden/quiet-mixtral-fsdp1-lora
-lines=$(sed '/^--- stderr$/,$d' "$quiet.expected" | wc -l)
+lines=$(body "$quiet.expected" | sed '/^--- stderr$/,$d' | wc -l)
 [ "$lines" -le 12 ] || { echo "$quiet.expected: $lines lines of text, more than 12"; fail=1; }
-lines=$(sed '/^--- stderr$/,$d' "$quiet-concise.expected" | wc -l)
+lines=$(body "$quiet-concise.expected" | sed '/^--- stderr$/,$d' | wc -l)
 found=$(sed -n 's/^Found \([0-9]*\) problems* .*/\1/p' "$quiet-concise.expected")
 [ "$lines" = "$found" ] || { echo "$quiet-concise.expected: $lines lines for $found findings"; fail=1; }
 # "auto" is never shown as a default the frameworks would not pick (issue 36): DeepSpeed's

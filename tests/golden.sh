@@ -1,11 +1,21 @@
 #!/bin/sh
-# Golden CLI test: runs dtypelint on one input from the source root and compares stdout,
-# stderr and the exit status with EXPECTED, byte for byte.
-# Usage: golden.sh DTYPELINT SOURCE_ROOT EXPECTED -- ARGS...
-# DTL_UPDATE_GOLDEN=1 rewrites EXPECTED instead (review the diff before committing).
+# Golden CLI test: runs dtypelint on one case from the source root and compares stdout,
+# stderr and the exit status with the case file EXPECTED, byte for byte.
+# Usage: golden.sh DTYPELINT SOURCE_ROOT EXPECTED [-- ARGS...]
+# A case file names its own arguments in its header ("# args: ...", tests/golden-case.sh);
+# ARGS are used only for a case file without one: a legacy case listed in meson.build, or a
+# file not written yet (DTL_UPDATE_GOLDEN=1 then writes it with the header "# args: ARGS").
+# A case whose header says "# exit: N" fails on any other status, regenerated or not.
+# DTL_UPDATE_GOLDEN=1 rewrites EXPECTED, header kept (review the diff before committing).
 set -u
 dtypelint=$1 root=$2 expected=$3
-shift 4
+shift 3
+# "--" says the arguments come from meson.build (a legacy case, or a case file not written yet)
+from_meson=0
+if [ $# -gt 0 ]; then
+	shift
+	from_meson=1
+fi
 # meson passes the binary relative to the build directory; we run from the source root
 case "$dtypelint" in
 /*) ;;
@@ -15,8 +25,37 @@ if [ ! -x "$dtypelint" ]; then
 	echo "golden.sh: $dtypelint is not an executable" >&2
 	exit 99
 fi
+header=$(mktemp)
+trap 'rm -f "$header"' EXIT
+if [ -f "$expected" ] && head -n 1 "$expected" | grep -q '^# args:'; then
+	# a malformed header fails the case (99: a broken test, not a wrong output)
+	sh "$root/tests/golden-case.sh" check "$expected" || exit 99
+	sed '/^--- stdout$/q' "$expected" >"$header"
+	args=$(sed -n '1s/^# args: \{0,1\}//p' "$expected")
+	# golden-case.sh checked that the words are plain or single-quoted: no expansion can run
+	set -f
+	eval "set -- $args"
+	set +f
+elif [ -f "$expected" ] && [ $from_meson = 0 ]; then
+	echo "$expected:1: error: no \"# args:\" header (tests/golden-case.sh)" >&2
+	exit 99
+elif [ ! -f "$expected" ]; then
+	[ $from_meson = 1 ] || { echo "golden.sh: $expected: no such case file" >&2; exit 99; }
+	# a case not written yet (a new rule fixture): its header is its arguments
+	printf '# args:' >"$header"
+	for a in "$@"; do
+		case "$a" in
+		*[!A-Za-z0-9_./,=:@%+-]* | '') printf " '%s'" "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")" ;;
+		*) printf ' %s' "$a" ;;
+		esac >>"$header"
+	done
+	printf '\n--- stdout\n' >>"$header"
+else
+	: >"$header" # legacy: arguments from meson.build, no header
+fi
+declared=$(sed -n '/^--- stdout$/q; s/^# exit: //p' "$header")
 actual=$(mktemp) out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$actual" "$out" "$err"' EXIT
+trap 'rm -f "$header" "$actual" "$out" "$err"' EXIT
 cd "$root" || exit 99
 # CI paths (SARIF, GitHub and GitLab formats) are relative to the repository root: make it
 # the source root, whatever CI runs the tests and wherever the tree sits (a tarball unpacked
@@ -44,7 +83,12 @@ else
 	"$dtypelint" "$@" >"$out" 2>"$err"
 fi
 status=$?
-{ cat "$out"; echo "--- stderr"; cat "$err"; echo "--- exit $status"; } >"$actual"
+{ cat "$header" "$out"; echo "--- stderr"; cat "$err"; echo "--- exit $status"; } >"$actual"
+if [ -n "$declared" ] && [ "$status" != "$declared" ]; then
+	diff -u "$expected" "$actual"
+	echo "golden mismatch: $expected: exit $status, its case says \"# exit: $declared\"" >&2
+	exit 1
+fi
 if [ "${DTL_UPDATE_GOLDEN:-}" = 1 ]; then
 	cp "$actual" "$expected"
 	exit 0

@@ -15,9 +15,11 @@ import tempfile
 
 
 def golden_stdout(path):
-    """The stdout part of a tests/golden.sh expected file."""
+    """The stdout part of a tests/golden.sh case file (after its header, if it has one)."""
     with open(path, "rb") as f:
         data = f.read()
+    if data.startswith(b"# args:"):
+        data = data[data.index(b"\n--- stdout\n") + len(b"\n--- stdout\n"):]
     return data[:data.index(b"--- stderr\n")]
 
 
