@@ -4,6 +4,7 @@
 #
 #   # args: fixtures/rules/dt111-silent.yaml --select DT111 --trace 'model.**'
 #   # exit: 1                (optional: the exit status the case must end with)
+#   # env: NAME=VALUE        (optional, any number: set for dtypelint; VALUE plain characters)
 #   # any comment: what the case is about
 #   --- stdout
 #   ...its standard output, then "--- stderr", standard error, "--- exit N"
@@ -73,6 +74,7 @@ FNR == 1 {
 }
 $0 == "--- stdout" { closed = 1; nextfile }
 /^# exit: / { if ($0 !~ /^# exit: [0-9]+$/) fail("\"# exit:\" takes one number"); next }
+/^# env: / { if ($0 !~ /^# env: [A-Z_][A-Z0-9_]*=[A-Za-z0-9_.\/,=:@%+-]*$/) fail("\"# env:\" takes NAME=VALUE, VALUE of [A-Za-z0-9_./,=:@%+-]"); next }
 /^#/ { next }
 { fail("a header line that is not a \"#\" comment, before \"--- stdout\""); file = ""; nextfile }
 END { finish(); exit bad }

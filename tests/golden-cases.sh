@@ -33,7 +33,9 @@ printf "# args: 'open\\n--- stdout\\n" >"$tmp/bad/unclosed.expected"
 printf '# args: a.yaml\nstray\n--- stdout\n' >"$tmp/bad/stray.expected"
 printf '# args: a.yaml\n# exit: one\n--- stdout\n' >"$tmp/bad/exit-word.expected"
 printf '# args: a.yaml\n# the output never comes\n' >"$tmp/bad/eof.expected"
-for case in no-header no-end expands unclosed stray exit-word eof; do
+printf '# args: a.yaml\n# env: X=$(id)\n--- stdout\n' >"$tmp/bad/env-expands.expected"
+printf '# args: a.yaml\n# env: no-name\n--- stdout\n' >"$tmp/bad/env-no-name.expected"
+for case in no-header no-end expands unclosed stray exit-word eof env-expands env-no-name; do
 	mkdir "$tmp/one" && cp "$tmp/bad/$case.expected" "$tmp/good/select-quoted.expected" "$tmp/one/"
 	if list "$tmp/one" >/dev/null 2>"$tmp/err"; then
 		bad "list accepted $case"
@@ -69,6 +71,14 @@ else
 	cmp -s "$tmp/good/exit.expected" "$tmp/exit.before" && ok "# exit: holds under update" ||
 		bad "the exit-0 case was rewritten"
 fi
+
+# "# env: NAME=VALUE" reaches dtypelint: FORCE_COLOR=1 colours the text output (an escape)
+printf '%s\n' '# args: fixtures/rules/dt101-fires.yaml' '# env: FORCE_COLOR=1' \
+	'--- stdout' >"$tmp/good/env.expected"
+DTL_UPDATE_GOLDEN=1 run "$tmp/good/env.expected" >/dev/null 2>&1
+esc=$(printf '\033')
+grep -q "$esc\\[" "$tmp/good/env.expected" && ok "# env: is set for dtypelint" ||
+	bad "env: $(cat "$tmp/good/env.expected")"
 
 # a case file not written yet (a new rule fixture): written with its arguments as header
 new=$tmp/good/new.expected

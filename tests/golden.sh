@@ -5,7 +5,8 @@
 # A case file names its own arguments in its header ("# args: ...", tests/golden-case.sh);
 # ARGS are used only for a case file without one: a legacy case listed in meson.build, or a
 # file not written yet (DTL_UPDATE_GOLDEN=1 then writes it with the header "# args: ARGS").
-# A case whose header says "# exit: N" fails on any other status, regenerated or not.
+# A case whose header says "# exit: N" fails on any other status, regenerated or not;
+# "# env: NAME=VALUE" sets a variable for dtypelint.
 # DTL_UPDATE_GOLDEN=1 rewrites EXPECTED, header kept (review the diff before committing).
 set -u
 dtypelint=$1 root=$2 expected=$3
@@ -54,6 +55,10 @@ else
 	: >"$header" # legacy: arguments from meson.build, no header
 fi
 declared=$(sed -n '/^--- stdout$/q; s/^# exit: //p' "$header")
+# "# env: NAME=VALUE" lines (checked by golden-case.sh: a name, then plain characters)
+for assignment in $(sed -n '/^--- stdout$/q; s/^# env: //p' "$header"); do
+	export "$assignment"
+done
 actual=$(mktemp) out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$header" "$actual" "$out" "$err"' EXIT
 cd "$root" || exit 99
