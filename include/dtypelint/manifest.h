@@ -144,12 +144,6 @@ struct dtl_recipe {
 	struct dtl_loc cast_trainable_loc;
 	bool upcast_layernorm; /* LLaMA-Factory upcast_layernorm: 1-D norm weights to float32 */
 	struct dtl_loc upcast_layernorm_loc;
-	/* LLaMA-Factory finetuning_type full: get_forbidden_modules freezes a multimodal model's
-	 * vision tower (freeze_vision_tower), projector (freeze_multi_modal_projector), both
-	 * true by default, and language model (freeze_language_model, false) before the cast */
-	bool lf_full_tuning;
-	struct dtl_loc lf_full_tuning_loc;
-	bool lf_freeze_vision, lf_freeze_projector, lf_freeze_language;
 	bool cast_lm_head_fp32; /* TRL GRPOConfig.cast_lm_head_to_fp32 */
 	struct dtl_loc cast_lm_head_fp32_loc;
 	bool trl_dtype_unset; /* a TRL ModelConfig recipe that names no dtype */

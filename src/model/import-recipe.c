@@ -95,9 +95,6 @@ static const char *const known_keys[] = {"bf16",
                                          "lora_target",
                                          "lora_rank",
                                          "upcast_layernorm",
-                                         "freeze_vision_tower",
-                                         "freeze_multi_modal_projector",
-                                         "freeze_language_model",
                                          "upcast_lmhead_output",
                                          "double_quantization",
                                          "load_in_4bit",
@@ -406,31 +403,6 @@ static int set_storage(struct recipe *r, enum dtl_dtype d, struct dtl_loc loc)
 	return 0;
 }
 
-/* A boolean key of LLaMA-Factory's FinetuningArguments, or its default when absent */
-static int lf_flag(struct recipe *r, const char *name, bool dflt, bool *ret)
-{
-	const struct dtl_node *v = key(r, name);
-
-	*ret = dflt;
-	return v ? dtl_schema_bool(r->s, v, name, ret) : 0;
-}
-
-/* finetuning_type full (adapter.py _setup_full_tuning): the parameters get_forbidden_modules
- * names are frozen and keep their dtype; the stage that knows the model's type applies it
- * (rules/versions.yaml recipes: llama-factory-full-freeze) */
-static int full_tuning_freezes(struct recipe *r, const struct dtl_node *ft)
-{
-	struct dtl_recipe *rc = &r->m->recipe;
-	int e;
-
-	rc->lf_full_tuning = true;
-	rc->lf_full_tuning_loc = dtl_schema_loc(r->s, ft);
-	if ((e = lf_flag(r, "freeze_vision_tower", true, &rc->lf_freeze_vision)) < 0 ||
-	    (e = lf_flag(r, "freeze_multi_modal_projector", true, &rc->lf_freeze_projector)) < 0)
-		return e;
-	return lf_flag(r, "freeze_language_model", false, &rc->lf_freeze_language);
-}
-
 static int llama_factory(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -479,9 +451,6 @@ static int llama_factory(struct recipe *r)
 		if ((rc = target_modules(r, key(r, "lora_target"), "lora_target")) < 0)
 			return rc;
 	}
-	if (ft && ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "full") == 0 &&
-	    (rc = full_tuning_freezes(r, ft)) < 0)
-		return rc;
 	/* adapter.py: trainable params to float32 unless pure_bf16 (or badam), or ZeRO-3
 	 * without quantization ("zero3 already in fp32") */
 	bool pure = yes(key(r, "pure_bf16")) || yes(key(r, "use_badam"));

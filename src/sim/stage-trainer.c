@@ -25,78 +25,6 @@ bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim)
 	return false;
 }
 
-/* LLaMA-Factory's COMPOSITE_MODELS (model_utils/visual.py) for the model types dtypelint has
- * a profile of: the name fragments get_forbidden_modules freezes. A type registered with
- * none of its own takes vision_tower, multi_modal_projector and language_model + lm_head. */
-struct lf_composite {
-	const char *model_type;
-	const char *vision[5], *projector[3], *language[3];
-};
-
-static const struct lf_composite lf_composites[] = {
-    {"gemma3", {"vision_tower"}, {"multi_modal_projector"}, {"language_model", "lm_head"}},
-    {"llama4", {"vision_model"}, {"multi_modal_projector"}, {"language_model", "lm_head"}},
-    {"qwen3_vl",
-     {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
-     {"visual.merger"},
-     {"language_model", "lm_head"}},
-    {"qwen3_5_moe",
-     {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
-     {"model.visual.merger"},
-     {"language_model", "lm_head"}},
-};
-
-static bool name_has_any(const char *name, const char *const *keys, size_t n)
-{
-	for (size_t i = 0; i < n && keys[i]; i++)
-		if (strstr(name, keys[i]))
-			return true;
-	return false;
-}
-
-/* is the parameter one LLaMA-Factory's full tuning freezes (`forbidden_module in name`)? */
-static bool lf_forbidden(const struct dtl_recipe *rc, const struct lf_composite *c,
-                         const char *name)
-{
-	return (rc->lf_freeze_vision && name_has_any(name, c->vision, 5)) ||
-	       (rc->lf_freeze_projector && name_has_any(name, c->projector, 3)) ||
-	       (rc->lf_freeze_language && name_has_any(name, c->language, 3));
-}
-
-/* finetuning_type full (adapter.py _setup_full_tuning): on a multimodal model the forbidden
- * parameters are frozen (requires_grad False) and keep their dtype, the others are cast to
- * float32 below (rules/versions.yaml recipes: llama-factory-full-freeze). A model type not
- * in the table, or a model without a profile, freezes nothing. */
-static int recipe_freeze(struct dtl_sim *sim)
-{
-	static const char *fact =
-	    "https://github.com/hiyouga/LLaMA-Factory/blob/"
-	    "ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30/src/llamafactory/model/adapter.py#L38-L54";
-	const struct dtl_recipe *rc = &sim->manifest->recipe;
-	const struct dtl_profile *p = sim->model.profile;
-	const struct lf_composite *c = NULL;
-
-	for (size_t i = 0; rc->lf_full_tuning && p && p->model_type &&
-	                   i < sizeof(lf_composites) / sizeof(lf_composites[0]);
-	     i++)
-		if (strcmp(lf_composites[i].model_type, p->model_type) == 0)
-			c = &lf_composites[i];
-	for (uint32_t t = 0; c && t < sim->t.count; t++) {
-		if (sim->t.kind[t] != DTL_KIND_PARAM || !lf_forbidden(rc, c, sim->t.name[t]))
-			continue;
-		sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
-		int r =
-		    dtl_sim_note(sim, t, DTL_STAGE_TRAINER,
-		                 "LLaMA-Factory's full tuning freezes it (get_forbidden_modules: "
-		                 "freeze_vision_tower, freeze_multi_modal_projector, "
-		                 "freeze_language_model) and does not cast it",
-		                 fact, rc->lf_full_tuning_loc);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
 /* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
  * (1-D weights named like a norm, LAYERNORM_NAMES = {"norm", "ln"}) and, after
  * get_peft_model, every trainable parameter to float32 (adapter.py). */
@@ -108,8 +36,6 @@ static int recipe_casts(struct dtl_sim *sim)
 	const struct dtl_recipe *rc = &sim->manifest->recipe;
 	int r;
 
-	if ((r = recipe_freeze(sim)) < 0)
-		return r;
 	for (uint32_t t = 0; rc->upcast_layernorm && t < sim->t.count; t++) {
 		uint32_t decl = sim->t.decl[t];
 		if (sim->t.kind[t] != DTL_KIND_PARAM || decl == DTL_NONE_INDEX ||
