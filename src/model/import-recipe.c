@@ -16,14 +16,19 @@
  *   loaders/model.py packs QLoRA weights in bfloat16 whatever the model dtype; its
  *   fsdp_config's wrap classes go to accelerate through FSDP_TRANSFORMER_CLS_TO_WRAP.
  *
- * Keys of the HF TrainingArguments (bf16, fp16, deepspeed, fsdp) are read in all three. Every
+ * Keys of the HF TrainingArguments (bf16, fp16, deepspeed, fsdp) are read in all three; the
+ * Trainer's fsdp / fsdp_config as transformers' _process_fsdp_args turns them into accelerate's
+ * FSDP plugin (versions.yaml recipes: hf-trainer-fsdp-config), axolotl's its own way. Every
  * key read is marked, so that --show-plan lists the keys read and those not read.
  * Sources: rules/versions.yaml `recipes:`. A key that is one or two edits from a
  * dtype-relevant key gets a warning with "did you mean".
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "dtypelint/import.h"
@@ -314,8 +319,9 @@ static int deepspeed_key(struct recipe *r)
 	return dtl_import_deepspeed(path, r->arena, r->limits, &r->m->plan, r->error);
 }
 
-/* TrainingArguments.fsdp: "full_shard auto_wrap", or a list of those words (axolotl) */
-static void fsdp_key(struct recipe *r)
+/* TrainingArguments.fsdp as axolotl reads it: "full_shard auto_wrap", a list of those words,
+ * or an fsdp_config alone (axolotl sets accelerate's FSDP up from it itself) */
+static void axolotl_fsdp_key(struct recipe *r)
 {
 	const struct dtl_node *v = key(r, "fsdp");
 	bool on = false;
@@ -334,12 +340,317 @@ static void fsdp_key(struct recipe *r)
 	const struct dtl_node *version = NULL;
 	if (cfg && cfg->type == DTL_NODE_MAP && !(version = get_marked(r, cfg, "fsdp_version")))
 		version = get_marked(r, cfg, "version");
-	/* no version: the Trainer's default, which changed in transformers 5.10.1 */
-	plan->fsdp_version_from_trainer = !version;
+	plan->fsdp_version_from_trainer = false; /* axolotl: 1 unless it says 2 */
 	if (version && version->type == DTL_NODE_INT && version->integer == 2) {
 		plan->strategy = DTL_STRATEGY_FSDP2;
 		plan->strategy_loc = dtl_schema_loc(r->s, version);
 	}
+}
+
+/*
+ * The HF Trainer's own fsdp / fsdp_config (transformers 5.24.0
+ * TrainingArguments._process_fsdp_args, rules/versions.yaml recipes: hf-trainer-fsdp-config):
+ * fsdp_config is a mapping or the path of a JSON file; its fsdp_-prefixed keys lose the prefix
+ * (and win over the bare key); the legacy words of fsdp become fsdp_config entries; the result
+ * is the keyword arguments of accelerate's FullyShardedDataParallelPlugin.
+ */
+struct fsdp_cfg {
+	const struct dtl_schema *s;
+	const struct dtl_node *map; /* NULL: {} */
+};
+
+/* fsdp_config[name] after the Trainer strips the fsdp_ prefixes */
+static const struct dtl_node *cfg_get(const struct recipe *r, const struct fsdp_cfg *c,
+                                      const char *name)
+{
+	char prefixed[64];
+	const struct dtl_node *v;
+
+	if (!c->map)
+		return NULL;
+	snprintf(prefixed, sizeof(prefixed), "fsdp_%s", name);
+	if ((v = get_marked(r, c->map, prefixed)))
+		return v;
+	return get_marked(r, c->map, name);
+}
+
+/* Python's bool(v): what `if not self.fsdp` and `.get("cpu_offload", False)` test */
+static bool py_truthy(const struct dtl_node *v)
+{
+	if (!v)
+		return false;
+	switch (v->type) {
+	case DTL_NODE_BOOL:
+		return v->boolean;
+	case DTL_NODE_INT:
+		return v->integer != 0;
+	case DTL_NODE_STRING:
+		return v->string.len != 0;
+	case DTL_NODE_SEQ:
+		return v->seq.count != 0;
+	case DTL_NODE_MAP:
+		return v->map.count != 0;
+	default:
+		return v->type != DTL_NODE_NULL;
+	}
+}
+
+/* str_to_bool(str(v).lower()): y, yes, t, true, on, 1 or n, no, f, false, off, 0, else the
+ * Trainer's 'ValueError: invalid truth value X' */
+static int trainer_bool(const struct fsdp_cfg *c, const struct dtl_node *v, const char *what,
+                        bool *ret)
+{
+	static const char *const yes_words[] = {"y", "yes", "t", "true", "on", "1", NULL};
+	static const char *const no_words[] = {"n", "no", "f", "false", "off", "0", NULL};
+	const char *text = v->type == DTL_NODE_STRING ? v->string.text : v->raw;
+
+	if (v->type == DTL_NODE_BOOL) {
+		*ret = v->boolean;
+		return 0;
+	}
+	for (size_t i = 0; text && yes_words[i]; i++)
+		if (strcasecmp(text, yes_words[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+	for (size_t i = 0; text && no_words[i]; i++)
+		if (strcasecmp(text, no_words[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	return dtl_schema_fail(c->s, v,
+	                       "the HF Trainer refuses fsdp_config.%s: 'ValueError: invalid truth "
+	                       "value %s'",
+	                       what, dtl_schema_describe(c->s, v));
+}
+
+/* int(fsdp_config.get("version", 2)): 1 or 2; 0 when not given (the Trainer's default, which
+ * moved in transformers 5.10.1) */
+static int trainer_fsdp_version(const struct recipe *r, const struct fsdp_cfg *c, int *ret,
+                                const struct dtl_node **ret_node)
+{
+	const struct dtl_node *v = cfg_get(r, c, "version");
+	int version = 0;
+
+	*ret_node = v;
+	if (!v) {
+		*ret = 0;
+		return 0;
+	}
+	if (v->type == DTL_NODE_INT || v->type == DTL_NODE_BOOL)
+		version = v->type == DTL_NODE_BOOL ? v->boolean : (int)v->integer;
+	else if (v->type == DTL_NODE_FLOAT || v->type == DTL_NODE_STRING)
+		version =
+		    (int)strtol(v->type == DTL_NODE_STRING ? v->string.text : v->raw, NULL, 10);
+	if (version != 1 && version != 2)
+		return dtl_schema_fail(c->s, v,
+		                       "fsdp_config.version %s is not an FSDP version dtypelint "
+		                       "models (1 or 2)",
+		                       dtl_schema_describe(c->s, v));
+	*ret = version;
+	return 0;
+}
+
+/* The legacy words of fsdp (_apply_legacy_fsdp_to_config): a sharding strategy, offload or
+ * auto_wrap; under FSDP2 only full_shard and shard_grad_op */
+static int legacy_word(struct recipe *r, const struct dtl_node *at, const char *word, size_t len,
+                       int version)
+{
+	static const char *const strategies[] = {"full_shard",   "shard_grad_op",      "no_shard",
+	                                         "hybrid_shard", "hybrid_shard_zero2", NULL};
+	struct dtl_plan *plan = &r->m->plan;
+
+	for (size_t i = 0; strategies[i]; i++)
+		if (strlen(strategies[i]) == len && strncasecmp(word, strategies[i], len) == 0) {
+			if (version == 2 && strncmp(word, "full_shard", len) != 0 &&
+			    strncmp(word, "shard_grad_op", len) != 0)
+				return dtl_schema_fail(
+				    r->s, at,
+				    "the HF Trainer refuses this: 'ValueError: `fsdp=%.*s` is only "
+				    "available with FSDP1. Set `fsdp_config['version'] = 1` to use "
+				    "it, but note that FSDP1 is deprecated and will be removed in "
+				    "Transformers v5.20.'",
+				    (int)len, word);
+			return 0;
+		}
+	if (len == 7 && strncmp(word, "offload", len) == 0) {
+		if (plan->fsdp.cpu_offload == DTL_UNSET) {
+			plan->fsdp.cpu_offload = DTL_TRUE;
+			plan->fsdp.cpu_offload_loc = dtl_schema_loc(r->s, at);
+		}
+		return 0;
+	}
+	if (len == 9 && strncmp(word, "auto_wrap", len) == 0)
+		return 0;
+	return dtl_schema_fail(r->s, at,
+	                       "the HF Trainer refuses this: 'ValueError: Unknown `fsdp` option: "
+	                       "%.*s'",
+	                       (int)len, word);
+}
+
+static int legacy_words(struct recipe *r, const struct dtl_node *v, int version)
+{
+	int rc;
+
+	if (v->type == DTL_NODE_STRING) {
+		for (const char *p = v->string.text; *p;) { /* str.split(): on whitespace */
+			size_t len = strcspn(p, " \t\n\r\f\v");
+			if (len && (rc = legacy_word(r, v, p, len, version)) < 0)
+				return rc;
+			p += len;
+			p += strspn(p, " \t\n\r\f\v");
+		}
+		return 0;
+	}
+	for (size_t i = 0; v->type == DTL_NODE_SEQ && i < v->seq.count; i++) {
+		const struct dtl_node *w = &v->seq.items[i];
+		if (w->type != DTL_NODE_STRING)
+			return dtl_schema_type_error(r->s, w, "fsdp", "a string");
+		if ((rc = legacy_word(r, w, w->string.text, w->string.len, version)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* auto_wrap_policy and transformer_layer_cls_to_wrap: accelerate's TRANSFORMER_BASED_WRAP
+ * looks every class up in the model; without classes, the model's _no_split_modules */
+static int trainer_wrap(struct recipe *r, const struct fsdp_cfg *c)
+{
+	struct dtl_plan *plan = &r->m->plan;
+	const struct dtl_node *v = cfg_get(r, c, "auto_wrap_policy");
+	const char *policy = "TRANSFORMER_BASED_WRAP";
+	int rc;
+
+	if (v && (rc = dtl_schema_string(c->s, v, "fsdp_config.auto_wrap_policy", &policy)) < 0)
+		return rc;
+	if (strcmp(policy, "NO_WRAP") == 0) {
+		plan->fsdp.wrap.present = true;
+		plan->fsdp.wrap.count = 0;
+		plan->fsdp.wrap.loc = dtl_schema_loc(c->s, v);
+		return 0;
+	}
+	if (strcmp(policy, "SIZE_BASED_WRAP") == 0)
+		return dtl_schema_fail(c->s, v,
+		                       "SIZE_BASED_WRAP is not simulated by dtypelint (units by "
+		                       "parameter count); give the wrap classes in a plan "
+		                       "(fsdp.wrap) instead");
+	if (strcmp(policy, "TRANSFORMER_BASED_WRAP") != 0)
+		return dtl_schema_fail(
+		    c->s, v,
+		    "the HF Trainer refuses this: 'ValueError: `auto_wrap_policy` "
+		    "must be one of ['TRANSFORMER_BASED_WRAP', 'SIZE_BASED_WRAP', "
+		    "'NO_WRAP'], got %s.'",
+		    policy);
+	if (!(v = cfg_get(r, c, "transformer_layer_cls_to_wrap")) || v->type == DTL_NODE_NULL)
+		return 0;
+	if ((rc = dtl_class_list(c->s, v, "fsdp_config.transformer_layer_cls_to_wrap",
+	                         &plan->fsdp.wrap)) < 0)
+		return rc;
+	plan->fsdp.wrap_by_class = true;
+	return 0;
+}
+
+/* use_orig_params (FSDP1 only, "true" by default), cpu_offload, and the mixed precision the
+ * Accelerator gives the plugin from bf16 / fp16 (FSDP1 MixedPrecision(param, reduce,
+ * buffer), FSDP2 MixedPrecisionPolicy(param, reduce, output)) */
+static int trainer_fsdp_params(struct recipe *r, const struct fsdp_cfg *c, int version,
+                               const struct dtl_node *fsdp)
+{
+	struct dtl_plan *plan = &r->m->plan;
+	const struct dtl_node *v;
+	bool on = true;
+	int rc;
+
+	if ((v = cfg_get(r, c, "use_orig_params")) &&
+	    (rc = trainer_bool(c, v, "use_orig_params", &on)) < 0)
+		return rc;
+	if (version != 2) {
+		plan->fsdp.use_orig_params = on ? DTL_TRUE : DTL_FALSE;
+		plan->fsdp.use_orig_params_loc = dtl_schema_loc(v ? c->s : r->s, v ? v : fsdp);
+	}
+	if ((v = cfg_get(r, c, "cpu_offload")) && py_truthy(v)) {
+		plan->fsdp.cpu_offload = DTL_TRUE;
+		plan->fsdp.cpu_offload_loc = dtl_schema_loc(c->s, v);
+	}
+	enum dtl_dtype d = dtl_precision_dtype(plan->precision);
+	if (plan->precision != DTL_PRECISION_UNSET && plan->precision != DTL_PRECISION_FP32) {
+		plan->fsdp.param_dtype = plan->fsdp.reduce_dtype = d;
+		plan->fsdp.param_dtype_loc = plan->fsdp.reduce_dtype_loc = plan->precision_loc;
+		if (version != 2) { /* FSDP1, or the default (FSDP2 never casts buffers) */
+			plan->fsdp.buffer_dtype = d;
+			plan->fsdp.buffer_dtype_loc = plan->precision_loc;
+		}
+	}
+	return 0;
+}
+
+/* fsdp_config given as a path: the Trainer json.load()s it from the working directory; a path
+ * that is not there is taken relative to the recipe file */
+static int open_fsdp_file(struct recipe *r, const struct dtl_node *v, struct dtl_loaded *l)
+{
+	const char *path = exists(v->string.text)
+	                       ? v->string.text
+	                       : dtl_path_relative_to(r->arena, r->path, v->string.text);
+	int rc;
+
+	if (!path)
+		return -ENOMEM;
+	if ((rc = dtl_confine_check(path, r->path, dtl_schema_loc(r->s, v), r->error)) < 0 ||
+	    (rc = dtl_loaded_open(l, path, r->arena, r->limits, r->error)) < 0)
+		return rc;
+	if ((rc = dtl_schema_map(&l->s, l->root, "fsdp_config")) < 0)
+		dtl_loaded_close(l);
+	return rc;
+}
+
+static int trainer_fsdp_read(struct recipe *r, const struct dtl_node *fsdp,
+                             const struct fsdp_cfg *c)
+{
+	struct dtl_plan *plan = &r->m->plan;
+	const struct dtl_node *vnode;
+	int version = 0, rc;
+
+	if ((rc = trainer_fsdp_version(r, c, &version, &vnode)) < 0)
+		return rc;
+	if (fsdp->type == DTL_NODE_STRING || fsdp->type == DTL_NODE_SEQ)
+		if ((rc = legacy_words(r, fsdp, version)) < 0)
+			return rc;
+	plan->strategy = version == 2 ? DTL_STRATEGY_FSDP2 : DTL_STRATEGY_FSDP1;
+	plan->strategy_loc = vnode ? dtl_schema_loc(c->s, vnode) : dtl_schema_loc(r->s, fsdp);
+	/* no version: FSDP1 up to transformers 5.9, FSDP2 from 5.10.1 (decided in the sim) */
+	plan->fsdp_version_from_trainer = version == 0;
+	plan->fsdp.loc = dtl_schema_loc(c->map ? c->s : r->s, c->map ? c->map : fsdp);
+	if ((rc = trainer_wrap(r, c)) < 0)
+		return rc;
+	return trainer_fsdp_params(r, c, version, fsdp);
+}
+
+static int trainer_fsdp_key(struct recipe *r)
+{
+	const struct dtl_node *fsdp = key(r, "fsdp"), *cfg = key(r, "fsdp_config");
+	struct fsdp_cfg c = {.s = r->s, .map = NULL};
+	struct dtl_loaded l;
+	bool opened = false;
+	int rc;
+
+	/* `if not self.fsdp: return None`: fsdp_config alone does nothing */
+	if (!py_truthy(fsdp))
+		return 0;
+	if (cfg && cfg->type == DTL_NODE_STRING) {
+		if ((rc = open_fsdp_file(r, cfg, &l)) < 0)
+			return rc;
+		opened = true;
+		c = (struct fsdp_cfg){.s = &l.s, .map = l.root};
+	} else if (cfg && cfg->type == DTL_NODE_MAP) {
+		c.map = cfg;
+	} else if (cfg && cfg->type != DTL_NODE_NULL) {
+		return dtl_schema_type_error(r->s, cfg, "fsdp_config",
+		                             "a mapping or the path of a JSON file");
+	}
+	rc = trainer_fsdp_read(r, fsdp, &c);
+	if (opened)
+		dtl_loaded_close(&l);
+	return rc;
 }
 
 static void precision_keys(struct recipe *r)
@@ -832,12 +1143,19 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 	precision_keys(&r);
 	if ((rc = deepspeed_key(&r)) < 0)
 		goto out;
-	fsdp_key(&r);
-	if (has(&r, "quantization_bit") || has(&r, "finetuning_type") || has(&r, "lora_target") ||
-	    has(&r, "pure_bf16")) {
+	bool lf = has(&r, "quantization_bit") || has(&r, "finetuning_type") ||
+	          has(&r, "lora_target") || has(&r, "pure_bf16");
+	bool axo =
+	    !lf && (has(&r, "base_model") || has(&r, "adapter") || has(&r, "lora_target_linear"));
+	/* axolotl sets accelerate's FSDP up itself; the others are TrainingArguments */
+	if (axo)
+		axolotl_fsdp_key(&r);
+	else if ((rc = trainer_fsdp_key(&r)) < 0)
+		goto out;
+	if (lf) {
 		m->recipe.kind = "LLaMA-Factory";
 		rc = llama_factory(&r);
-	} else if (has(&r, "base_model") || has(&r, "adapter") || has(&r, "lora_target_linear")) {
+	} else if (axo) {
 		m->recipe.kind = "axolotl";
 		rc = axolotl(&r);
 	} else if (trl_keys(&r)) {
