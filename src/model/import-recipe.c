@@ -714,11 +714,49 @@ static int set_storage(struct recipe *r, enum dtl_dtype d, struct dtl_loc loc)
 	return 0;
 }
 
+/*
+ * finetuning_type (LLaMA-Factory v0.9.5, rules/versions.yaml recipes: llama-factory-finetuning):
+ * lora, oft, freeze or full (FinetuningArguments.__post_init__ asserts it); a quantized model
+ * trains with LoRA or OFT only (init_adapter); OFT's adapters are not simulated (DT604).
+ */
+static int finetuning_type(struct recipe *r, const struct dtl_node *ft, const struct dtl_node *bits)
+{
+	static const char *const kinds[] = {"lora", "oft", "freeze", "full", NULL};
+	const char *text;
+	int rc;
+
+	if ((rc = dtl_schema_string(r->s, ft, "finetuning_type", &text)) < 0)
+		return rc;
+	size_t i = 0;
+	while (kinds[i] && strcmp(kinds[i], text) != 0)
+		i++;
+	if (!kinds[i])
+		return dtl_schema_fail(r->s, ft,
+		                       "LLaMA-Factory refuses finetuning_type %s: 'AssertionError: "
+		                       "Invalid fine-tuning method.'",
+		                       dtl_schema_describe(r->s, ft));
+	if (bits && bits->type != DTL_NODE_NULL &&
+	    (strcmp(text, "freeze") == 0 || strcmp(text, "full") == 0))
+		return dtl_schema_fail(
+		    r->s, ft,
+		    "LLaMA-Factory refuses finetuning_type %s with quantization_bit: "
+		    "'ValueError: Quantized models can only be used for the LoRA or "
+		    "OFT tuning.'",
+		    text);
+	if (strcmp(text, "oft") == 0)
+		return dtl_plan_unmodelled(
+		    &r->m->plan, r->arena,
+		    &(struct dtl_unmodelled){
+		        .what = "LLaMA-Factory OFT adapters (finetuning_type oft)",
+		        .touches = "the target modules, which get PEFT OFT adapters",
+		        .loc = dtl_schema_loc(r->s, ft)});
+	return 0;
+}
+
 static int llama_factory(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
 	const struct dtl_node *v, *bits = key(r, "quantization_bit");
-	const char *text;
 	int rc;
 
 	set_trainer(r, "hf-trainer", NULL);
@@ -752,7 +790,7 @@ static int llama_factory(struct recipe *r)
 	const struct dtl_node *ft = key(r, "finetuning_type");
 	bool lora = ft ? ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "lora") == 0
 	               : key(r, "lora_target") != NULL;
-	if (ft && (rc = dtl_schema_string(r->s, ft, "finetuning_type", &text)) < 0)
+	if (ft && (rc = finetuning_type(r, ft, bits)) < 0)
 		return rc;
 	if (lora) {
 		adapter_init(&m->adapter, dtl_schema_loc(r->s, ft ? ft : r->root));
@@ -776,6 +814,9 @@ static int llama_factory(struct recipe *r)
 		m->recipe.upcast_layernorm = true;
 		m->recipe.upcast_layernorm_loc = dtl_schema_loc(r->s, v);
 	}
+	/* a forward hook that casts lm_head's output to float32: no parameter changes dtype
+	 * (model_utils/checkpointing.py#L180-L184 at v0.9.5) */
+	(void)key(r, "upcast_lmhead_output");
 	return 0;
 }
 
