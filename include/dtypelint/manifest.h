@@ -134,6 +134,13 @@ struct dtl_key_read {
 	struct dtl_loc loc;
 };
 
+/* The parts of a composite model LLaMA-Factory's full tuning freezes (struct dtl_recipe). */
+enum {
+	DTL_LF_VISION = 1,    /* freeze_vision_tower (default true) */
+	DTL_LF_PROJECTOR = 2, /* freeze_multi_modal_projector (default true) */
+	DTL_LF_LANGUAGE = 4,  /* freeze_language_model (default false) */
+};
+
 /* What a training recipe (--trainer-args: LLaMA-Factory, TRL / alignment-handbook, axolotl)
  * does to dtypes beyond the plan and the quantization config it sets. */
 struct dtl_recipe {
@@ -144,6 +151,11 @@ struct dtl_recipe {
 	struct dtl_loc cast_trainable_loc;
 	bool upcast_layernorm; /* LLaMA-Factory upcast_layernorm: 1-D norm weights to float32 */
 	struct dtl_loc upcast_layernorm_loc;
+	/* LLaMA-Factory finetuning_type full: get_forbidden_modules freezes these parts of a
+	 * composite (vision-language) model, kept in the load dtype (DTL_LF_*; 0: not full) */
+	unsigned lf_full_frozen;
+	bool lf_full;
+	struct dtl_loc lf_full_loc;
 	bool cast_lm_head_fp32; /* TRL GRPOConfig.cast_lm_head_to_fp32 */
 	struct dtl_loc cast_lm_head_fp32_loc;
 	bool trl_dtype_unset; /* a TRL ModelConfig recipe that names no dtype */

@@ -101,6 +101,9 @@ static const char *const known_keys[] = {"bf16",
                                          "lora_rank",
                                          "upcast_layernorm",
                                          "upcast_lmhead_output",
+                                         "freeze_vision_tower",
+                                         "freeze_multi_modal_projector",
+                                         "freeze_language_model",
                                          "double_quantization",
                                          "load_in_4bit",
                                          "load_in_8bit",
@@ -753,6 +756,34 @@ static int finetuning_type(struct recipe *r, const struct dtl_node *ft, const st
 	return 0;
 }
 
+/* finetuning_type full: the parts of a composite model get_forbidden_modules freezes
+ * (model_utils/visual.py at v0.9.5), from the three flags and their defaults */
+static int lf_full_frozen(struct recipe *r, const struct dtl_node *ft)
+{
+	static const struct {
+		const char *key;
+		unsigned bit;
+		bool dflt;
+	} flags[] = {{"freeze_vision_tower", DTL_LF_VISION, true},
+	             {"freeze_multi_modal_projector", DTL_LF_PROJECTOR, true},
+	             {"freeze_language_model", DTL_LF_LANGUAGE, false}};
+	struct dtl_recipe *rc = &r->m->recipe;
+	int e;
+
+	rc->lf_full = true;
+	rc->lf_full_loc = dtl_schema_loc(r->s, ft);
+	rc->lf_full_frozen = 0;
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		const struct dtl_node *v = key(r, flags[i].key);
+		enum dtl_tristate on = flags[i].dflt ? DTL_TRUE : DTL_FALSE;
+		if (v && (e = dtl_schema_tristate(r->s, v, flags[i].key, &on)) < 0)
+			return e;
+		if (on == DTL_TRUE)
+			rc->lf_full_frozen |= flags[i].bit;
+	}
+	return 0;
+}
+
 static int llama_factory(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -814,6 +845,9 @@ static int llama_factory(struct recipe *r)
 		m->recipe.upcast_layernorm = true;
 		m->recipe.upcast_layernorm_loc = dtl_schema_loc(r->s, v);
 	}
+	if (ft && ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "full") == 0 &&
+	    (rc = lf_full_frozen(r, ft)) < 0)
+		return rc;
 	/* a forward hook that casts lm_head's output to float32: no parameter changes dtype
 	 * (model_utils/checkpointing.py#L180-L184 at v0.9.5) */
 	(void)key(r, "upcast_lmhead_output");

@@ -25,6 +25,89 @@ bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim)
 	return false;
 }
 
+/*
+ * LLaMA-Factory's composite models (model_utils/visual.py at v0.9.5, _register_composite_model;
+ * rules/versions.yaml recipes: llama-factory-finetuning): the keys of its vision tower,
+ * projector and language model, matched as substrings of parameter names. NULL lists are the
+ * defaults: vision_tower, multi_modal_projector, language_model + lm_head.
+ */
+struct lf_composite {
+	const char *model_type;
+	const char *projector[3], *vision[5], *language[3];
+};
+
+static const struct lf_composite lf_composites[] = {
+    {"gemma3", {NULL}, {NULL}, {NULL}},
+    {"glm4v",
+     {"visual.merger"},
+     {"visual.patch_embed", "visual.blocks"},
+     {"language_model", "lm_head"}},
+    {"internvl", {NULL}, {NULL}, {NULL}},
+    {"llama4", {NULL}, {"vision_model"}, {NULL}},
+    {"llava", {NULL}, {NULL}, {NULL}},
+    {"llava_next", {NULL}, {NULL}, {NULL}},
+    {"llava_next_video", {NULL}, {NULL}, {NULL}},
+    {"mistral3", {"model.multi_modal_projector"}, {NULL}, {NULL}},
+    {"mllama", {NULL}, {"vision_model"}, {NULL}},
+    {"paligemma", {NULL}, {NULL}, {NULL}},
+    {"qwen2_vl",
+     {"visual.merger"},
+     {"visual.patch_embed", "visual.blocks"},
+     {"language_model", "lm_head"}},
+    {"qwen2_5_vl",
+     {"visual.merger"},
+     {"visual.patch_embed", "visual.blocks"},
+     {"language_model", "lm_head"}},
+    {"qwen3_vl",
+     {"visual.merger"},
+     {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
+     {"language_model", "lm_head"}},
+    {"qwen3_vl_moe",
+     {"visual.merger"},
+     {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
+     {"language_model", "lm_head"}},
+};
+
+static const char *const lf_default_projector[] = {"multi_modal_projector", NULL};
+static const char *const lf_default_vision[] = {"vision_tower", NULL};
+static const char *const lf_default_language[] = {"language_model", "lm_head", NULL};
+
+static bool lf_hits(const char *name, const char *const *keys, const char *const *dflt)
+{
+	for (const char *const *k = keys[0] ? keys : dflt; *k; k++)
+		if (strstr(name, *k))
+			return true;
+	return false;
+}
+
+/* finetuning_type full: _setup_full_tuning freezes every parameter under a forbidden module
+ * (get_forbidden_modules) and casts only the others; a model that is not composite, or whose
+ * profile names no model_type, has none */
+static void lf_full_freeze(struct dtl_sim *sim)
+{
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	const struct dtl_profile *profile = sim->model.profile;
+	const struct lf_composite *c = NULL;
+
+	if (!rc->lf_full || !rc->lf_full_frozen || !profile || !profile->model_type)
+		return;
+	for (size_t i = 0; i < sizeof(lf_composites) / sizeof(lf_composites[0]) && !c; i++)
+		if (strcmp(lf_composites[i].model_type, profile->model_type) == 0)
+			c = &lf_composites[i];
+	for (uint32_t t = 0; c && t < sim->t.count; t++) {
+		const char *name = sim->t.name[t];
+		if (sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		if (((rc->lf_full_frozen & DTL_LF_VISION) &&
+		     lf_hits(name, c->vision, lf_default_vision)) ||
+		    ((rc->lf_full_frozen & DTL_LF_PROJECTOR) &&
+		     lf_hits(name, c->projector, lf_default_projector)) ||
+		    ((rc->lf_full_frozen & DTL_LF_LANGUAGE) &&
+		     lf_hits(name, c->language, lf_default_language)))
+			sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
+	}
+}
+
 /* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
  * (1-D weights named like a norm, LAYERNORM_NAMES = {"norm", "ln"}) and, after
  * get_peft_model, every trainable parameter to float32 (adapter.py). */
@@ -50,6 +133,7 @@ static int recipe_casts(struct dtl_sim *sim)
 		if (r < 0)
 			return r;
 	}
+	lf_full_freeze(sim);
 	for (uint32_t t = 0; rc->cast_trainable != DTL_DTYPE_NONE && t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
 		    sim->t.dtype[t] == rc->cast_trainable)
