@@ -32,6 +32,13 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
                             const struct dtl_limits *limits, struct dtl_manifest *manifest,
                             struct dtl_error *error);
+/* A training script's own --fsdp (its value, NULL when bare: True) and --fsdp_config (a resolved
+ * path, or NULL), each at its word of the launch script, read as the HF Trainer reads its
+ * fsdp / fsdp_config into manifest's plan (after the script's --bf16 / --fp16). */
+int dtl_import_trainer_fsdp(const char *fsdp, struct dtl_loc fsdp_loc, const char *config,
+                            struct dtl_loc config_loc, struct dtl_arena *arena,
+                            const struct dtl_limits *limits, struct dtl_manifest *manifest,
+                            struct dtl_error *error);
 /* A training framework's own config (src/model/import-framework.c lists them: torchtune's
  * recipe YAML, ...), told by its own keys, with the framework's command-line overrides
  * ("key=value", "~key"; n of them, applied in order as the framework applies them) read into

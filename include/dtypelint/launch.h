@@ -28,6 +28,12 @@ struct dtl_launch {
 	struct dtl_loc precision_loc;
 	enum dtl_strategy strategy; /* --use_fsdp + FSDP_VERSION, --use_deepspeed, env */
 	struct dtl_loc strategy_loc;
+	/* the training script's --fsdp (its words; NULL for a bare --fsdp, which is True) and
+	 * --fsdp_config (a resolved path): TrainingArguments' own FSDP
+	 * (dtl_import_trainer_fsdp); trainer_fsdp_given false: no --fsdp */
+	bool trainer_fsdp_given;
+	const char *trainer_fsdp, *trainer_fsdp_config;
+	struct dtl_loc trainer_fsdp_loc, trainer_fsdp_config_loc;
 	int64_t world_size; /* --num_processes, --nproc_per_node, --num_gpus x --nnodes */
 	struct dtl_loc world_size_loc;
 	/* struct dtl_input_warning: unresolved variables, parts not read */

@@ -154,6 +154,10 @@ static int launch(const struct dtl_compose_inputs *in, struct dtl_arena *arena,
 	    (r = trainer_args(l.trainer_args_file, arena, limits, m, error)) < 0)
 		return r;
 	launch_flags(&l, &m->plan);
+	if (l.trainer_fsdp_given &&
+	    (r = dtl_import_trainer_fsdp(l.trainer_fsdp, l.trainer_fsdp_loc, l.trainer_fsdp_config,
+	                                 l.trainer_fsdp_config_loc, arena, limits, m, error)) < 0)
+		return r;
 	const struct dtl_unmodelled *u = l.unmodelled.items;
 	for (size_t i = 0; i < l.unmodelled.count; i++)
 		if ((r = dtl_plan_unmodelled(&m->plan, arena, &u[i])) < 0)

@@ -1252,3 +1252,56 @@ out:
 	dtl_loaded_close(&l);
 	return rc < 0 ? rc : 0;
 }
+
+/* A scalar string node at loc, as the YAML reader would have made it */
+static void string_node(struct dtl_node *node, const char *text, struct dtl_loc loc)
+{
+	node->type = DTL_NODE_STRING;
+	node->line = loc.line;
+	node->column = loc.column;
+	node->raw = node->string.text = text;
+	node->raw_len = (uint32_t)strlen(text);
+	node->string.len = node->raw_len;
+}
+
+int dtl_import_trainer_fsdp(const char *fsdp, struct dtl_loc fsdp_loc, const char *config,
+                            struct dtl_loc config_loc, struct dtl_arena *arena,
+                            const struct dtl_limits *limits, struct dtl_manifest *m,
+                            struct dtl_error *error)
+{
+	/* the script's words as the tree a recipe file would give: {fsdp: ..., fsdp_config: ...} */
+	struct dtl_schema s = {
+	    .file = fsdp_loc.file, .arena = arena, .limits = limits, .error = error};
+	struct dtl_pair *pairs = dtl_arena_calloc(arena, 2, sizeof(*pairs));
+	struct dtl_node root = {
+	    .type = DTL_NODE_MAP, .line = fsdp_loc.line, .column = fsdp_loc.column};
+
+	if (!pairs)
+		return -ENOMEM;
+	string_node(&pairs[0].key, "fsdp", fsdp_loc);
+	if (fsdp) {
+		string_node(&pairs[0].value, fsdp, fsdp_loc);
+	} else { /* a bare --fsdp: True */
+		pairs[0].value = (struct dtl_node){.type = DTL_NODE_BOOL,
+		                                   .line = fsdp_loc.line,
+		                                   .column = fsdp_loc.column,
+		                                   .raw = "True",
+		                                   .raw_len = 4,
+		                                   .boolean = true};
+	}
+	if (config) {
+		string_node(&pairs[1].key, "fsdp_config", config_loc);
+		string_node(&pairs[1].value, config, config_loc);
+	}
+	root.map.pairs = pairs;
+	root.map.count = config ? 2 : 1;
+	struct recipe r = {.s = &s,
+	                   .root = &root,
+	                   .path = fsdp_loc.file,
+	                   .arena = arena,
+	                   .limits = limits,
+	                   .m = m,
+	                   .error = error};
+	int rc = trainer_fsdp_key(&r);
+	return rc < 0 ? rc : 0;
+}

@@ -805,6 +805,34 @@ static int unmodelled_flag(struct reader *rd, const struct word *words, size_t n
 	return 0;
 }
 
+/* TrainingArguments.fsdp: "--fsdp=WORDS", "--fsdp WORDS", or a bare --fsdp (nargs="?",
+ * const=True) when the next word is a flag or there is none */
+static void fsdp_arg(struct reader *rd, const struct word *words, size_t n, size_t *j)
+{
+	const struct word *w = &words[*j], *v = NULL;
+	const char *text = NULL;
+
+	if (w->text[6] == '=') {
+		text = w->text + 7;
+		v = w;
+	} else if (*j + 1 < n && words[*j + 1].text[0] != '-') {
+		v = &words[++*j];
+		text = v->text;
+	}
+	if (v && v->unresolved) {
+		warn(rd, v->loc,
+		     dtl_arena_sprintf(
+		         rd->lx.arena,
+		         "--fsdp '%s': %s is not set in the script (an argument or the "
+		         "environment of whoever runs it): not read",
+		         text, v->unresolved));
+		return;
+	}
+	rd->out->trainer_fsdp_given = true;
+	rd->out->trainer_fsdp = text;
+	rd->out->trainer_fsdp_loc = v ? v->loc : w->loc;
+}
+
 /* The training script's own arguments (HF TrainingArguments and the recipes' runners). */
 static int script_args(struct reader *rd, const struct word *words, size_t n, size_t j)
 {
@@ -826,6 +854,11 @@ static int script_args(struct reader *rd, const struct word *words, size_t n, si
 			             &out->deepspeed_loc);
 		else if (v) /* DeepSpeed-Chat's bare --deepspeed: the next word is a flag */
 			j--;
+		else if ((v = value_of(words, n, &j, "--fsdp_config", &scratch)))
+			r = file_arg(rd, v, "--fsdp_config", &out->trainer_fsdp_config,
+			             &out->trainer_fsdp_config_loc);
+		else if (is(w, "--fsdp") || strncmp(w->text, "--fsdp=", 7) == 0)
+			fsdp_arg(rd, words, n, &j);
 		else if ((v = value_of(words, n, &j, "--config", &scratch)))
 			r = file_arg(rd, v, "--config", &out->trainer_args_file,
 			             &out->trainer_args_loc);
