@@ -156,6 +156,13 @@ struct dtl_recipe {
 	unsigned lf_full_frozen;
 	bool lf_full;
 	struct dtl_loc lf_full_loc;
+	/* finetuning_type freeze: only the last freeze_trainable_layers layers (the first ones
+	 * when negative), their freeze_trainable_modules ("all": whole layers) and the
+	 * freeze_extra_modules train; the rest stays frozen in the load dtype. The forbidden
+	 * parts above (lf_full_frozen) apply too. */
+	bool lf_freeze;
+	int64_t lf_freeze_layers;
+	struct dtl_patterns lf_freeze_modules, lf_freeze_extra;
 	bool cast_lm_head_fp32; /* TRL GRPOConfig.cast_lm_head_to_fp32 */
 	struct dtl_loc cast_lm_head_fp32_loc;
 	bool trl_dtype_unset; /* a TRL ModelConfig recipe that names no dtype */

@@ -104,6 +104,9 @@ static const char *const known_keys[] = {"bf16",
                                          "freeze_vision_tower",
                                          "freeze_multi_modal_projector",
                                          "freeze_language_model",
+                                         "freeze_trainable_layers",
+                                         "freeze_trainable_modules",
+                                         "freeze_extra_modules",
                                          "double_quantization",
                                          "load_in_4bit",
                                          "load_in_8bit",
@@ -770,7 +773,7 @@ static int lf_full_frozen(struct recipe *r, const struct dtl_node *ft)
 	struct dtl_recipe *rc = &r->m->recipe;
 	int e;
 
-	rc->lf_full = true;
+	rc->lf_full = strcmp(ft->string.text, "full") == 0;
 	rc->lf_full_loc = dtl_schema_loc(r->s, ft);
 	rc->lf_full_frozen = 0;
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
@@ -781,6 +784,45 @@ static int lf_full_frozen(struct recipe *r, const struct dtl_node *ft)
 		if (on == DTL_TRUE)
 			rc->lf_full_frozen |= flags[i].bit;
 	}
+	return 0;
+}
+
+/* "a,b" or [a, b] (FinetuningArguments.split_arg), into out; absent: dflt (or none) */
+static int lf_list(struct recipe *r, const char *name, const char *dflt, struct dtl_patterns *out)
+{
+	const struct dtl_node *v = key(r, name);
+	static struct dtl_pattern all = {.text = "all", .len = 3};
+
+	if (!v || v->type == DTL_NODE_NULL) {
+		*out = (struct dtl_patterns){.items = dflt ? &all : NULL, .count = dflt ? 1 : 0};
+		return 0;
+	}
+	return dtl_class_list(r->s, v, name, out);
+}
+
+/* finetuning_type freeze (_setup_freeze_tuning at v0.9.5); use_llama_pro's expanded blocks
+ * are not simulated (DT604) */
+static int lf_freeze(struct recipe *r)
+{
+	struct dtl_recipe *rc = &r->m->recipe;
+	const struct dtl_node *v;
+	int e;
+
+	rc->lf_freeze = true;
+	rc->lf_freeze_layers = 2;
+	if ((v = key(r, "freeze_trainable_layers")) &&
+	    (e = dtl_schema_int(r->s, v, "freeze_trainable_layers", -(1 << 20), 1 << 20,
+	                        &rc->lf_freeze_layers)) < 0)
+		return e;
+	if ((e = lf_list(r, "freeze_trainable_modules", "all", &rc->lf_freeze_modules)) < 0 ||
+	    (e = lf_list(r, "freeze_extra_modules", NULL, &rc->lf_freeze_extra)) < 0)
+		return e;
+	if (yes(v = key(r, "use_llama_pro")))
+		return dtl_plan_unmodelled(
+		    &r->m->plan, r->arena,
+		    &(struct dtl_unmodelled){.what = "LLaMA-Factory LLaMA Pro (use_llama_pro)",
+		                             .touches = "the expanded blocks it trains",
+		                             .loc = dtl_schema_loc(r->s, v)});
 	return 0;
 }
 
@@ -845,8 +887,12 @@ static int llama_factory(struct recipe *r)
 		m->recipe.upcast_layernorm = true;
 		m->recipe.upcast_layernorm_loc = dtl_schema_loc(r->s, v);
 	}
-	if (ft && ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "full") == 0 &&
+	if (ft && ft->type == DTL_NODE_STRING &&
+	    (strcmp(ft->string.text, "full") == 0 || strcmp(ft->string.text, "freeze") == 0) &&
 	    (rc = lf_full_frozen(r, ft)) < 0)
+		return rc;
+	if (ft && ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "freeze") == 0 &&
+	    (rc = lf_freeze(r)) < 0)
 		return rc;
 	/* a forward hook that casts lm_head's output to float32: no parameter changes dtype
 	 * (model_utils/checkpointing.py#L180-L184 at v0.9.5) */

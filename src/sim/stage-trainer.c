@@ -9,6 +9,8 @@
  * A recipe's own casts (LLaMA-Factory) come first: they run inside its model loader.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim-private.h"
@@ -80,30 +82,87 @@ static bool lf_hits(const char *name, const char *const *keys, const char *const
 	return false;
 }
 
-/* finetuning_type full: _setup_full_tuning freezes every parameter under a forbidden module
- * (get_forbidden_modules) and casts only the others; a model that is not composite, or whose
- * profile names no model_type, has none */
-static void lf_full_freeze(struct dtl_sim *sim)
+/* get_forbidden_modules: the parts of composite model c that the flags freeze */
+static bool lf_forbidden(const struct dtl_recipe *rc, const struct lf_composite *c,
+                         const char *name)
+{
+	return c && (((rc->lf_full_frozen & DTL_LF_VISION) &&
+	              lf_hits(name, c->vision, lf_default_vision)) ||
+	             ((rc->lf_full_frozen & DTL_LF_PROJECTOR) &&
+	              lf_hits(name, c->projector, lf_default_projector)) ||
+	             ((rc->lf_full_frozen & DTL_LF_LANGUAGE) &&
+	              lf_hits(name, c->language, lf_default_language)));
+}
+
+/* The model's layer count, as LLaMA-Factory reads config.num_hidden_layers: one past the
+ * highest N of a "layers.N." in the tensor names (the text decoder's, in a composite model) */
+static int64_t lf_num_layers(const struct dtl_sim *sim)
+{
+	int64_t n = 0;
+
+	for (uint32_t t = 0; t < sim->t.count; t++)
+		for (const char *p = strstr(sim->t.name[t], "layers."); p;
+		     p = strstr(p + 1, "layers.")) {
+			char *end;
+			long long i = strtoll(p + 7, &end, 10);
+			if (end != p + 7 && *end == '.' && i + 1 > n)
+				n = i + 1;
+		}
+	return n;
+}
+
+/* _setup_freeze_tuning: trains a parameter whose name holds ".<idx>.<module>" for a trainable
+ * layer idx and module ("all": ""), or an extra module, or (freeze_multi_modal_projector
+ * false) a projector key */
+static bool lf_freeze_trains(const struct dtl_recipe *rc, const struct lf_composite *c, int64_t lo,
+                             int64_t hi, const char *name)
+{
+	const struct dtl_patterns *mods = &rc->lf_freeze_modules, *extra = &rc->lf_freeze_extra;
+	char key[160];
+
+	for (int64_t idx = lo; idx < hi; idx++)
+		for (size_t m = 0; m < mods->count; m++) {
+			bool all = strcmp(mods->items[m].text, "all") == 0;
+			snprintf(key, sizeof(key), ".%lld.%s", (long long)idx,
+			         all ? "" : mods->items[m].text);
+			if (strstr(name, key))
+				return true;
+		}
+	for (size_t e = 0; e < extra->count; e++)
+		if (strstr(name, extra->items[e].text))
+			return true;
+	return c && !(rc->lf_full_frozen & DTL_LF_PROJECTOR) &&
+	       lf_hits(name, c->projector, lf_default_projector);
+}
+
+/* finetuning_type full or freeze: the parameters LLaMA-Factory freezes keep the load dtype
+ * and lose requires_grad before the cast (rules/versions.yaml recipes:
+ * llama-factory-finetuning). A composite model is told by its profile's model_type. */
+static void lf_freeze_params(struct dtl_sim *sim)
 {
 	const struct dtl_recipe *rc = &sim->manifest->recipe;
 	const struct dtl_profile *profile = sim->model.profile;
 	const struct lf_composite *c = NULL;
+	int64_t lo = 0, hi = 0;
 
-	if (!rc->lf_full || !rc->lf_full_frozen || !profile || !profile->model_type)
+	if (!rc->lf_full && !rc->lf_freeze)
 		return;
-	for (size_t i = 0; i < sizeof(lf_composites) / sizeof(lf_composites[0]) && !c; i++)
+	for (size_t i = 0; profile && profile->model_type &&
+	                   i < sizeof(lf_composites) / sizeof(lf_composites[0]) && !c;
+	     i++)
 		if (strcmp(lf_composites[i].model_type, profile->model_type) == 0)
 			c = &lf_composites[i];
-	for (uint32_t t = 0; c && t < sim->t.count; t++) {
+	if (rc->lf_freeze) {
+		int64_t n = lf_num_layers(sim), k = rc->lf_freeze_layers;
+		lo = k > 0 ? (n - k > 0 ? n - k : 0) : 0;
+		hi = k > 0 ? n : (-k < n ? -k : n);
+	}
+	for (uint32_t t = 0; t < sim->t.count; t++) {
 		const char *name = sim->t.name[t];
 		if (sim->t.kind[t] != DTL_KIND_PARAM)
 			continue;
-		if (((rc->lf_full_frozen & DTL_LF_VISION) &&
-		     lf_hits(name, c->vision, lf_default_vision)) ||
-		    ((rc->lf_full_frozen & DTL_LF_PROJECTOR) &&
-		     lf_hits(name, c->projector, lf_default_projector)) ||
-		    ((rc->lf_full_frozen & DTL_LF_LANGUAGE) &&
-		     lf_hits(name, c->language, lf_default_language)))
+		if (lf_forbidden(rc, c, name) ||
+		    (rc->lf_freeze && !lf_freeze_trains(rc, c, lo, hi, name)))
 			sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
 	}
 }
@@ -133,7 +192,7 @@ static int recipe_casts(struct dtl_sim *sim)
 		if (r < 0)
 			return r;
 	}
-	lf_full_freeze(sim);
+	lf_freeze_params(sim);
 	for (uint32_t t = 0; rc->cast_trainable != DTL_DTYPE_NONE && t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
 		    sim->t.dtype[t] == rc->cast_trainable)
