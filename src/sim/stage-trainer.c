@@ -138,15 +138,17 @@ static bool lf_freeze_trains(const struct dtl_recipe *rc, const struct lf_compos
 /* finetuning_type full or freeze: the parameters LLaMA-Factory freezes keep the load dtype
  * and lose requires_grad before the cast (rules/versions.yaml recipes:
  * llama-factory-finetuning). A composite model is told by its profile's model_type. */
-static void lf_freeze_params(struct dtl_sim *sim)
+static int lf_freeze_params(struct dtl_sim *sim)
 {
+	static const char *fact = "https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/"
+	                          "llamafactory/model/adapter.py#L306-L336";
 	const struct dtl_recipe *rc = &sim->manifest->recipe;
 	const struct dtl_profile *profile = sim->model.profile;
 	const struct lf_composite *c = NULL;
 	int64_t lo = 0, hi = 0;
 
 	if (!rc->lf_full && !rc->lf_freeze)
-		return;
+		return 0;
 	for (size_t i = 0; profile && profile->model_type &&
 	                   i < sizeof(lf_composites) / sizeof(lf_composites[0]) && !c;
 	     i++)
@@ -161,10 +163,25 @@ static void lf_freeze_params(struct dtl_sim *sim)
 		const char *name = sim->t.name[t];
 		if (sim->t.kind[t] != DTL_KIND_PARAM)
 			continue;
-		if (lf_forbidden(rc, c, name) ||
-		    (rc->lf_freeze && !lf_freeze_trains(rc, c, lo, hi, name)))
-			sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
+		if (!lf_forbidden(rc, c, name) &&
+		    !(rc->lf_freeze && !lf_freeze_trains(rc, c, lo, hi, name)))
+			continue;
+		sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
+		/* the history says why a frozen tensor kept its dtype beside cast ones */
+		int r =
+		    dtl_sim_note(sim, t, DTL_STAGE_TRAINER,
+		                 rc->lf_full ? "LLaMA-Factory's full tuning freezes it "
+		                               "(get_forbidden_modules: freeze_vision_tower, "
+		                               "freeze_multi_modal_projector, "
+		                               "freeze_language_model) and does not cast it"
+		                             : "LLaMA-Factory's freeze tuning freezes it (not in "
+		                               "freeze_trainable_layers / freeze_trainable_modules "
+		                               "/ freeze_extra_modules) and does not cast it",
+		                 fact, rc->lf_full_loc);
+		if (r < 0)
+			return r;
 	}
+	return 0;
 }
 
 /* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
@@ -192,7 +209,8 @@ static int recipe_casts(struct dtl_sim *sim)
 		if (r < 0)
 			return r;
 	}
-	lf_freeze_params(sim);
+	if ((r = lf_freeze_params(sim)) < 0)
+		return r;
 	for (uint32_t t = 0; rc->cast_trainable != DTL_DTYPE_NONE && t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
 		    sim->t.dtype[t] == rc->cast_trainable)
