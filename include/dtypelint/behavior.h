@@ -14,6 +14,7 @@
 
 #include "dtypelint/arena.h"
 #include "dtypelint/diag.h"
+#include "dtypelint/manifest.h"
 #include "dtypelint/plan.h"
 #include "dtypelint/requirements.h"
 #include "dtypelint/version.h"
@@ -51,6 +52,15 @@ int dtl_behavior_table_pin_newest(struct dtl_behavior_table *table, const struct
 /* Is the behaviour in force for these versions (a plan whose versions are all resolved)? */
 bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
                          const struct dtl_version versions[DTL_FW_COUNT]);
+/* The behaviour whose rules/versions.yaml key is name[0..len) ("fsdp1-validate-v2"), or -1:
+ * for the profiles, whose entries may exist in some versions only. */
+int dtl_behavior_lookup(const char *name, size_t len);
+/* The manifest as plan's versions (the table's newest where it names none) have it: without
+ * the tensors an importer created for other versions only (dtl_tensor_decl.gate, a tail of
+ * the list). *ret is m itself when none is left out, else a copy in arena. 0 or -ENOMEM. */
+int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
+                             const struct dtl_plan *plan, struct dtl_arena *arena,
+                             const struct dtl_manifest **ret);
 /* "torch >= 2.1", "deepspeed 0.12.0 to 0.19.2" */
 const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
                                struct dtl_arena *arena);

@@ -49,6 +49,11 @@ struct dtl_tensor_decl {
 	/* why an importer gave this dtype (e.g. "pre-quantized checkpoint: bitsandbytes 4-bit,
 	 * uint8 storage"); NULL: the entry declares it */
 	const char *dtype_reason;
+	/* importers only (an architecture profile's created buffer): 1 + the behaviour (enum
+	 * dtl_behavior) in whose versions the tensor exists; 0: always. Such tensors come last. */
+	uint16_t gate;
+	/* importers only: created under torch's default dtype, so from_pretrained's dtype */
+	bool load_dtype;
 };
 
 /* a path glob mapped to a name: modules (class), kernels (op) */

@@ -35,13 +35,19 @@ struct dtl_shape_rule {
 	size_t rank;
 };
 
-/* A float32 buffer the modelling code creates at construction and no checkpoint stores (rotary
+/* A buffer the modelling code creates at construction and no checkpoint stores (rotary
  * inv_freq): an HF folder gets it, with its shape from expressions over config.json keys. */
 struct dtl_created_buffer {
 	struct dtl_pattern name; /* the exact tensor name */
 	const char **dims;       /* expressions over config.json keys */
 	size_t rank;
 	bool verified;
+	/* 1 + the behaviour (enum dtl_behavior) in whose versions the code creates it; 0: in
+	 * every version (the key `behaviour:`) */
+	uint16_t gate;
+	/* created under torch's default dtype, which from_pretrained sets to the load dtype
+	 * (`dtype: load`); else float32 */
+	bool load_dtype;
 };
 
 struct dtl_profile {
@@ -65,6 +71,9 @@ struct dtl_profile {
 	size_t tied_count;
 	bool tie_word_embeddings_default;
 	struct dtl_patterns linear_modules;
+	/* parallel to linear_modules.items: 1 + the behaviour in whose versions the module is an
+	 * nn.Linear (an entry `{path: GLOB, behaviour: KEY}`); 0: in every version */
+	uint16_t *linear_gates;
 	struct dtl_shape_rule *shapes;
 	size_t shape_count;
 	struct dtl_created_buffer *created_buffers;

@@ -59,6 +59,10 @@ static int judge(const struct dtl_lint_job *job, const struct dtl_lint_settings 
 
 	if (!sim || !findings || !view)
 		return -ENOMEM;
+	/* the tensors of these versions: a variant may have fewer or more created buffers */
+	if ((r = dtl_manifest_at_versions(manifest, s->options->behaviors, plan, arena,
+	                                  &manifest)) < 0)
+		return r;
 	r = dtl_sim_run(sim, manifest, plan, s->options->behaviors, arena, error);
 	if (r < 0)
 		return r;
@@ -300,11 +304,13 @@ int dtl_lint_run(const struct dtl_lint_job *job, const struct dtl_lint_settings 
 		ret->warnings = &manifest->warnings;
 	if ((r = resolve_plan(job, s, manifest, arena, plan, ranges, error)) < 0)
 		return r;
-	if (o->planned && (r = o->planned(o, manifest, plan, error)) < 0)
+	const struct dtl_manifest *at_plan;
+	if ((r = dtl_manifest_at_versions(manifest, o->behaviors, plan, arena, &at_plan)) < 0 ||
+	    (o->planned && (r = o->planned(o, at_plan, plan, error)) < 0))
 		return r;
 	if ((r = judge(job, s, manifest, plan, arena, &base, error)) < 0)
 		return r;
-	ret->manifest = manifest;
+	ret->manifest = at_plan;
 	ret->plan = plan;
 	ret->sim = base.sim;
 	r = vary_versions(job, s, manifest, plan, ranges, arena, base.findings, error);

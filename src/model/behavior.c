@@ -164,6 +164,51 @@ bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavi
 	return true;
 }
 
+int dtl_behavior_lookup(const char *name, size_t len)
+{
+	for (int b = 0; b < DTL_B_COUNT; b++)
+		if (strlen(behavior_names[b]) == len && memcmp(behavior_names[b], name, len) == 0)
+			return b;
+	return -1;
+}
+
+int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
+                             const struct dtl_plan *plan, struct dtl_arena *arena,
+                             const struct dtl_manifest **ret)
+{
+	struct dtl_version versions[DTL_FW_COUNT];
+	size_t kept = m->tensor_count;
+
+	*ret = m;
+	if (!kept || !m->tensors[kept - 1].gate)
+		return 0;
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
+		versions[fw] = plan->versions[fw].set ? plan->versions[fw] : table->newest[fw];
+	/* the gated tensors are last: the others keep their indices in every variant */
+	size_t first = kept;
+	while (first > 0 && m->tensors[first - 1].gate)
+		first--;
+	struct dtl_tensor_decl *t = dtl_arena_calloc(arena, kept + 1, sizeof(*t));
+	struct dtl_manifest *out = dtl_arena_alloc(arena, sizeof(*out));
+	if (!t || !out)
+		return -ENOMEM;
+	memcpy(t, m->tensors, first * sizeof(*t));
+	kept = first;
+	for (size_t i = first; i < m->tensor_count; i++)
+		if (dtl_behavior_active(table, (enum dtl_behavior)(m->tensors[i].gate - 1),
+		                        versions))
+			t[kept++] = m->tensors[i];
+	if (kept == m->tensor_count)
+		return 0;
+	*out = *m;
+	out->tensors = t;
+	out->tensor_count = kept;
+	/* the name index is the parser's, over every tensor: the simulation makes its own */
+	out->tensor_index = (struct dtl_strmap){0};
+	*ret = out;
+	return 0;
+}
+
 const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_behavior behavior,
                                struct dtl_arena *arena)
 {

@@ -31,7 +31,9 @@ struct entry {
 	struct dtl_loc loc;
 	const char *dtype_reason; /* NULL: the header's, or the config's dtype */
 	struct dtl_loc dtype_loc;
-	bool created; /* a non-persistent buffer the model code creates (profile) */
+	bool created;    /* a non-persistent buffer the model code creates (profile) */
+	uint16_t gate;   /* the profile's created buffer exists in some versions only */
+	bool load_dtype; /* ... created in the default dtype, the load dtype */
 };
 
 struct folder {
@@ -285,8 +287,11 @@ static int add_entry(struct folder *f, const char *name, size_t len, struct entr
 }
 
 /* The buffers the model code creates and no checkpoint stores (rotary inv_freq), from the
- * profile: float32, non-persistent, unless the checkpoint has an entry of that name. */
-static int created_buffers(struct folder *f, const struct dtl_profile *p, struct dtl_loc loc)
+ * profile: non-persistent, unless the checkpoint has an entry of that name; float32, or for
+ * one created under the default dtype the checkpoint's (the load stage gives it the load
+ * dtype). */
+static int created_buffers(struct folder *f, const struct dtl_profile *p, enum dtl_dtype checkpoint,
+                           struct dtl_loc loc)
 {
 	for (size_t i = 0; p && i < p->created_buffer_count; i++) {
 		const struct dtl_created_buffer *cb = &p->created_buffers[i];
@@ -296,11 +301,19 @@ static int created_buffers(struct folder *f, const struct dtl_profile *p, struct
 			continue;
 		if (r < 0)
 			return r;
-		e->dtype = DTL_DTYPE_F32;
 		e->created = true;
+		e->gate = cb->gate;
+		e->load_dtype = cb->load_dtype;
 		e->loc = e->dtype_loc = loc;
+		e->dtype = DTL_DTYPE_F32;
 		e->dtype_reason = "float32, created by the model code, not in the checkpoint "
 		                  "(a non-persistent buffer)";
+		if (cb->load_dtype && checkpoint != DTL_DTYPE_NONE) {
+			e->dtype = checkpoint;
+			e->dtype_reason = "the checkpoint's dtype: created by the model code under "
+			                  "the default dtype, not in the checkpoint (a "
+			                  "non-persistent buffer)";
+		}
 		if ((r = eval_shape(f, cb->dims, cb->rank, e)) == -ERANGE)
 			return dtl_error_set(
 			    f->error, loc, -ERANGE,
@@ -718,10 +731,32 @@ out:
 	return r;
 }
 
-/* The manifest's tensors from the folder's entries, in natural name order. */
-static int make_tensors(struct folder *f, struct dtl_manifest *m)
+static int gated_last_cmp(const void *pa, const void *pb)
 {
-	qsort(f->entries.items, f->entries.count, sizeof(struct entry), natural_cmp);
+	const struct entry *a = pa, *b = pb;
+	if ((a->gate != 0) != (b->gate != 0))
+		return a->gate ? 1 : -1;
+	return natural_cmp(pa, pb);
+}
+
+/* A checkpoint entry that the profile names a persistent buffer (DeepSeek-V3's
+ * e_score_correction_bias): the checkpoint stores persistent buffers beside the parameters,
+ * and zero.Init, FSDP and the optimizer treat them as buffers */
+static bool persistent_buffer(const struct dtl_profile *p, const struct entry *e)
+{
+	for (size_t i = 0; p && i < p->fp32_buffer_count; i++)
+		if (p->fp32_buffers[i].persistent &&
+		    dtl_glob_match(p->fp32_buffers[i].name.text, p->fp32_buffers[i].name.len,
+		                   e->name, e->len))
+			return true;
+	return false;
+}
+
+/* The manifest's tensors from the folder's entries, in natural name order, those of some
+ * versions only last (the lint drops them as a tail: the others keep their indices). */
+static int make_tensors(struct folder *f, const struct dtl_profile *profile, struct dtl_manifest *m)
+{
+	qsort(f->entries.items, f->entries.count, sizeof(struct entry), gated_last_cmp);
 	m->tensor_count = f->entries.count;
 	m->tensors = dtl_arena_calloc(f->arena, m->tensor_count + 1, sizeof(*m->tensors));
 	if (!m->tensors)
@@ -731,13 +766,16 @@ static int make_tensors(struct folder *f, struct dtl_manifest *m)
 		struct dtl_tensor_decl *t = &m->tensors[i];
 		t->name = e->name;
 		t->name_len = e->len;
-		t->kind = e->created ? DTL_KIND_BUFFER : DTL_KIND_PARAM;
+		t->kind =
+		    e->created || persistent_buffer(profile, e) ? DTL_KIND_BUFFER : DTL_KIND_PARAM;
 		t->dtype = e->dtype;
 		t->rank = e->rank;
 		t->shape = e->shape;
 		t->numel = e->numel;
 		t->trainable = DTL_UNSET;
 		t->persistent = !e->created;
+		t->gate = e->gate;
+		t->load_dtype = e->load_dtype;
 		t->loc = t->dtype_loc = e->loc;
 		if (e->dtype_reason) {
 			t->dtype_reason = e->dtype_reason;
@@ -829,14 +867,15 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 		r = read_index_names(&f, &idx, m.model.checkpoint_dtype, profile);
 	else
 		r = read_folder_shards(&f);
-	if (r < 0 || (r = created_buffers(&f, profile,
+	if (r < 0 || (r = created_buffers(&f, profile, m.model.checkpoint_dtype,
 	                                  m.model.architecture_loc.line ? m.model.architecture_loc
 	                                                                : m.model.loc)) < 0)
 		goto out;
 	if (have_index && !shards && m.quantization.prequantized &&
 	    (r = prequantized_dtypes(&f, &m.quantization)) < 0)
 		goto out;
-	if ((r = make_tensors(&f, &m)) < 0 || (r = tie_weights(&f, &config.s, profile, &m)) < 0)
+	if ((r = make_tensors(&f, profile, &m)) < 0 ||
+	    (r = tie_weights(&f, &config.s, profile, &m)) < 0)
 		goto out;
 	*ret_manifest = m;
 	r = 0;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dtypelint/behavior.h"
 #include "dtypelint/embedded.h"
 #include "dtypelint/profile.h"
 #include "dtypelint/schema.h"
@@ -218,10 +219,84 @@ static int parse_dims(const struct dtl_schema *s, const struct dtl_node *dims, c
 	return 0;
 }
 
+/* `behaviour: KEY`, a key of rules/versions.yaml: *ret_gate = 1 + its enum; no key: 0 */
+static int parse_gate(const struct dtl_schema *s, const struct dtl_node *map, uint16_t *ret_gate)
+{
+	const struct dtl_node *key = dtl_node_get(map, "behaviour");
+	const char *text;
+	int r, b;
+
+	*ret_gate = 0;
+	if (!key)
+		return 0;
+	if ((r = dtl_schema_string(s, key, "behaviour", &text)) < 0)
+		return r;
+	if ((b = dtl_behavior_lookup(text, strlen(text))) < 0)
+		return dtl_schema_fail(s, key,
+		                       "'behaviour' must be a key of rules/versions.yaml, got %s",
+		                       dtl_schema_describe(s, key));
+	*ret_gate = (uint16_t)(b + 1);
+	return 0;
+}
+
+/* `dtype: load` (created under the default dtype, the load dtype) or `dtype: float32` */
+static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node *map, bool *ret)
+{
+	const struct dtl_node *key = dtl_node_get(map, "dtype");
+	const char *text;
+	int r;
+
+	*ret = false;
+	if (!key)
+		return 0;
+	if ((r = dtl_schema_string(s, key, "dtype", &text)) < 0)
+		return r;
+	if (strcmp(text, "load") != 0 && strcmp(text, "float32") != 0)
+		return dtl_schema_fail(s, key, "'dtype' must be load or float32, got %s",
+		                       dtl_schema_describe(s, key));
+	*ret = strcmp(text, "load") == 0;
+	return 0;
+}
+
+/* linear_modules: globs, or `{path: GLOB, behaviour: KEY}` for a module that is an nn.Linear
+ * in some versions only */
+static int parse_linear_modules(const struct dtl_schema *s, const struct dtl_node *seq,
+                                struct dtl_profile *p)
+{
+	static const char *const keys[] = {"path", "behaviour", NULL};
+	if (seq->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, seq, "linear_modules", "a list");
+	size_t n = seq->seq.count;
+	p->linear_modules.items = dtl_arena_calloc(s->arena, n + 1, sizeof(struct dtl_pattern));
+	p->linear_gates = dtl_arena_calloc(s->arena, n + 1, sizeof(*p->linear_gates));
+	if (!p->linear_modules.items || !p->linear_gates)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_node *e = &seq->seq.items[i], *path = e;
+		struct dtl_pattern *out = &p->linear_modules.items[i];
+		int r = 0;
+		if (e->type == DTL_NODE_MAP) {
+			if ((r = dtl_schema_check_keys(s, e, "linear_modules[]", keys)) < 0)
+				return r;
+			if (!(path = dtl_node_get(e, "path")))
+				return dtl_schema_fail(s, e,
+				                       "a linear_modules entry needs a 'path'");
+			r = parse_gate(s, e, &p->linear_gates[i]);
+		}
+		if (r < 0 ||
+		    (r = dtl_schema_pattern(s, path, "linear_modules", DTL_PATTERN_GLOB, out)) < 0)
+			return r;
+	}
+	p->linear_modules.count = n;
+	p->linear_modules.present = true;
+	p->linear_modules.loc = dtl_schema_loc(s, seq);
+	return 0;
+}
+
 static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
                                  struct dtl_profile *p)
 {
-	static const char *const keys[] = {"name", "shape", "status", NULL};
+	static const char *const keys[] = {"name", "shape", "status", "behaviour", "dtype", NULL};
 	if (seq->type != DTL_NODE_SEQ)
 		return dtl_schema_type_error(s, seq, "created_buffers", "a list");
 	p->created_buffers =
@@ -240,7 +315,9 @@ static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_no
 		if ((r = dtl_schema_pattern(s, name, "created_buffers.name", DTL_PATTERN_PLAIN,
 		                            &cb->name)) < 0 ||
 		    (r = parse_dims(s, shape, "created_buffers.shape", &cb->dims, &cb->rank)) < 0 ||
-		    (r = parse_status(s, m, &cb->verified)) < 0)
+		    (r = parse_status(s, m, &cb->verified)) < 0 ||
+		    (r = parse_gate(s, m, &cb->gate)) < 0 ||
+		    (r = parse_created_dtype(s, m, &cb->load_dtype)) < 0)
 			return r;
 	}
 	p->created_buffer_count = seq->seq.count;
@@ -300,7 +377,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 		else if (strcmp(k, "tie_word_embeddings_default") == 0)
 			r = dtl_schema_bool(s, v, k, &p->tie_word_embeddings_default);
 		else if (strcmp(k, "linear_modules") == 0)
-			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_GLOB, &p->linear_modules);
+			r = parse_linear_modules(s, v, p);
 		else if (strcmp(k, "shapes") == 0)
 			r = parse_shapes(s, v, p);
 		else if (strcmp(k, "created_buffers") == 0)

@@ -28,6 +28,14 @@ static bool is_output_layer(const struct dtl_module *md)
 	        md->path[md->path_len - sizeof(lm)] == '.');
 }
 
+/* An entry of linear_modules for some versions only (transformers 5's MoE routers are
+ * modules of their own, not nn.Linear: rules/versions.yaml transformers-v4-moe-gate-linear) */
+static bool linear_in_versions(const struct dtl_sim *sim, const struct dtl_profile *p, size_t i)
+{
+	uint16_t gate = p->linear_gates ? p->linear_gates[i] : 0;
+	return !gate || dtl_sim_behavior(sim, (enum dtl_behavior)(gate - 1));
+}
+
 bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weight, int64_t *ret_out,
                     int64_t *ret_in)
 {
@@ -55,6 +63,7 @@ bool dtl_sim_linear(const struct dtl_sim *sim, uint32_t mod, uint32_t *ret_weigh
 		linear = false;
 		for (size_t i = 0; i < p->linear_modules.count && !linear; i++)
 			linear =
+			    linear_in_versions(sim, p, i) &&
 			    dtl_glob_match(p->linear_modules.items[i].text,
 			                   p->linear_modules.items[i].len, md->path, md->path_len);
 	} else if (md->class_name) {

@@ -8,6 +8,8 @@
 static const char *fact_init =
     "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
     "deepspeed/runtime/zero/partition_parameters.py#L391-L404";
+static const char *fact_keep_fp32 =
+    "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/deepspeed/runtime/keep_in_fp32.py";
 static const char *fact_overrides =
     "https://github.com/deepspeedai/DeepSpeed/blob/edaa7221267243c7be7fb49c5d5f5c4fb97b4641/"
     "deepspeed/runtime/zero/partition_parameters.py#L631-L640";
@@ -35,6 +37,38 @@ static int rope_cache(struct dtl_sim *sim, uint32_t t, struct dtl_loc loc)
 	return dtl_sim_set_compute_dtype(sim, t, rp->zero_init_dtype, reason,
 	                                 "https://github.com/huggingface/transformers/issues/28685",
 	                                 loc);
+}
+
+/* DeepSpeed >= 0.19.8 converts back to float32, after each module's __init__ and before the
+ * checkpoint is copied into it, every floating buffer the model's _keep_in_fp32_modules_strict
+ * names (and _keep_in_fp32_modules under fp16): data_types.keep_in_fp32_modules "auto", its
+ * default (rules/versions.yaml deepspeed-zero-init-keep-buffers-fp32; DeepSeek-V3's
+ * e_score_correction_bias). 1 when the buffer is kept, 0 when not, or -ENOMEM. */
+static int kept_fp32_buffer(struct dtl_sim *sim, uint32_t t, struct dtl_loc loc)
+{
+	const struct dtl_model_view *v = &sim->model;
+	enum dtl_dtype mode = sim->rp.zero_init_dtype;
+	const struct dtl_pattern *e;
+	const char *list = "_keep_in_fp32_modules_strict";
+
+	if (!dtl_dtype_is_half(mode) ||
+	    !dtl_sim_behavior(sim, DTL_B_DS_ZERO_INIT_KEEP_BUFFERS_FP32))
+		return 0;
+	if (!(e = dtl_sim_keep_entry(sim, v->strict_set, t))) {
+		if (mode != DTL_DTYPE_F16 || !(e = dtl_sim_keep_entry(sim, v->keep_set, t)))
+			return 0;
+		list = "_keep_in_fp32_modules";
+	}
+	const char *reason =
+	    dtl_arena_sprintf(sim->arena,
+	                      "zero.Init keeps the buffer in float32: %s entry '%s' (data_types."
+	                      "keep_in_fp32_modules \"auto\")",
+	                      list, e->text);
+	int r = sim->t.dtype[t] == DTL_DTYPE_F32
+	            ? dtl_sim_note(sim, t, DTL_STAGE_ZERO_INIT, reason, fact_keep_fp32, loc)
+	            : dtl_sim_set_dtype(sim, t, DTL_STAGE_ZERO_INIT, DTL_DTYPE_F32, reason,
+	                                fact_keep_fp32, loc);
+	return r < 0 ? r : 1;
 }
 
 int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
@@ -95,6 +129,11 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			 * (inv_freq: arange(...).float()) keeps float32 — inferred */
 			if (!(flags & DTL_TF_PERSISTENT)) {
 				if ((r = rope_cache(sim, (uint32_t)i, loc)) < 0)
+					return r;
+				continue;
+			}
+			if ((r = kept_fp32_buffer(sim, (uint32_t)i, loc)) != 0) {
+				if (r < 0)
 					return r;
 				continue;
 			}
