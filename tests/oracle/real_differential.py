@@ -87,10 +87,11 @@ KNOWN_CPU = [
 
 
 # Open disagreements of DISAGREEMENTS.md: real tensors dtypelint does not list, by name
-# (D2, D3) or by architecture (D1: transformers 5 checkpoint keys that are not the live names).
-# They are reported on every set-up and counted apart: a set-up whose only difference is one
-# of these "agrees but for a listed open disagreement"; any other difference fails.
-KNOWN_MISSING = [(r"\.original_inv_freq$", "D2"), (r"\.embed_scale$", "D3")]
+# (none left: D2 and D3 are fixed) or by architecture (D1: transformers 5 checkpoint keys that
+# are not the live names). They are reported on every set-up and counted apart: a set-up whose
+# only difference is one of these "agrees but for a listed open disagreement"; any other
+# difference fails.
+KNOWN_MISSING = []
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
 # (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409)
 KNOWN_VERDICT = [
@@ -98,12 +99,8 @@ KNOWN_VERDICT = [
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag)
 KNOWN_DTYPE = [
-    # transformers 5's MoE routers are *TopKRouter modules, which bitsandbytes leaves alone
-    (r"\.(mlp|block_sparse_moe)\.gate\.weight$", r"^(bfloat16|float16|float32)$",
-     r"^(uint8|int8)$", "D16"),
     # accelerate's FSDP1 MixedPrecision casts buffers to the mixed-precision dtype
     (r"inv_freq$", r"^(bfloat16|float16)$", r"^float32$", "D8"),
-    (r"\.e_score_correction_bias$", r"^float32$", r"^(bfloat16|float16)$", "D19"),
 ]
 KNOWN_RENAMED = {"gemma3-vl": "D1", "llava": "D1", "qwen2-vl": "D1", "mixtral": "D1",
                  "qwen3-moe": "D1", "deepseek-v3": "D1", "granitemoe": "D1", "gpt-neox": "D1"}
