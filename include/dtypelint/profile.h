@@ -27,6 +27,7 @@ struct dtl_buffer_info {
 	bool persistent;
 	bool self_casting; /* its consumer casts it: it never promotes activations */
 	bool verified;
+	bool unread; /* forward never reads it (original_inv_freq): not pinned, not reported */
 };
 
 struct dtl_shape_rule {

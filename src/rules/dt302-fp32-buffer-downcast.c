@@ -16,7 +16,8 @@ static int dt302_check(struct dtl_check *c)
 		uint32_t t = sim->t.order[k];
 		if (sim->t.kind[t] != DTL_KIND_BUFFER)
 			continue;
-		if (!(sim->t.flags[t] & DTL_TF_PINNED) && !dtl_sim_buffer_info(sim, t))
+		const struct dtl_buffer_info *info = dtl_sim_buffer_info(sim, t);
+		if ((!(sim->t.flags[t] & DTL_TF_PINNED) && !info) || (info && info->unread))
 			continue;
 		bool stored = dtl_dtype_is_half(sim->t.dtype[t]);
 		if (!stored && !dtl_dtype_is_half(sim->t.compute_dtype[t]))

@@ -5,6 +5,7 @@
  * from_pretrained's dtype resolution is replayed.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "dtypelint/glob.h"
 #include "sim-private.h"
@@ -138,15 +139,22 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 	     * e_score_correction_bias is added to fp32 scores
 	     * (rules/architectures/deepseek_v3.yaml) */
 	    {.name = {.text = "**.inv_freq", .len = 11}, .self_casting = true},
-	    {.name = {.text = "**.original_inv_freq", .len = 20}, .self_casting = true},
 	    {.name = {.text = "**.e_score_correction_bias", .len = 26},
 	     .persistent = true,
 	     .self_casting = true},
 	};
+	static const char clone[] = ".original_inv_freq";
 	const struct dtl_profile *p = sim->model.profile;
 	const char *name = sim->t.name[tensor];
 	uint32_t len = sim->t.name_len[tensor];
 
+	/* transformers 5's copy of inv_freq, a buffer of the same module: every cast that
+	 * reaches it reaches inv_freq, whose findings say it; forward reads inv_freq only
+	 * (dynamic RoPE copies it back), so it is neither pinned nor reported on its own */
+	static const struct dtl_buffer_info copy = {.self_casting = true, .unread = true};
+	if (len >= sizeof(clone) - 1 &&
+	    memcmp(name + len - (sizeof(clone) - 1), clone, sizeof(clone) - 1) == 0)
+		return &copy;
 	if (p) {
 		for (size_t i = 0; i < p->fp32_buffer_count; i++)
 			if (dtl_glob_match(p->fp32_buffers[i].name.text,
@@ -158,6 +166,13 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 		if (dtl_glob_match(known[i].name.text, known[i].name.len, name, len))
 			return &known[i];
 	return NULL;
+}
+
+/* A float32 buffer on purpose, which the later stages must keep float32 */
+static bool on_purpose(const struct dtl_sim *sim, uint32_t tensor)
+{
+	const struct dtl_buffer_info *info = dtl_sim_buffer_info(sim, tensor);
+	return info && !info->unread;
 }
 
 static const char *keep_reason(struct dtl_sim *sim, const char *list, const struct dtl_pattern *e)
@@ -189,7 +204,7 @@ static int pin_as_is(struct dtl_sim *sim)
 			r = pin(sim, i, keep_reason(sim, "keep_in_fp32_strict", e), e->loc);
 		else if ((e = dtl_sim_keep_entry(sim, v->keep_set, i)))
 			r = pin(sim, i, keep_reason(sim, "keep_in_fp32", e), e->loc);
-		else if (sim->t.kind[i] == DTL_KIND_BUFFER && dtl_sim_buffer_info(sim, i))
+		else if (sim->t.kind[i] == DTL_KIND_BUFFER && on_purpose(sim, i))
 			r = pin(sim, i, "a float32 buffer on purpose", dtl_sim_tensor_loc(sim, i));
 		else
 			continue;
@@ -305,7 +320,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			continue;
 		}
 		if (!in_checkpoint) {
-			if (d == DTL_DTYPE_F32 && dtl_sim_buffer_info(sim, i))
+			if (d == DTL_DTYPE_F32 && on_purpose(sim, i))
 				sim->t.flags[i] |= DTL_TF_PINNED;
 			continue;
 		}

@@ -437,19 +437,20 @@ END_TEST
 START_TEST(model_folders_corpus)
 {
 	/* name, tensors in weight_map (+ the rotary inv_freq buffers the profile says the model
-	 * code creates), router weights, pinned (those float32 buffers), quantization */
-	folder("models/wizardlm-2-8x22b", 1739 + 2, 56, 2, DTL_QUANT_NONE);
-	folder("models/granite-3.1-1b-a400m-instruct", 218 + 2, 24, 2, DTL_QUANT_NONE);
-	folder("models/gpt-oss-20b", 459 + 2, 24, 2, DTL_QUANT_NONE);
+	 * code creates, and their original_inv_freq copies), router weights, pinned (the
+	 * inv_freq buffers: the copies are not), quantization */
+	folder("models/wizardlm-2-8x22b", 1739 + 2, 56, 1, DTL_QUANT_NONE);
+	folder("models/granite-3.1-1b-a400m-instruct", 218 + 2, 24, 1, DTL_QUANT_NONE);
+	folder("models/gpt-oss-20b", 459 + 2, 24, 1, DTL_QUANT_NONE);
 	folder("models/deepseek-ocr-2", 2707, 11, 0, DTL_QUANT_NONE);
 	folder("models/qwen3.5-18b-reap-a3b", 15973, 40, 0, DTL_QUANT_NONE);
 	/* T5's wo is kept float32 under float16: 24 encoder layers */
 	folder("models/bria-3.2-t5-xxl-encoder", 219, 0, 24, DTL_QUANT_NONE);
-	folder("models/devstral-small-2507", 363 + 2, 0, 2, DTL_QUANT_NONE);
+	folder("models/devstral-small-2507", 363 + 2, 0, 1, DTL_QUANT_NONE);
 	folder("models/medgemma-27b-it", 1247 + 2, 0, 2, DTL_QUANT_NONE);
-	folder("models/cosmos-reason2-8b-qwen3-vl", 750 + 4, 0, 4, DTL_QUANT_NONE);
+	folder("models/cosmos-reason2-8b-qwen3-vl", 750 + 4, 0, 2, DTL_QUANT_NONE);
 	folder("models/molmo-7b-d-nf4", 921, 0, 0, DTL_QUANT_BNB_4BIT);
-	folder("models/llama-3.1-8b-bnb-int8", 739 + 2, 0, 2, DTL_QUANT_BNB_8BIT);
+	folder("models/llama-3.1-8b-bnb-int8", 739 + 2, 0, 1, DTL_QUANT_BNB_8BIT);
 }
 END_TEST
 
