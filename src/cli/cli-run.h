@@ -27,9 +27,10 @@ struct dtl_cli_run {
 	struct dtl_lint_result *results;
 	struct dtl_lint_settings *settings; /* to lint it again after --write */
 	size_t suppressed;
-	bool input_failed;  /* an input could not be read: its DT001 finding stands in */
-	bool export_failed; /* the --export write failed (not a refusal): exit 3 */
-	int status;         /* the worst exit status noted so far */
+	size_t input_warnings; /* DT003 lines printed: the summary counts them */
+	bool input_failed;     /* an input could not be read: its DT001 finding stands in */
+	bool export_failed;    /* the --export write failed (not a refusal): exit 3 */
+	int status;            /* the worst exit status noted so far */
 };
 
 /* Notes status in run (the worst wins); returns r. */
@@ -52,8 +53,8 @@ int dtl_cli_lint_inputs(struct dtl_cli_run *run, const struct dtl_behavior_table
                         const struct dtl_op_oracle *ops);
 /* The importers' warnings (near-miss keys, requests a checkpoint overrides; NULL: none) on
  * standard error, gcc-style with their rule's [ID name] as findings have, so that problem
- * matchers take them */
-void dtl_cli_put_input_warnings(const struct dtl_vec *warnings);
+ * matchers take them. Returns how many it printed. */
+size_t dtl_cli_put_input_warnings(const struct dtl_vec *warnings);
 /* No output replaces a file this run read (model folders' members, files named by files,
  * kernel sources). Returns 0 or -EEXIST with error set. */
 int dtl_cli_outputs_not_read(const struct dtl_options *o, struct dtl_error *error);
@@ -66,8 +67,9 @@ int dtl_cli_write_baseline(struct dtl_cli_run *run);
 /* The report, its --memory table and --trace, to standard output or -o FILE (written whole or
  * not at all). */
 int dtl_cli_emit_report(struct dtl_cli_run *run);
-/* "Found N problems ..." on standard error. */
+/* "Found N problems ..." on standard error, with the run's input warnings counted, so that
+ * "No problems found" never stands alone under a warning. */
 void dtl_cli_print_summary(const struct dtl_options *o, const struct dtl_report_counts *counts,
-                           size_t suppressed, size_t baselined);
+                           const struct dtl_cli_run *run, size_t baselined);
 
 #endif

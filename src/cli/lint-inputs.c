@@ -228,16 +228,18 @@ static void lint_options(struct dtl_cli_run *run, const struct dtl_behavior_tabl
 	                                      .planned_data = run};
 }
 
-void dtl_cli_put_input_warnings(const struct dtl_vec *warnings)
+size_t dtl_cli_put_input_warnings(const struct dtl_vec *warnings)
 {
 	const struct dtl_input_warning *w = warnings ? warnings->items : NULL;
+	size_t i = 0;
 
-	for (size_t i = 0; w && i < warnings->count; i++) {
+	for (; w && i < warnings->count; i++) {
 		dtl_report_put_path(stderr, w[i].loc.file);
 		fprintf(stderr, ":%u:%u: warning: ", w[i].loc.line, w[i].loc.column);
 		dtl_report_put_escaped(stderr, w[i].message);
 		fputs(" [DT003 input-warning]\n", stderr);
 	}
+	return i;
 }
 
 /* Lints input i with its settings, what the lint makes in arena, into *ret */
@@ -260,7 +262,7 @@ static int lint_input(struct dtl_cli_run *run, size_t i, struct config_cache *ca
 	if (from_stdin && (r = read_stdin(o, s, run->arena, error)) < 0)
 		return r;
 	r = dtl_lint_run(&o->jobs[i], s, arena, ret, error);
-	dtl_cli_put_input_warnings(ret->warnings);
+	run->input_warnings += dtl_cli_put_input_warnings(ret->warnings);
 	return r;
 }
 

@@ -245,7 +245,7 @@ static int report(struct dtl_cli_run *run)
 		 * output see neither */
 		dtl_report_count(run->inputs, o->input_count, &counts);
 		dtl_report_versions_line(stderr, run->inputs, o->input_count);
-		dtl_cli_print_summary(o, &counts, run->suppressed, baselined);
+		dtl_cli_print_summary(o, &counts, run, baselined);
 	}
 	return exit_status(run);
 }

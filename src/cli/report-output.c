@@ -199,8 +199,10 @@ static int write_report(FILE *out, const struct dtl_options *o,
 }
 
 void dtl_cli_print_summary(const struct dtl_options *o, const struct dtl_report_counts *counts,
-                           size_t suppressed, size_t baselined)
+                           const struct dtl_cli_run *run, size_t baselined)
 {
+	size_t suppressed = run->suppressed, warned = run->input_warnings;
+
 	if (counts->findings)
 		fprintf(stderr,
 		        "Found %zu problem%s (%zu error%s, %zu warning%s, %zu info) in %zu file%s",
@@ -216,6 +218,8 @@ void dtl_cli_print_summary(const struct dtl_options *o, const struct dtl_report_
 		fprintf(stderr, "; %zu suppressed", suppressed);
 	else if (baselined)
 		fprintf(stderr, "; %zu in the baseline", baselined);
+	if (warned)
+		fprintf(stderr, "; %zu input warning%s above", warned, warned == 1 ? "" : "s");
 	fputs(".\n", stderr);
 }
 
