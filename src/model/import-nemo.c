@@ -8,7 +8,9 @@
  * distributed optimizer, its own adapter modules), which dtypelint does not simulate. What
  * can be read is read and said: trainer.precision (the precision plugin),
  * model.megatron_amp_O2, the parallel sizes, model.fsdp and model.peft.peft_scheme; the
- * model itself is reported as not modelled (DT604) with those values in the finding.
+ * model itself is reported as not modelled (DT604) with those values in the finding. One
+ * refusal is read: megatron_amp_O2 with a float32 precision, which the model's Float16Module
+ * wrapper raises on (o2_refusal).
  */
 #include <errno.h>
 #include <string.h>
@@ -76,6 +78,28 @@ static int precision(struct dtl_fw_config *c, bool o2, const char **ret_plugin)
 	return *ret_plugin ? 0 : -ENOMEM;
 }
 
+/*
+ * MegatronGPTModel.__init__ wraps the model for megatron_amp_O2 (_wrap_model_for_O2) in a
+ * Float16Module, which takes only fp16 and bf16: with mcore_gpt Megatron-Core's (config.fp16
+ * and config.bf16 both false for a float32 precision), without it NeMo's own, given
+ * cfg.precision, Lightning's '32-true' for 32, '32' and an absent trainer.precision.
+ */
+static int o2_refusal(struct dtl_fw_config *c, bool mcore)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, "trainer.precision");
+	if (!scalar(v))
+		v = dtl_fw_get(c, "model.megatron_amp_O2");
+	return dtl_schema_fail(
+	    v.s, v.node,
+	    "NeMo's megatron_amp_O2 wraps the model in %s Float16Module, which refuses a float32 "
+	    "precision: '%s' (set trainer.precision to bf16 or 16, or megatron_amp_O2 to False)",
+	    mcore ? "Megatron-Core's" : "NeMo's",
+	    mcore
+	        ? "Exception: Either config.fp16 or config.bf16 should be True."
+	        : "Exception: precision 32-true is not supported. Float16Module (megatron_amp_O2) "
+	          "supports only fp16 and bf16.");
+}
+
 static int import(struct dtl_fw_config *c)
 {
 	struct dtl_fw_value tp = dtl_fw_get(c, "model.tensor_model_parallel_size");
@@ -95,6 +119,11 @@ static int import(struct dtl_fw_config *c)
 	    (r = dtl_fw_bool(c, "model.fsdp", false, &fsdp)) < 0 ||
 	    (r = precision(c, o2, &plugin)) < 0)
 		return r;
+	/* 32, '32', '32-true' or no trainer.precision (Lightning's 32-true); a value Lightning
+	 * is left to has been warned about and is not judged */
+	if (o2 && (c->m->plan.precision == DTL_PRECISION_FP32 ||
+	           !scalar(dtl_fw_get(c, "trainer.precision"))))
+		return o2_refusal(c, mcore);
 	const char *what = dtl_arena_sprintf(
 	    c->arena,
 	    "NeMo's Megatron model (read: mcore_gpt %s; trainer.precision plugin %s; "
