@@ -10,7 +10,7 @@
  * model.megatron_amp_O2, the parallel sizes, model.fsdp and model.peft.peft_scheme; the
  * model itself is reported as not modelled (DT604) with those values in the finding. One
  * refusal is read: megatron_amp_O2 with a float32 precision, which the model's Float16Module
- * wrapper raises on (o2_refusal).
+ * wrapper raises on (o2_check).
  */
 #include <errno.h>
 #include <string.h>
@@ -78,26 +78,52 @@ static int precision(struct dtl_fw_config *c, bool o2, const char **ret_plugin)
 	return *ret_plugin ? 0 : -ENOMEM;
 }
 
+/* 32, '32' and '32-true': float32 to NeMo's torch_dtype_from_precision */
+static bool fp32_text(const char *text)
+{
+	return text && (strcmp(text, "32") == 0 || strcmp(text, "32-true") == 0);
+}
+
 /*
  * MegatronGPTModel.__init__ wraps the model for megatron_amp_O2 (_wrap_model_for_O2) in a
  * Float16Module, which takes only fp16 and bf16: with mcore_gpt Megatron-Core's (config.fp16
  * and config.bf16 both false for a float32 precision), without it NeMo's own, given
- * cfg.precision, Lightning's '32-true' for 32, '32' and an absent trainer.precision.
+ * cfg.precision: model.precision when set, else trainer.precision as Lightning normalises it
+ * ('32-true' for 32, '32' and none). A value Lightning is left to has been warned about and
+ * is not judged here.
  */
-static int o2_refusal(struct dtl_fw_config *c, bool mcore)
+static int o2_check(struct dtl_fw_config *c, bool mcore)
 {
+	struct dtl_fw_value own = dtl_fw_get(c, "model.precision");
 	struct dtl_fw_value v = dtl_fw_get(c, "trainer.precision");
-	if (!scalar(v))
+	const char *shown = "32-true", *key = "trainer.precision";
+
+	if (own.node && own.node->type != DTL_NODE_NULL) {
+		if (!fp32_text(scalar(own)))
+			return 0;
+		v = own;
+		shown = scalar(own);
+		key = "model.precision";
+	} else if (scalar(v)) {
+		if (!fp32_text(scalar(v)))
+			return 0;
+	} else {
 		v = dtl_fw_get(c, "model.megatron_amp_O2");
-	return dtl_schema_fail(
-	    v.s, v.node,
-	    "NeMo's megatron_amp_O2 wraps the model in %s Float16Module, which refuses a float32 "
-	    "precision: '%s' (set trainer.precision to bf16 or 16, or megatron_amp_O2 to False)",
-	    mcore ? "Megatron-Core's" : "NeMo's",
-	    mcore
-	        ? "Exception: Either config.fp16 or config.bf16 should be True."
-	        : "Exception: precision 32-true is not supported. Float16Module (megatron_amp_O2) "
-	          "supports only fp16 and bf16.");
+	}
+	if (mcore)
+		return dtl_schema_fail(
+		    v.s, v.node,
+		    "NeMo's megatron_amp_O2 wraps the model in Megatron-Core's "
+		    "Float16Module, which refuses a float32 precision: 'Exception: "
+		    "Either config.fp16 or config.bf16 should be True.' (set %s to bf16 or 16, "
+		    "or megatron_amp_O2 to False)",
+		    key);
+	return dtl_schema_fail(v.s, v.node,
+	                       "NeMo's megatron_amp_O2 wraps the model in NeMo's Float16Module, "
+	                       "which refuses a float32 precision: 'Exception: precision %s is not "
+	                       "supported. Float16Module (megatron_amp_O2) supports only fp16 and "
+	                       "bf16.' (set %s to bf16 or 16, or megatron_amp_O2 to False)",
+	                       shown, key);
 }
 
 static int import(struct dtl_fw_config *c)
@@ -119,11 +145,8 @@ static int import(struct dtl_fw_config *c)
 	    (r = dtl_fw_bool(c, "model.fsdp", false, &fsdp)) < 0 ||
 	    (r = precision(c, o2, &plugin)) < 0)
 		return r;
-	/* 32, '32', '32-true' or no trainer.precision (Lightning's 32-true); a value Lightning
-	 * is left to has been warned about and is not judged */
-	if (o2 && (c->m->plan.precision == DTL_PRECISION_FP32 ||
-	           !scalar(dtl_fw_get(c, "trainer.precision"))))
-		return o2_refusal(c, mcore);
+	if (o2 && (r = o2_check(c, mcore)) < 0)
+		return r;
 	const char *what = dtl_arena_sprintf(
 	    c->arena,
 	    "NeMo's Megatron model (read: mcore_gpt %s; trainer.precision plugin %s; "
@@ -147,6 +170,7 @@ static int import(struct dtl_fw_config *c)
 static bool reads(const char *key)
 {
 	static const char *const keys[] = {"trainer.precision",
+	                                   "model.precision",
 	                                   "model.megatron_amp_O2",
 	                                   "model.mcore_gpt",
 	                                   "model.fsdp",
