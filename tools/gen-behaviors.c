@@ -158,8 +158,57 @@ static char *derive_enum_name(const char *key)
 }
 
 static const char *const fields[] = {"framework", "since",   "until", "fact",
-                                     "status",    "summary", "enum"};
+                                     "status",    "summary", "enum",  "oracle"};
 static const char *const required[] = {"framework", "fact", "status", "summary"};
+
+/* One clause of an oracle: field, "EDGE shown: ...", "EDGE cannot: ..." or "EDGE todo: ...":
+ * its edge (0 since, 1 until), or -1 when it is none of them */
+static int oracle_clause(const char *clause, size_t len)
+{
+	static const char *const forms[] = {"since shown: ", "since cannot: ", "since todo: ",
+	                                    "until shown: ", "until cannot: ", "until todo: "};
+
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		size_t n = strlen(forms[f]);
+		if (len > n && strncmp(clause, forms[f], n) == 0)
+			return f < 3 ? 0 : 1;
+	}
+	return -1;
+}
+
+/* oracle: what tests/oracle/boundaries.py shows of each edge (since, until) of a behaviour:
+ * "cannot: REASON" for all of them, or one clause per edge the entry has, joined by "; ":
+ * "EDGE shown: PKG A / B" (a probe runs both releases), "EDGE cannot: REASON" (this machine
+ * cannot show it) or "EDGE todo: WHAT IT TAKES" (it could; no probe does yet) */
+static void check_oracle(const char *name, const yaml_node_t *v, bool since, bool until)
+{
+	const char *text = scalar(v);
+	bool seen[2] = {false, false};
+
+	if (!since && !until)
+		fail(v->start_mark,
+		     "behaviour '%s': oracle is for a behaviour with a since or until", name);
+	if (strncmp(text, "cannot: ", 8) == 0 && text[8])
+		return;
+	for (const char *c = text; *c;) {
+		const char *end = strstr(c, "; ");
+		size_t len = end ? (size_t)(end - c) : strlen(c);
+		int edge = oracle_clause(c, len);
+		if (edge < 0)
+			fail(v->start_mark,
+			     "behaviour '%s': oracle is 'cannot: REASON' or clauses 'since|until "
+			     "shown|cannot|todo: ...' joined by '; '",
+			     name);
+		if (seen[edge] || !(edge ? until : since))
+			fail(v->start_mark, "behaviour '%s': oracle names its %s %s", name,
+			     edge ? "until" : "since", seen[edge] ? "twice" : "but it has none");
+		seen[edge] = true;
+		c = end ? end + 2 : c + len;
+	}
+	if (seen[0] != since || seen[1] != until)
+		fail(v->start_mark, "behaviour '%s': oracle says nothing of its %s", name,
+		     since && !seen[0] ? "since" : "until");
+}
 
 static void read_entry(yaml_document_t *doc, yaml_node_t *key, yaml_node_t *value,
                        struct behaviour *out)
@@ -176,6 +225,8 @@ static void read_entry(yaml_document_t *doc, yaml_node_t *key, yaml_node_t *valu
 	out->mark = key->start_mark;
 	out->enum_mark = key->start_mark;
 	out->enum_name = derive_enum_name(name);
+	const yaml_node_t *oracle = NULL;
+	bool since = false, until = false;
 	for (size_t r = 0; r < sizeof(required) / sizeof(required[0]); r++) {
 		bool found = false;
 		for (yaml_node_pair_t *pair = value->data.mapping.pairs.start;
@@ -197,11 +248,15 @@ static void read_entry(yaml_document_t *doc, yaml_node_t *key, yaml_node_t *valu
 		if (k == sizeof(fields) / sizeof(fields[0]))
 			fail(field->start_mark,
 			     "behaviour '%s': unknown field '%s' (known: framework, since, until, "
-			     "fact, status, summary, enum)",
+			     "fact, status, summary, enum, oracle)",
 			     name, f);
 		if (!scalar(v))
 			fail(v->start_mark, "behaviour '%s': '%s' must be a string, not %s", name,
 			     f, node_kind(v));
+		since = since || strcmp(f, "since") == 0;
+		until = until || strcmp(f, "until") == 0;
+		if (strcmp(f, "oracle") == 0)
+			oracle = v;
 		if (strcmp(f, "enum") != 0)
 			continue;
 		if (!is_enum_name(scalar(v)))
@@ -217,6 +272,8 @@ static void read_entry(yaml_document_t *doc, yaml_node_t *key, yaml_node_t *valu
 		memcpy(out->enum_name, scalar(v), strlen(scalar(v)));
 		out->enum_mark = v->start_mark;
 	}
+	if (oracle)
+		check_oracle(name, oracle, since, until);
 	if (strcmp(out->enum_name, "DTL_B_COUNT") == 0)
 		fail(out->enum_mark, "behaviour '%s': DTL_B_COUNT is the number of behaviours",
 		     name);

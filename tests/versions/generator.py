@@ -70,6 +70,8 @@ def main():
                   f"-> {dict((k, e) for e, k in enums)[key]} (derived: {derived})")
 
         field = next(i for i in range(first + 1, second) if lines[i].startswith("    fact: "))
+        since = next(i for i in range(first + 1, second) if lines[i].startswith("    since: "))
+        oracle = next(i for i in range(since + 1, second) if lines[i].startswith("    oracle: "))
         cases = [
             # (what, text, the line the error must name, words it must hold)
             ("malformed YAML", mutate(second, ["  broken: \"unclosed", "    x: y"]), None,
@@ -81,6 +83,23 @@ def main():
             ("a misspelt field", mutate(field + 1, ["    untill: \"1.0\""]), field + 2,
              "unknown field 'untill'"),
             ("a missing field", mutate(field, [], drop=1), first + 2, f"'{key}' has no 'fact'"),
+            # oracle: (tests/oracle/boundaries.py) says, per edge, shown or why not; the
+            # entry's own oracle line is replaced
+            ("an oracle in no known form", mutate(oracle, ['    oracle: "shown"'], drop=1),
+             oracle + 1, "oracle is 'cannot: REASON' or clauses"),
+            ("an oracle for an edge the entry lacks",
+             mutate(oracle, ['    oracle: "until shown: torch 1 / 2"'], drop=1), oracle + 1,
+             "oracle names its until but it has none"),
+            ("an oracle naming an edge twice",
+             mutate(oracle, ['    oracle: "since cannot: a; since todo: b"'], drop=1),
+             oracle + 1, "oracle names its since twice"),
+            ("an oracle silent on an edge",
+             mutate(oracle, ['    until: "9.0"', '    oracle: "since cannot: a"'], drop=1),
+             oracle + 2, "oracle says nothing of its until"),
+            ("an oracle on a behaviour without since or until",
+             "\n".join(lines[:since] + lines[since + 1:oracle] + ['    oracle: "cannot: a"'] +
+                       lines[oracle + 1:]), oracle,
+             "oracle is for a behaviour with a since or until"),
             ("a key that is no C name", mutate(first, ["  Bad_Key:"], drop=1), first + 1,
              "lower-case letters and digits"),
             ("two behaviours, one enum name",

@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+"""Version steps from the real releases: each boundary of rules/versions.yaml on both sides.
+
+Usage: boundaries.py DTYPELINT VENV_PYTHON [--fast] [--only REGEX] [--cache DIR]
+For every behaviour of rules/versions.yaml with a since or an until, either a set-up (PROBES
+below) is run by the real libraries at the last release before the boundary and at the first
+after it, or the behaviour's `oracle:` field says why this machine cannot show it. The older
+(or newer) release of the one pure-Python package that changes is installed with
+`pip install --no-deps --target DIR PKG==VER` (an exact pin; never torch) into the cache
+(build/oracle-bounds/PKG-VER) and put first on PYTHONPATH of the venv's python, so it shadows
+the venv's copy; the worker reports the version it imported, and a run that imported another
+one fails. The set-up is tests/oracle/real_worker.py's (a small real model saved with
+save_pretrained, from_pretrained, PEFT, accelerate's prepare, a trainer, one step), and the
+same set-up, as a user's files, is linted by dtypelint with `--with PKG=VER` on each side.
+
+A boundary is shown when the real observation (the verdict: the error type or "runs", and
+the final dtype of each watched tensor) differs between the two releases, and dtypelint
+agrees with the real libraries on both sides. The other differences of the whole set-up
+(tensors dtypelint does not list, ...) are printed as notes: real_differential.py judges them.
+Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
+versions) or `cannot: REASON` without one; a boundary with neither fails.
+
+Exit 0 when every probe run shows its boundary and agrees, 1 otherwise; 77 (skip) without
+the venv, or when PyPI cannot be reached and a release is not in the cache (1 then when
+DTL_REQUIRE_VENV=1)."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import real_differential as rd  # noqa: E402
+
+LORA = {"peft": "lora", "strategy": "single", "precision": "bf16", "inline": True}
+
+# (key, edge): (package, last release before the edge, first release after it, set-up,
+# watched tensor regex); the edge is the behaviour's since or until.
+# The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
+# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class.
+PROBES = {
+    # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
+    ("accelerate-fsdp2-upcast", "since"): (
+        "accelerate", "1.13.0", "1.14.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # 1.12 ran model.to(float32) after fully_shard; 1.13 casts nothing
+    ("accelerate-fsdp2-model-fp32-cast", "until"): (
+        "accelerate", "1.12.0", "1.13.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # before 1.6 fsdp2_prepare_model cast nothing; 1.6 added model.to(float32)
+    ("accelerate-fsdp2-model-fp32-cast", "since"): (
+        "accelerate", "1.5.2", "1.6.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # tied embeddings under FSDP2 on torch 2.13: 1.13 leaves both embeddings to the root
+    # group; 1.14 carves the input embedding out and leaves lm_head's shared weight in root
+    ("accelerate-fsdp2-carve-embed-tail", "since"): (
+        "accelerate", "1.13.0", "1.14.0",
+        {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # tied embeddings under FSDP2 on torch 2.13: 1.14 leaves lm_head's shared weight to the
+    # root group (torch's duplicate-parameter check refuses it), 1.15 keeps the tie together
+    ("accelerate-fsdp2-tied-tail", "since"): (
+        "accelerate", "1.14.0", "1.15.0",
+        {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
+    ("peft-autocast-adapter-dtype", "since"): (
+        "peft", "0.11.1", "0.12.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # add_adapter: no autocast before 0.19
+    ("peft-add-adapter-autocast", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", stop_after="peft",
+             add_adapter={"name": "second"}),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # a sequence-classification PeftModel's add_adapter drops autocast_adapter_dtype=False
+    ("peft-task-add-adapter-drops-autocast", "until"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", stop_after="peft",
+             auto_class="LlamaForSequenceClassification", task_type="SEQ_CLS",
+             add_adapter={"name": "second", "task_type": "SEQ_CLS",
+                          "autocast_adapter_dtype": False}),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
+    ("trl-model-config-dtype-float32", "since"): (
+        "trl", "0.26.2", "0.27.0",
+        {"arch": "qwen2", "trainer": "trl-sft", "load_dtype": None, "peft": "lora",
+         "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # QLoRA through trl sft, fp16 model: storage float16 (the dtype) and float32 adapters up
+    # to 0.25.1; storage uint8 and the trainable params cast to bfloat16 from 0.26.0
+    ("trl-quant-storage-follows-dtype", "until"): (
+        "trl", "0.25.1", "0.26.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "float16", "quant": "4bit",
+         "quant_storage": None, "peft": "lora", "strategy": "single", "precision": "fp16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    ("trl-qlora-bf16-cast", "since"): (
+        "trl", "0.25.1", "0.26.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "float16", "quant": "4bit",
+         "quant_storage": None, "peft": "lora", "strategy": "single", "precision": "fp16"},
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # QDoRA through trl sft: the cast to bfloat16 skips the magnitude vector from 1.15
+    ("trl-qlora-skips-dora-magnitude", "since"): (
+        "trl", "1.14.2", "1.15.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$"),
+}
+
+# The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
+FAST = (("peft-autocast-adapter-dtype", "since"), ("peft-add-adapter-autocast", "since"))
+
+
+def boundary_behaviours():
+    """(key, entry) of each behaviour of rules/versions.yaml with a since or an until."""
+    import yaml
+    with open(os.path.join(ROOT, "rules", "versions.yaml"), encoding="utf-8") as f:
+        table = yaml.safe_load(f)
+    return [(k, v) for k, v in table["behaviours"].items() if "since" in v or "until" in v]
+
+
+def edges(entry):
+    return [e for e in ("since", "until") if e in entry]
+
+
+def parse_record(rec):
+    """`oracle:` as {edge: ("shown", "PKG A / B"), ("cannot", REASON) or ("todo", WHAT)};
+    "cannot: R" alone covers every edge. Clauses are "EDGE shown: PKG A / B", "EDGE cannot:
+    R" or "EDGE todo: W", joined by "; " (a reason has no "; ")."""
+    if not isinstance(rec, str):
+        return {}
+    if rec.startswith("cannot: "):
+        return {"*": ("cannot", rec[len("cannot: "):])}
+    out = {}
+    for clause in rec.split("; "):
+        m = re.match(r"^(since|until) (shown|cannot|todo): (.+)$", clause)
+        if m:
+            out[m.group(1)] = (m.group(2), m.group(3))
+    return out
+
+
+def check_records(behaviours):
+    """The `oracle:` field of each boundary against PROBES: problems, as strings."""
+    bad = []
+    for key, entry in behaviours:
+        rec = parse_record(entry.get("oracle"))
+        for edge in edges(entry):
+            got = rec.get(edge, rec.get("*"))
+            if (key, edge) in PROBES:
+                pkg, before, after = PROBES[(key, edge)][:3]
+                want = ("shown", f"{pkg} {before} / {after}")
+                if got != want:
+                    bad.append(f"{key}: oracle says {got} for its {edge}, want "
+                               f"'{edge} shown: {want[1]}' (the probe's releases)")
+            elif not got or got[0] not in ("cannot", "todo"):
+                bad.append(f"{key}: its {edge} has no probe and no '{edge} cannot: REASON' "
+                           f"or '{edge} todo: WHAT' in its oracle field")
+    known = {(k, e) for k, v in behaviours for e in edges(v)}
+    bad += [f"{k} {e}: a probe for no boundary of versions.yaml" for k, e in PROBES
+            if (k, e) not in known]
+    return bad
+
+
+def install(python, cache, pkg, ver):
+    """The folder holding PKG==VER alone (pip --no-deps --target), None when pip fails."""
+    if pkg == "torch":
+        raise ValueError("torch is never installed here: the venv's 2.13.0 is the only one")
+    folder = os.path.join(cache, f"{pkg}-{ver}")
+    if os.path.isdir(os.path.join(folder, pkg)):
+        return folder
+    run = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                          "--disable-pip-version-check", "--target", folder + ".part",
+                          f"{pkg}=={ver}"], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        print(f"  pip install {pkg}=={ver} failed: {run.stderr.strip()[-300:]}", flush=True)
+        return None
+    os.rename(folder + ".part", folder)
+    return folder
+
+
+def run_real(python, s, d, shadow):
+    """real_worker.py on set-up S with SHADOW first on PYTHONPATH; its result."""
+    spec = rd.worker_spec(s, 29500 + (os.getpid() + len(d)) % 2000)
+    for k in ("auto_class",):
+        if s.get(k):
+            spec[k] = s[k]
+    with open(os.path.join(d, "spec.json"), "w") as f:
+        json.dump(spec, f)
+    out = os.path.join(d, "real.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    env = dict(os.environ, PYTHONPATH=shadow)
+    with open(os.path.join(d, "real.log"), "w") as log:
+        try:
+            if s.get("trainer", "none") != "none":
+                argv = ["--batch", os.path.join(d, "spec.json"), out]
+            else:
+                argv = [os.path.join(d, "spec.json"), out]
+            subprocess.run([python, os.path.join(HERE, "real_worker.py")] + argv, env=env,
+                           stdout=log, stderr=log, timeout=600)
+        except subprocess.TimeoutExpired:
+            return {"error": {"stage": "?", "type": "Timeout", "message": "600 s"},
+                    "stages": {}}
+    if not os.path.exists(out):
+        return {"error": {"stage": "?", "type": "WorkerDied",
+                          "message": f"no result (see {d}/real.log)"}, "stages": {}}
+    with open(out) as f:
+        return json.load(f)
+
+
+def run_lint(binary, s, d, vers, pkg, ver):
+    """dtypelint on the set-up's files with --with PKG=VER (the adapter added later, its
+    task type and autocast flag, are keys of the exported manifest: no recipe says them)."""
+    args = rd.user_files(s, d, vers)
+    adapter = {}
+    if s.get("add_adapter"):
+        extra = s["add_adapter"]
+        adapter = {"name": extra.get("name", "second"), "added_with": "add_adapter"}
+        if "autocast_adapter_dtype" in extra:
+            adapter["autocast_adapter_dtype"] = extra["autocast_adapter_dtype"]
+    if s.get("task_type"):
+        adapter["task_type"] = s["task_type"]
+    folder = s["folder"]
+    if adapter:
+        man = os.path.join(d, "manifest.json")
+        subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
+                       capture_output=True, text=True)
+        with open(man) as f:
+            m = json.load(f)
+        m.setdefault("adapter", {}).update(adapter)
+        with open(man, "w") as f:
+            json.dump(m, f, indent=1)
+        folder, args = man, []
+    return rd.lint(binary, folder, args + ["--with", f"{pkg}={ver}"])
+
+
+def observe(r, watch):
+    """(verdict, {watched tensor: final dtype}) of a real result or a lint answer."""
+    if "stages" in r:
+        err = r.get("error")
+        verdict = err["type"] if err else "runs"
+        stages = r["stages"]
+        final = {n.replace(".base_layer.", "."): v
+                 for n, v in (stages[list(stages)[-1]] if stages else {}).items()}
+    else:
+        verdict = r["error"].split(":")[0].strip() if r.get("error") else "runs"
+        final = r.get("dtypes", {})
+    return verdict, {n: v for n, v in sorted(final.items()) if re.search(watch, n)}
+
+
+def fmt(obs):
+    verdict, dtypes = obs
+    short = (re.sub(r"^.*?\b(layers|block)\.0\.", "", n) for n in dtypes)
+    return verdict + "; " + ", ".join(f"{n}={v}" for n, v in zip(short, dtypes.values()))
+
+
+def probe(a, key, cache, vers, work):
+    pkg, before, after, setup, watch = PROBES[key]
+    row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
+           "sides": []}
+    t0 = time.time()
+    for ver in (before, after):
+        shadow = install(a.python, cache, pkg, ver)
+        if shadow is None:
+            row["error"] = f"cannot install {pkg}=={ver}"
+            return row
+        d = os.path.join(work, "runs", key[0], ver)
+        os.makedirs(d, exist_ok=True)
+        s = dict(setup, folder=os.path.join(work, "models", setup["arch"]))
+        r = run_real(a.python, s, d, shadow)
+        got = r.get("imported", {}).get(pkg)
+        if got != ver:
+            row["error"] = (f"{pkg} {ver}: the worker imported {got} "
+                            f"({(r.get('error') or {}).get('message', '')[:200]})")
+            return row
+        t = run_lint(a.dtypelint, s, d, dict(vers, **{pkg: ver}), pkg, ver)
+        if "failed" in t:
+            row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {t['failed']}"
+            return row
+        diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
+                                                    "every tensor listed", "tensors compared",
+                                                    "tensors differing"), 0), setup["arch"])
+        row["sides"].append({"ver": ver, "real": observe(r, watch), "lint": observe(t, watch),
+                             "notes": diffs, "message": (r.get("error") or {}).get("message")})
+    row["secs"] = time.time() - t0
+    (b, a_) = row["sides"]
+    row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
+    row["agree"] = all(x["real"] == x["lint"] for x in row["sides"])
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dtypelint")
+    ap.add_argument("python")
+    ap.add_argument("--fast", action="store_true", help="the subset the oracle-real suite runs")
+    ap.add_argument("--only", default=None, help="regex on the behaviour key")
+    ap.add_argument("--cache", default=None,
+                    help="the installed releases and runs (default: BUILD/oracle-bounds)")
+    a = ap.parse_args()
+    behaviours = boundary_behaviours()
+    bad = check_records(behaviours)
+    for b in bad:
+        print(f"FAIL: versions.yaml: {b}")
+    if not os.access(a.python, os.X_OK):
+        msg = f"no venv python at {a.python} (sh tools/venv.sh build/venv makes it)"
+        if os.environ.get("DTL_REQUIRE_VENV") == "1":
+            print(f"FAIL: {msg}, and DTL_REQUIRE_VENV=1")
+            return 1
+        print(f"SKIP: {msg}")
+        return 77 if not bad else 1
+    work = os.path.abspath(a.cache or os.path.join(os.path.dirname(os.path.abspath(
+        a.dtypelint)), "oracle-bounds"))
+    keys = [(k, e) for k, v in behaviours for e in edges(v) if (k, e) in PROBES and
+            (not a.fast or (k, e) in FAST) and (not a.only or re.search(a.only, k))]
+    need = {(PROBES[k][0], v) for k in keys for v in PROBES[k][1:3]}
+    missing = [p for p in need if not os.path.isdir(os.path.join(work, f"{p[0]}-{p[1]}"))]
+    if missing and not reachable(a.python):
+        msg = "PyPI cannot be reached and the cache lacks " + \
+            ", ".join(f"{p}=={v}" for p, v in sorted(missing))
+        if os.environ.get("DTL_REQUIRE_VENV") == "1":
+            print(f"FAIL: {msg}, and DTL_REQUIRE_VENV=1")
+            return 1
+        print(f"SKIP: {msg}")
+        return 77 if not bad else 1
+    os.makedirs(os.path.join(work, "models"), exist_ok=True)
+    archs = sorted({PROBES[k][3]["arch"] for k in keys})
+    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
+            "for a in sys.argv[3:]:\n"
+            "    d = sys.argv[2] + '/' + a\n"
+            "    os.path.exists(d + '/config.json') or m.build(a, d)")
+    subprocess.run([a.python, "-c", code, HERE, os.path.join(work, "models")] + archs,
+                   check=True, capture_output=True)
+    vers = rd.versions(a.python)
+    rows = []
+    for key in keys:
+        row = probe(a, key, work, vers, work)
+        rows.append(row)
+        key = row["key"]
+        if "error" in row:
+            print(f"FAIL  {key} ({row['versions']}): {row['error']}", flush=True)
+            continue
+        mark = "ok  " if row["shown"] and row["agree"] else "FAIL"
+        print(f"{mark}  {key} ({row['versions']}, {row['secs']:.0f} s): "
+              f"{'shown' if row['shown'] else 'NOT shown'}, "
+              f"{'dtypelint agrees' if row['agree'] else 'dtypelint DISAGREES'}", flush=True)
+        for side in row["sides"]:
+            print(f"        {side['ver']}: real {fmt(side['real'])}", flush=True)
+            if side["lint"] != side["real"]:
+                print(f"        {side['ver']}: dtypelint {fmt(side['lint'])}", flush=True)
+            for n in side["notes"]:
+                print(f"          note: {n}", flush=True)
+    rest = {"cannot": [], "todo": []}
+    for k, v in behaviours:
+        rec = parse_record(v.get("oracle"))
+        for e in edges(v):
+            got = rec.get(e, rec.get("*"))
+            if (k, e) not in PROBES and got and got[0] in rest:
+                rest[got[0]].append((k, e, got[1]))
+    if not a.fast and not a.only:
+        for kind, title in (("cannot", "cannot be shown on this machine"),
+                            ("todo", "could be shown, no probe yet")):
+            print(f"\nboundaries that {title} (versions.yaml oracle: {kind}):")
+            for k, e, why in rest[kind]:
+                print(f"  {k} ({e}): {why}")
+    good = sum(1 for r in rows if r.get("shown") and r.get("agree"))
+    total = len(PROBES) + len(rest["cannot"]) + len(rest["todo"])
+    print(f"\nboundaries: {good} of {len(rows)} run are shown on both sides with dtypelint "
+          f"agreeing; of the {total} edges of versions.yaml, {len(PROBES)} have a probe, "
+          f"{len(rest['cannot'])} cannot be shown here, {len(rest['todo'])} have none yet")
+    return 0 if good == len(rows) and not bad else 1
+
+
+def reachable(python):
+    """Whether pip can reach its index (the boundary releases come from PyPI)."""
+    run = subprocess.run([python, "-m", "pip", "index", "versions", "--disable-pip-version-check",
+                          "peft"], capture_output=True, text=True, timeout=120)
+    return run.returncode == 0 and "Available versions" in run.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(main())
