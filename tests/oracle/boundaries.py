@@ -39,7 +39,8 @@ import real_differential as rd  # noqa: E402
 LORA = {"peft": "lora", "strategy": "single", "precision": "bf16", "inline": True}
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
-# watched tensor regex); the edge is the behaviour's since or until.
+# watched tensor regex[, the real stage observed, else the last]); the edge is the
+# behaviour's since or until.
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
 # precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class.
 PROBES = {
@@ -70,6 +71,12 @@ PROBES = {
         "accelerate", "1.14.0", "1.15.0",
         {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
          "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # ZeRO-3 with bf16 on a float16 T5 whose wo transformers keeps in float32: 0.19.1's
+    # deepspeed.initialize runs module.bfloat16() on everything, 0.19.2 casts per policy
+    ("deepspeed-blanket-module-cast", "until"): (
+        "deepspeed", "0.19.1", "0.19.2",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "zero3",
+         "precision": "bf16"}, r"block\.0\.layer\.1\.DenseReluDense\.w[io]\.weight$"),
     # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
     ("peft-autocast-adapter-dtype", "since"): (
         "peft", "0.11.1", "0.12.0",
@@ -107,12 +114,15 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "float16", "quant": "4bit",
          "quant_storage": None, "peft": "lora", "strategy": "single", "precision": "fp16"},
         r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
-    # QDoRA through trl sft: the cast to bfloat16 skips the magnitude vector from 1.15
+    # QDoRA through trl sft: the cast to bfloat16 skips the magnitude vector from 1.15. Seen
+    # after the trainer's __init__ (where the cast is): on the CPU, trl 1.15.0's training
+    # step itself fails ('NoneType' object has no attribute 'apply': _fused_forward's
+    # _ChunkedLogProbFunction is None without its GPU kernel), 1.16.0 does not
     ("trl-qlora-skips-dora-magnitude", "since"): (
         "trl", "1.14.2", "1.15.0",
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
-        r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$"),
+        r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -176,9 +186,11 @@ def install(python, cache, pkg, ver):
     folder = os.path.join(cache, f"{pkg}-{ver}")
     if os.path.isdir(os.path.join(folder, pkg)):
         return folder
+    # --no-build-isolation: deepspeed is an sdist whose build imports the venv's torch
     run = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
-                          "--disable-pip-version-check", "--target", folder + ".part",
-                          f"{pkg}=={ver}"], capture_output=True, text=True, timeout=600)
+                          "--no-build-isolation", "--disable-pip-version-check",
+                          "--target", folder + ".part",
+                          f"{pkg}=={ver}"], capture_output=True, text=True, timeout=1800)
     if run.returncode != 0:
         print(f"  pip install {pkg}=={ver} failed: {run.stderr.strip()[-300:]}", flush=True)
         return None
@@ -242,14 +254,15 @@ def run_lint(binary, s, d, vers, pkg, ver):
     return rd.lint(binary, folder, args + ["--with", f"{pkg}={ver}"])
 
 
-def observe(r, watch):
-    """(verdict, {watched tensor: final dtype}) of a real result or a lint answer."""
+def observe(r, watch, stage=None):
+    """(verdict, {watched tensor: final dtype}) of a real result or a lint answer; STAGE: the
+    real dtypes after that stage, and the verdict up to it ("runs" when it was reached)."""
     if "stages" in r:
         err = r.get("error")
-        verdict = err["type"] if err else "runs"
         stages = r["stages"]
-        final = {n.replace(".base_layer.", "."): v
-                 for n, v in (stages[list(stages)[-1]] if stages else {}).items()}
+        verdict = "runs" if not err or (stage and stage in stages) else err["type"]
+        at = stage if stage in stages else list(stages)[-1] if stages else None
+        final = {n.replace(".base_layer.", "."): v for n, v in stages.get(at, {}).items()}
     else:
         verdict = r["error"].split(":")[0].strip() if r.get("error") else "runs"
         final = r.get("dtypes", {})
@@ -263,7 +276,8 @@ def fmt(obs):
 
 
 def probe(a, key, cache, vers, work):
-    pkg, before, after, setup, watch = PROBES[key]
+    pkg, before, after, setup, watch = PROBES[key][:5]
+    stage = PROBES[key][5] if len(PROBES[key]) > 5 else None
     row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
            "sides": []}
     t0 = time.time()
@@ -288,8 +302,10 @@ def probe(a, key, cache, vers, work):
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
                                                     "tensors differing"), 0), setup["arch"])
-        row["sides"].append({"ver": ver, "real": observe(r, watch), "lint": observe(t, watch),
+        row["sides"].append({"ver": ver, "real": observe(r, watch, stage),
+                             "lint": observe(t, watch),
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
+    row["stage"] = stage
     row["secs"] = time.time() - t0
     (b, a_) = row["sides"]
     row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
@@ -353,7 +369,8 @@ def main():
               f"{'shown' if row['shown'] else 'NOT shown'}, "
               f"{'dtypelint agrees' if row['agree'] else 'dtypelint DISAGREES'}", flush=True)
         for side in row["sides"]:
-            print(f"        {side['ver']}: real {fmt(side['real'])}", flush=True)
+            at = f" (after {row['stage']})" if row.get("stage") else ""
+            print(f"        {side['ver']}: real{at} {fmt(side['real'])}", flush=True)
             if side["lint"] != side["real"]:
                 print(f"        {side['ver']}: dtypelint {fmt(side['lint'])}", flush=True)
             for n in side["notes"]:

@@ -203,7 +203,9 @@ def user_files(s, d, vers):
     if s.get("trainer", "none") != "none" and s["precision"] != "fp32":
         rec.append(f"{s['precision']}: true")
     if s.get("quant") == "4bit":
-        rec += ["load_in_4bit: true", f"bnb_4bit_quant_storage: {s['quant_storage']}"]
+        rec.append("load_in_4bit: true")
+        if s.get("quant_storage"):  # none: the trainer's own default (boundaries.py)
+            rec.append(f"bnb_4bit_quant_storage: {s['quant_storage']}")
     elif s.get("quant") == "8bit":
         rec.append("load_in_8bit: true")
     if s.get("peft"):

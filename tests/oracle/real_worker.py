@@ -8,6 +8,7 @@ or FSDP2 plugin, or deepspeed.initialize with ZeRO-3 under zero.Init (HfDeepSpee
 one forward, backward and optimizer step. Sharded strategies run in a 2-rank gloo world
 (torch.multiprocessing). RESULT gets, for rank 0, every parameter's and buffer's dtype after
 each stage and the exception that stopped it (type and message), or none."""
+import inspect
 import json
 import os
 import sys
@@ -30,6 +31,13 @@ def _clean(name):
 def _dtype(t):
     s = str(t.dtype).replace("torch.", "")
     return s
+
+
+def imported():
+    # the version of each framework this process imported: tests/oracle/boundaries.py puts
+    # an older release first on PYTHONPATH and checks that it is the one that ran
+    names = ("torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes")
+    return {n: getattr(sys.modules[n], "__version__", "?") for n in names if n in sys.modules}
 
 
 def snapshot(model):
@@ -69,8 +77,17 @@ def _load(spec, torch, ds_config):
 def _peft(spec, model):
     from peft import LoraConfig, get_peft_model
     cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
-                     use_dora=spec["peft"] == "dora")
-    return get_peft_model(model, cfg)
+                     use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"))
+    model = get_peft_model(model, cfg)
+    extra = spec.get("add_adapter")
+    if extra:
+        # a second adapter added later (boundaries.py): PeftModel.add_adapter with the
+        # spec's task type and, when the spec says, its own autocast_adapter_dtype
+        kw = {k: extra[k] for k in ("autocast_adapter_dtype",) if k in extra}
+        cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
+                         task_type=extra.get("task_type"))
+        model.add_adapter(extra.get("name", "second"), cfg, **kw)
+    return model
 
 
 def _loss(model, spec, torch, out_of=None):
@@ -157,6 +174,8 @@ def run(spec, rank, result):
         if spec.get("peft"):
             model = _peft(spec, model)
         stages["peft"] = snapshot(model)
+        if spec.get("stop_after") == "peft":
+            return
         stage = "wrap"
         # from_pretrained returns the model in eval mode; a trainer trains it. (In eval mode
         # on the CPU, bitsandbytes' Linear4bit.forward repacks a 4-bit weight to uint8 for its
@@ -256,22 +275,40 @@ def run_trainer(spec, result, out_dir):
             margs = ModelConfig(model_name_or_path=spec["folder"], **dt,
                                 load_in_4bit=spec.get("quant") == "4bit",
                                 load_in_8bit=spec.get("quant") == "8bit",
-                                bnb_4bit_quant_storage=spec.get("quant_storage")
-                                if spec.get("quant") == "4bit" else None,
+                                **({"bnb_4bit_quant_storage": spec["quant_storage"]}
+                                   if spec.get("quant") == "4bit" and spec.get("quant_storage")
+                                   else {}),
                                 use_peft=bool(spec.get("peft")), lora_r=4,
                                 lora_target_modules=spec["targets"],
                                 use_dora=spec.get("peft") == "dora")
             # the script: model_init_kwargs from ModelConfig, the recipe's own on top
             mik = {"dtype": margs.dtype} if margs.dtype is not None else {}
             mik.update(spec.get("model_init_kwargs") or {})
-            args = _training_args(spec, SFTConfig, out_dir, model_init_kwargs=mik,
-                                  max_length=16, packing=False)
-            stage = "init"
-            trainer = SFTTrainer(model=spec["folder"], args=args,
-                                 train_dataset=datasets.Dataset.from_dict({"input_ids": rows}),
-                                 processing_class=_tokenizer(),
-                                 quantization_config=get_quantization_config(margs),
-                                 peft_config=get_peft_config(margs), callbacks=[snap])
+            data = datasets.Dataset.from_dict({"input_ids": rows})
+            if "quantization_config" in inspect.signature(SFTTrainer.__init__).parameters:
+                args = _training_args(spec, SFTConfig, out_dir, model_init_kwargs=mik,
+                                      max_length=16, packing=False)
+                stage = "init"
+                trainer = SFTTrainer(model=spec["folder"], args=args, train_dataset=data,
+                                     processing_class=_tokenizer(),
+                                     quantization_config=get_quantization_config(margs),
+                                     peft_config=get_peft_config(margs), callbacks=[snap])
+            else:
+                # trl < 1 (boundaries.py): its script loads the model itself,
+                # from_pretrained(dtype=ModelConfig.dtype, quantization_config=...), and
+                # passes it (trl/scripts/sft.py main, the same in 0.25.1 and 0.26.0)
+                from transformers import AutoModelForCausalLM
+                qc = get_quantization_config(margs)
+                kw = {"dtype": mik.get("dtype")}
+                if qc is not None:
+                    kw["quantization_config"] = qc
+                model = AutoModelForCausalLM.from_pretrained(spec["folder"], **kw)
+                stages["load"] = snapshot(model)
+                args = _training_args(spec, SFTConfig, out_dir, max_length=16, packing=False)
+                stage = "init"
+                trainer = SFTTrainer(model=model, args=args, train_dataset=data,
+                                     processing_class=_tokenizer(),
+                                     peft_config=get_peft_config(margs), callbacks=[snap])
         else:
             from transformers import Trainer, default_data_collator
             model, _ = _load(spec, torch, None)
@@ -323,6 +360,7 @@ def rank_main(rank, spec, out, world, port):
         run_trainer(spec, result, f"{out}.trainer-out")
     else:
         run(spec, rank, result)
+    result["imported"] = imported()
     with open(f"{out}.rank{rank}", "w") as f:
         json.dump(result, f)
     os._exit(0)  # a rank whose peer failed may sit in a collective: the parent reaps it
@@ -374,6 +412,7 @@ def batch(pairs):
         torch.manual_seed(spec.get("seed", 0))
         result = {"stages": {}, "error": None}
         run_trainer(spec, result, f"{out}.trainer-out")
+        result["imported"] = imported()
         with open(out, "w") as f:
             json.dump(result, f)
     return 0
@@ -388,6 +427,15 @@ def main():
         spec = json.load(f)
     world = 1 if spec["strategy"] == "single" else spec.get("world", 2)
     port = spec.get("port", 29500)
+    if world == 1 and spec.get("inline"):
+        # one rank, in this process (boundaries.py): torch is imported once, not twice
+        _env(0, 1, port)
+        result = {"stages": {}, "error": None}
+        run(spec, 0, result)
+        result["imported"] = imported()
+        with open(out, "w") as f:
+            json.dump(result, f)
+        return 0
     import torch.multiprocessing as mp
     ctx = mp.start_processes(rank_main, args=(spec, out, world, port), nprocs=world,
                              join=False, start_method="spawn")
