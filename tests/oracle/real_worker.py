@@ -428,10 +428,14 @@ def main():
     world = 1 if spec["strategy"] == "single" else spec.get("world", 2)
     port = spec.get("port", 29500)
     if world == 1 and spec.get("inline"):
-        # one rank, in this process (boundaries.py): torch is imported once, not twice
+        # one rank, in this process (boundaries.py): torch is imported once, not twice, and
+        # a trainer gets the spec's port (--batch's fixed one may be another run's)
         _env(0, 1, port)
         result = {"stages": {}, "error": None}
-        run(spec, 0, result)
+        if spec.get("trainer", "none") != "none":
+            run_trainer(spec, result, f"{out}.trainer-out")
+        else:
+            run(spec, 0, result)
         result["imported"] = imported()
         with open(out, "w") as f:
             json.dump(result, f)
