@@ -274,6 +274,13 @@ static void read_entry(yaml_document_t *doc, yaml_node_t *key, yaml_node_t *valu
 	}
 	if (oracle)
 		check_oracle(name, oracle, since, until);
+	else if (since || until)
+		/* a boundary says how the real releases show it, or why they cannot here */
+		fail(value->start_mark,
+		     "behaviour '%s' has a boundary but no 'oracle' (what "
+		     "tests/oracle/boundaries.py "
+		     "shows of each edge: 'since shown: ...', 'since todo: ...' or 'cannot: ...')",
+		     name);
 	if (strcmp(out->enum_name, "DTL_B_COUNT") == 0)
 		fail(out->enum_mark, "behaviour '%s': DTL_B_COUNT is the number of behaviours",
 		     name);

@@ -96,6 +96,8 @@ def main():
             ("an oracle silent on an edge",
              mutate(oracle, ['    until: "9.0"', '    oracle: "since cannot: a"'], drop=1),
              oracle + 2, "oracle says nothing of its until"),
+            ("a boundary with no oracle", mutate(oracle, [], drop=1), first + 2,
+             "has a boundary but no 'oracle'"),
             ("an oracle on a behaviour without since or until",
              "\n".join(lines[:since] + lines[since + 1:oracle] + ['    oracle: "cannot: a"'] +
                        lines[oracle + 1:]), oracle,
