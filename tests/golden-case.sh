@@ -18,8 +18,6 @@
 #                                       "NAME SUITES NEEDS" (SUITES comma-separated, NEEDS
 #                                       "kernels" or "-"); exit 1 with file:line: errors when
 #                                       any file's header is missing or malformed
-#        golden-case.sh list-legacy DIR... the same, where a file with no header is the case
-#                                       "NAME legacy -" (its arguments in meson.build)
 #        golden-case.sh check FILE     exit 1 with an error when FILE's header is malformed
 set -u
 LC_ALL=C
@@ -63,10 +61,6 @@ function finish() {
 FNR == 1 {
 	finish()
 	file = FILENAME; closed = 0; args = ""
-	if ($0 !~ /^# args:( |$)/ && mode == "list-legacy") {
-		# a case listed in meson.build (its arguments there), until all are converted
-		print name_of(FILENAME), "legacy", "-"; file = ""; nextfile
-	}
 	if ($0 !~ /^# args:( |$)/) { fail("the first line is not \"# args: ARGUMENTS...\" (tests/golden-case.sh)"); file = ""; nextfile }
 	args = $0; sub(/^# args: ?/, "", args)
 	if (!words_ok(args)) { fail("an argument outside quotes holds a character other than [A-Za-z0-9_./,=:@%+-], or a quote is not closed"); file = ""; nextfile }
@@ -81,8 +75,8 @@ END { finish(); exit bad }
 '
 
 case "${1:-}" in
-list | list-legacy)
-	mode=$1
+list)
+	mode=list
 	shift
 	for dir in "$@"; do
 		set -- "$dir"/*.expected

@@ -3,15 +3,16 @@
 # stderr and the exit status with the case file EXPECTED, byte for byte.
 # Usage: golden.sh DTYPELINT SOURCE_ROOT EXPECTED [-- ARGS...]
 # A case file names its own arguments in its header ("# args: ...", tests/golden-case.sh);
-# ARGS are used only for a case file without one: a legacy case listed in meson.build, or a
-# file not written yet (DTL_UPDATE_GOLDEN=1 then writes it with the header "# args: ARGS").
+# ARGS are used only for a file without one: a malformed input's expected lines
+# (tests/malformed), or a case file not written yet, a new rule fixture's
+# (DTL_UPDATE_GOLDEN=1 then writes it with the header "# args: ARGS").
 # A case whose header says "# exit: N" fails on any other status, regenerated or not;
 # "# env: NAME=VALUE" sets a variable for dtypelint.
 # DTL_UPDATE_GOLDEN=1 rewrites EXPECTED, header kept (review the diff before committing).
 set -u
 dtypelint=$1 root=$2 expected=$3
 shift 3
-# "--" says the arguments come from meson.build (a legacy case, or a case file not written yet)
+# "--" says the arguments come from meson.build (a malformed input, a case not written yet)
 from_meson=0
 if [ $# -gt 0 ]; then
 	shift
@@ -52,7 +53,7 @@ elif [ ! -f "$expected" ]; then
 	done
 	printf '\n--- stdout\n' >>"$header"
 else
-	: >"$header" # legacy: arguments from meson.build, no header
+	: >"$header" # tests/malformed: the input is the argument, the file has no header
 fi
 declared=$(sed -n '/^--- stdout$/q; s/^# exit: //p' "$header")
 # "# env: NAME=VALUE" lines (checked by golden-case.sh: a name, then plain characters)
