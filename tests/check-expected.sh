@@ -27,21 +27,21 @@ fi
 # Read the goldens for sense: a NULL given to %s ("(null)"), a framework error with no subject
 # ("  raises when ..."), or a placeholder standing where a value belongs ("unknown") is a bug
 # the golden would otherwise freeze in.
-for f in "$root"/tests/golden/*.expected "$root"/tests/golden-cli/*.expected \
-	"$root"/tests/malformed/*.expected; do
-	if body "$f" | grep -n -e '(null)' -e '(nil)'; then
-		echo "$f: prints a NULL string"
-		fail=1
-	fi
-	if body "$f" | grep -nE '(^[[:space:]]*|[:>"(][[:space:]]*)raises '; then
-		echo "$f: a framework error with no subject (who raises?)"
-		fail=1
-	fi
-	if body "$f" | grep -nE '"unknown"|[=:][[:space:]]*unknown([,;)]|$)|\(unknown\)|<unknown>'; then
-		echo "$f: an 'unknown' placeholder where a value belongs"
-		fail=1
-	fi
-done
+# One awk pass over every file's output (its header skipped), printing file:line: and the line.
+if ! awk '
+	FNR == 1 { h = ($0 ~ /^# args:/) }
+	h { if ($0 == "--- stdout") h = 0; next }
+	/\(null\)|\(nil\)/ { print FILENAME ":" FNR ": prints a NULL string: " $0; bad = 1 }
+	/(^[[:space:]]*|[:>"(][[:space:]]*)raises / {
+		print FILENAME ":" FNR ": a framework error with no subject (who raises?): " $0; bad = 1
+	}
+	/"unknown"|[=:][[:space:]]*unknown([,;)]|$)|\(unknown\)|<unknown>/ {
+		print FILENAME ":" FNR ": an \"unknown\" placeholder where a value belongs: " $0; bad = 1
+	}
+	END { exit bad }' "$root"/tests/golden/*.expected "$root"/tests/golden-cli/*.expected \
+	"$root"/tests/malformed/*.expected; then
+	fail=1
+fi
 # Quiet by default (issue 36): the Mixtral FSDP1 + LoRA set-up reads in at most 12 lines, and
 # -f concise is one line per finding (the summary on standard error counts them).
 quiet=$root/tests/golden/quiet-mixtral-fsdp1-lora
