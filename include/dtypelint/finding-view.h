@@ -20,33 +20,15 @@
 #include "dtypelint/diag.h"
 #include "dtypelint/dtype.h"
 #include "dtypelint/manifest.h"
-
-#define DTL_NONE_INDEX UINT32_MAX
+#include "dtypelint/vocab.h"
 
 struct dtl_sim;
 struct dtl_findings;
 struct dtl_memory;
 
-/* The simulation's stage numbers (enum dtl_stage), group kinds (enum dtl_group_kind) and the
- * tensor flags reporters test, mirrored here (src/rules/finding-view.c checks they agree). */
-enum {
-	DTL_VIEW_STAGE_COMPUTE = 9, /* the last stage */
-	DTL_VIEW_STAGE_COUNT = 10,
-};
-enum dtl_view_group_kind {
-	DTL_VIEW_FSDP1_UNIT,
-	DTL_VIEW_FSDP2_GROUP,
-	DTL_VIEW_ZERO3_PERSISTENT,
-	DTL_VIEW_ZERO3_TRAINABLE,
-};
-enum {
-	DTL_VIEW_TF_TRAINABLE = 1u << 0,
-	DTL_VIEW_TF_ZERO_PERSIST = 1u << 6,
-};
-
 /* One step of a tensor's dtype history. */
 struct dtl_trace_step {
-	uint8_t stage;    /* 0 .. DTL_VIEW_STAGE_COMPUTE */
+	uint8_t stage;    /* 0 .. DTL_STAGE_COMPUTE */
 	uint8_t from, to; /* enum dtl_dtype */
 	const char *name; /* the stage's name: "manifest", "load", ... */
 	const char *reason;
@@ -72,7 +54,7 @@ struct dtl_finding_tensor {
 /* The group a finding is about. */
 struct dtl_finding_group {
 	const char *name;
-	enum dtl_view_group_kind kind;
+	enum dtl_group_kind kind;
 	uint32_t id;     /* position in the input's groups */
 	uint32_t index;  /* construction order */
 	uint32_t module; /* DTL_NONE_INDEX for ZeRO-3 sets */
@@ -96,7 +78,7 @@ struct dtl_view_module {
 };
 
 struct dtl_view_group {
-	enum dtl_view_group_kind kind;
+	enum dtl_group_kind kind;
 	const char *name;
 	uint32_t module; /* DTL_NONE_INDEX for ZeRO-3 sets */
 	uint32_t index;

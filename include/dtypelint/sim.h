@@ -18,42 +18,7 @@
 #include "dtypelint/keep-fp32.h"
 #include "dtypelint/manifest.h"
 #include "dtypelint/profile.h"
-
-#define DTL_NONE_INDEX UINT32_MAX
-
-enum dtl_stage {
-	DTL_STAGE_DECLARE, /* what the manifest says */
-	DTL_STAGE_LOAD,
-	DTL_STAGE_ZERO_INIT,
-	DTL_STAGE_QUANTIZE,
-	DTL_STAGE_KBIT_PREPARE,
-	DTL_STAGE_PEFT,
-	DTL_STAGE_TRAINER,
-	DTL_STAGE_ENGINE,
-	DTL_STAGE_SHARD,
-	DTL_STAGE_COMPUTE,
-};
-
-enum dtl_tensor_flag {
-	DTL_TF_TRAINABLE = 1u << 0,
-	DTL_TF_QUANTIZED = 1u << 1,
-	DTL_TF_ADAPTER = 1u << 2,
-	DTL_TF_PINNED = 1u << 3,     /* must stay fp32 (keep-in-fp32 strict, explicit pin) */
-	DTL_TF_PERSISTENT = 1u << 4, /* buffers: in the state dict */
-	DTL_TF_ZERO_PARAM = 1u << 5, /* created under zero.Init */
-	DTL_TF_ZERO_PERSIST = 1u << 6,
-	DTL_TF_IGNORED = 1u << 7, /* FSDP ignored */
-	DTL_TF_ALIAS = 1u << 8,   /* a tied name of a parameter listed under another name */
-	DTL_TF_ROUTER = 1u << 9,
-	DTL_TF_QUANT_STATE = 1u << 10, /* a pre-quantized checkpoint's absmax/quant_map/SCB/... */
-	DTL_TF_INT8 = 1u << 11,        /* an LLM.int8 weight (Int8Params) */
-	/* a weight stored quantized in the checkpoint (its quant state is beside it): loaded
-	 * with the dtype it is stored in (Params4bit.from_prequantized keeps data.dtype) */
-	DTL_TF_PREQUANTIZED = 1u << 12,
-	/* DeepSpeed torch_autocast tagged it (a Linear/Conv param): communicated in the plan's
-	 * zero3.autocast_dtype, stored in its own dtype */
-	DTL_TF_AUTOCAST_COMM = 1u << 13,
-};
+#include "dtypelint/vocab.h"
 
 struct dtl_keep_set;
 struct dtl_table {
@@ -97,13 +62,6 @@ struct dtl_event {
 	const char *reason;
 	const char *fact;
 	struct dtl_loc loc;
-};
-
-enum dtl_group_kind {
-	DTL_GROUP_FSDP1_UNIT,
-	DTL_GROUP_FSDP2_GROUP,
-	DTL_GROUP_ZERO3_PERSISTENT,
-	DTL_GROUP_ZERO3_TRAINABLE,
 };
 
 struct dtl_group {

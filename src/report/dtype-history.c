@@ -37,10 +37,10 @@ int dtl_report_trace(FILE *out, const struct dtl_report_input *inputs, size_t n,
 			fprintf(out, ":%u:%u: trace: '", loc.line, loc.column);
 			dtl_report_put_escaped(out, v->name[t]);
 			fprintf(out, "' %s, stored %s, computes in %s\n",
-			        v->kind[t] == DTL_KIND_BUFFER           ? "(buffer)"
-			        : v->kind[t] == DTL_KIND_QUANT_STATE    ? "(quantization state)"
-			        : (v->flags[t] & DTL_VIEW_TF_TRAINABLE) ? "(trainable)"
-			                                                : "(frozen)",
+			        v->kind[t] == DTL_KIND_BUFFER        ? "(buffer)"
+			        : v->kind[t] == DTL_KIND_QUANT_STATE ? "(quantization state)"
+			        : (v->flags[t] & DTL_TF_TRAINABLE)   ? "(trainable)"
+			                                             : "(frozen)",
 			        dtl_dtype_name(v->dtype[t]), dtl_dtype_name(v->compute_dtype[t]));
 			for (size_t e = 0; e < h; e++) {
 				const struct dtl_trace_step *ev = &history[e];

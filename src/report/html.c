@@ -30,7 +30,7 @@
 #include "dtl-config.h"
 #include "report-private.h"
 
-#define STAGES     DTL_VIEW_STAGE_COUNT
+#define STAGES     DTL_STAGE_COUNT
 #define NEST_LIMIT 24
 /* rows per table and modules per level drawn at once; the others, in chunks of as many, are
  * drawn when their chunk is opened */
@@ -229,13 +229,13 @@ static void stages_of(struct view *v, uint32_t t, uint8_t *row)
 	size_t n = dtl_input_view_history(v->in, t, history, 64), e = 0;
 	enum dtl_dtype cur = n == 64 ? history[0].from : DTL_DTYPE_NONE;
 
-	for (int s = 0; s < DTL_VIEW_STAGE_COMPUTE; s++) {
+	for (int s = 0; s < DTL_STAGE_COMPUTE; s++) {
 		for (; e < n && (int)history[e].stage <= s; e++)
-			if (history[e].stage != DTL_VIEW_STAGE_COMPUTE)
+			if (history[e].stage != DTL_STAGE_COMPUTE)
 				cur = history[e].to;
 		row[s] = (uint8_t)cur;
 	}
-	row[DTL_VIEW_STAGE_COMPUTE] = v->in->compute_dtype[t];
+	row[DTL_STAGE_COMPUTE] = v->in->compute_dtype[t];
 }
 
 /* a module path's last segment is a number: a repeated layer's name */
@@ -470,8 +470,8 @@ static void mark_units(struct view *v)
 {
 	for (size_t g = 0; g < v->in->group_count; g++)
 		if (v->groups[g].module != DTL_NONE_INDEX &&
-		    (v->groups[g].kind == DTL_VIEW_FSDP1_UNIT ||
-		     v->groups[g].kind == DTL_VIEW_FSDP2_GROUP))
+		    (v->groups[g].kind == DTL_GROUP_FSDP1_UNIT ||
+		     v->groups[g].kind == DTL_GROUP_FSDP2_GROUP))
 			v->group_of[v->groups[g].module] = (uint32_t)g;
 }
 
@@ -578,10 +578,10 @@ static size_t fact_number(struct view *v, const char *fact)
 static void group_link(FILE *out, const struct view *v, uint32_t g)
 {
 	const struct dtl_view_group *gr = &v->groups[g];
-	const char *letter = gr->kind == DTL_VIEW_FSDP1_UNIT         ? "U"
-	                     : gr->kind == DTL_VIEW_FSDP2_GROUP      ? "G"
-	                     : gr->kind == DTL_VIEW_ZERO3_PERSISTENT ? "P"
-	                                                             : "T";
+	const char *letter = gr->kind == DTL_GROUP_FSDP1_UNIT         ? "U"
+	                     : gr->kind == DTL_GROUP_FSDP2_GROUP      ? "G"
+	                     : gr->kind == DTL_GROUP_ZERO3_PERSISTENT ? "P"
+	                                                              : "T";
 	if (v->listed[g])
 		fprintf(out, "<a href=\"#g%zu-%u\">%s%u</a>", v->input, g, letter, gr->index);
 	else
@@ -681,7 +681,7 @@ static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *
 	const struct dtl_input_view *in = v->in;
 	const uint8_t *row = v->stage + (size_t)t * STAGES;
 	uint32_t skip = m->path_len ? m->path_len + 1 : 0;
-	bool persist = in->flags[t] & DTL_VIEW_TF_ZERO_PERSIST;
+	bool persist = in->flags[t] & DTL_TF_ZERO_PERSIST;
 
 	fprintf(out, "<tr id=\"t%zu-%u\"%s><td class=n>", v->input, t,
 	        v->link[t] != DTL_NONE_INDEX ? (persist ? " class=\"hit p\"" : " class=hit")
@@ -702,10 +702,10 @@ static void tensor_row(FILE *out, struct view *v, const struct dtl_report_item *
 	else
 		dtl_report_put_shape(out, NULL, 0, in->numel[t], "");
 	fprintf(out, "<td>%s",
-	        in->kind[t] == DTL_KIND_BUFFER           ? "buffer"
-	        : in->kind[t] == DTL_KIND_QUANT_STATE    ? "q-state"
-	        : (in->flags[t] & DTL_VIEW_TF_TRAINABLE) ? "yes"
-	                                                 : "no");
+	        in->kind[t] == DTL_KIND_BUFFER        ? "buffer"
+	        : in->kind[t] == DTL_KIND_QUANT_STATE ? "q-state"
+	        : (in->flags[t] & DTL_TF_TRAINABLE)   ? "yes"
+	                                              : "no");
 	/* one cell per run of stages that keep the dtype: a bar that breaks where it changes */
 	for (int s = 0, e; s < STAGES; s = e) {
 		const char *name = short_name(row[s]);

@@ -19,16 +19,16 @@ static void loc_object(struct dtl_json *w, const char *key, const struct dtl_loc
 	dtl_json_end_object(w);
 }
 
-static const char *group_kind(enum dtl_view_group_kind kind)
+static const char *group_kind(enum dtl_group_kind kind)
 {
 	switch (kind) {
-	case DTL_VIEW_FSDP1_UNIT:
+	case DTL_GROUP_FSDP1_UNIT:
 		return "fsdp1-unit";
-	case DTL_VIEW_FSDP2_GROUP:
+	case DTL_GROUP_FSDP2_GROUP:
 		return "fsdp2-group";
-	case DTL_VIEW_ZERO3_PERSISTENT:
+	case DTL_GROUP_ZERO3_PERSISTENT:
 		return "zero3-persistent";
-	case DTL_VIEW_ZERO3_TRAINABLE:
+	case DTL_GROUP_ZERO3_TRAINABLE:
 		return "zero3-trainable";
 	}
 	return "group";
@@ -39,7 +39,7 @@ static void trace(struct dtl_json *w, const struct dtl_finding_tensor *t)
 	dtl_json_begin_object(w);
 	dtl_json_key_string(w, "tensor", t->name ? t->name : "");
 	dtl_json_key_string(w, "dtype", dtl_dtype_name(t->dtype));
-	dtl_json_key_bool(w, "trainable", t->flags & DTL_VIEW_TF_TRAINABLE);
+	dtl_json_key_bool(w, "trainable", t->flags & DTL_TF_TRAINABLE);
 	loc_object(w, "location", &t->loc);
 	dtl_json_key_array(w, "steps");
 	for (size_t i = 0; i < t->step_count; i++) {

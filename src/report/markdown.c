@@ -141,10 +141,10 @@ static void tensor_row(FILE *out, const struct dtl_finding_tensor *t)
 	fputs("| ", out);
 	md_cell(out, t->name);
 	fprintf(out, " | %s | %s | ", dtl_dtype_name(t->dtype),
-	        t->kind == DTL_KIND_BUFFER           ? "buffer"
-	        : t->kind == DTL_KIND_QUANT_STATE    ? "quantization state"
-	        : (t->flags & DTL_VIEW_TF_TRAINABLE) ? "yes"
-	                                             : "no");
+	        t->kind == DTL_KIND_BUFFER        ? "buffer"
+	        : t->kind == DTL_KIND_QUANT_STATE ? "quantization state"
+	        : (t->flags & DTL_TF_TRAINABLE)   ? "yes"
+	                                          : "no");
 	dtl_report_put_shape(out, t->shape, t->rank, t->numel, "?");
 	fputs(" | ", out);
 	for (size_t e = 0; e < t->step_count; e++) {

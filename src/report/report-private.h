@@ -34,7 +34,7 @@ size_t dtl_report_char_at(const char *p, uint32_t *ret_cp, bool *ret_escape);
 void dtl_report_put_char_escape(FILE *out, uint32_t cp);
 
 /* "FSDP1 unit", "FSDP2 group", "ZeRO-3 persistent set", "ZeRO-3 trainable set" */
-const char *dtl_report_group_kind(enum dtl_view_group_kind kind);
+const char *dtl_report_group_kind(enum dtl_group_kind kind);
 
 /* A tensor's shape as declared ("[4096, 64]"; shape NULL: none), else "numel N" (numel >= 0),
  * else unknown */

@@ -114,16 +114,16 @@ void dtl_report_count(const struct dtl_report_input *inputs, size_t n, struct dt
 	}
 }
 
-const char *dtl_report_group_kind(enum dtl_view_group_kind kind)
+const char *dtl_report_group_kind(enum dtl_group_kind kind)
 {
 	switch (kind) {
-	case DTL_VIEW_FSDP1_UNIT:
+	case DTL_GROUP_FSDP1_UNIT:
 		return "FSDP1 unit";
-	case DTL_VIEW_FSDP2_GROUP:
+	case DTL_GROUP_FSDP2_GROUP:
 		return "FSDP2 group";
-	case DTL_VIEW_ZERO3_PERSISTENT:
+	case DTL_GROUP_ZERO3_PERSISTENT:
 		return "ZeRO-3 persistent set";
-	case DTL_VIEW_ZERO3_TRAINABLE:
+	case DTL_GROUP_ZERO3_TRAINABLE:
 		return "ZeRO-3 trainable set";
 	}
 	return "group";

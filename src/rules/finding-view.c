@@ -8,16 +8,6 @@
 #include "dtypelint/rules.h"
 #include "dtypelint/sim.h"
 
-_Static_assert((int)DTL_VIEW_STAGE_COMPUTE == (int)DTL_STAGE_COMPUTE, "stage numbers");
-_Static_assert(DTL_VIEW_STAGE_COUNT == DTL_STAGE_COMPUTE + 1, "stage count");
-_Static_assert(DTL_VIEW_FSDP1_UNIT == (int)DTL_GROUP_FSDP1_UNIT &&
-                   DTL_VIEW_FSDP2_GROUP == (int)DTL_GROUP_FSDP2_GROUP &&
-                   DTL_VIEW_ZERO3_PERSISTENT == (int)DTL_GROUP_ZERO3_PERSISTENT &&
-                   DTL_VIEW_ZERO3_TRAINABLE == (int)DTL_GROUP_ZERO3_TRAINABLE,
-               "group kinds");
-_Static_assert((int)DTL_VIEW_TF_TRAINABLE == (int)DTL_TF_TRAINABLE &&
-                   (int)DTL_VIEW_TF_ZERO_PERSIST == (int)DTL_TF_ZERO_PERSIST,
-               "tensor flags");
 _Static_assert(sizeof(((struct dtl_memory_view *)0)->line) /
                        sizeof(((struct dtl_memory_view *)0)->line[0]) ==
                    DTL_MEM_PART_COUNT,
@@ -101,7 +91,7 @@ static int finding_view(struct dtl_finding *f, const struct dtl_sim *sim, struct
 		if (!g)
 			return -ENOMEM;
 		*g = (struct dtl_finding_group){.name = f->group->name,
-		                                .kind = (enum dtl_view_group_kind)f->group->kind,
+		                                .kind = (enum dtl_group_kind)f->group->kind,
 		                                .id = f->group >= groups &&
 		                                              f->group < groups + sim->groups.count
 		                                          ? (uint32_t)(f->group - groups)
@@ -178,7 +168,7 @@ int dtl_input_view_tree(const struct dtl_input_view *view, struct dtl_arena *are
 		                                .class_name = s->class_name};
 	}
 	for (size_t i = 0; i < ng; i++)
-		g[i] = (struct dtl_view_group){.kind = (enum dtl_view_group_kind)groups[i].kind,
+		g[i] = (struct dtl_view_group){.kind = (enum dtl_group_kind)groups[i].kind,
 		                               .name = groups[i].name,
 		                               .module = groups[i].module,
 		                               .index = groups[i].index,
