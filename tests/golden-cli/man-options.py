@@ -167,7 +167,9 @@ else:
             open(page_path, "w", encoding="utf-8").write(page)
             print(f"rewrote the RULES section of {page_path}")
         else:
-            failures.append("the man page's RULES section differs from the rule table; "
+            listed = set(re.findall(r"^\.BR (DT\d+) ", current, re.M))
+            which = ", ".join(sorted({r["id"] for r in rules} ^ listed)) or "their text"
+            failures.append(f"the man page's RULES section differs from the rule table ({which}); "
                             "DTL_UPDATE_MAN=1 meson test -C build cli-man-options rewrites it")
 # README.md's table: | id | name | default | predicts |, one row per rule in the table's order
 readme_path = os.path.join(root, "README.md")
@@ -190,9 +192,9 @@ else:
             open(readme_path, "w", encoding="utf-8").write(readme[:start] + want + readme[end:])
             print(f"rewrote the rule table of {readme_path}")
         else:
-            failures.append("README.md's rule table differs from the rule table (ids, names, "
-                            "severities); DTL_UPDATE_MAN=1 meson test -C build cli-man-options "
-                            "rewrites it")
+            which = ", ".join(sorted(set(predicts) ^ {r["id"] for r in rules})) or "a name or severity"
+            failures.append(f"README.md's rule table differs from the rule table ({which}); "
+                            "DTL_UPDATE_MAN=1 meson test -C build cli-man-options rewrites it")
 for f in failures:
     print(f)
 print(f"man page: {len(man_options)} options as in --help, {len(rules)} rules as in the table")
