@@ -3,7 +3,9 @@
  * The thin layer every Check runner goes through, so that Check stays swappable
  * (https://libcheck.github.io/check/; meson runs each runner as a test,
  * https://mesonbuild.com/Unit-tests.html). A runner defines its tests with START_TEST/END_TEST
- * and a `static void add_tests(TCase *tc)`, then uses DTL_TEST_MAIN("suite name").
+ * and a `static void add_tests(TCase *tc)` that calls DTL_REGISTERED_TESTS(tc), from the header
+ * tests/unit/registered.sh generates from the runner's START_TESTs at build time (a test is
+ * registered by being written), then uses DTL_TEST_MAIN("suite name").
  */
 #ifndef DTL_TEST_H
 #define DTL_TEST_H

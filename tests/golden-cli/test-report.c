@@ -174,12 +174,12 @@ START_TEST(absent_fields_print_no_null)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-report-registered.h"
+
 static void add_tests(TCase *tc)
 {
-	tcase_add_test(tc, github_escaping);
-	tcase_add_test(tc, lexical_paths);
-	tcase_add_test(tc, fingerprints);
-	tcase_add_test(tc, absent_fields_print_no_null);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("report")

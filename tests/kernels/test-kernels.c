@@ -1225,29 +1225,13 @@ START_TEST(sandbox_in_memory_includes)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-kernels-registered.h"
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, dispatch_forms);
-	tcase_add_test(tc, wrapper_in_header);
-	tcase_add_test(tc, wrapper_resolved_by_include);
-	tcase_add_test(tc, use_site_types_and_ifdef);
-	tcase_add_test(tc, ifdef_alternatives);
-	tcase_add_test(tc, asserts_and_aliases);
-	tcase_add_test(tc, branches_switches_accessors);
-	tcase_add_test(tc, registrations);
-	tcase_add_test(tc, call_graph);
-	tcase_add_test(tc, depth_limit);
-	tcase_add_test(tc, missing_headers);
-	tcase_add_test(tc, structure);
-	tcase_add_test(tc, errors);
-	tcase_add_test(tc, scan_tree);
-	tcase_add_test(tc, scan_progress);
-	tcase_add_test(tc, json_and_text);
-	tcase_add_test(tc, libclang_loader);
-	tcase_add_test(tc, dtype_names);
-	tcase_add_test(tc, sandbox_batch);
-	tcase_add_test(tc, sandbox_in_memory_includes);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("kernels")

@@ -793,22 +793,14 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-safetensors-registered.h"
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_all_dtypes);
-	tcase_add_test(tc, test_sparse_hundreds_of_gb);
-	tcase_add_test(tc, test_padding_and_empty);
-	tcase_add_test(tc, test_scalar_and_empty_tensors);
-	tcase_add_test(tc, test_names_and_escapes);
-	tcase_add_test(tc, test_in_memory);
-	tcase_add_test(tc, test_many_tensors);
-	tcase_add_test(tc, test_dtype_names);
-	tcase_add_test(tc, test_io_errors);
-	tcase_add_test(tc, test_length_prefix);
-	tcase_add_test(tc, test_bytes);
 	tcase_add_loop_test(tc, test_malicious, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
-	tcase_add_test(tc, test_limits);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("safetensors")

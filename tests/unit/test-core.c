@@ -791,31 +791,12 @@ START_TEST(strmap_many_keys)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-core-registered.h"
+
 static void add_tests(TCase *tc)
 {
-	tcase_add_test(tc, dtype_names_and_aliases);
-	tcase_add_test(tc, atomic_commit_refuses_a_changed_target);
-	tcase_add_test(tc, dtype_names_sizes_and_kinds);
-	tcase_add_test(tc, dtype_promotion);
-	tcase_add_test(tc, glob_matching);
-	tcase_add_test(tc, glob_check_rejects_empty_segments);
-	tcase_add_test(tc, glob_match_agrees_with_reference);
-	tcase_add_test(tc, glob_match_hostile_is_fast);
-	tcase_add_test(tc, version_ordering);
-	tcase_add_test(tc, version_parse_rejects_non_versions);
-	tcase_add_test(tc, version_format_drops_trailing_zero);
-	tcase_add_test(tc, error_never_truncates_silently);
-	tcase_add_test(tc, strmap_keeps_first_index_of_a_key);
-	tcase_add_test(tc, arena_sprintf_formats);
-	tcase_add_test(tc, arena_calloc_refuses_overflow);
-	tcase_add_test(tc, arena_large_alloc_is_zeroed);
-	tcase_add_test(tc, globset_agrees_with_glob_match);
-	tcase_add_test(tc, common_prefix_agrees_with_bytes);
-	tcase_add_test(tc, globset_cursor_tensor_order_agrees);
-	tcase_add_test(tc, globset_cursor_agrees_with_set);
-	tcase_add_test(tc, globset_many_patterns);
-	tcase_add_test(tc, arena_blocks_and_growth);
-	tcase_add_test(tc, strmap_many_keys);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("core")

@@ -498,31 +498,12 @@ START_TEST(toml_nesting_is_capped_whatever_max_depth)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-doc-registered.h"
+
 static void add_tests(TCase *tc)
 {
-	tcase_add_test(tc, json_positions);
-	tcase_add_test(tc, json_big_integers_keep_their_spelling);
-	tcase_add_test(tc, json_unicode_columns);
-	tcase_add_test(tc, yaml_positions_and_scalars);
-	tcase_add_test(tc, yaml_aliases_are_capped);
-	tcase_add_test(tc, yaml_alias_shares_value);
-	tcase_add_test(tc, json_error_has_file_and_line);
-	tcase_add_test(tc, yaml_duplicate_key_names_the_first);
-	tcase_add_test(tc, json_errors);
-	tcase_add_test(tc, json_strings_and_lines);
-	tcase_add_test(tc, json_duplicate_huge_keys);
-	tcase_add_test(tc, json_depth_names_max_depth);
-	tcase_add_test(tc, json_deep_maps_do_not_recurse);
-	tcase_add_test(tc, depth_reader_limits);
-	tcase_add_test(tc, yaml_depth_names_max_depth);
-	tcase_add_test(tc, split_tree_outlives_source);
-	tcase_add_test(tc, yaml_nul_is_an_error);
-	tcase_add_test(tc, yaml_newest_anchor_wins);
-	tcase_add_test(tc, yaml_empty_collections);
-	tcase_add_test(tc, toml_positions_tables_and_scalars);
-	tcase_add_test(tc, toml_errors_point_at_their_place);
-	tcase_add_test(tc, toml_depth_names_max_depth);
-	tcase_add_test(tc, toml_nesting_is_capped_whatever_max_depth);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("doc")

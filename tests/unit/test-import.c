@@ -586,29 +586,13 @@ START_TEST(behavior_spans_split_a_range_at_boundaries)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-import-registered.h"
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, requirements_compatible_release_and_wildcard);
-	tcase_add_test(tc, requirements_constraint_narrows_requirement);
-	tcase_add_test(tc, behavior_spans_split_a_range_at_boundaries);
-	tcase_add_test(tc, deepspeed_corpus);
-	tcase_add_test(tc, deepspeed_refuses_bf16_with_fp16);
-	tcase_add_test(tc, deepspeed_bfloat16_alias_and_stage_2);
-	tcase_add_test(tc, deepspeed_rejects_stage_4);
-	tcase_add_test(tc, accelerate_corpus);
-	tcase_add_test(tc, accelerate_bf16_conflicts_with_fp16_deepspeed_file);
-	tcase_add_test(tc, accelerate_zero_stage_beside_deepspeed_file_is_refused);
-	tcase_add_test(tc, accelerate_takes_plan_from_deepspeed_file);
-	tcase_add_test(tc, accelerate_fsdp2_refuses_forward_prefetch);
-	tcase_add_test(tc, accelerate_quoted_fsdp_version_is_read_whole);
-	tcase_add_test(tc, peft_corpus);
-	tcase_add_test(tc, trainer_args_corpus);
-	tcase_add_test(tc, torchtune_recipe_line_and_lora_args);
-	tcase_add_test(tc, torchtune_overrides_win_and_remove);
-	tcase_add_test(tc, torchtune_refusals_quote_torchtune);
-	tcase_add_test(tc, model_folders_corpus);
-	tcase_add_test(tc, export_round_trip);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("import")

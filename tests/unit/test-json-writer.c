@@ -314,21 +314,12 @@ START_TEST(json_long_and_mixed_strings)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-json-writer-registered.h"
+
 static void add_tests(TCase *tc)
 {
-	tcase_add_test(tc, json_long_and_mixed_strings);
-	tcase_add_test(tc, json_escapes_controls);
-	tcase_add_test(tc, json_invalid_utf8_is_replacement);
-	tcase_add_test(tc, json_escapes_separators_and_bidi);
-	tcase_add_test(tc, json_keys_are_escaped);
-	tcase_add_test(tc, json_scalars);
-	tcase_add_test(tc, json_compact_nesting);
-	tcase_add_test(tc, json_pretty_blocks);
-	tcase_add_test(tc, json_breaks_by_hand);
-	tcase_add_test(tc, json_top_level_values_are_lines);
-	tcase_add_test(tc, json_misuse_stops_the_writer);
-	tcase_add_test(tc, json_depth_is_bounded);
-	tcase_add_test(tc, json_write_error_is_eio);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("json-writer")

@@ -190,13 +190,13 @@ START_TEST(input_error_is_dt001)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-lint-registered.h"
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, run_finds_and_prints_nothing);
-	tcase_add_test(tc, run_returns_warnings_unprinted);
-	tcase_add_test(tc, keep_outlives_the_lint_arena);
-	tcase_add_test(tc, input_error_is_dt001);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("lint")

@@ -205,18 +205,13 @@ START_TEST(zero3_prefetch_bounded)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-memory-registered.h"
+
 static void add_tests(TCase *tc)
 {
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, bytes_parse_units);
-	tcase_add_test(tc, bytes_parse_rejects_malformed);
-	tcase_add_test(tc, bytes_parse_out_of_range);
-	tcase_add_test(tc, zero3_persistent_tied_unknown);
-	tcase_add_test(tc, fsdp2_shards_stored_dtype_gathers_param_dtype);
-	tcase_add_test(tc, fsdp2_cpu_offload_keeps_only_gathered_on_device);
-	tcase_add_test(tc, fsdp2_plan_cpu_offload_equals_what_if);
-	tcase_add_test(tc, adafactor_factored_only_for_matrices);
-	tcase_add_test(tc, zero3_prefetch_bounded);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("memory")

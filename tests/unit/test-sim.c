@@ -697,26 +697,13 @@ START_TEST(quantize_skip_list_first_entry_wins)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-sim-registered.h"
+
 static void add_tests(TCase *tc)
 {
-	tcase_add_test(tc, keep_match_linear_and_unchanged);
-	tcase_add_test(tc, quantize_skip_list_first_entry_wins);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, torch_order_own_tensors_first);
-	tcase_add_test(tc, tied_name_missing_is_an_alias);
-	tcase_add_test(tc, fsdp1_units_post_order_root_last);
-	tcase_add_test(tc, zero3_persistence_skips_but_does_not_stop);
-	tcase_add_test(tc, frozen_globs_across_top_level_names);
-	tcase_add_test(tc, module_classes_agree_with_globs);
-	tcase_add_test(tc, keep_in_fp32_matching_eras);
-	tcase_add_test(tc, keep_set_agrees_with_matcher);
-	tcase_add_test(tc, keep_possible_tells_segments_apart);
-	tcase_add_test(tc, profiles_found_by_what_they_name);
-	tcase_add_test(tc, table_grows_for_injected_tensors);
-	tcase_add_test(tc, streamed_names_index_the_simulation);
-	tcase_add_test(tc, streamed_duplicate_after_estimate);
-	tcase_add_test(tc, tensor_name_segments);
-	tcase_add_test(tc, streamed_yaml_anchors);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("sim")

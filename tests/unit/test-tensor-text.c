@@ -301,13 +301,12 @@ START_TEST(mutations_agree)
 }
 END_TEST
 
+/* every START_TEST above, registered by name (generated: tests/unit/registered.sh) */
+#include "test-tensor-text-registered.h"
+
 static void add_tests(TCase *tc)
 {
-	tcase_add_test(tc, plain_entries_are_taken);
-	tcase_add_test(tc, entries_left_to_the_nodes);
-	tcase_add_test(tc, positions_and_duplicates_agree);
-	tcase_add_test(tc, limits_agree);
-	tcase_add_test(tc, mutations_agree);
+	DTL_REGISTERED_TESTS(tc);
 }
 
 DTL_TEST_MAIN("tensor-text")
