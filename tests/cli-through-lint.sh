@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The command line reaches the simulation and the rules only through the lint library
-# (include/dtypelint/lint.h, issue 37): no object of src/cli/ may refer to a symbol that
+# (include/dtypelint/lint/lint.h, issue 37): no object of src/cli/ may refer to a symbol that
 # libdtl-sim.a or libdtl-rules.a defines. (Their headers' types stay visible to it: the
 # reporters' inputs are the rules layer's findings.)
 #   cli-through-lint.sh NM CLI_OBJECT_DIR LIB...

@@ -4,7 +4,7 @@
 #  1. every C file (src/, include/, tools/, tests/) opens, right after its SPDX line, with a
 #     comment block of at least MIN_WORDS words, before any #include or code: what the file is
 #     for and where it sits in the flow;
-#  2. every function a header (include/dtypelint/*.h, the public API, and the private ones of
+#  2. every function a header (include/dtypelint/*/*.h, the public API, and the private ones of
 #     src/) declares or defines at file scope
 #     has a comment that ends on the line just above it, or a comment on its own last line, or
 #     sits in a group: prototypes on consecutive lines (no blank line between) whose first one

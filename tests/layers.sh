@@ -26,7 +26,7 @@ for spec in "$@"; do
 		defs="$defs -DDTL_SEES_$(echo "$s" | tr 'a-z' 'A-Z')"
 	done
 	: >"$tmp/allowed.c"
-	for h in "$root"/include/dtypelint/*.h; do
+	for h in "$root"/include/dtypelint/*/*.h; do
 		name=$(basename "$h")
 		owner=$(header_layer "$h")
 		if [ -z "$owner" ]; then

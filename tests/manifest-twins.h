@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/manifest.h"
+#include "dtypelint/model/manifest.h"
 #include "model/load.h"
 
 static inline bool dtl_twins_same_loc(struct dtl_loc a, struct dtl_loc b)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""--export writes every key of the plan's key table (include/dtypelint/plan-keys.h) back, and reads
+"""--export writes every key of the plan's key table (include/dtypelint/model/plan-keys.h) back, and reads
 its own output back to the same bytes: fixtures/plans/every-key.yaml sets every key (a new row
 must be added there too), the composed manifest is exported as JSON and as YAML, each key's
 path (dtl-gen-plan-schema keys) must be in the JSON, and exporting either export again gives
@@ -45,7 +45,7 @@ with tempfile.TemporaryDirectory() as tmp:
             found = isinstance(node, dict) and part in node
             node = node[part] if found else None
         if not found:
-            failures.append(f"'{path}' is in include/dtypelint/plan-keys.h but not in --export of "
+            failures.append(f"'{path}' is in include/dtypelint/model/plan-keys.h but not in --export of "
                             "fixtures/plans/every-key.yaml")
 
 for f in failures:

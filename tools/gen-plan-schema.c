@@ -2,7 +2,7 @@
 /*
  * Build tool: writes the JSON Schema of the training plan (build/schemas/plan.schema.json,
  * installed in share/dtypelint/schemas/) from its template and the plan's key table
- * (include/dtypelint/plan-keys.h), so that a new key row is in the schema with no edit of it.
+ * (include/dtypelint/model/plan-keys.h), so that a new key row is in the schema with no edit of it.
  * Usage: dtl-gen-plan-schema schema TEMPLATE OUTPUT
  *        dtl-gen-plan-schema keys          (a line a key: its path, type and words: the tests')
  * The template's text "@PROPERTIES@" becomes the plan's "properties" object; the rest of the
@@ -41,7 +41,7 @@ static const char *const type_names[] = {
 
 #define DTL_PLAN_KEY(PARENT, ID, NAME, TYPE, FIELD, LOC, DEFAULT, VALUES, DOC, DS, ACC, TR) ID_##ID,
 enum id {
-#include "dtypelint/plan-keys.h"
+#include "dtypelint/model/plan-keys.h"
 	COUNT,
 	ID_ROOT = COUNT,
 };
@@ -55,7 +55,7 @@ static const struct row {
 } rows[] = {
 #define DTL_PLAN_KEY(PARENT, ID, NAME, TYPE, FIELD, LOC, DEFAULT, VALUES, DOC, DS, ACC, TR)        \
 	{ID_##PARENT, NAME, T_##TYPE, DEFAULT, VALUES, DOC},
-#include "dtypelint/plan-keys.h"
+#include "dtypelint/model/plan-keys.h"
 #undef DTL_PLAN_KEY
 };
 
@@ -260,7 +260,7 @@ static int check_rows(void)
 		      r->type == T_TENSOR_OVERRIDES) != (r->values != NULL));
 		if (bad) {
 			fprintf(stderr,
-			        "dtl-gen-plan-schema: include/dtypelint/plan-keys.h: row '%s' is "
+			        "dtl-gen-plan-schema: include/dtypelint/model/plan-keys.h: row '%s' is "
 			        "inconsistent (parent, doc or values)\n",
 			        r->name);
 			return -1;

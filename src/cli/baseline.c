@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "dtypelint/atomic-file.h"
-#include "dtypelint/json-writer.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/core/atomic-file.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/model/schema.h"
 
 /* the directory of path, lexically absolute ("-": the working directory) */
 static const char *base_dir(const char *path, struct dtl_arena *arena)

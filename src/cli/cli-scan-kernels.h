@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "dtypelint/arena.h"
-#include "dtypelint/ops.h"
+#include "dtypelint/core/arena.h"
+#include "dtypelint/rules/ops.h"
 
 /* Loads libclang (DTYPELINT_LIBCLANG or the configured path), scans dirs and fills an op oracle
  * for DT701; *ret_kernels is for print/fini. -ENOTSUP in a build without libclang; a libclang

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The command line: options, config files, baselines; the lint itself is the lint library's
- * (include/dtypelint/lint.h). Only src/cli/ prints. */
+ * (include/dtypelint/lint/lint.h). Only src/cli/ prints. */
 #ifndef DTL_CLI_H
 #define DTL_CLI_H
 
 #include <stdio.h>
 
-#include "dtypelint/dtypelint.h"
-#include "dtypelint/requirements.h"
+#include "dtypelint/cli/dtypelint.h"
+#include "dtypelint/model/requirements.h"
 
 enum dtl_format {
 	DTL_FORMAT_TEXT,
@@ -65,7 +65,7 @@ struct dtl_options {
 	struct dtl_limit_settings limits;
 	bool list_rules;
 	const char *explain;
-	/* inputs composed with the manifest (include/dtypelint/compose.h) */
+	/* inputs composed with the manifest (include/dtypelint/model/compose.h) */
 	const char *deepspeed_file, *accelerate_file, *peft_file, *trainer_args_file;
 	const char *framework_file;         /* --framework-config */
 	struct dtl_vec framework_overrides; /* --framework-override KEY=VALUE, const char * */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/model/schema.h"
 
 #define CONFIG_NAME ".dtypelint.yaml"
 

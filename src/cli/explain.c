@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "cli.h"
-#include "dtypelint/json-writer.h"
+#include "dtypelint/core/json-writer.h"
 
 int dtl_cli_explain(FILE *out, const char *id_or_name)
 {

@@ -2,13 +2,13 @@
 /*
  * --fix-plan (its text or JSON, --diff, --write) and --wrap-plan, printed instead of the
  * report. The plans and the verification of a written fix are the fix layer's
- * (include/dtypelint/fix.h); this file says what they found.
+ * (include/dtypelint/fix/fix.h); this file says what they found.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "cli-run.h"
-#include "dtypelint/fix.h"
+#include "dtypelint/fix/fix.h"
 
 /* The files --write may edit for a job: its own */
 static struct dtl_fix_files fix_files_of(const struct dtl_lint_job *job)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The inputs of one run linted through the lint library (include/dtypelint/lint.h): for each,
+ * The inputs of one run linted through the lint library (include/dtypelint/lint/lint.h): for each,
  * the config that applies found and loaded, standard input read, the settings made and the
  * lint run; what it says on standard error (the importers' warnings, untrusted configs,
  * errors) said here.
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli-run.h"
-#include "dtypelint/import.h"
+#include "dtypelint/model/import.h"
 
 /* Config files read so far, by path: inputs in one directory share one. */
 struct config_cache {

@@ -2,7 +2,7 @@
 /*
  * dtypelint's entry point: the options parsed, the mode chosen (--explain, --list-rules,
  * --scan-kernels, or linting the inputs or the config's set-ups) and the exit status decided.
- * The lint itself is the library's (include/dtypelint/lint.h); lint-inputs.c runs it per
+ * The lint itself is the library's (include/dtypelint/lint/lint.h); lint-inputs.c runs it per
  * input, report-output.c and fix-modes.c print what it found.
  */
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli-run.h"
-#include "dtypelint/atomic-file.h"
+#include "dtypelint/core/atomic-file.h"
 
 /* Line ends of the files findings point into, for SARIF regions. */
 struct line_ends {

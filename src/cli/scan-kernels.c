@@ -9,8 +9,8 @@
 #include "cli-scan-kernels.h"
 
 #ifdef DTL_HAVE_KERNELS
-#include "dtypelint/kernels.h"
-#include "dtypelint/report.h"
+#include "dtypelint/kernels/kernels.h"
+#include "dtypelint/report/report.h"
 
 /*
  * libclang is loaded (dlopen) by dtl_kernels_init() on the first kernel option, never for a plain

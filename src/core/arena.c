@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dtypelint/arena.h"
+#include "dtypelint/core/arena.h"
 #include "bytes.h"
 #include "huge-pages.h"
 

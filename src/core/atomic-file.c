@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing a file through a temporary one in the same directory (include/dtypelint/atomic-file.h).
+/* Writing a file through a temporary one in the same directory (include/dtypelint/core/atomic-file.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dtypelint/atomic-file.h"
+#include "dtypelint/core/atomic-file.h"
 
 static int fail(struct dtl_error *error, const char *path, int code, const char *what)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/diag.h"
+#include "dtypelint/core/diag.h"
 
 int dtl_error_setv(struct dtl_error *error, struct dtl_loc loc, int code, const char *fmt,
                    va_list args)

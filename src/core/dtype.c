@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "dtypelint/dtype.h"
+#include "dtypelint/core/dtype.h"
 
 struct dtype_info {
 	const char *name;

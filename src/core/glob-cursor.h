@@ -10,7 +10,7 @@
 #error "glob-cursor.h is in the core layer, barred from this one (docs/design.md §2)"
 #endif
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 
 /*
  * A cursor matches many paths in a row against one set, reusing the walk of the segments a

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "glob-cursor.h"
 
 const char *dtl_glob_check(const char *pattern, size_t len)

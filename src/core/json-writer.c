@@ -15,8 +15,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "dtypelint/json-writer.h"
-#include "dtypelint/quoted.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/core/quoted.h"
 
 void dtl_json_init(struct dtl_json *w, FILE *out)
 {

@@ -4,7 +4,7 @@
  * how long a name dtypelint accepts before it refuses an input with an error rather than
  * spending unbounded time or memory on it. The command line's options override them.
  */
-#include "dtypelint/limits.h"
+#include "dtypelint/core/limits.h"
 
 void dtl_limits_default(struct dtl_limits *limits)
 {

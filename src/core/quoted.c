@@ -8,7 +8,7 @@
  */
 #include <stdint.h>
 
-#include "dtypelint/quoted.h"
+#include "dtypelint/core/quoted.h"
 
 #define INVALID 0x110000u /* no code point */
 

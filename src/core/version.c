@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "dtl-build-version.h"
-#include "dtypelint/version.h"
+#include "dtypelint/core/version.h"
 
 const char *dtl_build_version(void)
 {

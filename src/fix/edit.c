@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dtypelint/atomic-file.h"
-#include "dtypelint/fix.h"
-#include "dtypelint/manifest.h"
-#include "dtypelint/quoted.h"
+#include "dtypelint/core/atomic-file.h"
+#include "dtypelint/fix/fix.h"
+#include "dtypelint/model/manifest.h"
+#include "dtypelint/core/quoted.h"
 
 enum value_kind {
 	V_BARE,   /* true, 0, null: written as is */
@@ -146,7 +146,7 @@ static bool plain_safe(const char *text)
 	return true;
 }
 
-/* text between double quotes, valid JSON and YAML whatever bytes it holds (dtypelint/quoted.h):
+/* text between double quotes, valid JSON and YAML whatever bytes it holds (dtypelint/core/quoted.h):
  * a module name from the model cannot end the string early and write keys of its own */
 static char *quoted_text(struct dtl_arena *a, const char *text)
 {
@@ -540,7 +540,7 @@ static int dialect_of(const struct dtl_fix_files *f, const char *file)
 }
 
 /* The file that holds the setting: where its value came from, else the file of highest
- * precedence (include/dtypelint/compose.h) that holds its section. */
+ * precedence (include/dtypelint/model/compose.h) that holds its section. */
 static int target_of(const struct dtl_fix_files *f, const char *key, struct dtl_loc loc,
                      const char **ret_file, enum dialect *ret_dialect)
 {
@@ -1135,7 +1135,7 @@ int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error
 		return dtl_error_set(error, loc, -EAGAIN,
 		                     "the file changed while dtypelint read it: run again");
 	/* a temporary file beside it, renamed over it (the link's target for a symlink; a
-	 * hard-linked file is refused): include/dtypelint/atomic-file.h */
+	 * hard-linked file is refused): include/dtypelint/core/atomic-file.h */
 	if ((r = dtl_atomic_open(&file, edit->path, error)) < 0)
 		return r;
 	/* and still be, just before the rename: a save by the user meanwhile is kept */

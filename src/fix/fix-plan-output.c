@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/fix.h"
-#include "dtypelint/json-writer.h"
-#include "dtypelint/report.h"
+#include "dtypelint/fix/fix.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/report/report.h"
 
 int dtl_fix_plan_write_text(FILE *out, const struct dtl_fix_plan *plan)
 {

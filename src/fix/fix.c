@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/fix.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/fix/fix.h"
+#include "dtypelint/sim/sim.h"
 
 /* A finding's identity across re-simulations: its rule and group (a unit that still fails
  * with another offender is the same finding), else its first tensor, else its message. */

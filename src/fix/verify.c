@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/fix.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/fix/fix.h"
+#include "dtypelint/sim/sim.h"
 
 /* Is the fixed finding (or its rule on one of its tensors, for a finding that stood for several
  * alike) still among the findings of the input linted again? names: the target's tensors. */

@@ -9,10 +9,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/fix.h"
-#include "dtypelint/json-writer.h"
-#include "dtypelint/report.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/fix/fix.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/report/report.h"
+#include "dtypelint/sim/sim.h"
 
 /* A group key: a parameter's dtype and whether it is trainable (FSDP1 also wants one
  * requires_grad per unit). 0: no parameter; MIXED: more than one key. */

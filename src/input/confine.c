@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dtypelint/source.h"
+#include "dtypelint/input/source.h"
 
 /* path lies in dir or below it (both absolute, without symlinks) */
 static bool is_under(const char *path, const char *dir)

@@ -3,7 +3,7 @@
 #ifndef DTL_DOC_PRIVATE_H
 #define DTL_DOC_PRIVATE_H
 
-#include "dtypelint/doc.h"
+#include "dtypelint/input/doc.h"
 
 /* Rejects NUL bytes and invalid UTF-8, at their position. */
 int dtl_doc_check_text(const struct dtl_source *source, struct dtl_error *error);

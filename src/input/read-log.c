@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "dtypelint/source.h"
+#include "dtypelint/input/source.h"
 
 struct entry {
 	dev_t dev;

@@ -42,8 +42,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dtypelint/safetensors.h"
-#include "dtypelint/source.h"
+#include "dtypelint/input/safetensors.h"
+#include "dtypelint/input/source.h"
 
 #define PREFIX_LEN  DTL_SAFETENSORS_PREFIX_LEN
 #define MAX_INTEGER ((uint64_t)1 << 53) /* shape and offsets stay exact as JSON doubles */

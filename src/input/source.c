@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dtypelint/arena.h"
-#include "dtypelint/source.h"
+#include "dtypelint/core/arena.h"
+#include "dtypelint/input/source.h"
 #include "huge-pages.h"
 
 static int fail(struct dtl_error *error, const char *path, int code, const char *what)

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "dtypelint/json-writer.h"
+#include "dtypelint/core/json-writer.h"
 #include "kernels-private.h"
 
 static void put_types(struct dtl_json *w, const char *key, uint64_t set)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/quoted.h"
+#include "dtypelint/core/quoted.h"
 #include "kernels-private.h"
 
 /* Names and paths come from the scanned sources and their file names: escaped as the lint's

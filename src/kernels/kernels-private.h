@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dtypelint/arena.h"
-#include "dtypelint/kernels.h"
+#include "dtypelint/core/arena.h"
+#include "dtypelint/kernels/kernels.h"
 #include "libclang.h"
 
 #define KNONE UINT32_MAX

@@ -16,9 +16,9 @@
 
 #include <clang-c/Index.h>
 
-#include "dtypelint/arena.h"
-#include "dtypelint/diag.h"
-#include "dtypelint/kernels.h"
+#include "dtypelint/core/arena.h"
+#include "dtypelint/core/diag.h"
+#include "dtypelint/kernels/kernels.h"
 
 /* Every clang_* function the scanner calls, without its prefix. */
 #define DTL_LIBCLANG_FUNCTIONS(X)                                                                  \

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dtypelint/source.h"
+#include "dtypelint/input/source.h"
 #include "kernels-private.h"
 
 struct walker {

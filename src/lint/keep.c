@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a report reads of a lint result, copied out of the arena it was linted in
- * (dtl_lint_keep, include/dtypelint/lint.h): a run over thousands of set-ups lints each in a
+ * (dtl_lint_keep, include/dtypelint/lint/lint.h): a run over thousands of set-ups lints each in a
  * scratch arena, freed once its findings are kept, so that its memory stays that of one
  * set-up's simulations plus what is reported (issue 35, item 7). Every string and array a kept
  * finding points to is copied; what only the simulation's readers use (its columns, the wrap

@@ -3,10 +3,10 @@
 #ifndef DTL_LINT_PRIVATE_H
 #define DTL_LINT_PRIVATE_H
 
-#include "dtypelint/lint.h"
-#include "dtypelint/memory.h"
-#include "dtypelint/requirements.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/lint/lint.h"
+#include "dtypelint/sim/memory.h"
+#include "dtypelint/model/requirements.h"
+#include "dtypelint/sim/sim.h"
 
 /* Suppressions of one input (the manifest's suppress: list and inline comments): removes the
  * findings they match and, when DT002 runs, adds one DT002 finding per unused suppression.

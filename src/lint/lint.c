@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lint run (include/dtypelint/lint.h): one input composed, its plan resolved, simulated at
+ * The lint run (include/dtypelint/lint/lint.h): one input composed, its plan resolved, simulated at
  * the newest allowed versions and once more per other version span and trainer, judged by the
  * rules, suppressions, per-file ignores and severities. Between the importers and the
  * reporters: every front end lints through dtl_lint_run().
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/compose.h"
+#include "dtypelint/model/compose.h"
 #include "lint-private.h"
 
 /* The config's plan values fill what the manifest's plan leaves unset (docs/design.md §3

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What one input is linted with: the limits, the rule selection, the severity overrides and
- * the per-file ignores of its config merged with the options (include/dtypelint/lint.h).
+ * the per-file ignores of its config merged with the options (include/dtypelint/lint/lint.h).
  */
 #include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
 
-#include "dtypelint/lint.h"
-#include "dtypelint/report.h"
+#include "dtypelint/lint/lint.h"
+#include "dtypelint/report/report.h"
 #include "lint-private.h"
 
 bool dtl_lint_selector_known(const char *selector)

@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "lint-private.h"
 
 struct selector_use {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/behavior.h"
-#include "dtypelint/doc.h"
-#include "dtypelint/embedded.h"
+#include "dtypelint/model/behavior.h"
+#include "dtypelint/input/doc.h"
+#include "dtypelint/model/embedded.h"
 
 /* The rules/versions.yaml key of each behaviour (tools/gen-behaviors.c) */
 static const char *const behavior_names[DTL_B_COUNT] = {

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Composing a manifest and its plan from the user's files (include/dtypelint/compose.h). */
+/* Composing a manifest and its plan from the user's files (include/dtypelint/model/compose.h). */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dtypelint/compose.h"
-#include "dtypelint/file-kind.h"
-#include "dtypelint/import.h"
-#include "dtypelint/launch.h"
+#include "dtypelint/model/compose.h"
+#include "dtypelint/model/file-kind.h"
+#include "dtypelint/model/import.h"
+#include "dtypelint/model/launch.h"
 #include "import-registry.h"
 #include "import-util.h"
 #include "load.h"

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/atomic-file.h"
-#include "dtypelint/import.h"
-#include "dtypelint/quoted.h"
-#include "dtypelint/plan-key.h"
+#include "dtypelint/core/atomic-file.h"
+#include "dtypelint/model/import.h"
+#include "dtypelint/core/quoted.h"
+#include "dtypelint/model/plan-key.h"
 
 struct writer {
 	FILE *out;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a file looks like (include/dtypelint/file-kind.h): one table of signatures, tried in
+ * What a file looks like (include/dtypelint/model/file-kind.h): one table of signatures, tried in
  * order, each a file name pattern or text at a line start (and text anywhere) that gives a
  * kind away. Every test is a bounded number of scans of the file: linear in its size.
  */
@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/doc.h"
-#include "dtypelint/file-kind.h"
+#include "dtypelint/input/doc.h"
+#include "dtypelint/model/file-kind.h"
 
 /* "Not read yet" hints: the kinds of other frameworks whose settings are dtype settings. */
 #define FRAMEWORK_HINT                                                                             \

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/import.h"
+#include "dtypelint/model/import.h"
 #include "import-util.h"
 
 static const struct dtl_node *get(const struct dtl_node *map, const char *key)

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/import.h"
+#include "dtypelint/model/import.h"
 #include "import-util.h"
 
 static bool is_auto(const struct dtl_node *v)

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/import.h"
+#include "dtypelint/model/import.h"
 #include "import-framework.h"
 
 static const struct dtl_framework_importer *const importers[] = {

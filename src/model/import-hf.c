@@ -15,10 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dtypelint/glob.h"
-#include "dtypelint/import.h"
-#include "dtypelint/profile.h"
-#include "dtypelint/safetensors.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/model/import.h"
+#include "dtypelint/model/profile.h"
+#include "dtypelint/input/safetensors.h"
 #include "import-util.h"
 
 struct entry {

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/import.h"
+#include "dtypelint/model/import.h"
 #include "import-util.h"
 
 /* peft/utils/peft_types.py TaskType (v0.20.0); PeftConfig.__post_init__ raises "Invalid task

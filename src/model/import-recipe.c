@@ -31,7 +31,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "dtypelint/import.h"
+#include "dtypelint/model/import.h"
 #include "import-util.h"
 
 /* One flag per pair of a map the importer reads (the root, fsdp_config): which keys were read,

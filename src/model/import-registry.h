@@ -8,7 +8,7 @@
 #ifndef DTL_IMPORT_REGISTRY_H
 #define DTL_IMPORT_REGISTRY_H
 
-#include "dtypelint/manifest.h"
+#include "dtypelint/model/manifest.h"
 
 /* The roles a file plays on the command line */
 enum dtl_import_role {

@@ -3,9 +3,9 @@
 #ifndef DTL_IMPORT_UTIL_H
 #define DTL_IMPORT_UTIL_H
 
-#include "dtypelint/doc.h"
-#include "dtypelint/manifest.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/input/doc.h"
+#include "dtypelint/model/manifest.h"
+#include "dtypelint/model/schema.h"
 
 struct dtl_loaded {
 	struct dtl_source source;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "dtypelint/glob.h"
-#include "dtypelint/keep-fp32.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/model/keep-fp32.h"
 #include "glob-cursor.h"
 #include "keep-set.h"
 

@@ -10,8 +10,8 @@
 #error "keep-set.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
-#include "dtypelint/arena.h"
-#include "dtypelint/keep-fp32.h"
+#include "dtypelint/core/arena.h"
+#include "dtypelint/model/keep-fp32.h"
 
 /* A keep-in-fp32 list compiled for one era's matcher, so that matching a name costs about its
  * length, not its length times the entries: an Aho-Corasick automaton over the entries' literal

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dtypelint/file-kind.h"
-#include "dtypelint/import.h"
-#include "dtypelint/launch.h"
+#include "dtypelint/model/file-kind.h"
+#include "dtypelint/model/import.h"
+#include "dtypelint/model/launch.h"
 #include "import-util.h"
 
 enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096, FRAMES_MAX = 64 };

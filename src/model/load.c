@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/manifest.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/model/manifest.h"
+#include "dtypelint/model/schema.h"
 #include "load.h"
 
 enum what {

@@ -3,8 +3,8 @@
 #ifndef DTL_MODEL_LOAD_H
 #define DTL_MODEL_LOAD_H
 
-#include "dtypelint/manifest.h"
-#include "dtypelint/source.h"
+#include "dtypelint/model/manifest.h"
+#include "dtypelint/input/source.h"
 
 /* Parses source (JSON or YAML, by its path as dtl_doc_parse() decides) into *ret_manifest:
  * exactly what dtl_manifest_load() does once it has read the file. Everything the manifest

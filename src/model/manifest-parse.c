@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/manifest.h"
+#include "dtypelint/model/manifest.h"
 #include "import-util.h"
 #include "load.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/model/schema.h"
 
 static int parse_glob_map(const struct dtl_schema *s, const struct dtl_node *map, const char *what,
                           struct dtl_glob_map **ret_items, size_t *ret_count)

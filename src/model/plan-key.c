@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtypelint/plan.h"
+#include "dtypelint/model/plan.h"
 
 #define AT(member) (offsetof(struct dtl_plan, member) + 1)
 #define NOWHERE    0
@@ -12,7 +12,7 @@
 #define DTL_PLAN_KEY(PARENT, ID, NAME, TYPE, FIELD, LOC, DEFAULT, VALUES, DOC, DS, ACC, TR)        \
 	[DTL_PLAN_KEY_##ID] = {DTL_PLAN_KEY_##PARENT, NAME, DTL_PLAN_##TYPE, FIELD, LOC, VALUES},
 const struct dtl_plan_key dtl_plan_keys[DTL_PLAN_KEY_COUNT] = {
-#include "dtypelint/plan-keys.h"
+#include "dtypelint/model/plan-keys.h"
 };
 #undef DTL_PLAN_KEY
 

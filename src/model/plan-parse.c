@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/manifest.h"
-#include "dtypelint/schema.h"
-#include "dtypelint/plan-key.h"
+#include "dtypelint/model/manifest.h"
+#include "dtypelint/model/schema.h"
+#include "dtypelint/model/plan-key.h"
 
 static int parse_versions(const struct dtl_schema *s, const struct dtl_node *map,
                           struct dtl_plan *plan)

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/plan.h"
+#include "dtypelint/model/plan.h"
 
 int dtl_plan_unmodelled(struct dtl_plan *plan, struct dtl_arena *arena,
                         const struct dtl_unmodelled *what)

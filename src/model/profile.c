@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/behavior.h"
-#include "dtypelint/embedded.h"
-#include "dtypelint/profile.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/model/behavior.h"
+#include "dtypelint/model/embedded.h"
+#include "dtypelint/model/profile.h"
+#include "dtypelint/model/schema.h"
 
 static int parse_names(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
                        const char ***ret, size_t *ret_count)

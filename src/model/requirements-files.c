@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dtypelint/doc.h"
+#include "dtypelint/input/doc.h"
 #include "requirements-private.h"
 
 enum { MAX_INCLUDE_DEPTH = 8, MAX_FILES = 64 };

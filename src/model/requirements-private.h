@@ -4,8 +4,8 @@
 #ifndef DTL_REQUIREMENTS_PRIVATE_H
 #define DTL_REQUIREMENTS_PRIVATE_H
 
-#include "dtypelint/doc.h"
-#include "dtypelint/requirements.h"
+#include "dtypelint/input/doc.h"
+#include "dtypelint/model/requirements.h"
 
 /* One dependency file being read, with the files it includes */
 struct dtl_req_reader {

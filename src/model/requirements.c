@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/doc.h"
-#include "dtypelint/requirements.h"
+#include "dtypelint/input/doc.h"
+#include "dtypelint/model/requirements.h"
 #include "requirements-private.h"
 
 /* PyPI's names (PEP 503 normalized) and conda's for each framework */

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/glob.h"
-#include "dtypelint/schema.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/model/schema.h"
 
 struct dtl_loc dtl_schema_loc(const struct dtl_schema *s, const struct dtl_node *node)
 {

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "dtypelint/doc.h"
+#include "dtypelint/input/doc.h"
 #include "load.h"
 
 /* shapes of more dimensions are left to parse_shape() */

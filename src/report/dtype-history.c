@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/glob.h"
-#include "dtypelint/report.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/report/report.h"
 
 static void print_loc(FILE *out, const struct dtl_loc *loc)
 {

@@ -2,7 +2,7 @@
 /* Input-derived text on a terminal or in a CI log: control characters escaped. */
 #include <string.h>
 
-#include "dtypelint/quoted.h"
+#include "dtypelint/core/quoted.h"
 #include "report-private.h"
 
 /* The character at p: its length, and whether it is escaped: C0 (ESC, CR, LF included), DEL,

@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "dtypelint/json-writer.h"
+#include "dtypelint/core/json-writer.h"
 #include "report-private.h"
 
 static const char *gitlab_severity(enum dtl_severity s)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dtl-config.h"
-#include "dtypelint/json-writer.h"
+#include "dtypelint/core/json-writer.h"
 #include "report-private.h"
 
 static void loc_object(struct dtl_json *w, const char *key, const struct dtl_loc *loc)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* --memory: the per-rank model states (include/dtypelint/memory.h) as text and as JSON. */
+/* --memory: the per-rank model states (include/dtypelint/sim/memory.h) as text and as JSON. */
 #include <errno.h>
 
-#include "dtypelint/json-writer.h"
-#include "dtypelint/report.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/report/report.h"
 #include "report-private.h"
 
 static void put_dtypes(FILE *out, const struct dtl_memory_view_line *l)

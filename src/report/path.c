@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dtypelint/report.h"
+#include "dtypelint/report/report.h"
 
 /* Appends path's segments to buf (an absolute path without trailing '/', or ""), resolving
  * "." and "..". Returns false when buf is too small. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dtypelint/report.h"
+#include "dtypelint/report/report.h"
 
 struct dtl_report_item {
 	const struct dtl_report_input *input;

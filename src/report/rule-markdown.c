@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "dtypelint/report.h"
+#include "dtypelint/report/report.h"
 
 /* Is the line at p (up to end) a YAML key or list item ("tensors:", "- {name: ...}")? */
 static bool yaml_line(const char *p, const char *end)

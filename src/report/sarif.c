@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dtl-config.h"
-#include "dtypelint/json-writer.h"
+#include "dtypelint/core/json-writer.h"
 #include "report-private.h"
 
 /* GitHub truncates nothing but rejects nothing either past 1024 characters: stay within */

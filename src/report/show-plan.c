@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/json-writer.h"
-#include "dtypelint/report.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/report/report.h"
 #include "report-private.h"
 
 const char *dtl_report_version_source(const struct dtl_input_view *view, enum dtl_framework fw,

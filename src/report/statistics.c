@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtypelint/json-writer.h"
-#include "dtypelint/report.h"
+#include "dtypelint/core/json-writer.h"
+#include "dtypelint/report/report.h"
 
 struct stat_row {
 	const struct dtl_rule *rule;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "rule-check.h"
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "glob-cursor.h"
 #include "keep-set.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "rule-check.h"
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 
 /* The dtype a module computes in: its own floating parameters' compute dtype, else the first
  * floating parameter below it. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "rule-util.h"
-#include "dtypelint/memory.h"
+#include "dtypelint/sim/memory.h"
 
 struct fixes {
 	char text[1024];

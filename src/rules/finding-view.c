@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* What reporters read of a linted input (include/dtypelint/finding-view.h), resolved from the
+/* What reporters read of a linted input (include/dtypelint/rules/finding-view.h), resolved from the
  * finished simulation once the findings are final. */
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/memory.h"
-#include "dtypelint/rules.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/sim/memory.h"
+#include "dtypelint/rules/rules.h"
+#include "dtypelint/sim/sim.h"
 
 _Static_assert(sizeof(((struct dtl_memory_view *)0)->line) /
                        sizeof(((struct dtl_memory_view *)0)->line[0]) ==

@@ -3,8 +3,8 @@
 #ifndef DTL_RULE_CHECK_H
 #define DTL_RULE_CHECK_H
 
-#include "dtypelint/rules.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/rules/rules.h"
+#include "dtypelint/sim/sim.h"
 
 struct dtl_check {
 	const struct dtl_sim *sim;

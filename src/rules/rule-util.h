@@ -4,7 +4,7 @@
 #define DTL_RULE_UTIL_H
 
 #include "rule-check.h"
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 
 /* The tensor is a quantized weight (4-bit or 8-bit storage). */
 bool dtl_rules_quantized(const struct dtl_sim *sim, uint32_t t);

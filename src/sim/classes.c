@@ -2,7 +2,7 @@
 /* Module classes: which class each module of the tree is, from the manifest's path globs. */
 #include <errno.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "sim-private.h"
 
 int dtl_sim_assign_classes(struct dtl_sim *sim, struct dtl_error *error)

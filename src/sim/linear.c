@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "sim-private.h"
 
 static bool name_has(const char *path, uint32_t len, const char *word)

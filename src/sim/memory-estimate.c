@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/memory.h"
+#include "dtypelint/sim/memory.h"
 
 static const char src_zero_paper[] = "https://arxiv.org/abs/1910.02054 (ZeRO, sections 3.1 and 5)";
 static const char src_ds_gather[] =

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "sim-private.h"
 
 static const struct dtl_patterns *pick(const struct dtl_patterns *manifest,

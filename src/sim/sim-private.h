@@ -8,9 +8,9 @@
 #ifndef DTL_SIM_PRIVATE_H
 #define DTL_SIM_PRIVATE_H
 
-#include "dtypelint/glob.h"
-#include "dtypelint/keep-fp32.h"
-#include "dtypelint/sim.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/model/keep-fp32.h"
+#include "dtypelint/sim/sim.h"
 #include "glob-cursor.h"
 
 /*

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "sim-private.h"
 #include "keep-set.h"
 

@@ -5,12 +5,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "sim-private.h"
 
 /*
  * The wrap and ignored patterns, compiled once per run so that matching every module does not
- * cost modules x patterns (include/dtypelint/glob.h).
+ * cost modules x patterns (include/dtypelint/core/glob.h).
  */
 struct shard_patterns {
 	struct dtl_strmap wrap_classes; /* class name -> first wrap entry naming it */

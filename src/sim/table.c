@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dtypelint/glob.h"
+#include "dtypelint/core/glob.h"
 #include "sim-private.h"
 
 #define fail_at(sim, loc, error, ...) dtl_error_set((error), (loc), -EINVAL, __VA_ARGS__)

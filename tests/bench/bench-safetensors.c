@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dtypelint/safetensors.h"
+#include "dtypelint/input/safetensors.h"
 
 static double now(void)
 {

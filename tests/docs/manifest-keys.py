@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dtypelint-manifest(5)'s Plan section and the plan's key table (include/dtypelint/plan-keys.h) name
+"""dtypelint-manifest(5)'s Plan section and the plan's key table (include/dtypelint/model/plan-keys.h) name
 the same keys: each top-level key of the table is a .TP heading of the section and each
 heading a key of the table, and each nested key (fsdp.wrap, zero3.data_types.param_dtype) is
 set in bold in its top-level key's paragraph, as is each word an enumeration takes. The table's keys come from
@@ -57,24 +57,24 @@ failures = []
 top = [k for k in keys if "." not in k]
 for k in top:
     if k not in paragraphs:
-        failures.append(f"'{k}' is in include/dtypelint/plan-keys.h but not a key of "
+        failures.append(f"'{k}' is in include/dtypelint/model/plan-keys.h but not a key of "
                         "dtypelint-manifest(5)'s Plan section")
 for name in paragraphs:
     if name not in top:
         failures.append(f"'{name}' is in dtypelint-manifest(5)'s Plan section but not in "
-                        "include/dtypelint/plan-keys.h")
+                        "include/dtypelint/model/plan-keys.h")
 for k in keys:
     if "." not in k:
         continue
     parent, leaf = k.split(".")[0], k.split(".")[-1]
     if parent in paragraphs and leaf not in bold_words(paragraphs[parent]):
-        failures.append(f"'{k}' is in include/dtypelint/plan-keys.h but dtypelint-manifest(5)'s "
+        failures.append(f"'{k}' is in include/dtypelint/model/plan-keys.h but dtypelint-manifest(5)'s "
                         f"'{parent}' does not name '{leaf}' in bold")
 for path, _, *values in rows:
     top_key = path.split(".")[0]
     missing = [v for v in values if top_key in paragraphs and v not in bold_words(paragraphs[top_key])]
     if missing:
-        failures.append(f"'{path}' takes {', '.join(missing)} (include/dtypelint/plan-keys.h), which "
+        failures.append(f"'{path}' takes {', '.join(missing)} (include/dtypelint/model/plan-keys.h), which "
                         f"dtypelint-manifest(5)'s '{top_key}' does not name in bold")
 for f in failures:
     print("FAIL:", f)

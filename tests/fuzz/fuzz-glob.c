@@ -23,8 +23,8 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-#include "dtypelint/glob.h"
-#include "dtypelint/keep-fp32.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/model/keep-fp32.h"
 #include "fuzz.h"
 #include "glob-cursor.h"
 

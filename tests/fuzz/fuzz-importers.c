@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: the importers' own code (include/dtypelint/import.h), the DeepSpeed JSON, the
+ * Fuzz target: the importers' own code (include/dtypelint/model/import.h), the DeepSpeed JSON, the
  * accelerate YAML, the PEFT adapter_config.json and the trainer-argument YAML, as
  * dtl_compose() runs them on top of a manifest; then, when the input asks for it, the
  * simulation, every rule and both reports on the result, in dtl_lint_run()'s order.
@@ -35,9 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dtypelint/dtypelint.h"
-#include "dtypelint/import.h"
-#include "dtypelint/report.h"
+#include "dtypelint/cli/dtypelint.h"
+#include "dtypelint/model/import.h"
+#include "dtypelint/report/report.h"
 #include "fuzz.h"
 #include "model/load.h"
 

@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "dtypelint/doc.h"
+#include "dtypelint/input/doc.h"
 #include "fuzz.h"
 
 static void differ(const struct dtl_node *node, const char *what)

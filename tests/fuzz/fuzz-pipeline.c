@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the whole pipeline from bytes to findings through the lint library, as the
- * command line runs it (dtl_lint_run, include/dtypelint/lint.h): a manifest (JSON when the
+ * command line runs it (dtl_lint_run, include/dtypelint/lint/lint.h): a manifest (JSON when the
  * first non-blank byte is '{' or '[', else YAML) composed, simulated at every version span and
  * trainer, judged by every rule and its suppressions, then the text and JSON reports (to
  * /dev/null). The manifest is also loaded with every tensor entry read through the document's
@@ -10,9 +10,9 @@
  */
 #include <stdio.h>
 
-#include "dtypelint/dtypelint.h"
-#include "dtypelint/lint.h"
-#include "dtypelint/report.h"
+#include "dtypelint/cli/dtypelint.h"
+#include "dtypelint/lint/lint.h"
+#include "dtypelint/report/report.h"
 #include "fuzz.h"
 #include "../manifest-twins.h"
 #include "model/load.h"

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "dtypelint/safetensors.h"
+#include "dtypelint/input/safetensors.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dtypelint/diag.h"
+#include "dtypelint/core/diag.h"
 #include "model/load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "dtl-test.h"
-#include "dtypelint/report.h"
+#include "dtypelint/report/report.h"
 
 static char *escaped(const char *s, bool property)
 {

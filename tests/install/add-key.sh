@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # HACKING.md "Add an importer key", followed in a scratch copy of the source (issue 37 item 2):
-# the row of its first code block goes into include/dtypelint/plan-keys.h and the statement of
+# the row of its first code block goes into include/dtypelint/model/plan-keys.h and the statement of
 # its second into import-deepspeed.c, and nothing else changes; the copy is built (no tests, no
 # kernel scanner), and then a --plan file and a DeepSpeed config both set the key, --export
 # writes it back, the built schema has it, and the man page check and the --export check name
@@ -22,7 +22,7 @@ command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 mkdir "$tmp/src" "$tmp/orig"
 (cd "$root" && tar -cf - --exclude='./build*' --exclude=./.git --exclude=./subprojects \
 	--exclude='*.pyc' .) | tar -xf - -C "$tmp/src" || exit 99
-table=include/dtypelint/plan-keys.h
+table=include/dtypelint/model/plan-keys.h
 importer=src/model/import-deepspeed.c
 cp "$tmp/src/$table" "$tmp/src/$importer" "$tmp/orig/"
 
@@ -81,11 +81,11 @@ grep -q '"communication_data_type"' "$tmp/build/schemas/plan.schema.json" ||
 python3 "$root/tests/docs/manifest-keys.py" "$tmp/build/schemas/dtl-gen-plan-schema" "$tmp/src" \
 	>"$tmp/man.log" 2>&1 && bad "docs-manifest-keys passed without the key in the man page"
 [ "$(grep -c '^FAIL: ' "$tmp/man.log")" = 1 ] &&
-	grep -q "'communication_data_type' is in include/dtypelint/plan-keys.h but not" "$tmp/man.log" ||
+	grep -q "'communication_data_type' is in include/dtypelint/model/plan-keys.h but not" "$tmp/man.log" ||
 	{ cat "$tmp/man.log"; bad "docs-manifest-keys does not name the key alone"; }
 python3 "$root/tests/plan-keys-export.py" "$dtl" "$tmp/build/schemas/dtl-gen-plan-schema" \
 	"$tmp/src" >"$tmp/export.log" 2>&1 && bad "plan-keys-export passed without the key in every-key.yaml"
-grep -q "'communication_data_type' is in include/dtypelint/plan-keys.h but not in --export" \
+grep -q "'communication_data_type' is in include/dtypelint/model/plan-keys.h but not in --export" \
 	"$tmp/export.log" || { cat "$tmp/export.log"; bad "plan-keys-export does not name the key"; }
 [ $fail = 0 ] && echo "ok: one row and its importer statement give the plan, --export and the schema the key"
 exit $fail

@@ -6,7 +6,7 @@
 #   each file can be read knowing only the files below it.
 # - One prefix: every symbol a file exports starts with dtl_kernels_ (static functions are free),
 #   and so does every name the public header declares (DTL_KERNELS_ for constants).
-#   call-graph.sh NM LIBDTL-KERNELS.a [include/dtypelint/kernels.h]
+#   call-graph.sh NM LIBDTL-KERNELS.a [include/dtypelint/kernels/kernels.h]
 set -u
 nm=$1
 lib=$2

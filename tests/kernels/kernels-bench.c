@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dtypelint/kernels.h"
+#include "dtypelint/kernels/kernels.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtypelint/kernels.h"
+#include "dtypelint/kernels/kernels.h"
 
 int main(int argc, char **argv)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../dtl-test.h"
-#include "dtypelint/kernels.h"
+#include "dtypelint/kernels/kernels.h"
 #include "kernels/libclang.h"
 
 #define SRC(p, t)                                                                                  \

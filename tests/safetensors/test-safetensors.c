@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../dtl-test.h"
-#include "dtypelint/safetensors.h"
+#include "dtypelint/input/safetensors.h"
 
 static char tmpdir[PATH_MAX];
 static struct dtl_arena arena;

@@ -205,7 +205,7 @@ def strict_problems(schemas):
 
 def main():
     dtypelint, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    plan = os.path.abspath(sys.argv[3])  # built from include/dtypelint/plan-keys.h (schemas/meson.build)
+    plan = os.path.abspath(sys.argv[3])  # built from include/dtypelint/model/plan-keys.h (schemas/meson.build)
     os.chdir(root)
     schemas = {}
     for kind in ("manifest", "plan", "config"):

@@ -12,12 +12,12 @@
 #include <time.h>
 
 #include "dtl-test.h"
-#include "dtypelint/arena.h"
-#include "dtypelint/atomic-file.h"
-#include "dtypelint/diag.h"
-#include "dtypelint/dtype.h"
-#include "dtypelint/glob.h"
-#include "dtypelint/version.h"
+#include "dtypelint/core/arena.h"
+#include "dtypelint/core/atomic-file.h"
+#include "dtypelint/core/diag.h"
+#include "dtypelint/core/dtype.h"
+#include "dtypelint/core/glob.h"
+#include "dtypelint/core/version.h"
 #include "glob-cursor.h"
 
 #define PARSE(s)   dtl_dtype_parse((s), strlen(s))

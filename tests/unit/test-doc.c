@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "dtl-test.h"
-#include "dtypelint/doc.h"
+#include "dtypelint/input/doc.h"
 
 struct parsed {
 	struct dtl_arena arena;

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "dtl-test.h"
-#include "dtypelint/dtypelint.h"
-#include "dtypelint/import.h"
+#include "dtypelint/cli/dtypelint.h"
+#include "dtypelint/model/import.h"
 
 #ifndef DTL_SOURCE_ROOT
 #define DTL_SOURCE_ROOT "."

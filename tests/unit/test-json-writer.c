@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "dtl-test.h"
-#include "dtypelint/json-writer.h"
+#include "dtypelint/core/json-writer.h"
 
 struct capture {
 	char *text;

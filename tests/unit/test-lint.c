@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the lint library (include/dtypelint/lint.h): a lint run through
+ * Unit tests of the lint library (include/dtypelint/lint/lint.h): a lint run through
  * dtl_lint_run() prints nothing and returns the findings, and dtl_lint_keep() copies every
  * byte the reports read, so that the arena the input was linted in can be freed (under ASan a
  * pointer left into it is a use after free). The command line keeps results only when it
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "dtl-test.h"
-#include "dtypelint/dtypelint.h"
+#include "dtypelint/cli/dtypelint.h"
 
 static struct dtl_arena arena;
 static struct dtl_behavior_table behaviors;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dtl-test.h"
-#include "dtypelint/dtypelint.h"
+#include "dtypelint/cli/dtypelint.h"
 
 static struct dtl_arena arena;
 static struct dtl_limits limits;

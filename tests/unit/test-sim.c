@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "dtl-test.h"
-#include "dtypelint/dtypelint.h"
-#include "dtypelint/embedded.h"
-#include "dtypelint/profile.h"
+#include "dtypelint/cli/dtypelint.h"
+#include "dtypelint/model/embedded.h"
+#include "dtypelint/model/profile.h"
 #include "model/load.h"
 #include "keep-set.h"
 
