@@ -27,12 +27,17 @@ for spec in "$@"; do
 	done
 	: >"$tmp/allowed.c"
 	for h in "$root"/include/dtypelint/*/*.h; do
-		name=$(basename "$h")
+		name=${h#"$root"/include/dtypelint/}
 		owner=$(header_layer "$h")
 		if [ -z "$owner" ]; then
 			echo "FAIL: include/dtypelint/$name has no DTL_SEES_ guard"
 			fail=1
 			continue
+		fi
+		# the include path names the layer: dtypelint/<layer>/<name>.h
+		if [ "${name%%/*}" != "$owner" ]; then
+			echo "FAIL: include/dtypelint/$name is in the $owner layer: move it to include/dtypelint/$owner/"
+			fail=1
 		fi
 		case ",$seen," in
 		*",$owner,"*)

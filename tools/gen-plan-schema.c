@@ -259,10 +259,11 @@ static int check_rows(void)
 		      r->type == T_TRAINER || r->type == T_OFFLOAD ||
 		      r->type == T_TENSOR_OVERRIDES) != (r->values != NULL));
 		if (bad) {
-			fprintf(stderr,
-			        "dtl-gen-plan-schema: include/dtypelint/model/plan-keys.h: row '%s' is "
-			        "inconsistent (parent, doc or values)\n",
-			        r->name);
+			fprintf(
+			    stderr,
+			    "dtl-gen-plan-schema: include/dtypelint/model/plan-keys.h: row '%s' is "
+			    "inconsistent (parent, doc or values)\n",
+			    r->name);
 			return -1;
 		}
 	}

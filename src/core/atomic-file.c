@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing a file through a temporary one in the same directory (include/dtypelint/core/atomic-file.h).
+/* Writing a file through a temporary one in the same directory
+ * (include/dtypelint/core/atomic-file.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -146,8 +146,9 @@ static bool plain_safe(const char *text)
 	return true;
 }
 
-/* text between double quotes, valid JSON and YAML whatever bytes it holds (dtypelint/core/quoted.h):
- * a module name from the model cannot end the string early and write keys of its own */
+/* text between double quotes, valid JSON and YAML whatever bytes it holds
+ * (dtypelint/core/quoted.h): a module name from the model cannot end the string early and write
+ * keys of its own */
 static char *quoted_text(struct dtl_arena *a, const char *text)
 {
 	char *buf = NULL, *out = NULL;

@@ -16,8 +16,8 @@
 #include "dtypelint/lint/lint.h"
 #include "dtypelint/rules/rules.h"
 
-/* A candidate (struct dtl_fix_candidate, include/dtypelint/rules/rules.h: each rule proposes its own)
- * with what re-simulation found. */
+/* A candidate (struct dtl_fix_candidate, include/dtypelint/rules/rules.h: each rule proposes its
+ * own) with what re-simulation found. */
 struct dtl_fix {
 	struct dtl_fix_candidate proposed; /* as the rule proposed it */
 	/* after re-simulation */
@@ -88,7 +88,8 @@ int dtl_fix_edit_build(const struct dtl_fix *fix, const struct dtl_fix_files *fi
 /* A unified diff with 3 lines of context, paths a/ and b/ relative to the working directory:
  * `git apply` and `patch -p1` take it there. */
 int dtl_fix_edit_diff(FILE *out, const struct dtl_fix_edit *edit);
-/* Writes the edit (include/dtypelint/core/atomic-file.h), if the file is still what it was read as. */
+/* Writes the edit (include/dtypelint/core/atomic-file.h), if the file is still what it was read as.
+ */
 int dtl_fix_edit_commit(const struct dtl_fix_edit *edit, struct dtl_error *error);
 
 /* A finding's identity across runs: its rule and group, else its first tensor, else its

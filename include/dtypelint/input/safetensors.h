@@ -17,7 +17,8 @@
 #ifndef DTYPELINT_SAFETENSORS_H
 #define DTYPELINT_SAFETENSORS_H
 #ifndef DTL_SEES_INPUT
-#error "dtypelint/input/safetensors.h is in the input layer, barred from this one (docs/design.md §2)"
+#error                                                                                             \
+    "dtypelint/input/safetensors.h is in the input layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -12,7 +12,8 @@
 #ifndef DTYPELINT_KERNELS_H
 #define DTYPELINT_KERNELS_H
 #ifndef DTL_SEES_KERNELS
-#error "dtypelint/kernels/kernels.h is in the kernels layer, barred from this one (docs/design.md §2)"
+#error                                                                                             \
+    "dtypelint/kernels/kernels.h is in the kernels layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -10,7 +10,8 @@
 #ifndef DTYPELINT_REQUIREMENTS_H
 #define DTYPELINT_REQUIREMENTS_H
 #ifndef DTL_SEES_MODEL
-#error "dtypelint/model/requirements.h is in the model layer, barred from this one (docs/design.md §2)"
+#error                                                                                             \
+    "dtypelint/model/requirements.h is in the model layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>

@@ -9,7 +9,8 @@
 #ifndef DTYPELINT_FINDING_VIEW_H
 #define DTYPELINT_FINDING_VIEW_H
 #ifndef DTL_SEES_RULES
-#error "dtypelint/rules/finding-view.h is in the rules layer, barred from this one (docs/design.md §2)"
+#error                                                                                             \
+    "dtypelint/rules/finding-view.h is in the rules layer, barred from this one (docs/design.md §2)"
 #endif
 
 #include <stdbool.h>
