@@ -37,42 +37,10 @@ struct dschat {
 	int64_t stage;
 };
 
-static struct dtl_loc at(const struct dtl_fw_config *c, const char *key)
-{
-	return dtl_fw_loc(c, dtl_fw_get(c, key));
-}
-
-static bool given(const struct dtl_fw_config *c, const char *key)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-	return v.node && v.node->type != DTL_NODE_NULL;
-}
-
-static int text_key(const struct dtl_fw_config *c, const char *key, const char *dflt,
-                    const char **ret)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-
-	*ret = dflt;
-	if (!v.node || v.node->type == DTL_NODE_NULL)
-		return 0;
-	if (v.node->type != DTL_NODE_STRING) {
-		*ret = v.node->raw ? v.node->raw : "";
-		return 0;
-	}
-	return dtl_schema_string(v.s, v.node, key, ret);
-}
-
 /* the actor's argument: step3 spells it --actor_<name> */
 static const char *actor(const struct dschat *d, const char *name)
 {
 	return d->step3 ? dtl_arena_sprintf(d->c->arena, "actor_%s", name) : name;
-}
-
-static int unmodelled(struct dtl_fw_config *c, const char *key, const char *what,
-                      const char *touches)
-{
-	return dtl_fw_unmodelled(c, at(c, key), what, touches);
 }
 
 /* --dtype: argparse's choices fp16 (the default), bf16 */
@@ -82,7 +50,7 @@ static int dtype(struct dschat *d)
 	const char *text;
 	int r;
 
-	if ((r = text_key(d->c, "dtype", "fp16", &text)) < 0)
+	if ((r = dtl_fw_text(d->c, "dtype", "fp16", &text)) < 0)
 		return r;
 	if (strcmp(text, "fp16") == 0 || strcmp(text, "bf16") == 0) {
 		d->dtype = text[0] == 'b' ? DTL_DTYPE_BF16 : DTL_DTYPE_F16;
@@ -112,10 +80,10 @@ static int zero(struct dschat *d)
 	/* stages 0-2 keep every parameter whole on every rank: data parallel for dtypes */
 	plan->strategy = d->stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
 	plan->deepspeed_engine = d->stage != 3;
-	plan->strategy_loc = at(c, key);
+	plan->strategy_loc = dtl_fw_key_loc(c, key);
 	if (d->stage != 3)
 		return 0;
-	struct dtl_loc offload_loc = at(c, "offload");
+	struct dtl_loc offload_loc = dtl_fw_key_loc(c, "offload");
 	z->loc = plan->strategy_loc;
 	/* create_hf_model keeps HfDeepSpeedConfig(ds_config) alive over from_pretrained */
 	z->init = DTL_TRUE;
@@ -137,7 +105,7 @@ static void precision(struct dschat *d)
 {
 	struct dtl_plan *plan = &d->c->m->plan;
 	plan->precision = d->dtype == DTL_DTYPE_BF16 ? DTL_PRECISION_BF16 : DTL_PRECISION_FP16;
-	plan->precision_loc = at(d->c, "dtype");
+	plan->precision_loc = dtl_fw_key_loc(d->c, "dtype");
 }
 
 /* ".*<name>.*" with the name's regular-expression characters escaped: convert_linear_layer_
@@ -172,10 +140,10 @@ static int lora(struct dschat *d)
 		return -ENOMEM;
 	if ((r = dtl_fw_int(c, dim, 0, 1 << 20, 0, &rank)) < 0 || rank == 0)
 		return r;
-	if ((r = text_key(c, module, "decoder.layers.", &name)) < 0 ||
+	if ((r = dtl_fw_text(c, module, "decoder.layers.", &name)) < 0 ||
 	    (r = dtl_fw_bool(c, "only_optimize_lora", false, &only)) < 0)
 		return r;
-	dtl_adapter_init(a, at(c, dim));
+	dtl_adapter_init(a, dtl_fw_key_loc(c, dim));
 	a->r = rank;
 	a->autocast_adapter_dtype = DTL_FALSE;
 	a->autocast_adapter_dtype_loc = a->loc;
@@ -183,16 +151,17 @@ static int lora(struct dschat *d)
 	                ".to(module.weight.dtype)";
 	a->created_as_fact = DSCHAT_URL "dschat/utils/module/lora.py#L89-L104";
 	a->target_modules.present = true;
-	a->target_modules.loc = at(c, module);
+	a->target_modules.loc = dtl_fw_key_loc(c, module);
 	if (!(a->target_modules_string = substring_regex(c->arena, name)))
 		return -ENOMEM;
 	if (only)
 		return 0;
-	return unmodelled(c, dim,
-	                  "DeepSpeed-Chat's LoRA without --only_optimize_lora (the weights "
-	                  "outside the LoRA-wrapped Linear layers stay trainable)",
-	                  "the embeddings, norms and unwrapped Linear weights, which the "
-	                  "simulation freezes as PEFT does");
+	return dtl_fw_unmodelled_key(
+	    c, dim,
+	    "DeepSpeed-Chat's LoRA without --only_optimize_lora (the weights "
+	    "outside the LoRA-wrapped Linear layers stay trainable)",
+	    "the embeddings, norms and unwrapped Linear weights, which the "
+	    "simulation freezes as PEFT does");
 }
 
 /* step3's asserts (main.py parse_args and main) and DeepSpeed's own refusal */
@@ -258,13 +227,14 @@ static int step3_beside(struct dschat *d)
 	bool on;
 	int r;
 
-	if ((r = unmodelled(c, "cli",
-	                    "DeepSpeed-Chat's reference model (the actor's checkpoint, forward "
-	                    "only, get_eval_ds_config)",
-	                    "a second copy of every parameter; dtypelint simulates the actor")) <
-	        0 ||
-	    (r = unmodelled(
-	         c, given(c, "critic_model_name_or_path") ? "critic_model_name_or_path" : "cli",
+	if ((r = dtl_fw_unmodelled_key(
+	         c, "cli",
+	         "DeepSpeed-Chat's reference model (the actor's checkpoint, forward "
+	         "only, get_eval_ds_config)",
+	         "a second copy of every parameter; dtypelint simulates the actor")) < 0 ||
+	    (r = dtl_fw_unmodelled_key(
+	         c,
+	         dtl_fw_given(c, "critic_model_name_or_path") ? "critic_model_name_or_path" : "cli",
 	         "DeepSpeed-Chat's critic and reward models (a value head, "
 	         "--critic_zero_stage)",
 	         "the critic's and reward model's parameters; dtypelint simulates "
@@ -273,14 +243,16 @@ static int step3_beside(struct dschat *d)
 	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
 		if ((r = dtl_fw_bool(c, flags[k].key, false, &on)) < 0)
 			return r;
-		if (on && (r = unmodelled(c, flags[k].key, flags[k].what, flags[k].touches)) < 0)
+		if (on && (r = dtl_fw_unmodelled_key(c, flags[k].key, flags[k].what,
+		                                     flags[k].touches)) < 0)
 			return r;
 	}
 	if ((r = dtl_fw_bool(c, "enable_mixed_precision_lora", false, &on)) < 0)
 		return r;
 	if (on) {
 		c->m->plan.zero3.quantized_nontrainable = DTL_TRUE;
-		c->m->plan.zero3.quantized_nontrainable_loc = at(c, "enable_mixed_precision_lora");
+		c->m->plan.zero3.quantized_nontrainable_loc =
+		    dtl_fw_key_loc(c, "enable_mixed_precision_lora");
 	}
 	return step3_refusals(d, on);
 }
@@ -358,7 +330,7 @@ static int import(struct dtl_fw_config *c)
 	struct dtl_manifest *m = c->m;
 	int r;
 
-	if ((r = text_key(c, "cli", "step1", &d.cli)) < 0)
+	if ((r = dtl_fw_text(c, "cli", "step1", &d.cli)) < 0)
 		return r;
 	d.step3 = strcmp(d.cli, "step3") == 0;
 	m->recipe.kind = dtl_arena_sprintf(c->arena, "DeepSpeed-Chat %s (%s)", d.cli, trained(&d));
@@ -366,25 +338,26 @@ static int import(struct dtl_fw_config *c)
 		return -ENOMEM;
 	/* deepspeed.initialize and DeepSpeed-Chat's own loop: no HF Trainer */
 	m->plan.trainer = "none";
-	m->plan.trainer_loc = at(c, "cli");
+	m->plan.trainer_loc = dtl_fw_key_loc(c, "cli");
 	if ((r = dtype(&d)) < 0 || (r = zero(&d)) < 0)
 		return r;
 	precision(&d);
 	if ((r = lora(&d)) < 0)
 		return r;
 	if (strcmp(d.cli, "step2") == 0 &&
-	    (r = unmodelled(c, "cli",
-	                    "DeepSpeed-Chat's RewardModel (AutoModel with a value head v_head, "
-	                    "nn.Linear(hidden, 1, bias=False), in place of lm_head)",
-	                    "the value head, created by DeepSpeed-Chat; the simulation keeps the "
-	                    "checkpoint's own head")) < 0)
+	    (r = dtl_fw_unmodelled_key(
+	         c, "cli",
+	         "DeepSpeed-Chat's RewardModel (AutoModel with a value head v_head, "
+	         "nn.Linear(hidden, 1, bias=False), in place of lm_head)",
+	         "the value head, created by DeepSpeed-Chat; the simulation keeps the "
+	         "checkpoint's own head")) < 0)
 		return r;
 	if (strcmp(d.cli, "step2_dpo") == 0 &&
-	    (r = unmodelled(c, "cli",
-	                    "DeepSpeed-Chat's DPO reference model (the model's checkpoint, forward "
-	                    "only, get_eval_ds_config; --offload_reference_model)",
-	                    "a second copy of every parameter; dtypelint simulates the policy")) <
-	        0)
+	    (r = dtl_fw_unmodelled_key(
+	         c, "cli",
+	         "DeepSpeed-Chat's DPO reference model (the model's checkpoint, forward "
+	         "only, get_eval_ds_config; --offload_reference_model)",
+	         "a second copy of every parameter; dtypelint simulates the policy")) < 0)
 		return r;
 	if (d.step3 && (r = step3_beside(&d)) < 0)
 		return r;

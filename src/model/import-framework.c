@@ -125,6 +125,37 @@ int dtl_fw_unmodelled(struct dtl_fw_config *c, struct dtl_loc loc, const char *w
 	    &(struct dtl_unmodelled){.what = what, .touches = touches, .loc = loc});
 }
 
+int dtl_fw_unmodelled_key(struct dtl_fw_config *c, const char *key, const char *what,
+                          const char *touches)
+{
+	return dtl_fw_unmodelled(c, dtl_fw_key_loc(c, key), what, touches);
+}
+
+struct dtl_loc dtl_fw_key_loc(const struct dtl_fw_config *c, const char *key)
+{
+	return dtl_fw_loc(c, dtl_fw_get(c, key));
+}
+
+bool dtl_fw_given(const struct dtl_fw_config *c, const char *key)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, key);
+	return v.node && v.node->type != DTL_NODE_NULL;
+}
+
+int dtl_fw_text(const struct dtl_fw_config *c, const char *key, const char *dflt, const char **ret)
+{
+	struct dtl_fw_value v = dtl_fw_get(c, key);
+
+	*ret = dflt;
+	if (!v.node || v.node->type == DTL_NODE_NULL)
+		return 0;
+	if (v.node->type != DTL_NODE_STRING) {
+		*ret = v.node->raw ? v.node->raw : "";
+		return 0;
+	}
+	return dtl_schema_string(v.s, v.node, key, ret);
+}
+
 /* torchtune's _merge_yaml_and_cli_args: arg.split("=") must give key and value */
 static int override_fail(struct dtl_fw_config *c, const struct dtl_framework_override *ov)
 {

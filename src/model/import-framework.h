@@ -76,6 +76,16 @@ int dtl_fw_int(const struct dtl_fw_config *c, const char *key, int64_t lo, int64
  * c's arena; NULL from a failed formatting is -ENOMEM). */
 int dtl_fw_unmodelled(struct dtl_fw_config *c, struct dtl_loc loc, const char *what,
                       const char *touches);
+/* The same, at key's place (the file's root when the key is absent). */
+int dtl_fw_unmodelled_key(struct dtl_fw_config *c, const char *key, const char *what,
+                          const char *touches);
+/* key's place: the value's, or the file's root when absent. */
+struct dtl_loc dtl_fw_key_loc(const struct dtl_fw_config *c, const char *key);
+/* Whether key has a value that is not null. */
+bool dtl_fw_given(const struct dtl_fw_config *c, const char *key);
+/* A command-line argument's text at key into *ret (dflt when absent or null): a value that is
+ * no string (a number, a boolean) as written, the way argparse receives it. */
+int dtl_fw_text(const struct dtl_fw_config *c, const char *key, const char *dflt, const char **ret);
 
 struct dtl_framework_importer {
 	const char *kind; /* "torchtune recipe": what the file is, in messages */

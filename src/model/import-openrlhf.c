@@ -24,38 +24,6 @@
 
 #include "import-framework.h"
 
-static struct dtl_loc at(const struct dtl_fw_config *c, const char *key)
-{
-	return dtl_fw_loc(c, dtl_fw_get(c, key));
-}
-
-static bool given(const struct dtl_fw_config *c, const char *key)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-	return v.node && v.node->type != DTL_NODE_NULL;
-}
-
-static int text_key(const struct dtl_fw_config *c, const char *key, const char *dflt,
-                    const char **ret)
-{
-	struct dtl_fw_value v = dtl_fw_get(c, key);
-
-	*ret = dflt;
-	if (!v.node || v.node->type == DTL_NODE_NULL)
-		return 0;
-	if (v.node->type != DTL_NODE_STRING) {
-		*ret = v.node->raw ? v.node->raw : "";
-		return 0;
-	}
-	return dtl_schema_string(v.s, v.node, key, ret);
-}
-
-static int unmodelled(struct dtl_fw_config *c, const char *key, const char *what,
-                      const char *touches)
-{
-	return dtl_fw_unmodelled(c, at(c, key), what, touches);
-}
-
 /* --ds.param_dtype: argparse's choices bf16, fp16 */
 static int param_dtype(struct dtl_fw_config *c, enum dtl_dtype *ret)
 {
@@ -63,7 +31,7 @@ static int param_dtype(struct dtl_fw_config *c, enum dtl_dtype *ret)
 	const char *text;
 	int r;
 
-	if ((r = text_key(c, "ds.param_dtype", "bf16", &text)) < 0)
+	if ((r = dtl_fw_text(c, "ds.param_dtype", "bf16", &text)) < 0)
 		return r;
 	if (strcmp(text, "bf16") == 0 || strcmp(text, "fp16") == 0) {
 		*ret = text[0] == 'b' ? DTL_DTYPE_BF16 : DTL_DTYPE_F16;
@@ -90,7 +58,7 @@ static int zero(struct dtl_fw_config *c)
 	/* stages 0-2 keep every parameter whole on every rank: data parallel for dtypes */
 	plan->strategy = stage == 3 ? DTL_STRATEGY_ZERO3 : DTL_STRATEGY_DDP;
 	plan->deepspeed_engine = stage != 3;
-	plan->strategy_loc = at(c, "ds.zero_stage");
+	plan->strategy_loc = dtl_fw_key_loc(c, "ds.zero_stage");
 	if (stage != 3)
 		return 0;
 	z->loc = plan->strategy_loc;
@@ -100,7 +68,7 @@ static int zero(struct dtl_fw_config *c)
 	z->offload_param = DTL_OFFLOAD_NONE;
 	z->offload_param_loc = plan->strategy_loc;
 	z->offload_optimizer = adam_offload ? DTL_OFFLOAD_CPU : DTL_OFFLOAD_NONE;
-	z->offload_optimizer_loc = at(c, "ds.adam_offload");
+	z->offload_optimizer_loc = dtl_fw_key_loc(c, "ds.adam_offload");
 	z->quantized_weights = DTL_FALSE;
 	z->quantized_weights_loc = plan->strategy_loc;
 	/* stage3_param_persistence_threshold, stage3_prefetch_bucket_size and
@@ -116,7 +84,7 @@ static int precision(struct dtl_fw_config *c, enum dtl_dtype d)
 	struct dtl_manifest *m = c->m;
 
 	m->plan.precision = d == DTL_DTYPE_BF16 ? DTL_PRECISION_BF16 : DTL_PRECISION_FP16;
-	m->plan.precision_loc = at(c, "ds.param_dtype");
+	m->plan.precision_loc = dtl_fw_key_loc(c, "ds.param_dtype");
 	m->model.load_mode = DTL_LOAD_DTYPE;
 	m->model.load_dtype = d;
 	m->model.load_dtype_loc = m->plan.precision_loc;
@@ -161,8 +129,8 @@ static int lora_targets(struct dtl_fw_config *c, struct dtl_adapter *a)
 	a->target_modules.present = true;
 	a->target_modules.loc = dtl_fw_loc(c, v);
 	if (!v.node || v.node->type != DTL_NODE_SEQ)
-		return text_key(c, "ds.lora.target_modules", "all-linear",
-		                &a->target_modules_string);
+		return dtl_fw_text(c, "ds.lora.target_modules", "all-linear",
+		                   &a->target_modules_string);
 	struct dtl_pattern *items =
 	    dtl_arena_calloc(c->arena, v.node->seq.count + 1, sizeof(*items));
 	if (!items)
@@ -189,7 +157,7 @@ static int lora(struct dtl_fw_config *c, bool kbit, bool rm)
 
 	if ((r = dtl_fw_int(c, "ds.lora.rank", 0, 1 << 20, 0, &rank)) < 0 || rank == 0)
 		return r;
-	dtl_adapter_init(a, at(c, "ds.lora.rank"));
+	dtl_adapter_init(a, dtl_fw_key_loc(c, "ds.lora.rank"));
 	a->r = rank;
 	a->added_with = DTL_ADDED_GET_PEFT_MODEL;
 	a->added_with_loc = a->loc;
@@ -204,7 +172,7 @@ static int lora(struct dtl_fw_config *c, bool kbit, bool rm)
 		return 0;
 	struct dtl_recipe *rc = &c->m->recipe;
 	rc->openrlhf_kbit_casts = true;
-	rc->openrlhf_kbit_casts_loc = at(c, "ds.load_in_4bit");
+	rc->openrlhf_kbit_casts_loc = dtl_fw_key_loc(c, "ds.load_in_4bit");
 	return 0;
 }
 
@@ -217,13 +185,13 @@ static int beside(struct dtl_fw_config *c, const char *cli)
 	int r;
 
 	if (strcmp(cli, "train_dpo") == 0)
-		return unmodelled(
-		    c, given(c, "ref.model_name_or_path") ? "ref.model_name_or_path" : "cli",
+		return dtl_fw_unmodelled_key(
+		    c, dtl_fw_given(c, "ref.model_name_or_path") ? "ref.model_name_or_path" : "cli",
 		    "OpenRLHF's DPO reference model (an Actor in --ds.param_dtype, "
 		    "forward only, get_ds_eval_config)",
 		    other);
 	if (strcmp(cli, "train_rm") == 0)
-		return unmodelled(
+		return dtl_fw_unmodelled_key(
 		    c, "cli",
 		    "OpenRLHF's reward model class (get_llm_for_sequence_regression: a "
 		    "value head named --ds.value_head_prefix, 'score', in place of "
@@ -233,38 +201,40 @@ static int beside(struct dtl_fw_config *c, const char *cli)
 	if (strcmp(cli, "train_ppo_ray") != 0)
 		return 0;
 	if ((r = dtl_fw_int(c, "vllm.num_engines", 0, 1 << 20, 0, &engines)) < 0 ||
-	    (r = text_key(c, "algo.kl.init_coef", "0.01", &kl)) < 0)
+	    (r = dtl_fw_text(c, "algo.kl.init_coef", "0.01", &kl)) < 0)
 		return r;
-	if (engines > 0 &&
-	    (r = unmodelled(c, "vllm.num_engines",
-	                    "OpenRLHF's vLLM rollout engines (--vllm.num_engines, dtype "
-	                    "bfloat16)",
-	                    "the actor's weights, broadcast to the engines in bfloat16 each "
-	                    "step; generation runs there")) < 0)
+	if (engines > 0 && (r = dtl_fw_unmodelled_key(
+	                        c, "vllm.num_engines",
+	                        "OpenRLHF's vLLM rollout engines (--vllm.num_engines, dtype "
+	                        "bfloat16)",
+	                        "the actor's weights, broadcast to the engines in bfloat16 each "
+	                        "step; generation runs there")) < 0)
 		return r;
 	if (strtod(kl, NULL) > 0 &&
-	    (r = unmodelled(c, "algo.kl.init_coef",
-	                    "OpenRLHF's reference model (--algo.kl.init_coef above 0: the actor's "
-	                    "checkpoint, forward only)",
-	                    other)) < 0)
+	    (r = dtl_fw_unmodelled_key(
+	         c, "algo.kl.init_coef",
+	         "OpenRLHF's reference model (--algo.kl.init_coef above 0: the actor's "
+	         "checkpoint, forward only)",
+	         other)) < 0)
 		return r;
-	if (given(c, "reward.model_name_or_path") &&
-	    (r = unmodelled(c, "reward.model_name_or_path",
-	                    "OpenRLHF's reward model (--reward.model_name_or_path, a value head)",
-	                    other)) < 0)
+	if (dtl_fw_given(c, "reward.model_name_or_path") &&
+	    (r = dtl_fw_unmodelled_key(
+	         c, "reward.model_name_or_path",
+	         "OpenRLHF's reward model (--reward.model_name_or_path, a value head)", other)) < 0)
 		return r;
-	if (given(c, "critic.model_name_or_path") &&
-	    (r = unmodelled(c, "critic.model_name_or_path",
-	                    "OpenRLHF's critic (--critic.model_name_or_path, trained beside the "
-	                    "actor)",
-	                    other)) < 0)
+	if (dtl_fw_given(c, "critic.model_name_or_path") &&
+	    (r = dtl_fw_unmodelled_key(
+	         c, "critic.model_name_or_path",
+	         "OpenRLHF's critic (--critic.model_name_or_path, trained beside the "
+	         "actor)",
+	         other)) < 0)
 		return r;
 	int64_t nodes, gpus;
 	if ((r = dtl_fw_int(c, "actor.num_nodes", 1, 1 << 20, 1, &nodes)) < 0 ||
 	    (r = dtl_fw_int(c, "actor.num_gpus_per_node", 1, 1 << 20, 8, &gpus)) < 0)
 		return r;
 	c->m->plan.world_size = nodes * gpus;
-	c->m->plan.world_size_loc = at(c, "actor.num_gpus_per_node");
+	c->m->plan.world_size_loc = dtl_fw_key_loc(c, "actor.num_gpus_per_node");
 	return 0;
 }
 
@@ -311,7 +281,8 @@ static int not_simulated(struct dtl_fw_config *c)
 		} else {
 			on = true; /* a grad_accum_dtype */
 		}
-		if (on && (r = unmodelled(c, keys[k].key, keys[k].what, keys[k].touches)) < 0)
+		if (on &&
+		    (r = dtl_fw_unmodelled_key(c, keys[k].key, keys[k].what, keys[k].touches)) < 0)
 			return r;
 	}
 	return 0;
@@ -382,7 +353,7 @@ static int import(struct dtl_fw_config *c)
 	bool kbit;
 	int r;
 
-	if ((r = text_key(c, "cli", "train_sft", &cli)) < 0)
+	if ((r = dtl_fw_text(c, "cli", "train_sft", &cli)) < 0)
 		return r;
 	bool rm = strcmp(cli, "train_rm") == 0;
 	m->recipe.kind =
@@ -392,7 +363,7 @@ static int import(struct dtl_fw_config *c)
 		return -ENOMEM;
 	/* deepspeed.initialize and OpenRLHF's own loop: no HF Trainer, no TRL */
 	m->plan.trainer = "none";
-	m->plan.trainer_loc = at(c, "cli");
+	m->plan.trainer_loc = dtl_fw_key_loc(c, "cli");
 	if ((r = param_dtype(c, &d)) < 0 || (r = zero(c)) < 0 || (r = precision(c, d)) < 0 ||
 	    (r = quantization(c, d, &kbit)) < 0 || (r = lora(c, kbit, rm)) < 0 ||
 	    (r = beside(c, cli)) < 0 || (r = not_simulated(c)) < 0 ||
