@@ -7,21 +7,9 @@
 # writes it back, the built schema has it, and the man page check and the --export check name
 # it as missing (HACKING's step 3). A few minutes on 2 cores: the whole program is built again.
 # Usage: add-key.sh SOURCE_ROOT
-set -u
-root=$(cd "$1" && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dtl-add-key.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-
-# the tree without build folders or git metadata
-mkdir "$tmp/src" "$tmp/orig"
-(cd "$root" && tar -cf - --exclude='./build*' --exclude=./.git --exclude=./subprojects \
-	--exclude='*.pyc' .) | tar -xf - -C "$tmp/src" || exit 99
+walk=add-key
+. "$(dirname "$0")/scratch.sh"
+mkdir "$tmp/orig"
 table=include/dtypelint/model/plan-keys.h
 importer=src/model/import-deepspeed.c
 cp "$tmp/src/$table" "$tmp/src/$importer" "$tmp/orig/"
@@ -53,12 +41,7 @@ changed=$(diff -r -q "$root" "$tmp/src" 2>/dev/null | grep -v '^Only in' | wc -l
 	bad "import-deepspeed.c: not one statement added"
 
 # step 3: build
-if ! meson setup "$tmp/build" "$tmp/src" -Dtests=disabled -Dkernels=disabled \
-	>"$tmp/setup.log" 2>&1 || ! ninja -C "$tmp/build" >"$tmp/build.log" 2>&1; then
-	tail -n 30 "$tmp/setup.log" "$tmp/build.log"
-	echo "FAIL: the scratch copy does not build"
-	exit 1
-fi
+scratch_build
 dtl=$tmp/build/dtypelint
 manifest=$root/fixtures/clean/llama-bf16-ddp.yaml
 printf 'strategy: ddp\ncommunication_data_type: fp32\n' >"$tmp/plan.yaml"

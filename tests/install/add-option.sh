@@ -7,21 +7,9 @@
 # check (which must name the option as missing from the man page's OPTIONS) all know it, and
 # the option works. A few minutes on 2 cores: the whole program is built again.
 # Usage: add-option.sh SOURCE_ROOT
-set -u
-root=$(cd "$1" && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dtl-add-option.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-
-# the tree without build folders or git metadata
-mkdir "$tmp/src" "$tmp/orig"
-(cd "$root" && tar -cf - --exclude='./build*' --exclude=./.git --exclude=./subprojects \
-	--exclude='*.pyc' .) | tar -xf - -C "$tmp/src" || exit 99
+walk=add-option
+. "$(dirname "$0")/scratch.sh"
+mkdir "$tmp/orig"
 cp "$tmp/src/src/cli/option-table.h" "$tmp/src/src/cli/options.c" "$tmp/orig/"
 
 # step 1: the row of HACKING.md's example, before the Rules group
@@ -39,12 +27,7 @@ changed=$(diff -r -q "$root/src" "$tmp/src/src" | grep -v '^Only in' | wc -l)
 	bad "option-table.h: not one row (and a blank line) added"
 
 # step 3: build
-if ! meson setup "$tmp/build" "$tmp/src" -Dtests=disabled -Dkernels=disabled \
-	>"$tmp/setup.log" 2>&1 || ! ninja -C "$tmp/build" >"$tmp/build.log" 2>&1; then
-	tail -n 30 "$tmp/setup.log" "$tmp/build.log"
-	echo "FAIL: the scratch copy does not build"
-	exit 1
-fi
+scratch_build
 dtl=$tmp/build/dtypelint
 "$dtl" --help | grep -q '^  --no-color            the same as --color never$' ||
 	bad "--help does not list --no-color"

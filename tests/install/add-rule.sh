@@ -8,20 +8,8 @@
 # found stale by their checks, naming the rule, and rewritten by them. A few minutes on 2
 # cores: the whole program is built again.
 # Usage: add-rule.sh SOURCE_ROOT
-set -u
-root=$(cd "$1" && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dtl-add-rule.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-
-mkdir "$tmp/src"
-(cd "$root" && tar -cf - --exclude='./build*' --exclude=./.git --exclude=./subprojects \
-	--exclude='*.pyc' .) | tar -xf - -C "$tmp/src" || exit 99
+walk=add-rule
+. "$(dirname "$0")/scratch.sh"
 src=$tmp/src
 
 # the command of HACKING.md's code block, with this test's id and name
@@ -66,12 +54,7 @@ added=$(diff -r -q "$root" "$src" -x 'build*' -x .git -x '*.pyc' -x subprojects 
 [ "$added" = 3 ] || bad "the walk-through added $added files, not the rule and its two fixtures"
 
 # build
-if ! meson setup "$tmp/build" "$src" -Dtests=disabled -Dkernels=disabled \
-	>"$tmp/setup.log" 2>&1 || ! ninja -C "$tmp/build" >"$tmp/build.log" 2>&1; then
-	tail -n 30 "$tmp/setup.log" "$tmp/build.log"
-	echo "FAIL: the scratch copy does not build"
-	exit 1
-fi
+scratch_build
 dtl=$tmp/build/dtypelint
 "$dtl" --list-rules | grep -q '^DT999 ' || bad "--list-rules does not list DT999"
 "$dtl" --explain DT999 >"$tmp/explain" 2>&1 || bad "--explain DT999 failed"
