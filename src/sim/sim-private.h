@@ -74,6 +74,15 @@ static inline enum dtl_dtype dtl_sim_declared_dtype(const struct dtl_manifest *m
 	       : m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
 	                                                     : DTL_DTYPE_F32;
 }
+/* A buffer the model code creates under torch's default dtype (its profile says `dtype:
+ * load`, e.g. Gemma 2's embed_scale = torch.tensor(float)): from_pretrained sets the default
+ * dtype to the load dtype while it builds the model, and zero.Init's torch.tensor wrapper casts
+ * it to zero.Init's dtype. */
+static inline bool dtl_sim_created_in_load_dtype(const struct dtl_sim *sim, uint32_t i)
+{
+	uint32_t decl = sim->t.decl[i];
+	return decl != DTL_NONE_INDEX && sim->manifest->tensors[decl].load_dtype;
+}
 /* A declared tensor's first step (stage "manifest"), which is not stored: how its entry gave
  * its dtype. false for a tensor with no entry of its own (its steps are all stored). */
 bool dtl_sim_declared_step(const struct dtl_sim *sim, uint32_t tensor, struct dtl_event *out);

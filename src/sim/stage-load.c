@@ -214,15 +214,6 @@ static int pin_as_is(struct dtl_sim *sim)
 	return 0;
 }
 
-/* A buffer the model code creates under torch's default dtype (its profile says `dtype:
- * load`): torch.tensor(float) takes the default dtype, which from_pretrained sets to the
- * load dtype while it builds the model (rules/architectures/gemma2.yaml embed_scale) */
-static bool created_in_load_dtype(const struct dtl_sim *sim, uint32_t i)
-{
-	uint32_t decl = sim->t.decl[i];
-	return decl != DTL_NONE_INDEX && sim->manifest->tensors[decl].load_dtype;
-}
-
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -308,7 +299,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		/* non-persistent buffers are not in the checkpoint and keep the dtype they
 		 * were created with: the load dtype for one created under the default dtype
 		 * (from_pretrained builds the model under it) */
-		if (!in_checkpoint && created_in_load_dtype(sim, i)) {
+		if (!in_checkpoint && dtl_sim_created_in_load_dtype(sim, i)) {
 			if (d != target &&
 			    (r = dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, target,
 			                           dtl_arena_sprintf(sim->arena,

@@ -127,7 +127,8 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 			/* buffers are never partitioned; a wrapped constructor (torch.zeros, ...)
 			 * casts a persistent buffer, while one computed through unwrapped ops
 			 * (inv_freq: arange(...).float()) keeps float32 — inferred */
-			if (!(flags & DTL_TF_PERSISTENT)) {
+			if (!(flags & DTL_TF_PERSISTENT) &&
+			    !dtl_sim_created_in_load_dtype(sim, (uint32_t)i)) {
 				if ((r = rope_cache(sim, (uint32_t)i, loc)) < 0)
 					return r;
 				continue;
@@ -137,10 +138,16 @@ int dtl_stage_zero_init(struct dtl_sim *sim, struct dtl_error *error)
 					return r;
 				continue;
 			}
-			reason = dtl_arena_sprintf(sim->arena,
-			                           "zero.Init's tensor-creation wrappers cast the "
-			                           "persistent buffer to %s%s",
-			                           dtl_dtype_name(rp->zero_init_dtype), suffix);
+			/* a non-persistent buffer made by torch.tensor(float) under zero.Init
+			 * (Gemma 2's embed_scale) goes through the same wrapper: float32 under a
+			 * config with neither bf16 nor fp16, whatever the load dtype (real:
+			 * tests/oracle/DISAGREEMENTS.md D30) */
+			reason =
+			    dtl_arena_sprintf(sim->arena,
+			                      "zero.Init's tensor-creation wrappers cast the "
+			                      "%s buffer to %s%s",
+			                      flags & DTL_TF_PERSISTENT ? "persistent" : "created",
+			                      dtl_dtype_name(rp->zero_init_dtype), suffix);
 		} else {
 			reason =
 			    dtl_arena_sprintf(sim->arena,
