@@ -262,7 +262,12 @@ static int lint_input(struct dtl_cli_run *run, size_t i, struct config_cache *ca
 	if (from_stdin && (r = read_stdin(o, s, run->arena, error)) < 0)
 		return r;
 	r = dtl_lint_run(&o->jobs[i], s, arena, ret, error);
-	run->input_warnings += dtl_cli_put_input_warnings(ret->warnings);
+	/* the github format's workflow commands are the warnings: on standard error too, the
+	 * problem matcher action.yml registers would annotate each twice */
+	if (o->format == DTL_FORMAT_GITHUB)
+		run->input_warnings += ret->warnings ? ret->warnings->count : 0;
+	else
+		run->input_warnings += dtl_cli_put_input_warnings(ret->warnings);
 	return r;
 }
 
@@ -323,7 +328,8 @@ static void report_input(struct dtl_cli_run *run, size_t i)
 	                                           .findings = res->findings,
 	                                           .file = run->o->inputs[i],
 	                                           .setup = run->o->jobs[i].setup,
-	                                           .memory = res->memory};
+	                                           .memory = res->memory,
+	                                           .warnings = res->warnings};
 	run->findings[i] = res->findings;
 	run->suppressed += res->suppressed;
 }

@@ -170,7 +170,15 @@ static int write_report(FILE *out, const struct dtl_options *o,
 	                                     .line_end = line_end,
 	                                     .line_end_data = &le};
 	size_t n = o->input_count;
+	int r;
 
+	/* the formats that show a finding per alert, annotation or section show each input
+	 * warning as one too (json has its own field; text and concise have standard error) */
+	if (!o->show_plan && !o->statistics && o->format != DTL_FORMAT_TEXT &&
+	    o->format != DTL_FORMAT_CONCISE && o->format != DTL_FORMAT_JSON &&
+	    o->format != DTL_FORMAT_JSON_LINES &&
+	    (r = dtl_report_with_warnings(arena, inputs, n, &inputs)) < 0)
+		return r;
 	if (o->show_plan)
 		return dtl_report_plan(out, inputs, n, o->format == DTL_FORMAT_JSON);
 	if (o->statistics)

@@ -219,6 +219,23 @@ static struct dtl_input_view *view(struct keeper *k, const struct dtl_input_view
 	return copy;
 }
 
+/* The importers' warnings (struct dtl_input_warning), which the reports show too */
+static const struct dtl_vec *warnings(struct keeper *k, const struct dtl_vec *from)
+{
+	const struct dtl_input_warning *w = from->items;
+	struct dtl_input_warning *copy = mem(k, w, from->count * sizeof(*w));
+	struct dtl_vec *vec = mem(k, from, sizeof(*from));
+
+	if (!copy || !vec)
+		return NULL;
+	for (size_t i = 0; i < from->count; i++) {
+		copy[i].loc = loc(k, w[i].loc);
+		copy[i].message = str(k, w[i].message);
+	}
+	*vec = (struct dtl_vec){.items = copy, .count = from->count, .capacity = from->count};
+	return vec;
+}
+
 int dtl_lint_keep(const struct dtl_lint_result *result, struct dtl_arena *arena,
                   struct dtl_lint_result *ret)
 {
@@ -228,5 +245,7 @@ int dtl_lint_keep(const struct dtl_lint_result *result, struct dtl_arena *arena,
 	    (struct dtl_lint_result){.suppressed = result->suppressed, .fail_on = result->fail_on};
 	ret->findings = result->findings ? findings(&k, result->findings) : NULL;
 	ret->view = result->view ? view(&k, result->view) : NULL;
+	if (result->warnings && result->warnings->count)
+		ret->warnings = warnings(&k, result->warnings);
 	return k.oom ? -ENOMEM : 0;
 }

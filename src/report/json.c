@@ -224,6 +224,35 @@ static void input_object(struct dtl_json *w, const struct dtl_report_input *in)
 	dtl_json_end_object(w);
 }
 
+/* The importers' warnings, each an object of the findings' shape with rule DT003: the
+ * "input_warnings" array (json) or one line each after the findings (json-lines). Not in
+ * "findings", which hold what --fail-on counts. */
+static void warning_objects(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n,
+                            const struct layout *l)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_input_warning *iw =
+		    inputs[i].warnings ? inputs[i].warnings->items : NULL;
+		for (size_t k = 0; iw && k < inputs[i].warnings->count; k++) {
+			struct dtl_finding f;
+			dtl_report_warning_finding(&iw[k], &f);
+			if (f.rule)
+				finding(w, &f, l);
+		}
+	}
+}
+
+static void input_warnings(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n,
+                           const struct layout *l)
+{
+	dtl_json_break(w, 1);
+	dtl_json_key_array(w, "input_warnings");
+	warning_objects(w, inputs, n, l);
+	if (dtl_report_warning_count(inputs, n))
+		dtl_json_break(w, 1);
+	dtl_json_end_array(w);
+}
+
 int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
 	struct dtl_report_counts c;
@@ -246,6 +275,7 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	dtl_json_key_uint(&w, "errors", c.errors);
 	dtl_json_key_uint(&w, "warnings", c.warnings);
 	dtl_json_key_uint(&w, "infos", c.infos);
+	dtl_json_key_uint(&w, "input_warnings", dtl_report_warning_count(inputs, n));
 	dtl_json_end_object(&w);
 	dtl_json_break(&w, 1);
 	dtl_json_key_array(&w, "inputs");
@@ -264,6 +294,7 @@ int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 	if (!first)
 		dtl_json_break(&w, 1);
 	dtl_json_end_array(&w);
+	input_warnings(&w, inputs, n, &pretty);
 	dtl_json_end_object(&w);
 	return dtl_json_finish(&w);
 }
@@ -278,5 +309,6 @@ int dtl_report_json_lines(FILE *out, const struct dtl_report_input *inputs, size
 		for (size_t k = 0; k < inputs[i].findings->items.count; k++)
 			finding(&w, &f[k], &compact);
 	}
+	warning_objects(&w, inputs, n, &compact);
 	return dtl_json_finish(&w);
 }

@@ -9,6 +9,9 @@
 
 #include "dtypelint/report/report.h"
 
+/* An input warning as a DT003 finding of severity warning, at its place (no tensors) */
+void dtl_report_warning_finding(const struct dtl_input_warning *w, struct dtl_finding *ret);
+
 struct dtl_report_item {
 	const struct dtl_report_input *input;
 	const struct dtl_finding *finding;

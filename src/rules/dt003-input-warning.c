@@ -4,7 +4,8 @@
  * a near miss of one they read (a typo that would silently change the set-up) and a request
  * that the checkpoint overrides. They are found while inputs are read, before any rule runs,
  * and the command line prints them on standard error with this rule's id, so that problem
- * matchers and `--ignore` treat them as the other findings.
+ * matchers and `--ignore` treat them as the other findings; the reports carry them too
+ * (src/report/input-warnings.c), so that a JSON or SARIF consumer never sees a clean run.
  */
 #include <errno.h>
 
@@ -32,7 +33,10 @@ DTL_RULE(dt003) = {
         "of a checkpoint stored 4-bit: transformers keeps the checkpoint's own "
         "quantization_config). The set-up is linted as the framework would run it, without "
         "the key or the request. The warning goes to standard error as `file:line:col: "
-        "warning: ... [DT003 input-warning]`; --ignore DT003 silences it (--select does "
+        "warning: ... [DT003 input-warning]` and into the report: json's input_warnings, "
+        "a json-lines object, and a DT003 warning in sarif (a result), github (a "
+        "::warning command, instead of the standard error line), gitlab, markdown and "
+        "html. It never makes the exit status 1; --ignore DT003 silences it (--select does "
         "not, since it is about the inputs rather than the set-up).",
     .example = "# recipe.yaml, given with --trainer-args\n"
                "load_in_4bit: true\n"

@@ -55,6 +55,8 @@ seen = {}
 
 def walk(path, v):
     seen.setdefault(path, set()).add(type_of(v))
+    if path == "input_warnings[]":  # documented as objects of the findings[] shape
+        path = "findings[]"
     if isinstance(v, dict):
         for k, x in v.items():
             if path.endswith("versions") and k in FRAMEWORKS:
@@ -77,10 +79,22 @@ out = subprocess.run([dtypelint, "-q", "--memory", "-f", "json", *inputs], captu
 if out.returncode > 1:
     sys.exit(f"dtypelint -f json exited {out.returncode}: {out.stderr}")
 walk("", json.loads(out.stdout))
+# input warnings (DT003), which the manifests above do not have
+WARNED = ["fixtures/import/tiny-qwen2", "--framework-config",
+          "fixtures/framework-keys/automodel-defaults-only.yaml"]
+out = subprocess.run([dtypelint, "-q", "-f", "json", *WARNED], capture_output=True, text=True,
+                     check=False)
+report = json.loads(out.stdout)
+if not report["input_warnings"] or report["summary"]["input_warnings"] != len(
+        report["input_warnings"]):
+    sys.exit(f"-f json {' '.join(WARNED)}: no input_warnings, or a count that differs")
+walk("", report)
 lines = subprocess.run([dtypelint, "-q", "-f", "json-lines", *inputs], capture_output=True,
                        text=True, check=False).stdout.splitlines()
 if not lines:
     sys.exit("json-lines printed nothing")
+lines += subprocess.run([dtypelint, "-q", "-f", "json-lines", *WARNED], capture_output=True,
+                        text=True, check=False).stdout.splitlines()
 for line in lines:
     walk("findings[]", json.loads(line))
 seen.pop("", None)

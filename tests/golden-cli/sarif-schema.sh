@@ -38,6 +38,9 @@ check() {
 check findings fixtures/rules/dt101-fires.yaml fixtures/rules/dt102-orig-params.yaml \
 	fixtures/cli/suppress/listed.yaml 'fixtures/cli/formats/odd,100%.yaml'
 check silent fixtures/rules/dt101-silent.yaml
+# input warnings (DT003) are results of their own, with their rule descriptor
+check input-warnings fixtures/import/tiny-qwen2 fixtures/import/tiny-qwen2 \
+	--framework-config fixtures/framework-keys/automodel-defaults-only.yaml
 check many fixtures/cli/formats/many-units.yaml fixtures/cli/suppress/inline.yaml
 check absolute "$root/fixtures/rules/dt101-fires.yaml"
 # every rule fixture that lints (exit 0 or 1): rules[] then holds most of the rule table

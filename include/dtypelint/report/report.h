@@ -20,6 +20,9 @@ struct dtl_report_input {
 	const char *file;                     /* the input as given */
 	const char *setup;                    /* the config's set-up it belongs to, or NULL */
 	const struct dtl_memory_view *memory; /* --memory: the per-rank model states, else NULL */
+	/* the importers' warnings (struct dtl_input_warning, DT003), NULL: none; not findings:
+	 * they do not count towards --fail-on, but every format shows them */
+	const struct dtl_vec *warnings;
 };
 
 struct dtl_report_counts {
@@ -38,6 +41,15 @@ void dtl_report_put_path(FILE *out, const char *path);
  * lines and the exit status read them. Cannot fail. */
 void dtl_report_count(const struct dtl_report_input *inputs, size_t n,
                       struct dtl_report_counts *ret_counts);
+/* The input warnings of n inputs */
+size_t dtl_report_warning_count(const struct dtl_report_input *inputs, size_t n);
+/* inputs whose findings also hold each input warning as a DT003 finding of severity warning,
+ * sorted with them, in arena (*ret is inputs itself when none has a warning): for the formats
+ * that show a finding per annotation, alert or section (sarif, github, gitlab, markdown,
+ * html). Returns 0 or -ENOMEM. */
+int dtl_report_with_warnings(struct dtl_arena *arena, const struct dtl_report_input *inputs,
+                             size_t n, const struct dtl_report_input **ret);
+
 /* gcc-style lines (docs/design.md §6); returns 0 or -EIO */
 int dtl_report_text(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* one versioned JSON object (schema in dtypelint(1)) */
