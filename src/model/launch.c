@@ -14,8 +14,9 @@
 #include "dtypelint/model/launch.h"
 #include "import-util.h"
 
-enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096, FRAMES_MAX = 64 };
-/* all heredoc words re-read in one script: four times its size, and 64 KiB */
+enum { WORD_MAX = 4096, VARS_MAX = 256, WORDS_MAX = 4096, FRAMES_MAX = 64, FUNCS_MAX = 64 };
+/* all heredoc words and function bodies re-read in one script: four times its size, and
+ * 64 KiB */
 #define SPLICE_MAX(lx) (4 * (lx)->src->size + 65536)
 
 struct var;
@@ -44,10 +45,40 @@ struct var {
 	bool each;
 	const char *where;
 	struct dtl_loc set;
+	const struct call *local; /* `local NAME=v`: the call it belongs to, gone after it */
 };
 
-/* An if, case, loop, function or { } group the lexer is inside (control flow, below). */
-enum frame_kind { FRAME_IF, FRAME_CASE, FRAME_LOOP, FRAME_FUNCTION, FRAME_GROUP };
+/* A shell function: its body's bytes (between its braces) and where they start */
+struct func {
+	const char *name;
+	size_t start, end;
+	uint32_t line, col;
+	struct dtl_loc at; /* its { */
+	bool called;
+};
+
+/* A call of a function being read: its positional arguments are the call's words */
+struct call {
+	const struct func *fn;
+	const struct word *args;
+	size_t argc;
+	struct dtl_loc at; /* the call's first word */
+	bool never;        /* the script never calls it: read once, its arguments named */
+	const struct call *outer;
+};
+
+/* An if, case, loop, function or { } group the lexer is inside (control flow, below); a
+ * function's definition (FRAME_FUNCTION) is not run, its calls (FRAME_CALL) are; a ( )
+ * subshell keeps its assignments. */
+enum frame_kind {
+	FRAME_IF,
+	FRAME_CASE,
+	FRAME_LOOP,
+	FRAME_FUNCTION,
+	FRAME_GROUP,
+	FRAME_CALL,
+	FRAME_SUBSHELL
+};
 
 struct frame {
 	enum frame_kind kind;
@@ -58,6 +89,14 @@ struct frame {
 	const char *empty;
 	size_t empty_len;
 	bool other_branch; /* an elif or else: no longer a default */
+	/* FRAME_FUNCTION: the function's name and its body's start (past its {) */
+	const char *fn_name;
+	size_t body_start;
+	/* FRAME_SUBSHELL: the variables and launch settings before it, restored after it */
+	size_t vars, launches;
+	enum dtl_precision precision;
+	enum dtl_strategy strategy;
+	struct dtl_loc precision_loc, strategy_loc;
 };
 
 /* separators seen after a command: ;; && || () */
@@ -90,8 +129,17 @@ struct lexer {
 	struct frame frames[FRAMES_MAX];
 	size_t depth, lost; /* lost: frames past FRAMES_MAX, popped without a slot */
 	uint32_t next_branch;
-	bool chained;  /* the command follows && or ||: it may not run */
-	bool function; /* the last command was NAME (): a { that follows is its body */
+	bool chained;        /* the command follows && or ||: it may not run */
+	bool function;       /* the last command was NAME (): a { that follows is its body */
+	const char *fn_name; /* that NAME */
+	struct func funcs[FUNCS_MAX];
+	size_t func_count;
+	const struct call *call;     /* the call being read, NULL at the script's top */
+	const struct word *from_arg; /* the call's word the last positional expansion took */
+	/* ( and ) seen between commands: subshells to open and close */
+	bool command_start;
+	unsigned opens, closes;
+	bool over_budget; /* a call was not followed for the budget (said once) */
 };
 
 struct reader {
@@ -222,10 +270,55 @@ static void put_default(struct lexer *lx, const char *text, size_t n)
 	}
 }
 
+static const char *ordinal(size_t k)
+{
+	static const char *const names[] = {"",    "1st", "2nd", "3rd", "4th",
+	                                    "5th", "6th", "7th", "8th", "9th"};
+	return k < 10 ? names[k] : "nth";
+}
+
+/* $K (K from 1 to 9) inside a function being called: the call's K-th word, when it is
+ * literal; else named with what the call passes (never guessed) */
+static void positional(struct lexer *lx, size_t k, size_t start)
+{
+	const struct call *c = lx->call;
+	const struct word *arg = k <= c->argc ? &c->args[k - 1] : NULL;
+	const char *why;
+
+	if (arg && !arg->unresolved) {
+		put(lx, arg->text, arg->len);
+		lx->from_arg = arg;
+		return;
+	}
+	if (c->never)
+		why = dtl_arena_sprintf(lx->arena, "$%zu (%s is never called in the script)", k,
+		                        c->fn->name);
+	else if (arg)
+		why = dtl_arena_sprintf(lx->arena,
+		                        "$%zu (its call at %u:%u passes %s as %s's %s "
+		                        "argument)",
+		                        k, c->at.line, c->at.column, arg->unresolved, c->fn->name,
+		                        ordinal(k));
+	else
+		why = dtl_arena_sprintf(lx->arena,
+		                        "$%zu (its call at %u:%u passes %s no %s argument)", k,
+		                        c->at.line, c->at.column, c->fn->name, ordinal(k));
+	if (!lx->unresolved)
+		lx->unresolved = why;
+	put(lx, lx->src->data + start, lx->i - start);
+}
+
 /* ${NAME}, ${NAME:-default}, ${NAME-default} */
 static void braced(struct lexer *lx, size_t start)
 {
 	advance(lx); /* { */
+	if (lx->call && peek(lx, 0) >= '1' && peek(lx, 0) <= '9' && peek(lx, 1) == '}') {
+		size_t k = (size_t)(peek(lx, 0) - '0');
+		advance(lx);
+		advance(lx);
+		positional(lx, k, start);
+		return;
+	}
 	size_t name = lx->i;
 	while (!at_end(lx) && name_char(peek(lx, 0), lx->i == name))
 		advance(lx);
@@ -271,6 +364,9 @@ static void expansion(struct lexer *lx)
 			put(lx, value, strlen(value));
 		else
 			unresolved(lx, lx->src->data + start, lx->i - start);
+	} else if (c >= '1' && c <= '9' && lx->call) {
+		advance(lx);
+		positional(lx, (size_t)(c - '0'), start);
 	} else if ((c >= '0' && c <= '9') || c == '@' || c == '*' || c == '#' || c == '?') {
 		advance(lx); /* the script's arguments: set by whoever runs it */
 		unresolved(lx, lx->src->data + start, 2);
@@ -317,6 +413,16 @@ static bool word_end(char c)
 	       c == '|' || c == '(' || c == ')' || c == '<' || c == '>' || c == '\0';
 }
 
+/* $K, ${K}, "$K" or "${K}" (K a digit) as written: one positional argument, nothing else */
+static bool whole_positional(const char *p, size_t n)
+{
+	bool quoted = n >= 2 && p[0] == '"' && p[n - 1] == '"';
+	p += quoted, n -= 2 * quoted;
+	if (n == 2)
+		return p[0] == '$' && p[1] >= '1' && p[1] <= '9';
+	return n == 4 && p[0] == '$' && p[1] == '{' && p[2] >= '1' && p[2] <= '9' && p[3] == '}';
+}
+
 /* One word at the lexer's position into *w (text in the arena). */
 static int read_word(struct lexer *lx, struct word *w)
 {
@@ -325,6 +431,7 @@ static int read_word(struct lexer *lx, struct word *w)
 	lx->len = 0;
 	lx->unresolved = NULL;
 	lx->ambiguous = NULL;
+	lx->from_arg = NULL;
 	while (!at_end(lx) && !word_end(peek(lx, 0))) {
 		char c = peek(lx, 0);
 		if (c == '\\') {
@@ -359,6 +466,9 @@ static int read_word(struct lexer *lx, struct word *w)
 	w->end = lx->i;
 	w->unresolved = lx->unresolved;
 	w->ambiguous = lx->unresolved ? lx->ambiguous : NULL;
+	/* "$1" as a whole word: its setting comes from the call's word, and is placed there */
+	if (lx->from_arg && whole_positional(lx->src->data + w->start, w->end - w->start))
+		w->loc = lx->from_arg->loc;
 	return w->text ? 0 : -ENOMEM;
 }
 
@@ -422,6 +532,19 @@ static unsigned separator(char c, char next)
 	return c == '(' && next == ')' ? SEP_PARENS : 0;
 }
 
+/* A ( that starts a command opens a subshell (not NAME's (), not a case pattern's); a ) that
+ * follows no ( closes one: counted here, taken once the command before them is read */
+static void subshell_paren(struct lexer *lx)
+{
+	char c = peek(lx, 0);
+	if (c == '\n' || c == ';' || c == '&' || c == '|')
+		lx->command_start = true;
+	else if (c == '(' && peek(lx, 1) != ')' && lx->command_start)
+		lx->opens++;
+	else if (c == ')' && (lx->i == 0 || lx->src->data[lx->i - 1] != '('))
+		lx->closes++;
+}
+
 /* Blanks, continuations and comments; true at the end of a command. */
 static bool skip_blanks(struct lexer *lx)
 {
@@ -440,6 +563,7 @@ static bool skip_blanks(struct lexer *lx)
 			while (!at_end(lx) && strchr("\n;&|()", peek(lx, 0))) {
 				bool newline = peek(lx, 0) == '\n';
 				lx->seps |= separator(peek(lx, 0), peek(lx, 1));
+				subshell_paren(lx);
 				advance(lx);
 				if (newline && lx->hd.pending)
 					heredoc_body(lx);
@@ -620,7 +744,10 @@ static uint32_t branch_here(struct lexer *lx, const char **ret_where)
 	                                    [FRAME_CASE] = "a case item",
 	                                    [FRAME_LOOP] = "a loop body",
 	                                    [FRAME_FUNCTION] = "a function",
-	                                    [FRAME_GROUP] = "a { } group"};
+	                                    [FRAME_GROUP] = "a { } group",
+	                                    [FRAME_CALL] = "a function called where it may not "
+	                                                   "run",
+	                                    [FRAME_SUBSHELL] = "a ( ) subshell"};
 	*ret_where = NULL;
 	if (lx->chained || lx->lost) {
 		*ret_where = lx->chained ? "a command after && or ||" : "a deeply nested block";
@@ -668,7 +795,8 @@ static bool setting_in_branch(struct reader *rd, const struct word *w, size_t na
 	return false;
 }
 
-static int set_variable(struct reader *rd, const struct word *w, size_t name_len, bool standalone)
+static int set_variable(struct reader *rd, const struct word *w, size_t name_len, bool standalone,
+                        bool local)
 {
 	struct lexer *lx = &rd->lx;
 	if (!standalone || !setting_in_branch(rd, w, name_len))
@@ -678,6 +806,7 @@ static int set_variable(struct reader *rd, const struct word *w, size_t name_len
 	struct var *v = &lx->vars[lx->var_count];
 	*v = (struct var){.set = w->loc};
 	v->branch = branch_here(lx, &v->where);
+	v->local = local ? lx->call : NULL;
 	v->name = dtl_arena_strndup(lx->arena, w->text, name_len);
 	v->value = dtl_arena_strndup(lx->arena, w->text + name_len + 1, w->len - name_len - 1);
 	if (!v->name || !v->value)
@@ -1420,14 +1549,17 @@ static int launch_command(struct reader *rd, struct word *words, size_t n, size_
 	while (k < n && assignment(&words[k]))
 		k++;
 	while (j < n && (len = assignment(&words[j])))
-		if ((r = set_variable(rd, &words[j++], len, k == n)) < 0)
+		if ((r = set_variable(rd, &words[j++], len, k == n, false)) < 0)
 			return r;
 	if (j < n && is(&words[j], "read"))
 		return read_heredoc(rd, &words[n - 1]);
-	if (j < n && is(&words[j], "export")) {
+	if (j < n && (is(&words[j], "export") || is(&words[j], "local") ||
+	              is(&words[j], "declare") || is(&words[j], "typeset"))) {
+		/* local (declare, typeset) in a function: the call's own, gone after it */
+		bool local = !is(&words[j], "export") && rd->lx.call;
 		for (j++; j < n; j++)
 			if ((len = assignment(&words[j])) &&
-			    (r = set_variable(rd, &words[j], len, true)) < 0)
+			    (r = set_variable(rd, &words[j], len, true, local)) < 0)
 				return r;
 		return 0;
 	}
@@ -1468,7 +1600,9 @@ static int launch_command(struct reader *rd, struct word *words, size_t n, size_
  * only inside it; read anywhere else it is named, as one the script does not set. The one
  * exception is the default idiom `if [ -z "$X" ]; then X=v; fi` (or "$X" == ""), which is
  * ${X:-v}: X is the script's own default after it, as ${X:-v} is taken. Launch lines inside
- * a branch, loop or function are read as any other. */
+ * a branch or loop are read as any other. A function's definition is not run: its body is
+ * read at each call (call_function), as bash runs it, its $1... the call's words; a ( )
+ * subshell's assignments end with it (subshells). */
 
 static struct frame *push_frame(struct lexer *lx, enum frame_kind kind, struct dtl_loc at)
 {
@@ -1603,6 +1737,29 @@ static void case_start(struct lexer *lx, const struct word *w, size_t n)
 		open_branch(lx, f);
 }
 
+/* The } that closes frame f: when f is a function's body, the function is defined (a second
+ * definition of a name replaces the first, as in bash) */
+static void define(struct lexer *lx, const struct frame *f, const struct word *close)
+{
+	struct func *fn = NULL;
+
+	if (!f || f->kind != FRAME_FUNCTION || !f->fn_name || close->start < f->body_start)
+		return;
+	for (size_t k = 0; k < lx->func_count && !fn; k++)
+		if (strcmp(lx->funcs[k].name, f->fn_name) == 0)
+			fn = &lx->funcs[k];
+	if (!fn && lx->func_count == FUNCS_MAX)
+		return; /* its calls are read as commands that launch nothing */
+	if (!fn)
+		fn = &lx->funcs[lx->func_count++];
+	*fn = (struct func){.name = f->fn_name,
+	                    .start = f->body_start,
+	                    .end = close->start,
+	                    .line = f->at.line,
+	                    .col = f->at.column + 1,
+	                    .at = f->at};
+}
+
 /* One reserved word at words[*j] (then, fi, do, {, ...): taken, *j past it. Returns 1 when
  * the command is done with (a pattern, a for or case line), 0 to read on, -ENOMEM. */
 static int reserved(struct reader *rd, struct word *words, size_t n, size_t *j, bool *fn)
@@ -1629,11 +1786,14 @@ static int reserved(struct reader *rd, struct word *words, size_t n, size_t *j, 
 	} else if (is(w, "esac")) {
 		pop_frame(lx, FRAME_CASE, FRAME_CASE);
 	} else if (is(w, "}")) {
-		pop_frame(lx, FRAME_FUNCTION, FRAME_GROUP);
+		define(lx, pop_frame(lx, FRAME_FUNCTION, FRAME_GROUP), w);
 	} else if (is(w, "{")) {
 		f = push_frame(lx, *fn ? FRAME_FUNCTION : FRAME_GROUP, w->loc);
-		if (*fn)
+		if (*fn && f) {
 			open_branch(lx, f);
+			f->fn_name = lx->fn_name;
+			f->body_start = w->end;
+		}
 		*fn = false;
 	} else if (is(w, "if")) {
 		f = push_frame(lx, FRAME_IF, w->loc);
@@ -1649,12 +1809,129 @@ static int reserved(struct reader *rd, struct word *words, size_t n, size_t *j, 
 	} else if (is(w, "function") && *j + 1 < n) {
 		++*j; /* its name; its { on this line or the next */
 		*fn = true;
+		lx->fn_name = words[*j].text;
 		rd->function_keyword = *j + 1 >= n;
 	} else if (!is(w, "!")) {
 		return 0;
 	}
 	++*j;
 	return *j < n ? 2 : 1;
+}
+
+static int read_script(struct reader *rd);
+
+/* whether the lexer is in a function's definition, which runs only when called */
+static bool defining(const struct lexer *lx)
+{
+	for (size_t k = 0; k < lx->depth; k++)
+		if (lx->frames[k].kind == FRAME_FUNCTION)
+			return true;
+	return false;
+}
+
+/* Where the lexer is in the script, kept across a function call */
+struct place {
+	size_t i, limit;
+	uint32_t line, col;
+	struct heredoc hd;
+	size_t depth, lost;
+	const struct call *call;
+	bool chained, function;
+	unsigned seps, opens, closes;
+};
+
+static struct func *function_named(struct lexer *lx, const struct word *w)
+{
+	for (size_t k = 0; k < lx->func_count && !w->unresolved; k++)
+		if (strcmp(lx->funcs[k].name, w->text) == 0)
+			return &lx->funcs[k];
+	return NULL;
+}
+
+/* Why a call is not followed (NULL: it is): the function is being read already (it calls
+ * itself, directly or through another), or the bodies read again would pass the budget
+ * that keeps the worst case linear */
+static const char *not_followed(struct lexer *lx, const struct func *fn)
+{
+	for (const struct call *c = lx->call; c; c = c->outer)
+		if (c->fn == fn)
+			return dtl_arena_sprintf(lx->arena,
+			                         "function %s calls itself (defined at %u:%u): the "
+			                         "call is not followed",
+			                         fn->name, fn->at.line, fn->at.column);
+	if (fn->end - fn->start + 1 <= SPLICE_MAX(lx) - lx->spliced)
+		return NULL;
+	if (lx->over_budget) /* said once */
+		return "";
+	lx->over_budget = true;
+	return dtl_arena_sprintf(lx->arena,
+	                         "the call of %s is not followed, nor any after it: dtypelint "
+	                         "reads function bodies again up to 4 times the script's size "
+	                         "and 64 KiB",
+	                         fn->name);
+}
+
+/* A call of fn: its body read as bash runs it, $1... the call's words (args, argc). Its
+ * assignments hold after it (bash's functions share the script's variables) unless made
+ * with local; where the call may not run (after && or ||, in a branch) they are the
+ * branch's. never: the script never calls fn; its body is read once, as where it may not
+ * run, so that a launch line in it is still read, its arguments named. */
+static int call_function(struct reader *rd, struct func *fn, const struct word *args, size_t argc,
+                         struct dtl_loc at, bool never)
+{
+	struct lexer *lx = &rd->lx;
+	const char *why = not_followed(lx, fn);
+	struct call call = {
+	    .fn = fn, .args = args, .argc = argc, .at = at, .never = never, .outer = lx->call};
+	/* the script's place, frames and pending separators, as they are after the call */
+	struct place saved = {.i = lx->i,
+	                      .limit = lx->limit,
+	                      .line = lx->line,
+	                      .col = lx->col,
+	                      .hd = lx->hd,
+	                      .depth = lx->depth,
+	                      .lost = lx->lost,
+	                      .call = lx->call,
+	                      .chained = lx->chained,
+	                      .function = lx->function,
+	                      .seps = lx->seps,
+	                      .opens = lx->opens,
+	                      .closes = lx->closes};
+	struct frame *frames;
+	int r;
+
+	if (why) {
+		warn(rd, at, *why ? why : NULL);
+		return 0;
+	}
+	if (!(frames = malloc((lx->depth ? lx->depth : 1) * sizeof(*frames))))
+		return -ENOMEM;
+	memcpy(frames, lx->frames, lx->depth * sizeof(*frames));
+	lx->spliced += fn->end - fn->start + 1;
+	fn->called = true;
+	struct frame *f = push_frame(lx, FRAME_CALL, at);
+	if (f && (never || lx->chained))
+		open_branch(lx, f);
+	lx->i = fn->start;
+	lx->limit = fn->end;
+	lx->line = fn->line;
+	lx->col = fn->col;
+	lx->call = &call;
+	lx->chained = lx->function = false;
+	lx->seps = lx->opens = lx->closes = 0;
+	lx->hd = (struct heredoc){0};
+	r = read_script(rd);
+	for (size_t k = 0; k < lx->var_count; k++)
+		if (lx->vars[k].local == &call)
+			lx->vars[k].name = ""; /* found no more */
+	/* what the call set (variables, functions, branch ids, the budget) is kept */
+	lx->i = saved.i, lx->limit = saved.limit, lx->line = saved.line, lx->col = saved.col;
+	lx->depth = saved.depth, lx->lost = saved.lost, lx->call = saved.call;
+	lx->chained = saved.chained, lx->function = saved.function, lx->seps = saved.seps;
+	lx->opens = saved.opens, lx->closes = saved.closes, lx->hd = saved.hd;
+	memcpy(lx->frames, frames, saved.depth * sizeof(*lx->frames));
+	free(frames);
+	return r;
 }
 
 /* One command: its reserved words, then its assignments and launcher. A launch command
@@ -1677,6 +1954,11 @@ static int command(struct reader *rd, struct word *words, size_t n)
 		;
 	if (r != 0)
 		return r < 0 ? r : 0;
+	if (defining(lx))
+		return 0; /* a function's body is read at each of its calls */
+	struct func *called = function_named(lx, &words[j]);
+	if (called)
+		return call_function(rd, called, words + j + 1, n - j - 1, words[j].loc, false);
 	size_t before = rd->launches;
 	struct dtl_launch kept = *rd->out;
 	const char *first = rd->out->launcher;
@@ -1701,7 +1983,7 @@ static int command(struct reader *rd, struct word *words, size_t n)
 
 /* What the separators after a command (of count words) say of the next: a case item ends at
  * ;;, a command after && or || may not run, NAME () is a function whose body follows. */
-static void after_command(struct reader *rd, size_t count)
+static void after_command(struct reader *rd, const struct word *words, size_t count)
 {
 	struct lexer *lx = &rd->lx;
 	struct frame *f = lx->depth ? &lx->frames[lx->depth - 1] : NULL;
@@ -1712,8 +1994,10 @@ static void after_command(struct reader *rd, size_t count)
 	}
 	if (count)
 		lx->chained = (lx->seps & SEP_CHAIN) != 0;
-	if (count == 1 && (lx->seps & SEP_PARENS))
+	if (count == 1 && (lx->seps & SEP_PARENS)) {
 		lx->function = true;
+		lx->fn_name = words[0].text;
+	}
 	if (rd->function_keyword)
 		lx->function = true;
 	rd->function_keyword = false;
@@ -1782,6 +2066,73 @@ static int splice(struct lexer *lx, const struct var *v, struct dtl_vec *words)
 	return r;
 }
 
+/* The ( and ) counted between the last command and the next: a ) closes the subshell the
+ * lexer is in (a case pattern's is no subshell's), its variables and the launch settings its
+ * exports made dropped when no launch command ran in it; a ( opens one (not where a case
+ * pattern may start with it). */
+static void subshells(struct reader *rd)
+{
+	struct lexer *lx = &rd->lx;
+	struct dtl_launch *out = rd->out;
+
+	for (; lx->closes; lx->closes--) {
+		struct frame *f = lx->depth ? &lx->frames[lx->depth - 1] : NULL;
+		if (!f || f->kind != FRAME_SUBSHELL)
+			continue;
+		lx->depth--;
+		if (lx->var_count > f->vars)
+			lx->var_count = f->vars;
+		if (rd->launches != f->launches)
+			continue;
+		out->precision = f->precision, out->precision_loc = f->precision_loc;
+		out->strategy = f->strategy, out->strategy_loc = f->strategy_loc;
+	}
+	struct frame *in = lx->depth ? &lx->frames[lx->depth - 1] : NULL;
+	if (in && in->kind == FRAME_CASE && in->pattern)
+		lx->opens = 0;
+	for (; lx->opens; lx->opens--) {
+		struct frame *f = push_frame(lx, FRAME_SUBSHELL, (struct dtl_loc){0});
+		if (!f)
+			continue;
+		f->vars = lx->var_count;
+		f->launches = rd->launches;
+		f->precision = out->precision, f->precision_loc = out->precision_loc;
+		f->strategy = out->strategy, f->strategy_loc = out->strategy_loc;
+	}
+}
+
+/* "$@", $@, ${@}, "${@}" or $* as a whole word in a function being called: the lexer past
+ * it, true; else false (the lexer where it was) */
+static bool all_args_ref(struct lexer *lx)
+{
+	static const char *const forms[] = {"\"$@\"", "$@", "${@}", "\"${@}\"", "$*", "${*}"};
+
+	if (!lx->call || lx->call->never || lx->split)
+		return false;
+	for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+		size_t n = strlen(forms[k]);
+		if (n > lx->limit - lx->i || memcmp(lx->src->data + lx->i, forms[k], n) != 0 ||
+		    !word_end(peek(lx, n)))
+			continue;
+		while (n--)
+			advance(lx);
+		return true;
+	}
+	return false;
+}
+
+/* The call's words, each as it is at the call (its text, place and what it leaves unset) */
+static int splice_args(struct lexer *lx, struct dtl_vec *words)
+{
+	for (size_t k = 0; k < lx->call->argc; k++) {
+		struct word *w = push_word(lx, words);
+		if (!w)
+			return -ENOMEM;
+		*w = lx->call->args[k];
+	}
+	return 0;
+}
+
 static int read_script(struct reader *rd)
 {
 	struct lexer *lx = &rd->lx;
@@ -1789,11 +2140,13 @@ static int read_script(struct reader *rd)
 	int r = 0;
 
 	while (r == 0) {
+		lx->command_start = words.count == 0;
 		bool end = skip_blanks(lx);
 		if (end && words.count)
 			r = command(rd, words.items, words.count);
 		if (end) {
-			after_command(rd, words.count);
+			after_command(rd, words.items, words.count);
+			subshells(rd);
 			words.count = 0;
 		}
 		if (end)
@@ -1805,6 +2158,10 @@ static int read_script(struct reader *rd)
 		const struct var *hv = heredoc_ref(lx);
 		if (hv) {
 			r = splice(lx, hv, &words);
+			continue;
+		}
+		if (all_args_ref(lx)) {
+			r = splice_args(lx, &words);
 			continue;
 		}
 		struct word *w = push_word(lx, &words);
@@ -1838,6 +2195,10 @@ static int read_source(struct dtl_source *src, struct dtl_arena *arena,
 	rd->path = out.file;
 	rd->error = error;
 	r = read_script(rd);
+	/* a function the script never calls: its body read once, where it may not run */
+	for (size_t k = 0; r == 0 && k < rd->lx.func_count; k++)
+		if (!rd->lx.funcs[k].called)
+			r = call_function(rd, &rd->lx.funcs[k], NULL, 0, rd->lx.funcs[k].at, true);
 	if (r == 0 && !out.launcher) {
 		struct dtl_file_guess guess;
 		dtl_file_kind_guess(src, &guess);
