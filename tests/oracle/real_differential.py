@@ -10,8 +10,9 @@ precision. tests/oracle/real_worker.py runs it with the venv's real libraries on
 same set-up is written as a user's files (the saved folder, a TRL-style recipe, an accelerate
 YAML or a DeepSpeed JSON, and a plan naming the installed versions) and linted by dtypelint.
 They agree when the crash / no-crash verdict, the error type and the final dtype of every tensor
-both sides name are the same. Set-ups the CPU cannot run as a GPU would (KNOWN_CPU below, each
-with the source that shows it) are listed apart and left out of the figure. Prints the
+both sides name are the same (a real run that stopped early: its dtypes and dtypelint's as of
+the stage it reached, REAL_STAGE_CUT). Set-ups the CPU cannot run as a GPU would (KNOWN_CPU
+below, each with the source that shows it) are listed apart and left out of the figure. Prints the
 agreement table; exit 0 when every compared set-up agrees but for the open disagreements
 of DISAGREEMENTS.md (KNOWN_MISSING, KNOWN_RENAMED), 1 otherwise, 77 (skip) when the venv
 is missing, unless DTL_REQUIRE_VENV=1 (then 1)."""
@@ -245,6 +246,50 @@ def user_files(s, d, vers):
 
 
 TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer)\), stored (\w+)")
+# one step of a --trace history: the stage, the stored dtype before and after
+STEP = re.compile(r"^  (\S+)\s+(\w+) -> (\w+): ")
+# dtypelint's stages in order (src/sim/trace.c); "manifest" is the declared dtype
+SIM_STAGES = ("manifest", "load", "zero-init", "quantize", "kbit-prepare", "peft", "trainer",
+              "engine", "shard", "compute")
+# The last dtypelint stage each stage of real_worker.py has been through: "load" is
+# from_pretrained (zero.Init, quantization), "peft" prepare_model_for_kbit_training and
+# get_peft_model, "init" the trainer's __init__, "wrap" and "prepare" accelerate's prepare or
+# deepspeed.initialize (engine and shard); "step", the forward that runs FSDP1's lazy init
+# (the compute stage), is dtypelint's final answer.
+REAL_STAGE_CUT = {"load": "quantize", "peft": "peft", "init": "trainer", "wrap": "shard",
+                  "prepare": "shard"}
+
+
+def trace_steps(text):
+    """{tensor: [(stage, stored dtype after it), ...]} from dtypelint's --trace output."""
+    steps, cur = {}, None
+    for line in text.splitlines():
+        m = TRACE.search(line)
+        if m:
+            cur = steps.setdefault(m.group(1), [])
+            continue
+        m = STEP.match(line)
+        if m and cur is not None and m.group(1) in SIM_STAGES:
+            cur.append((m.group(1), m.group(3)))
+        elif not line.startswith("  "):
+            cur = None
+    return steps
+
+
+def dtypes_as_of(t, real_stage):
+    """dtypelint's stored dtypes as of the end of the stage real_stage of the real run maps
+    to (REAL_STAGE_CUT): the dtype after the last step at or before it; a tensor with no
+    step that early does not exist yet. Its final dtypes for "step" or an unknown stage."""
+    cut = REAL_STAGE_CUT.get(real_stage)
+    if cut is None:
+        return t["dtypes"]
+    last = SIM_STAGES.index(cut)
+    out = {}
+    for name, steps in t["steps"].items():
+        done = [to for stage, to in steps if SIM_STAGES.index(stage) <= last]
+        if done:
+            out[name] = done[-1]
+    return out
 
 
 def lint(binary, folder, args, kbit_dir=None):
@@ -269,7 +314,8 @@ def lint(binary, folder, args, kbit_dir=None):
              if f["severity"] == "error" and f.get("framework_error")]
     dtypes = {m.group(1): m.group(2) for m in TRACE.finditer(run.stderr)}
     err = crash[0]["framework_error"]["text"] if crash else None
-    return {"error": err, "rule": crash[0]["rule"] if crash else None, "dtypes": dtypes}
+    return {"error": err, "rule": crash[0]["rule"] if crash else None, "dtypes": dtypes,
+            "steps": trace_steps(run.stderr)}
 
 
 def worker_spec(s, port):
@@ -361,6 +407,8 @@ def compare(r, t, tally, arch):
     # PEFT moves a wrapped weight to NAME.base_layer.weight; a manifest keeps NAME.weight
     final = {n.replace(".base_layer.", "."): v
              for n, v in (stages[list(stages)[-1]] if stages else {}).items()}
+    # a real run that stopped early is compared with dtypelint as of the same stage (D11)
+    t = dict(t, dtypes=dtypes_as_of(t, list(stages)[-1] if stages else "step"))
     missing = sorted(set(final) - set(t["dtypes"]))
     if missing:
         tags = {next((d for p, d in KNOWN_MISSING if re.search(p, n)),
