@@ -5,6 +5,10 @@
 static const char *fact_fsdp1 =
     "https://github.com/pytorch/pytorch/blob/acd8c9e7d691ee02408b5c0bb3e072fcb6705c13/torch/"
     "distributed/fsdp/api.py";
+/* rules/versions.yaml fsdp1-buffer-dtype-cast: the root's lazy init casts the buffers */
+static const char *fact_fsdp1_buffers =
+    "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/fsdp/_runtime_utils.py"
+    "#L111-L143";
 static const char *fact_fsdp2 =
     "https://github.com/pytorch/pytorch/blob/8fc2039decebd92b15b38296df8bf9aa13275be0/torch/"
     "distributed/fsdp/_fully_shard/_fsdp_collectives.py";
@@ -25,10 +29,13 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 		    sim->arena, "%s param_dtype=%s: every parameter of a %s computes in it",
 		    fsdp1 ? "FSDP1 MixedPrecision" : "FSDP2 MixedPrecisionPolicy",
 		    dtl_dtype_name(plan->fsdp.param_dtype), fsdp1 ? "unit" : "group");
-	if (fsdp1 && plan->fsdp.buffer_dtype != DTL_DTYPE_NONE)
-		buffer_reason =
-		    dtl_arena_sprintf(sim->arena, "FSDP1 buffer_dtype=%s casts floating buffers",
-		                      dtl_dtype_name(plan->fsdp.buffer_dtype));
+	if (fsdp1 && plan->fsdp.buffer_dtype != DTL_DTYPE_NONE &&
+	    dtl_sim_behavior(sim, DTL_B_FSDP1_BUFFER_DTYPE_CAST))
+		buffer_reason = dtl_arena_sprintf(
+		    sim->arena,
+		    "FSDP1 buffer_dtype=%s casts floating buffers (at its lazy init, the first "
+		    "forward, and keeps them so)",
+		    dtl_dtype_name(plan->fsdp.buffer_dtype));
 	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i], to = d;
 		const char *reason = NULL;
@@ -43,11 +50,17 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 				reason = param_reason;
 				loc = plan->fsdp.param_dtype_loc;
 			}
-		} else if (buffer_reason) {
-			/* FSDP1 casts floating buffers to buffer_dtype; FSDP2 never */
-			to = plan->fsdp.buffer_dtype;
-			reason = buffer_reason;
-			loc = plan->fsdp.buffer_dtype_loc;
+		} else if (buffer_reason && !(sim->t.flags[i] & DTL_TF_IGNORED)) {
+			/* FSDP1 casts floating buffers to buffer_dtype, the stored tensor itself
+			 * (buffer.data = buffer.to(buffer_dtype)); FSDP2 never */
+			if (plan->fsdp.buffer_dtype == d)
+				continue;
+			r = dtl_sim_set_dtype(sim, i, DTL_STAGE_COMPUTE, plan->fsdp.buffer_dtype,
+			                      buffer_reason, fact_fsdp1_buffers,
+			                      plan->fsdp.buffer_dtype_loc);
+			if (r < 0)
+				return r;
+			continue;
 		}
 		if (to == d)
 			continue;

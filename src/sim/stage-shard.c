@@ -272,6 +272,10 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	/* parameters to groups; a tied parameter goes to the first unit built that holds any of
 	 * its names (FSDP skips parameters already flattened / managed) */
 	for (size_t t = 0; t < sim->t.count; t++) {
+		/* an ignored module's buffers are FSDP1's _ignored_buffer_names: its buffer_dtype
+		 * cast skips them (the compute stage) */
+		if (sim->t.kind[t] == DTL_KIND_BUFFER && ignored[sim->t.module[t]])
+			sim->t.flags[t] |= DTL_TF_IGNORED;
 		if (sim->t.kind[t] != DTL_KIND_PARAM)
 			continue;
 		/* ignored by a glob, or by an earlier stage (accelerate's Params4bit exclusion) */

@@ -99,10 +99,8 @@ KNOWN_VERDICT = [
     ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize", "D10"),
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag)
-KNOWN_DTYPE = [
-    # accelerate's FSDP1 MixedPrecision casts buffers to the mixed-precision dtype
-    (r"inv_freq$", r"^(bfloat16|float16)$", r"^float32$", "D8"),
-]
+# (none left: D8, FSDP1's buffer_dtype cast, is fixed)
+KNOWN_DTYPE = []
 KNOWN_RENAMED = {"gemma3-vl": "D1", "llava": "D1", "qwen2-vl": "D1", "mixtral": "D1",
                  "qwen3-moe": "D1", "deepseek-v3": "D1", "granitemoe": "D1", "gpt-neox": "D1"}
 
