@@ -71,6 +71,37 @@ TRAINERS = [
      "peft": "lora", "strategy": "single", "precision": "fp16"},
     {"arch": "gemma2", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
      "quant_storage": "bfloat16", "peft": "lora", "strategy": "single", "precision": "bf16"},
+    # TRL's DPO, GRPO, KTO and reward trainers, built as trl/scripts/{dpo,grpo,kto,reward}.py
+    # build them (the same model path, model_init_kwargs, get_quantization_config and
+    # get_peft_config as SFT). DPO and KTO without PEFT load a reference model; GRPO loads one
+    # only with beta > 0 (its default is 0); the reward trainer loads
+    # AutoModelForSequenceClassification with num_labels=1, whose `score` head is not in the
+    # checkpoint. "lora_task_type" is ModelConfig's (default CAUSAL_LM).
+    {"arch": "llama", "trainer": "trl-dpo", "load_dtype": "bfloat16", "peft": None,
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "qwen2", "trainer": "trl-dpo", "load_dtype": "bfloat16", "quant": "4bit",
+     "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-dpo", "load_dtype": None, "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-grpo", "load_dtype": "bfloat16", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "qwen2", "trainer": "trl-grpo", "load_dtype": "bfloat16", "peft": None,
+     "beta": 0.04, "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-grpo", "load_dtype": "float16", "quant": "8bit",
+     "peft": "lora", "strategy": "single", "precision": "fp16"},
+    {"arch": "llama", "trainer": "trl-kto", "load_dtype": "bfloat16", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "qwen2", "trainer": "trl-kto", "load_dtype": "float32", "peft": None,
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-reward", "load_dtype": None, "peft": None,
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+     "lora_task_type": "SEQ_CLS", "strategy": "single", "precision": "bf16"},
+    {"arch": "qwen2", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "quant": "4bit",
+     "quant_storage": "uint8", "peft": "lora", "lora_task_type": "SEQ_CLS",
+     "strategy": "single", "precision": "bf16"},
 ]
 
 # Real failures that come from running on the CPU, not from the set-up: (type, message regex,
@@ -189,6 +220,9 @@ def label(s):
                                                   s["model_init_kwargs"].items())
     if s.get("kbit"):
         extra += " kbit"
+    for k in ("lora_task_type", "beta", "cast_lm_head_to_fp32"):
+        if k in s:
+            extra += f" {k}={s[k]}"
     return (f"{s['arch']} load={s['load_dtype']} quant={q} peft={s.get('peft') or '-'} "
             f"{s['strategy']} {s['precision']}{extra}")
 
@@ -212,6 +246,12 @@ def user_files(s, d, vers):
         rec += ["use_peft: true", "lora_r: 4", f"lora_target_modules: [{targets}]"]
         if s["peft"] == "dora":
             rec.append("use_dora: true")
+        if s.get("lora_task_type"):
+            rec.append(f"lora_task_type: {s['lora_task_type']}")
+    if "beta" in s:
+        rec.append(f"beta: {s['beta']}")
+    if s.get("cast_lm_head_to_fp32"):
+        rec.append("cast_lm_head_to_fp32: true")
     args = []
     with open(os.path.join(d, "recipe.yaml"), "w") as f:
         f.write("\n".join(rec) + "\n")

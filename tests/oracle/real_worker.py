@@ -214,11 +214,13 @@ def run(spec, rank, result):
 
 def _tokenizer():
     # the small models have no tokenizer: a word-level one over their 512 ids ("t0".."t511"),
-    # pad t0 and eos t2 as real_models.py sets the config's ids; the dataset is tokenized
-    from tokenizers import Tokenizer, models
+    # pad t0 and eos t2 as real_models.py sets the config's ids; SFT's dataset is tokenized,
+    # the preference and prompt datasets are text ("t5 t6 ..."), split on whitespace
+    from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
     vocab = {f"t{i}": i for i in range(512)}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="t3"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="t0", eos_token="t2",
                                    bos_token="t1", unk_token="t3")
 
@@ -230,10 +232,72 @@ def _rows(torch):
 
 def _training_args(spec, cls, out, **extra):
     # TrainingArguments on the CPU: one step, nothing saved or reported
-    return cls(output_dir=out, max_steps=1, per_device_train_batch_size=1,
-               bf16=spec["precision"] == "bf16", fp16=spec["precision"] == "fp16",
-               use_cpu=True, report_to=[], save_strategy="no", logging_strategy="no",
-               dataloader_num_workers=0, **extra)
+    kw = dict(output_dir=out, max_steps=1, per_device_train_batch_size=1,
+              bf16=spec["precision"] == "bf16", fp16=spec["precision"] == "fp16",
+              use_cpu=True, report_to=[], save_strategy="no", logging_strategy="no",
+              dataloader_num_workers=0)
+    kw.update(extra)
+    return cls(**kw)
+
+
+def _text(rows, a, b):
+    return " ".join(f"t{i}" for i in rows[0][a:b])
+
+
+# TRL's trainers as its scripts build them (trl/scripts/{sft,dpo,grpo,kto,reward}.py at
+# v1.16.0): the trainer class, its config class, and what one CPU step needs beside the
+# script's arguments (a tiny in-memory dataset of the trainer's format, and for GRPO a reward
+# function and two generations per prompt; KTO refuses a batch of one)
+TRL_TRAINERS = {
+    "trl-sft": ("SFTTrainer", "SFTConfig", {"max_length": 16, "packing": False}),
+    "trl-dpo": ("DPOTrainer", "DPOConfig", {"max_length": 16}),
+    "trl-kto": ("KTOTrainer", "KTOConfig", {"max_length": 16,
+                                            "per_device_train_batch_size": 2}),
+    "trl-reward": ("RewardTrainer", "RewardConfig", {"max_length": 16}),
+    "trl-grpo": ("GRPOTrainer", "GRPOConfig", {"num_generations": 2,
+                                               "per_device_train_batch_size": 2,
+                                               "max_completion_length": 4,
+                                               "use_vllm": False}),
+}
+
+
+def _trl_data(spec, rows):
+    import datasets
+    t = spec["trainer"]
+    p, c, r = _text(rows, 0, 4), _text(rows, 4, 7), _text(rows, 7, 8)
+    if t == "trl-sft":
+        return datasets.Dataset.from_dict({"input_ids": rows})
+    if t == "trl-dpo":
+        return datasets.Dataset.from_dict({"prompt": [p, c], "chosen": [c, r],
+                                           "rejected": [r, p]})
+    if t == "trl-reward":
+        return datasets.Dataset.from_dict({"chosen": [p + " " + c, c + " " + r],
+                                           "rejected": [p + " " + r, c + " " + p]})
+    if t == "trl-kto":
+        return datasets.Dataset.from_dict({"prompt": [p, c, r, p], "completion": [c, r, p, r],
+                                           "label": [True, False, True, False]})
+    return datasets.Dataset.from_dict({"prompt": [p, c]})  # trl-grpo
+
+
+def _reward_len(completions, **kwargs):
+    # GRPO's reward function: any number per completion will do
+    return [float(len(x)) for x in completions]
+
+
+def _ref_snapshot(trainer, model, result, stage):
+    # the reference model DPO, KTO and GRPO (beta > 0) build: none with PEFT (the adapter is
+    # disabled instead), else a second from_pretrained; recorded apart from the policy, whose
+    # dtypes are the ones compared
+    if not hasattr(trainer, "ref_model"):
+        return
+    ref = trainer.ref_model
+    info = result.setdefault("ref_model", {"stages": {}})
+    info["none"] = ref is None
+    if ref is not None:
+        info["stages"][stage] = snapshot(ref)
+        info["shares_params"] = any(a is b for a in ref.parameters()
+                                    for b in model.parameters()) if stage == "init" else \
+            info.get("shares_params")
 
 
 class _Snap:
@@ -264,12 +328,13 @@ def run_trainer(spec, result, out_dir):
     stage = "load"
     rows = _rows(torch)
     try:
-        import datasets
         from transformers import TrainerCallback
         snap = type("Snap", (_Snap, TrainerCallback), {})(stages)
-        if spec["trainer"] == "trl-sft":
-            from trl import (ModelConfig, SFTConfig, SFTTrainer, get_peft_config,
-                             get_quantization_config)
+        if spec["trainer"] in TRL_TRAINERS:
+            import trl
+            from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config, \
+                get_quantization_config
+            tname, cname, extra = TRL_TRAINERS[spec["trainer"]]
             # a recipe without dtype keeps ModelConfig's own default (float32 in trl 1.16)
             dt = {"dtype": spec["load_dtype"]} if spec.get("load_dtype") else {}
             margs = ModelConfig(model_name_or_path=spec["folder"], **dt,
@@ -280,19 +345,25 @@ def run_trainer(spec, result, out_dir):
                                    else {}),
                                 use_peft=bool(spec.get("peft")), lora_r=4,
                                 lora_target_modules=spec["targets"],
-                                use_dora=spec.get("peft") == "dora")
+                                use_dora=spec.get("peft") == "dora",
+                                **({"lora_task_type": spec["lora_task_type"]}
+                                   if spec.get("lora_task_type") else {}))
             # the script: model_init_kwargs from ModelConfig, the recipe's own on top
             mik = {"dtype": margs.dtype} if margs.dtype is not None else {}
             mik.update(spec.get("model_init_kwargs") or {})
-            data = datasets.Dataset.from_dict({"input_ids": rows})
+            data = _trl_data(spec, rows)
             if "quantization_config" in inspect.signature(SFTTrainer.__init__).parameters:
-                args = _training_args(spec, SFTConfig, out_dir, model_init_kwargs=mik,
-                                      max_length=16, packing=False)
+                extra = dict(extra, **{k: spec[k] for k in ("beta", "cast_lm_head_to_fp32")
+                                       if k in spec})
+                args = _training_args(spec, getattr(trl, cname), out_dir,
+                                      model_init_kwargs=mik, **extra)
                 stage = "init"
-                trainer = SFTTrainer(model=spec["folder"], args=args, train_dataset=data,
-                                     processing_class=_tokenizer(),
-                                     quantization_config=get_quantization_config(margs),
-                                     peft_config=get_peft_config(margs), callbacks=[snap])
+                kw = {"reward_funcs": [_reward_len]} if spec["trainer"] == "trl-grpo" else {}
+                trainer = getattr(trl, tname)(
+                    model=spec["folder"], args=args, train_dataset=data,
+                    processing_class=_tokenizer(),
+                    quantization_config=get_quantization_config(margs),
+                    peft_config=get_peft_config(margs), callbacks=[snap], **kw)
             else:
                 # trl < 1 (boundaries.py): its script loads the model itself,
                 # from_pretrained(dtype=ModelConfig.dtype, quantization_config=...), and
@@ -326,9 +397,11 @@ def run_trainer(spec, result, out_dir):
                 "transformers").TrainingArguments, out_dir), train_dataset=data,
                 data_collator=default_data_collator, callbacks=[snap])
         stages["init"] = snapshot(trainer.model)
+        _ref_snapshot(trainer, trainer.model, result, "init")
         stage = "step"
         trainer.train()
         stages["step"] = snapshot(trainer.model)
+        _ref_snapshot(trainer, trainer.model, result, "step")
     except BaseException as e:  # noqa: B902 - the exception is the result
         if stage == "step" and "prepare" not in stages:
             stage = "prepare"
