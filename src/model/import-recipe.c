@@ -1288,7 +1288,10 @@ int dtl_import_trainer_args(const char *path, struct dtl_arena *arena,
 		m->recipe.kind = "TrainingArguments";
 		set_trainer(&r, "hf-trainer", NULL);
 		rc = trl_model_config(&r);
-		m->recipe.trl_dtype_unset = false; /* TRL's float32 default is TRL's alone */
+		/* TRL's float32 default is TRL's alone: the HF Trainer's when the plan names
+		 * none, TRL's when it names a TRL trainer (the sim decides) */
+		m->recipe.args_dtype_unset = m->recipe.trl_dtype_unset;
+		m->recipe.trl_dtype_unset = false;
 	}
 	if (rc >= 0)
 		rc = near_misses(&r);

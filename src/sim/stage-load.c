@@ -228,8 +228,12 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			return r;
 	enum dtl_load_mode mode = m->model.load_mode;
 	struct dtl_loc mode_loc = m->model.load_dtype_loc;
-	bool trl_float32 =
-	    m->recipe.trl_dtype_unset && dtl_sim_behavior(sim, DTL_B_TRL_DTYPE_FLOAT32_DEFAULT);
+	/* a recipe of TrainingArguments alone is TRL's when the plan names a TRL trainer:
+	 * the trl/scripts (sft, dpo, grpo, kto, reward) pass model_init_kwargs={dtype:
+	 * ModelConfig.dtype} all the same (tests/oracle/DISAGREEMENTS.md D21) */
+	bool unset = m->recipe.trl_dtype_unset ||
+	             (m->recipe.args_dtype_unset && dtl_sim_trl_core_trainer(sim));
+	bool trl_float32 = unset && dtl_sim_behavior(sim, DTL_B_TRL_DTYPE_FLOAT32_DEFAULT);
 	if (trl_float32) {
 		/* TRL >= 0.27 passes dtype=torch.float32 when the recipe names none */
 		mode = DTL_LOAD_DTYPE;

@@ -171,6 +171,10 @@ struct dtl_recipe {
 	bool cast_lm_head_fp32; /* TRL GRPOConfig.cast_lm_head_to_fp32 */
 	struct dtl_loc cast_lm_head_fp32_loc;
 	bool trl_dtype_unset; /* a TRL ModelConfig recipe that names no dtype */
+	/* a TrainingArguments recipe (no TRL-only key) that names no dtype: TRL's scripts
+	 * still load it in float32 when the plan's trainer is one of TRL's (the sim decides;
+	 * the location is trl_dtype_unset_loc) */
+	bool args_dtype_unset;
 	struct dtl_loc trl_dtype_unset_loc;
 	/* OpenRLHF's Actor with --ds.load_in_4bit and LoRA, after get_peft_model: LoRA layers to
 	 * bfloat16, modules named like a norm to float32, lm_head / embed_tokens to bfloat16 */
