@@ -1015,6 +1015,11 @@ static int trl_model_config(struct recipe *r)
 		if ((v = key(r, "use_dora")) &&
 		    (rc = dtl_schema_tristate(r->s, v, "use_dora", &m->adapter.use_dora)) < 0)
 			return rc;
+		/* get_peft_config's task_type; unset, ModelConfig's CAUSAL_LM (DT411 reads it so)
+		 */
+		if ((v = key(r, "lora_task_type")) &&
+		    (rc = dtl_adapter_task_type(r->s, v, "lora_task_type", &m->adapter)) < 0)
+			return rc;
 	}
 	return 0;
 }
