@@ -73,32 +73,39 @@ TRAINERS = [
      "quant_storage": "bfloat16", "peft": "lora", "strategy": "single", "precision": "bf16"},
     # TRL's DPO, GRPO, KTO and reward trainers, built as trl/scripts/{dpo,grpo,kto,reward}.py
     # build them (the same model path, model_init_kwargs, get_quantization_config and
-    # get_peft_config as SFT). DPO and KTO without PEFT load a reference model; GRPO loads one
-    # only with beta > 0 (its default is 0); the reward trainer loads
-    # AutoModelForSequenceClassification with num_labels=1, whose `score` head is not in the
-    # checkpoint. "lora_task_type" is ModelConfig's (default CAUSAL_LM).
+    # get_peft_config as SFT): one each here (--fast runs them), the rest in TRAINERS_MORE.
+    # DPO and KTO without PEFT load a reference model; GRPO loads one only with beta > 0
+    # (its default is 0); the reward trainer loads AutoModelForSequenceClassification with
+    # num_labels=1, and PEFT's task type is ModelConfig's lora_task_type (default CAUSAL_LM:
+    # D23 of DISAGREEMENTS.md).
     {"arch": "llama", "trainer": "trl-dpo", "load_dtype": "bfloat16", "peft": None,
      "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-grpo", "load_dtype": "bfloat16", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "llama", "trainer": "trl-kto", "load_dtype": "bfloat16", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+    {"arch": "qwen2", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+     "strategy": "single", "precision": "bf16"},
+]
+
+# More of TRL's trainers (--trainers only): QLoRA-DoRA and no dtype under DPO, GRPO with a
+# reference model and cast_lm_head_to_fp32, 8-bit GRPO under fp16, full KTO in float32, and
+# the reward trainer that runs (its `score` head: D22, open) with and without SEQ_CLS.
+TRAINERS_MORE = [
     {"arch": "qwen2", "trainer": "trl-dpo", "load_dtype": "bfloat16", "quant": "4bit",
      "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
     {"arch": "llama", "trainer": "trl-dpo", "load_dtype": None, "peft": "lora",
-     "strategy": "single", "precision": "bf16"},
-    {"arch": "llama", "trainer": "trl-grpo", "load_dtype": "bfloat16", "peft": "lora",
      "strategy": "single", "precision": "bf16"},
     {"arch": "qwen2", "trainer": "trl-grpo", "load_dtype": "bfloat16", "peft": None,
      "beta": 0.04, "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
     {"arch": "llama", "trainer": "trl-grpo", "load_dtype": "float16", "quant": "8bit",
      "peft": "lora", "strategy": "single", "precision": "fp16"},
-    {"arch": "llama", "trainer": "trl-kto", "load_dtype": "bfloat16", "peft": "lora",
-     "strategy": "single", "precision": "bf16"},
     {"arch": "qwen2", "trainer": "trl-kto", "load_dtype": "float32", "peft": None,
      "strategy": "single", "precision": "bf16"},
     {"arch": "llama", "trainer": "trl-reward", "load_dtype": None, "peft": None,
      "strategy": "single", "precision": "bf16"},
     {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
      "lora_task_type": "SEQ_CLS", "strategy": "single", "precision": "bf16"},
-    {"arch": "qwen2", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
-     "strategy": "single", "precision": "bf16"},
     {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "quant": "4bit",
      "quant_storage": "uint8", "peft": "lora", "lora_task_type": "SEQ_CLS",
      "strategy": "single", "precision": "bf16"},
@@ -177,8 +184,13 @@ def wide_setups(n, seed):
     draws (kept as it was, so that its seeds still give the same set-ups), plus the trainer
     that runs it (none, or on one device the HF Trainer or TRL's SFTTrainer), TRL recipes
     without a dtype or with model_init_kwargs, prepare_model_for_kbit_training, and QLoRA
-    under FSDP1/FSDP2 (bitsandbytes 4-bit with a floating storage)."""
+    under FSDP1/FSDP2 (bitsandbytes 4-bit with a floating storage). A set-up drawn with
+    TRL's SFTTrainer on a causal LM may then get another of TRL's trainers (DPO, GRPO, KTO,
+    reward; their scripts take the same recipe) from a second generator: the first draws
+    what it drew before they were added, so a seed's set-ups stay as they were but for the
+    trainer of some trl-sft ones."""
     rng = random.Random(seed)
+    rng_trl = random.Random(f"{seed}-trl")
     archs = sorted(real_models.ARCHS)
     out = []
     for _ in range(n):
@@ -204,6 +216,10 @@ def wide_setups(n, seed):
         if s.get("trainer") == "hf-trainer" and not s.get("quant") and s["peft"] and \
                 rng.random() < 0.3:
             s["kbit"] = True
+        if s.get("trainer") == "trl-sft" and \
+                real_models.ARCHS[s["arch"]][1].endswith("ForCausalLM"):
+            s["trainer"] = rng_trl.choice(["trl-sft", "trl-sft", "trl-dpo", "trl-grpo",
+                                           "trl-kto", "trl-reward"])
         out.append(s)
     return out
 
@@ -481,7 +497,8 @@ def main():
     g.add_argument("--fast", action="store_true")
     g.add_argument("--corpus", action="store_true")
     g.add_argument("--trainers", action="store_true",
-                   help="only the trainers' own steps (TRAINERS; --fast includes them)")
+                   help="only the trainers' own steps (TRAINERS and TRAINERS_MORE; --fast "
+                        "includes TRAINERS)")
     g.add_argument("--random", type=int, metavar="N")
     g.add_argument("--wide", type=int, metavar="N",
                    help="N random set-ups of the widened space (trainers, QLoRA under FSDP, "
@@ -508,7 +525,7 @@ def main():
     work = os.path.abspath(a.workdir or os.path.join(os.path.dirname(os.path.abspath(
         a.dtypelint)), "oracle-real"))
     os.makedirs(os.path.join(work, "models"), exist_ok=True)
-    setups = FAST + TRAINERS if a.fast else TRAINERS if a.trainers else \
+    setups = FAST + TRAINERS if a.fast else TRAINERS + TRAINERS_MORE if a.trainers else \
         random_setups(a.random, a.seed) if a.random else \
         wide_setups(a.wide, a.seed) if a.wide else \
         corpus_setups() if a.corpus else FAST + TRAINERS + corpus_setups()
