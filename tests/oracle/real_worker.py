@@ -320,9 +320,10 @@ class _Snap:
 def run_trainer(spec, result, out_dir):
     """The trainer's own steps: transformers' Trainer on a model the script loaded and
     wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
-    TRL's SFTTrainer exactly as its `trl sft` script builds it (a ModelConfig read from the
-    recipe: the model path, model_init_kwargs, get_quantization_config, get_peft_config).
-    Stages: load, peft, init (the trainer's __init__), prepare (train begins), step."""
+    TRL's SFT, DPO, GRPO, KTO or reward trainer exactly as its `trl sft|dpo|grpo|kto|reward`
+    script builds it (a ModelConfig read from the recipe: the model path, model_init_kwargs,
+    get_quantization_config, get_peft_config). Stages: load, peft, init (the trainer's
+    __init__), prepare (train begins), step; a reference model goes to result["ref_model"]."""
     import torch
     stages = result["stages"]
     stage = "load"
