@@ -34,10 +34,7 @@ static int dt410_check(struct dtl_check *c)
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 
-	if (!a->present || !a->target_modules.present || a->target_parameters.count ||
-	    sim->peft_targeted || sim->module_count < 2 ||
-	    (a->target_modules_string && strcmp(a->target_modules_string, "all-linear") == 0) ||
-	    (!sim->peft_target_regex && a->target_modules.count == 0))
+	if (!dtl_rules_adapter_targets_nothing(sim))
 		return 0;
 	const char *targets = targets_text(c);
 	if (!targets)

@@ -45,8 +45,10 @@ static int dt411_check(struct dtl_check *c)
 
 	if (!trainer || strcmp(trainer, "trl-reward") != 0 || sim->rp.plan.trainer_range ||
 	    !m->adapter.present || !task || strcmp(task, "CAUSAL_LM") != 0 ||
-	    !dtl_sim_behavior(sim, DTL_B_TRANSFORMERS_SEQ_CLS_NO_GENERATION_MIXIN))
-		return 0;
+	    !dtl_sim_behavior(sim, DTL_B_TRANSFORMERS_SEQ_CLS_NO_GENERATION_MIXIN) ||
+	    dtl_rules_adapter_targets_nothing(sim))
+		return 0; /* an adapter that targets nothing fails first, in the injection (DT410)
+		           */
 	if (!(cls = seq_cls_class(c->arena, m->model.architecture)))
 		return 0;
 	struct dtl_loc loc =

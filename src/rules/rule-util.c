@@ -387,3 +387,13 @@ int dtl_rules_propose_wrap_apart(const struct dtl_fix_request *req)
 		return -ENOMEM;
 	return dtl_rules_propose_wrap_module(req);
 }
+
+bool dtl_rules_adapter_targets_nothing(const struct dtl_sim *sim)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+
+	return a->present && a->target_modules.present && !a->target_parameters.count &&
+	       !sim->peft_targeted && sim->module_count >= 2 &&
+	       !(a->target_modules_string && strcmp(a->target_modules_string, "all-linear") == 0) &&
+	       (sim->peft_target_regex || a->target_modules.count != 0);
+}

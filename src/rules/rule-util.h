@@ -65,6 +65,10 @@ const char *dtl_rules_module_of(struct dtl_arena *arena, const struct dtl_sim *s
  * differ. */
 const char *dtl_rules_modules_glob(struct dtl_arena *arena, const struct dtl_sim *sim,
                                    const struct dtl_finding *f);
+/* get_peft_model raises because the adapter's target_modules match no module of a model whose
+ * modules are known (DT410's condition; a rule of a later step of get_peft_model defers to
+ * it). */
+bool dtl_rules_adapter_targets_nothing(const struct dtl_sim *sim);
 /* The module of the finding's first tensor; NULL when it names none. */
 const char *dtl_rules_fix_module(const struct dtl_fix_request *req);
 /* Appends a candidate to req (title printf-formatted); NULL when out of memory. */
