@@ -130,7 +130,7 @@ KNOWN_CPU = [
 # are not the live names). They are reported on every set-up and counted apart: a set-up whose
 # only difference is one of these "agrees but for a listed open disagreement"; any other
 # difference fails.
-KNOWN_MISSING = []
+KNOWN_MISSING = [(r"^score\.", "D22")]
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
 # (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409)
 KNOWN_VERDICT = [
