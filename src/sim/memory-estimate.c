@@ -16,6 +16,14 @@ static const char src_ds_gather[] =
     "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.5/deepspeed/runtime/zero/"
     "stage3.py#L3714-L3763 and config.py#L215-L238 (prefetch_bucket_size 5e7, "
     "max_live_parameters 1e9)";
+static const char src_ds_partition[] =
+    "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/deepspeed/runtime/zero/"
+    "partition_parameters.py#L1778-L1850 (_partition_param: a ds_tensor partition for every "
+    "parameter, on the local device for a persistent one, which is not released)";
+static const char src_ds_grads[] =
+    "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/deepspeed/runtime/zero/"
+    "stage3.py#L786-L800 (grad_partitions_flat_buffer in gradient_accumulation_dtype) and "
+    "runtime/engine.py#L1799-L1810 (get_data_types: grad_accum_dtype unset is the model dtype)";
 static const char src_bnb_8bit[] =
     "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/optim/"
     "optimizer.py#L492-L530";
@@ -152,6 +160,16 @@ static uint64_t adafactor_elements(const struct acc *a, uint32_t t, uint64_t n, 
 	return sum(rows, cols);
 }
 
+/* Gradients of GE elements of a parameter held in D. ZeRO-3 keeps every gradient partition in
+ * one flat buffer of the engine's gradient-accumulation dtype (data_types.grad_accum_dtype,
+ * unset: bf16 or fp16 as the precision, else float32), a float32 LoRA adapter's too (M3). */
+static void add_grads(struct acc *a, enum dtl_dtype d, uint64_t ge)
+{
+	if (a->strategy == DTL_STRATEGY_ZERO3)
+		d = a->sim->rp.mode_dtype != DTL_DTYPE_NONE ? a->sim->rp.mode_dtype : DTL_DTYPE_F32;
+	add(a, DTL_MEM_GRADS, a->grads_host, d, mul(ge, dtl_dtype_itemsize(d)));
+}
+
 static void param(struct acc *a, uint32_t t, uint64_t n)
 {
 	const struct dtl_sim *sim = a->sim;
@@ -160,14 +178,19 @@ static void param(struct acc *a, uint32_t t, uint64_t n)
 	size_t size = dtl_dtype_itemsize(d);
 
 	add(a, DTL_MEM_PARAMS, a->params_host, d, mul(e, size));
+	/* a persistent ZeRO-3 parameter stays whole and keeps its partition (ds_tensor) beside
+	 * it: _partition_param allocates one for every parameter (M2 of
+	 * tests/oracle/DISAGREEMENTS.md) */
+	uint64_t part = div_up(n, (uint64_t)a->n);
+	if (a->strategy == DTL_STRATEGY_ZERO3 && (sim->t.flags[t] & DTL_TF_ZERO_PERSIST) &&
+	    !(sim->t.flags[t] & DTL_TF_IGNORED))
+		add(a, DTL_MEM_PARAMS, a->params_host, d, mul(part, size));
 	if (!(sim->t.flags[t] & DTL_TF_TRAINABLE))
 		return;
 	/* gradients of the trainable only; ZeRO-3 reduce-scatters every gradient into
 	 * partitions, persistent parameters included */
-	uint64_t ge = a->sharded_strategy && !(sim->t.flags[t] & DTL_TF_IGNORED)
-	                  ? div_up(n, (uint64_t)a->n)
-	                  : n;
-	add(a, DTL_MEM_GRADS, a->grads_host, d, mul(ge, size));
+	uint64_t ge = a->sharded_strategy && !(sim->t.flags[t] & DTL_TF_IGNORED) ? part : n;
+	add_grads(a, d, ge);
 	/* the optimizer's view: DeepSpeed steps an fp32 master partition of every trainable
 	 * parameter (ZeRO paper: K = 12 = 4 master + 8 Adam); torch optimizers keep their
 	 * states in the parameter's own dtype (zeros_like) */
@@ -328,16 +351,18 @@ static void describe(struct acc *a)
 	switch (a->strategy) {
 	case DTL_STRATEGY_ZERO3:
 		l[DTL_MEM_PARAMS].rule = "ZeRO-3 partition: numel / world size in the stored "
-		                         "dtype; persistent parameters (numel <= threshold) whole";
-		l[DTL_MEM_PARAMS].source = src_zero_paper;
+		                         "dtype; persistent parameters (numel <= threshold) whole, "
+		                         "their partition beside them";
+		l[DTL_MEM_PARAMS].source = src_ds_partition;
 		l[DTL_MEM_GATHERED].rule =
 		    "largest module's own parameters gathered with their gradients, in the "
 		    "gathered dtype (DeepSpeed: 4 * largest_layer_params), plus the prefetch "
 		    "bucket, capped by max_live_parameters";
 		l[DTL_MEM_GATHERED].source = src_ds_gather;
-		l[DTL_MEM_GRADS].rule = "trainable only: gradient partitions, numel / world size "
-		                        "in the parameter's dtype";
-		l[DTL_MEM_GRADS].source = src_zero_paper;
+		l[DTL_MEM_GRADS].rule = "trainable only: gradient partitions, numel / world size, "
+		                        "in one flat buffer of the engine's dtype (bf16, fp16, "
+		                        "else float32)";
+		l[DTL_MEM_GRADS].source = src_ds_grads;
 		break;
 	case DTL_STRATEGY_FSDP1:
 	case DTL_STRATEGY_FSDP2:

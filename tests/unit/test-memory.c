@@ -80,8 +80,9 @@ START_TEST(bytes_parse_out_of_range)
 }
 END_TEST
 
-/* ZeRO-3 keeps persistent parameters whole but still partitions their gradients and the fp32
- * master; a tie is one storage; a tensor without a shape is counted apart. */
+/* ZeRO-3 keeps persistent parameters whole, with their partition beside them (the real step
+ * holds both: tests/oracle/DISAGREEMENTS.md M2), and still partitions their gradients and the
+ * fp32 master; a tie is one storage; a tensor without a shape is counted apart. */
 START_TEST(zero3_persistent_tied_unknown)
 {
 	struct dtl_memory m;
@@ -96,8 +97,8 @@ START_TEST(zero3_persistent_tied_unknown)
 	     "           zero3: {persistence_threshold: 8, prefetch_bucket_size: 0}}\n",
 	     NULL, &m);
 	ck_assert_uint_eq(m.unknown_numel, 1);
-	/* embed 512 / 4 * 2 + norm 8 whole * 2 */
-	ck_assert_uint_eq(m.line[DTL_MEM_PARAMS].device, 256 + 16);
+	/* embed 512 / 4 * 2 + norm 8 whole * 2 + its partition 2 * 2 */
+	ck_assert_uint_eq(m.line[DTL_MEM_PARAMS].device, 256 + 16 + 4);
 	ck_assert_uint_eq(m.line[DTL_MEM_GRADS].device, (512 / 4 + 2) * 2);
 	ck_assert_uint_eq(m.line[DTL_MEM_OPTIMIZER].device, (512 / 4 + 2) * 12);
 	/* the largest module's own parameters with their gradients */
