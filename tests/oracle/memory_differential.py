@@ -2,13 +2,13 @@
 """--memory against reality: the bytes a real training step holds, and the real estimators.
 
 Usage: memory_differential.py DTYPELINT VENV_PYTHON [--fast] [--only REGEX] [--workdir DIR]
-       memory_differential.py --worker SPEC.json RESULT.json   (run by the venv's python)
+       memory_differential.py --worker SPEC RESULT [SPEC RESULT ...]   (the venv's python)
 
 Each set-up (SETUPS below: full fine-tuning and LoRA from float32 and bfloat16 loads, 4-bit and
-8-bit QLoRA on one device, FSDP1, FSDP2 and ZeRO-3 in a 2-rank gloo world on the CPU, AdamW) is
-run by the real libraries with tests/oracle/real_worker.py's own steps (from_pretrained,
-bitsandbytes, get_peft_model, accelerate's prepare or deepspeed.initialize, one forward,
-backward and optimizer step). After the step, before zero_grad, every rank measures from its
+8-bit QLoRA on one device, FSDP1, FSDP2 and ZeRO-3 in a 2-rank gloo world on the CPU, AdamW;
+the folder of golden oracle-memory-zero3-lora under ZeRO-3) is run by the real libraries
+with tests/oracle/real_worker.py's own steps (from_pretrained, bitsandbytes, get_peft_model,
+accelerate's prepare or deepspeed.initialize, one forward, backward and optimizer step). After the step, before zero_grad, every rank measures from its
 live tensors the bytes of each category dtypelint's --memory names:
 - params: the parameters' storages (FSDP2: the DTensor's local shard; FSDP1: the flat
   parameter's shard its original parameters view; ZeRO-3: each parameter's partition
@@ -79,6 +79,10 @@ SETUPS = [
      "precision": "bf16"},
     {"arch": "llama", "load_dtype": "bfloat16", "peft": "lora", "strategy": "zero3",
      "precision": "bf16"},
+    # the folder of golden oracle-memory-zero3-lora (a tiny Qwen2 with tied embeddings that
+    # transformers saved), as the golden lints it: its figures are the real step's
+    {"arch": "qwen2", "fixture": "fixtures/import/tiny-qwen2", "load_dtype": "bfloat16",
+     "peft": "lora", "strategy": "zero3", "precision": "bf16"},
 ]
 # the meson test (oracle-real-memory-fast): one device, each kind of tensor the categories
 # hold (full fine-tuning, LoRA with 4-bit and 8-bit quant state), and one sharded world
@@ -111,6 +115,7 @@ def _local(t):
 def _elements(tensors):
     """Bytes of TENSORS by their own elements (numel * element size), each tensor once."""
     seen, total = set(), 0
+    tensors = list(tensors)  # held: the id of a freed temporary (p.data) is reused
     for t in tensors:
         if t is None or id(t) in seen:
             continue
@@ -158,9 +163,10 @@ def measure(model, opt, ds_opt=None):
         # its partition is ds_tensor, a view into the optimizer's flat 16-bit buffer
         ptens = [p.ds_tensor for p in params if hasattr(p, "ds_tensor")] + \
             [p.data for p in params if p.data.numel() > 0]
-        extra["persistent_whole"] = _elements(p.data for p in params if p.data.numel() > 0)
-        extra["partition_elements"] = _elements(p.ds_tensor for p in params
-                                                if hasattr(p, "ds_tensor"))
+        extra["persistent_whole"] = _sum(_storages(p.data for p in params
+                                                   if p.data.numel() > 0))
+        extra["partitions"] = _sum(_storages(p.ds_tensor for p in params
+                                             if hasattr(p, "ds_tensor")))
     fsdp1 = [m for m in model.modules() if hasattr(m, "_flat_param")]
     if fsdp1:
         # FSDP1 (use_orig_params): the original parameters are views into the flat
@@ -204,8 +210,6 @@ def measure(model, opt, ds_opt=None):
         res[name] = {"bytes": _sum(st), "by_dtype": _by_dtype(st),
                      "elements": _elements(ptens if tens is None else tens)}
     extra["adam_step"] = _sum(_storages(steps))
-    extra["quant_code"] = _elements(
-        [getattr(getattr(p, "quant_state", None), "code", None) for p in params])
     return res, extra
 
 
@@ -263,6 +267,14 @@ def _estimators(spec):
     return out
 
 
+def _loss(model, vocab, torch):
+    # real_worker._loss's batch (ids 3..399), kept inside a smaller vocabulary (the tiny
+    # Qwen2 of fixtures/import has 256 ids)
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, min(400, vocab), (1, 8), generator=g)
+    return model(input_ids=ids, labels=ids).loss
+
+
 def run_setup(spec, rank, result):
     import torch
     import real_worker as w
@@ -271,6 +283,7 @@ def run_setup(spec, rank, result):
         import deepspeed
         deepspeed.init_distributed(dist_backend="gloo")
     model, keep = w._load(spec, torch, ds_config)
+    vocab = model.config.vocab_size
     if spec.get("peft"):
         model = w._peft(spec, model)
     model.train()
@@ -280,19 +293,20 @@ def run_setup(spec, rank, result):
         import deepspeed
         engine, ds_opt, _, _ = deepspeed.initialize(model=model, optimizer=opt,
                                                     config=ds_config)
-        engine.backward(w._loss(engine, spec, torch))
+        engine.backward(_loss(engine, vocab, torch))
         engine.step()
         result["measured"], result["extra"] = measure(engine.module, ds_opt, ds_opt)
     else:
         acc = w._accelerator(spec, torch)
         model, opt = acc.prepare(model, opt)
-        acc.backward(w._loss(model, spec, torch))
+        acc.backward(_loss(model, vocab, torch))
         opt.step()
         result["measured"], result["extra"] = measure(model, opt)
     del keep
 
 
-def rank_main(rank, spec, out, world, port):
+def one_rank(rank, spec, out, world, port):
+    """Runs SPEC as RANK of WORLD and writes OUT.rankRANK."""
     import real_worker as w
     w._env(rank, world, port)
     import torch
@@ -306,29 +320,17 @@ def rank_main(rank, spec, out, world, port):
         import traceback
         result["error"] = f"{type(e).__name__}: {e}"[:1500] + "\n" + \
             traceback.format_exc()[-2000:]
-    import real_worker as w2
-    result["imported"] = w2.imported()
+    result["imported"] = w.imported()
     with open(f"{out}.rank{rank}", "w") as f:
         json.dump(result, f)
-    os._exit(0)
 
 
-def worker(spec_path, out):
-    with open(spec_path) as f:
-        spec = json.load(f)
-    world = 1 if spec["strategy"] == "single" else 2
-    import torch.multiprocessing as mp
-    ctx = mp.start_processes(rank_main, args=(spec, out, world, spec["port"]), nprocs=world,
-                             join=False, start_method="spawn")
-    procs = ctx.processes
-    while all(p.is_alive() for p in procs):
-        time.sleep(0.2)
-    deadline = time.time() + 120
-    for p in procs:
-        p.join(max(0.0, deadline - time.time()))
-        if p.is_alive():
-            p.kill()
-            p.join()
+def rank_main(rank, spec, out, world, port):
+    one_rank(rank, spec, out, world, port)
+    os._exit(0)  # a rank whose peer failed may sit in a collective: the parent reaps it
+
+
+def gather(out, world):
     ranks = []
     for r in range(world):
         try:
@@ -339,6 +341,35 @@ def worker(spec_path, out):
             ranks.append({"rank": r, "error": "no result"})
     with open(out, "w") as f:
         json.dump({"ranks": ranks}, f)
+
+
+def worker(pairs):
+    """Runs each (SPEC, OUT) of PAIRS: one device in this process, one after another (the
+    imports are paid once; accelerate's shared state is reset between them, as
+    real_worker.batch does), a 2-rank world in spawned processes."""
+    for spec_path, out in pairs:
+        with open(spec_path) as f:
+            spec = json.load(f)
+        if spec["strategy"] == "single":
+            from accelerate.state import AcceleratorState, PartialState
+            AcceleratorState._reset_state(True)
+            PartialState._reset_state()
+            one_rank(0, spec, out, 1, spec["port"])
+            gather(out, 1)
+            continue
+        import torch.multiprocessing as mp
+        ctx = mp.start_processes(rank_main, args=(spec, out, 2, spec["port"]), nprocs=2,
+                                 join=False, start_method="spawn")
+        procs = ctx.processes
+        while all(p.is_alive() for p in procs):
+            time.sleep(0.2)
+        deadline = time.time() + 120
+        for p in procs:
+            p.join(max(0.0, deadline - time.time()))
+            if p.is_alive():
+                p.kill()
+                p.join()
+        gather(out, 2)
     return 0
 
 
@@ -401,7 +432,7 @@ def dtypelint_memory(binary, folder, args):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        return worker(sys.argv[2], sys.argv[3])
+        return worker(list(zip(sys.argv[2::2], sys.argv[3::2])))
     import real_differential as rd
     import real_models
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -427,7 +458,7 @@ def main():
         setups = [s for s in setups if re.search(a.only, rd.label(s))]
     vers = rd.versions(a.python)
     models = os.path.join(work, "models")
-    archs = sorted({s["arch"] for s in setups})
+    archs = sorted({s["arch"] for s in setups if not s.get("fixture")})
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
             "for a in sys.argv[3:]: m.build(a, sys.argv[2] + '/' + a)")
     subprocess.run([a.python, "-c", code, HERE, models] + archs, check=True,
@@ -437,19 +468,22 @@ def main():
                private_extensions(work))
     print(f"{'set-up':<58} {'category':<11} {'rank bytes':>11} {'dtypelint':>11} "
           f"{'diff':>8}  verdict")
+    jobs, todo = [], []
     for i, s in enumerate(setups):
         d = os.path.join(work, "runs", f"{SETUPS.index(s):02d}")
         os.makedirs(d, exist_ok=True)
-        s = dict(s, folder=os.path.join(models, s["arch"]))
+        root = os.path.join(HERE, "..", "..")
+        s = dict(s, folder=os.path.abspath(os.path.join(root, s["fixture"])) if
+                 s.get("fixture") else os.path.join(models, s["arch"]))
         spec = dict(s, auto_class=real_models.ARCHS[s["arch"]][1],
                     targets=real_models.ARCHS[s["arch"]][3],
                     quant_storage=s.get("quant_storage", "uint8"),
                     port=29500 + (os.getpid() + i * 7) % 2000,
                     estimators=s["arch"] not in est_done and
                     s["load_dtype"] == "float32" and not a.fast)
-        est_done.add(s["arch"]) if spec["estimators"] else None
+        if spec["estimators"]:
+            est_done.add(s["arch"])
         out = os.path.join(d, "real.json")
-        t0 = time.time()
         stored = os.path.join(d, "spec.json")
         same = False
         if a.reuse and os.path.exists(out) and os.path.exists(stored):
@@ -460,11 +494,24 @@ def main():
         if not same:
             with open(stored, "w") as f:
                 json.dump(spec, f)
-            with open(os.path.join(d, "real.log"), "w") as log:
-                subprocess.run([a.python, os.path.abspath(__file__), "--worker", stored, out],
-                               stdout=log, stderr=log, timeout=900, env=env)
-        with open(out) as f:
-            real = json.load(f)
+            if os.path.exists(out):
+                os.unlink(out)
+            todo += [stored, out]
+        jobs.append((s, d, out))
+    t0 = time.time()
+    if todo:
+        # one worker process: the one-device set-ups share its imports
+        with open(os.path.join(work, "runs", "worker.log"), "w") as log:
+            subprocess.run([a.python, os.path.abspath(__file__), "--worker"] + todo,
+                           stdout=log, stderr=log, timeout=900 + 300 * len(todo), env=env)
+    print(f"(real runs: {len(todo) // 2} in {time.time() - t0:.0f} s, "
+          f"{len(jobs) - len(todo) // 2} stored)")
+    for s, d, out in jobs:
+        if not os.path.exists(out):
+            real = {"ranks": [{"rank": 0, "error": f"no result (see {work}/runs/worker.log)"}]}
+        else:
+            with open(out) as f:
+                real = json.load(f)
         t = dtypelint_memory(a.dtypelint, s["folder"], rd.user_files(s, d, vers))
         lab = rd.label(s)
         errs = [r["error"] for r in real["ranks"] if r.get("error")]
@@ -491,9 +538,12 @@ def main():
             print(f"{lab if cat == 'params' else '':<58} {cat:<11} {fmt(want):>11} "
                   f"{fmt(got):>11} {fmt(diff):>8}  {verdict} {others}")
         ex = real["ranks"][0]["extra"]
+        if "partitions" in ex:
+            print(f"{'':<58} {'(params)':<11} ZeRO-3: partitions {fmt(ex['partitions'])} B, "
+                  f"whole persistent parameters {fmt(ex['persistent_whole'])} B")
         print(f"{'':<58} {'(not held)':<11} adam step {fmt(ex['adam_step'])} B; gathered "
               f"(dtypelint, not measured) {fmt(t['per_rank']['gathered'])}; total "
-              f"{fmt(t['per_rank']['total'])}; {time.time() - t0:.0f} s", flush=True)
+              f"{fmt(t['per_rank']['total'])}", flush=True)
         est = real["ranks"][0].get("estimators")
         if est:
             print_estimators(est, t, failures, lab)
