@@ -8,8 +8,9 @@ Each set-up (SETUPS below: full fine-tuning and LoRA from float32 and bfloat16 l
 8-bit QLoRA on one device, FSDP1, FSDP2 and ZeRO-3 in a 2-rank gloo world on the CPU, AdamW;
 the folder of golden oracle-memory-zero3-lora under ZeRO-3) is run by the real libraries
 with tests/oracle/real_worker.py's own steps (from_pretrained, bitsandbytes, get_peft_model,
-accelerate's prepare or deepspeed.initialize, one forward, backward and optimizer step). After the step, before zero_grad, every rank measures from its
-live tensors the bytes of each category dtypelint's --memory names:
+accelerate's prepare or deepspeed.initialize, one forward, backward and optimizer step).
+After the step, before zero_grad, every rank measures from its live tensors the bytes of
+each category dtypelint's --memory names:
 - params: the parameters' storages (FSDP2: the DTensor's local shard; FSDP1: the flat
   parameter's shard its original parameters view; ZeRO-3: each parameter's partition
   ds_tensor, and the whole data a persistent parameter keeps beside it);
