@@ -378,17 +378,8 @@ def worker(pairs):
 
 # Differences stated in DISAGREEMENTS.md (Memory): (tag, category, applies(set-up), amount
 # (real rank result) -> bytes the real rank holds beyond dtypelint's figure (negative: fewer)).
-def _fsdp1_cast_buffers(r):
-    # D8: accelerate's FSDP1 MixedPrecision casts the float32 buffers (inv_freq) to the
-    # mixed-precision dtype; dtypelint keeps them float32, twice the real bytes
-    by = r["measured"]["buffers"]["by_dtype"]
-    return -(by.get("bfloat16", 0) + by.get("float16", 0))
-
-
-KNOWN = [
-    ("M4", "buffers", lambda s: s["strategy"] == "fsdp1" and s["precision"] != "fp32",
-     _fsdp1_cast_buffers),
-]
+# (none left: M4, FSDP1's buffer cast, is fixed with D8)
+KNOWN = []
 
 
 def known_amount(s, cat, r):
