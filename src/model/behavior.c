@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dtypelint/model/behavior.h"
+#include "dtypelint/model/hf-conversion.h"
 #include "dtypelint/input/doc.h"
 #include "dtypelint/model/embedded.h"
 
@@ -172,18 +173,16 @@ int dtl_behavior_lookup(const char *name, size_t len)
 	return -1;
 }
 
-int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
-                             const struct dtl_plan *plan, struct dtl_arena *arena,
-                             const struct dtl_manifest **ret)
+/* m without the tensors of other versions than versions' (the gated tail) */
+static int drop_gated(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
+                      const struct dtl_version versions[DTL_FW_COUNT], struct dtl_arena *arena,
+                      const struct dtl_manifest **ret)
 {
-	struct dtl_version versions[DTL_FW_COUNT];
 	size_t kept = m->tensor_count;
 
 	*ret = m;
 	if (!kept || !m->tensors[kept - 1].gate)
 		return 0;
-	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
-		versions[fw] = plan->versions[fw].set ? plan->versions[fw] : table->newest[fw];
 	/* the gated tensors are last: the others keep their indices in every variant */
 	size_t first = kept;
 	while (first > 0 && m->tensors[first - 1].gate)
@@ -206,6 +205,25 @@ int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_beha
 	/* the name index is the parser's, over every tensor: the simulation makes its own */
 	out->tensor_index = (struct dtl_strmap){0};
 	*ret = out;
+	return 0;
+}
+
+int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
+                             const struct dtl_plan *plan, struct dtl_arena *arena,
+                             const struct dtl_manifest **ret)
+{
+	struct dtl_version versions[DTL_FW_COUNT];
+	int r;
+
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++)
+		versions[fw] = plan->versions[fw].set ? plan->versions[fw] : table->newest[fw];
+	if ((r = drop_gated(m, table, versions, arena, ret)) < 0)
+		return r;
+	/* an HF folder's names as the live model has them, where transformers converts them
+	 * (rules/conversions.yaml) */
+	if (m->conversion &&
+	    dtl_behavior_active(table, (enum dtl_behavior)m->conversion->behavior, versions))
+		return dtl_hf_conversion_apply(*ret, m->conversion, arena, ret);
 	return 0;
 }
 

@@ -5,6 +5,10 @@
  * headers are read) or model.safetensors.index.json alone, whose names get dtypes from the
  * config and shapes from the architecture profile's expressions over config.json keys.
  *
+ * Names: the safetensors keys, the checkpoint's. transformers renames and merges some at load
+ * (rules/conversions.yaml): the manifest carries that conversion, which the lint applies at
+ * the plan's transformers version (hf-conversion.c).
+ *
  * Order: a folder does not record registration order; tensors are taken in the natural order
  * of their names (layers.2 before layers.10), which matches named_parameters() for modules and
  * layers but not always within a layer. A manifest exported from a live model has the real order.
@@ -16,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "dtypelint/core/glob.h"
+#include "dtypelint/model/hf-conversion.h"
 #include "dtypelint/model/import.h"
 #include "dtypelint/model/profile.h"
 #include "dtypelint/input/safetensors.h"
@@ -236,38 +241,11 @@ static int shape_from_profile(const struct folder *f, const struct dtl_profile *
 	return 0;
 }
 
-/* natural order: digit runs compare as numbers */
+/* natural order of the entries' names (dtl_natural_cmp) */
 static int natural_cmp(const void *pa, const void *pb)
 {
 	const struct entry *a = pa, *b = pb;
-	const char *x = a->name, *y = b->name;
-	while (*x && *y) {
-		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
-			const char *xs = x, *ys = y;
-			while (*x == '0')
-				x++;
-			while (*y == '0')
-				y++;
-			const char *xd = x, *yd = y;
-			while (*x >= '0' && *x <= '9')
-				x++;
-			while (*y >= '0' && *y <= '9')
-				y++;
-			if (x - xd != y - yd)
-				return (x - xd) < (y - yd) ? -1 : 1;
-			int c = memcmp(xd, yd, (size_t)(x - xd));
-			if (c)
-				return c;
-			if ((x - xs) != (y - ys))
-				return (x - xs) < (y - ys) ? -1 : 1;
-			continue;
-		}
-		if (*x != *y)
-			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
-		x++;
-		y++;
-	}
-	return *x ? 1 : *y ? -1 : 0;
+	return dtl_natural_cmp(a->name, b->name);
 }
 
 static int add_entry(struct folder *f, const char *name, size_t len, struct entry **ret)
@@ -814,6 +792,16 @@ static int tie_weights(struct folder *f, const struct dtl_schema *s,
 	return 0;
 }
 
+/* How transformers renames and merges this checkpoint's tensors at load (rules/conversions.yaml):
+ * by the class name, else config.json's model_type; the lint applies it at the plan's version. */
+static int find_conversion(const struct folder *f, struct dtl_manifest *m, struct dtl_error *error)
+{
+	const struct dtl_node *type = dtl_node_get(f->config, "model_type");
+	const char *model_type = type && type->type == DTL_NODE_STRING ? type->string.text : NULL;
+	return dtl_hf_conversion_find(m->model.architecture, model_type, f->arena, &m->conversion,
+	                              error);
+}
+
 int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct dtl_limits *limits,
                          struct dtl_manifest *ret_manifest, struct dtl_error *error)
 {
@@ -875,7 +863,8 @@ int dtl_import_hf_folder(const char *dir, struct dtl_arena *arena, const struct 
 	    (r = prequantized_dtypes(&f, &m.quantization)) < 0)
 		goto out;
 	if ((r = make_tensors(&f, profile, &m)) < 0 ||
-	    (r = tie_weights(&f, &config.s, profile, &m)) < 0)
+	    (r = tie_weights(&f, &config.s, profile, &m)) < 0 ||
+	    (r = find_conversion(&f, &m, error)) < 0)
 		goto out;
 	*ret_manifest = m;
 	r = 0;

@@ -38,6 +38,37 @@ void dtl_loaded_close(struct dtl_loaded *l)
 	dtl_source_fini(&l->source);
 }
 
+int dtl_natural_cmp(const char *x, const char *y)
+{
+	while (*x && *y) {
+		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+			const char *xs = x, *ys = y;
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			const char *xd = x, *yd = y;
+			while (*x >= '0' && *x <= '9')
+				x++;
+			while (*y >= '0' && *y <= '9')
+				y++;
+			if (x - xd != y - yd)
+				return (x - xd) < (y - yd) ? -1 : 1;
+			int c = memcmp(xd, yd, (size_t)(x - xd));
+			if (c)
+				return c;
+			if ((x - xs) != (y - ys))
+				return (x - xs) < (y - ys) ? -1 : 1;
+			continue;
+		}
+		if (*x != *y)
+			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
+		x++;
+		y++;
+	}
+	return *x ? 1 : *y ? -1 : 0;
+}
+
 const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, const char *rel)
 {
 	const char *slash = strrchr(base, '/');

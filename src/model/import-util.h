@@ -22,6 +22,9 @@ void dtl_loaded_close(struct dtl_loaded *l);
 /* Whether key (len bytes) is one that marks trainer arguments (import-recipe.c): a key
  * dtypelint reads, or a TrainingArguments key it knows and ignores */
 bool dtl_recipe_key(const char *key, size_t len);
+/* Natural order of two NUL-terminated names: digit runs compare as numbers (layers.2 before
+ * layers.10); <0, 0 or >0 as strcmp. */
+int dtl_natural_cmp(const char *x, const char *y);
 /* "<dir of base>/<rel>" unless rel is absolute */
 const char *dtl_path_relative_to(struct dtl_arena *arena, const char *base, const char *rel);
 

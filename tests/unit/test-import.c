@@ -11,6 +11,7 @@
 
 #include "dtl-test.h"
 #include "dtypelint/cli/dtypelint.h"
+#include "dtypelint/model/hf-conversion.h"
 #include "dtypelint/model/import.h"
 
 #ifndef DTL_SOURCE_ROOT
@@ -583,6 +584,162 @@ START_TEST(behavior_spans_split_a_range_at_boundaries)
 	r = requirement("deepspeed<0.5\n", DTL_FW_DEEPSPEED);
 	ck_assert_uint_eq(dtl_behavior_spans(&table, DTL_FW_DEEPSPEED, r, spans, 32), 1);
 	ck_assert(!spans[0].lo.set);
+}
+END_TEST
+
+/* A manifest of the named tensors, each of dtype and shape [d0, d1] (d0 0: no shape), in
+ * this test's arena, as import-hf.c makes them. */
+static struct dtl_manifest *conv_manifest(const char *const *names, const enum dtl_dtype *dtypes,
+                                          const int64_t (*shapes)[2], size_t n)
+{
+	struct dtl_manifest *m = dtl_arena_calloc(&arena, 1, sizeof(*m));
+	ck_assert_ptr_nonnull(m);
+	m->tensors = dtl_arena_calloc(&arena, n + 1, sizeof(*m->tensors));
+	ck_assert_ptr_nonnull(m->tensors);
+	m->tensor_count = n;
+	for (size_t i = 0; i < n; i++) {
+		struct dtl_tensor_decl *t = &m->tensors[i];
+		t->name = names[i];
+		t->name_len = (uint32_t)strlen(names[i]);
+		t->kind = DTL_KIND_PARAM;
+		t->dtype = dtypes ? dtypes[i] : DTL_DTYPE_BF16;
+		t->numel = -1;
+		if (shapes[i][0]) {
+			t->rank = 2;
+			t->shape = dtl_arena_calloc(&arena, 2, sizeof(*t->shape));
+			ck_assert_ptr_nonnull(t->shape);
+			t->shape[0] = shapes[i][0];
+			t->shape[1] = shapes[i][1];
+			t->numel = shapes[i][0] * shapes[i][1];
+		}
+	}
+	return m;
+}
+
+static const struct dtl_tensor_decl *conv_tensor(const struct dtl_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->tensor_count; i++)
+		if (strcmp(m->tensors[i].name, name) == 0)
+			return &m->tensors[i];
+	return NULL;
+}
+
+static const struct dtl_hf_conversion *conv_find(const char *architecture, const char *type)
+{
+	const struct dtl_hf_conversion *c = NULL;
+	ck_assert_int_eq(dtl_hf_conversion_find(architecture, type, &arena, &c, &error), 0);
+	return c;
+}
+
+START_TEST(hf_conversion_fuses_mixtral_experts)
+{
+	static const char *const names[] = {
+	    "model.layers.0.block_sparse_moe.experts.0.w1.weight",
+	    "model.layers.0.block_sparse_moe.experts.0.w2.weight",
+	    "model.layers.0.block_sparse_moe.experts.0.w3.weight",
+	    "model.layers.0.block_sparse_moe.experts.1.w1.weight",
+	    "model.layers.0.block_sparse_moe.experts.1.w2.weight",
+	    "model.layers.0.block_sparse_moe.experts.1.w3.weight",
+	    "model.layers.0.block_sparse_moe.gate.weight",
+	};
+	static const int64_t shapes[][2] = {{128, 64}, {64, 128}, {128, 64}, {128, 64},
+	                                    {64, 128}, {128, 64}, {2, 64}};
+	const struct dtl_hf_conversion *c = conv_find("MixtralForCausalLM", "mixtral");
+	const struct dtl_manifest *m = conv_manifest(names, NULL, shapes, 7), *out;
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_uint_eq(out->tensor_count, 3);
+	const struct dtl_tensor_decl *gu =
+	    conv_tensor(out, "model.layers.0.mlp.experts.gate_up_proj");
+	const struct dtl_tensor_decl *dp = conv_tensor(out, "model.layers.0.mlp.experts.down_proj");
+	ck_assert_ptr_nonnull(gu);
+	ck_assert_ptr_nonnull(dp);
+	ck_assert_ptr_nonnull(conv_tensor(out, "model.layers.0.mlp.gate.weight"));
+	ck_assert_uint_eq(gu->rank, 3);
+	ck_assert_int_eq(gu->shape[0], 2);
+	ck_assert_int_eq(gu->shape[1], 256);
+	ck_assert_int_eq(gu->shape[2], 64);
+	ck_assert_int_eq(gu->numel, 2 * 256 * 64);
+	ck_assert_int_eq(dp->shape[1], 64);
+	ck_assert_int_eq(dp->shape[2], 128);
+	ck_assert_int_eq(gu->dtype, DTL_DTYPE_BF16);
+	/* the checkpoint's names are the manifest's own: a 4.x plan keeps them */
+	ck_assert_str_eq(m->tensors[0].name, names[0]);
+}
+END_TEST
+
+START_TEST(hf_conversion_keeps_incomplete_or_mixed_experts)
+{
+	/* expert 1 has no up_proj; layer 1's experts differ in dtype */
+	static const char *const names[] = {
+	    "model.layers.0.mlp.experts.0.gate_proj.weight",
+	    "model.layers.0.mlp.experts.0.up_proj.weight",
+	    "model.layers.0.mlp.experts.1.gate_proj.weight",
+	    "model.layers.1.mlp.experts.0.down_proj.weight",
+	    "model.layers.1.mlp.experts.1.down_proj.weight",
+	};
+	static const enum dtl_dtype dtypes[] = {DTL_DTYPE_BF16, DTL_DTYPE_BF16, DTL_DTYPE_BF16,
+	                                        DTL_DTYPE_BF16, DTL_DTYPE_F32};
+	static const int64_t shapes[][2] = {{8, 4}, {8, 4}, {8, 4}, {4, 8}, {4, 8}};
+	const struct dtl_hf_conversion *c = conv_find(NULL, "qwen3_moe");
+	const struct dtl_manifest *m = conv_manifest(names, dtypes, shapes, 5), *out;
+	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_ptr_eq(out, m);
+}
+END_TEST
+
+START_TEST(hf_conversion_hostile_names)
+{
+	/* a leading zero, an index of 10 digits, a pattern that is the whole name: none is an
+	 * expert; a rename that makes two names one leaves the folder's names */
+	static const char *const odd[] = {
+	    "model.layers.0.mlp.experts.01.down_proj.weight",
+	    "model.layers.0.mlp.experts.1234567890.down_proj.weight",
+	    "mlp.experts..down_proj.weight",
+	};
+	static const int64_t shapes[][2] = {{4, 8}, {4, 8}, {0, 0}};
+	const struct dtl_hf_conversion *c = conv_find(NULL, "deepseek_v3");
+	const struct dtl_manifest *m = conv_manifest(odd, NULL, shapes, 3), *out;
+	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_ptr_eq(out, m);
+
+	static const char *const clash[] = {"model.layers.0.block_sparse_moe.x.weight",
+	                                    "model.layers.0.mlp.x.weight"};
+	c = conv_find("MixtralForCausalLM", "mixtral");
+	m = conv_manifest(clash, NULL, shapes, 2);
+	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_ptr_eq(out, m);
+}
+END_TEST
+
+START_TEST(hf_conversion_vlm_prefixes)
+{
+	static const char *const names[] = {
+	    "model.layers.0.self_attn.q_proj.weight",
+	    "model.language_model.norm.weight",
+	    "visual.blocks.0.attn.qkv.weight",
+	};
+	static const int64_t shapes[][2] = {{0, 0}, {0, 0}, {0, 0}};
+	/* the class name wins over a model_type that names another entry */
+	const struct dtl_hf_conversion *c = conv_find("Qwen2VLForConditionalGeneration", "mixtral");
+	const struct dtl_manifest *m = conv_manifest(names, NULL, shapes, 3), *out;
+	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_ptr_nonnull(
+	    conv_tensor(out, "model.language_model.layers.0.self_attn.q_proj.weight"));
+	ck_assert_ptr_nonnull(conv_tensor(out, "model.language_model.norm.weight"));
+	ck_assert_ptr_nonnull(conv_tensor(out, "model.visual.blocks.0.attn.qkv.weight"));
+
+	static const char *const llava[] = {"language_model.lm_head.weight",
+	                                    "language_model.model.layers.0.mlp.up_proj.weight",
+	                                    "vision_tower.vision_model.post_layernorm.weight"};
+	c = conv_find("LlavaForConditionalGeneration", "llava");
+	m = conv_manifest(llava, NULL, shapes, 3);
+	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_str_eq(out->tensors[0].name, "lm_head.weight");
+	ck_assert_str_eq(out->tensors[1].name, "model.language_model.layers.0.mlp.up_proj.weight");
+	ck_assert_str_eq(out->tensors[2].name,
+	                 "model.vision_tower.vision_model.post_layernorm.weight");
+	ck_assert_ptr_null(conv_find("LlamaForCausalLM", "llama"));
 }
 END_TEST
 

@@ -57,7 +57,9 @@ bool dtl_behavior_active(const struct dtl_behavior_table *table, enum dtl_behavi
 int dtl_behavior_lookup(const char *name, size_t len);
 /* The manifest as plan's versions (the table's newest where it names none) have it: without
  * the tensors an importer created for other versions only (dtl_tensor_decl.gate, a tail of
- * the list). *ret is m itself when none is left out, else a copy in arena. 0 or -ENOMEM. */
+ * the list), and an HF folder's tensors named and merged as that transformers loads them
+ * (m->conversion, hf-conversion.h). *ret is m itself when none is left out, else a copy in arena. 0
+ * or -ENOMEM. */
 int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
                              const struct dtl_plan *plan, struct dtl_arena *arena,
                              const struct dtl_manifest **ret);

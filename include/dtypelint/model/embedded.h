@@ -17,5 +17,6 @@ struct dtl_embedded_file {
 /* Tables end with a {NULL, NULL, 0} entry. */
 extern const struct dtl_embedded_file dtl_embedded_versions[];
 extern const struct dtl_embedded_file dtl_embedded_architectures[];
+extern const struct dtl_embedded_file dtl_embedded_conversions[];
 
 #endif

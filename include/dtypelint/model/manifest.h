@@ -249,6 +249,8 @@ struct dtl_suppression {
 	struct dtl_loc loc;
 };
 
+struct dtl_hf_conversion;
+
 struct dtl_manifest {
 	const char *file;
 	struct dtl_model_info model;
@@ -267,6 +269,9 @@ struct dtl_manifest {
 	struct dtl_plan plan;
 	struct dtl_suppression *suppress;
 	size_t suppress_count;
+	/* an HF folder's tensors carry the checkpoint's names: how transformers renames and
+	 * merges them at load (hf-conversion.h), applied at the plan's versions; NULL: none */
+	const struct dtl_hf_conversion *conversion;
 };
 
 /* Validates root (the parsed file) against the schema into *ret_manifest. Unknown keys (except
