@@ -143,17 +143,20 @@ const struct dtl_buffer_info *dtl_sim_buffer_info(const struct dtl_sim *sim, uin
 	     .persistent = true,
 	     .self_casting = true},
 	};
-	static const char clone[] = ".original_inv_freq";
+	static const char clone[] = "original_inv_freq";
 	const struct dtl_profile *p = sim->model.profile;
 	const char *name = sim->t.name[tensor];
 	uint32_t len = sim->t.name_len[tensor];
 
 	/* transformers 5's copy of inv_freq, a buffer of the same module: every cast that
 	 * reaches it reaches inv_freq, whose findings say it; forward reads inv_freq only
-	 * (dynamic RoPE copies it back), so it is neither pinned nor reported on its own */
+	 * (dynamic RoPE copies it back), so it is neither pinned nor reported on its own.
+	 * Gemma 3's are per layer type: {layer_type}_original_inv_freq
+	 * (rules/versions.yaml transformers-gemma3-rotary-per-layer-type) */
 	static const struct dtl_buffer_info copy = {.self_casting = true, .unread = true};
-	if (len >= sizeof(clone) - 1 &&
-	    memcmp(name + len - (sizeof(clone) - 1), clone, sizeof(clone) - 1) == 0)
+	if (len >= sizeof(clone) &&
+	    memcmp(name + len - (sizeof(clone) - 1), clone, sizeof(clone) - 1) == 0 &&
+	    (name[len - sizeof(clone)] == '.' || name[len - sizeof(clone)] == '_'))
 		return &copy;
 	if (p) {
 		for (size_t i = 0; i < p->fp32_buffer_count; i++)
