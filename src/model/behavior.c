@@ -223,7 +223,7 @@ int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_beha
 	 * (rules/conversions.yaml) */
 	if (m->conversion &&
 	    dtl_behavior_active(table, (enum dtl_behavior)m->conversion->behavior, versions))
-		return dtl_hf_conversion_apply(*ret, m->conversion, arena, ret);
+		return dtl_hf_conversion_apply(*ret, m->conversion, table, versions, arena, ret);
 	return 0;
 }
 

@@ -41,10 +41,27 @@ static int parse_strings(const struct dtl_schema *s, const struct dtl_node *v, c
 	return 0;
 }
 
+static int parse_behavior(const struct dtl_schema *s, const struct dtl_node *n, int *ret)
+{
+	const struct dtl_node *b = dtl_node_get(n, "behaviour");
+	const char *text;
+	int r;
+
+	if (!b)
+		return dtl_schema_fail(s, n, "a conversion needs 'behaviour'");
+	if ((r = dtl_schema_string(s, b, "behaviour", &text)) < 0)
+		return r;
+	if ((*ret = dtl_behavior_lookup(text, strlen(text))) < 0)
+		return dtl_schema_fail(s, b,
+		                       "'behaviour' must be a key of rules/versions.yaml, got %s",
+		                       dtl_schema_describe(s, b));
+	return 0;
+}
+
 static int parse_rename(const struct dtl_schema *s, const struct dtl_node *n,
                         struct dtl_hf_rename *ret)
 {
-	static const char *const keys[] = {"from", "to", "scope", "unless", NULL};
+	static const char *const keys[] = {"from", "to", "scope", "unless", "behaviour", NULL};
 	const struct dtl_node *from, *to, *scope, *unless;
 	int r = dtl_schema_map(s, n, "renames[]");
 
@@ -69,6 +86,9 @@ static int parse_rename(const struct dtl_schema *s, const struct dtl_node *n,
 	if ((unless = dtl_node_get(n, "unless")) &&
 	    (r = parse_strings(s, unless, "unless", &ret->unless, &ret->unless_count)) < 0)
 		return r;
+	ret->behavior = -1;
+	if (dtl_node_get(n, "behaviour"))
+		return parse_behavior(s, n, &ret->behavior);
 	return 0;
 }
 
@@ -113,23 +133,6 @@ static int parse_merge(const struct dtl_schema *s, const struct dtl_node *n,
 	for (size_t i = 0; i < ret->source_count; i++)
 		if ((r = parse_merge_source(s, &from->seq.items[i], &ret->sources[i])) < 0)
 			return r;
-	return 0;
-}
-
-static int parse_behavior(const struct dtl_schema *s, const struct dtl_node *n, int *ret)
-{
-	const struct dtl_node *b = dtl_node_get(n, "behaviour");
-	const char *text;
-	int r;
-
-	if (!b)
-		return dtl_schema_fail(s, n, "a conversion needs 'behaviour'");
-	if ((r = dtl_schema_string(s, b, "behaviour", &text)) < 0)
-		return r;
-	if ((*ret = dtl_behavior_lookup(text, strlen(text))) < 0)
-		return dtl_schema_fail(s, b,
-		                       "'behaviour' must be a key of rules/versions.yaml, got %s",
-		                       dtl_schema_describe(s, b));
 	return 0;
 }
 
@@ -296,12 +299,24 @@ static ptrdiff_t rename_match(const struct dtl_hf_rename *e, const char *name, s
 	return hit - name;
 }
 
-/* name after every rename of c, in order (name itself when none matches) */
-static int rename_all(const struct dtl_hf_conversion *c, const char *name, uint32_t len,
+/* The versions a conversion is applied at: which of its renames are in force */
+struct at {
+	const struct dtl_hf_conversion *c;
+	const struct dtl_behavior_table *table;
+	const struct dtl_version *versions;
+};
+
+/* name after every rename of c in force, in order (name itself when none matches) */
+static int rename_all(const struct at *at_v, const char *name, uint32_t len,
                       struct dtl_arena *arena, const char **ret, uint32_t *ret_len)
 {
+	const struct dtl_hf_conversion *c = at_v->c;
 	for (size_t i = 0; i < c->rename_count; i++) {
 		const struct dtl_hf_rename *e = &c->renames[i];
+		if (e->behavior >= 0 &&
+		    !dtl_behavior_active(at_v->table, (enum dtl_behavior)e->behavior,
+		                         at_v->versions))
+			continue;
 		ptrdiff_t at = rename_match(e, name, len);
 		if (at < 0)
 			continue;
@@ -336,6 +351,7 @@ struct group {
 
 struct conv {
 	const struct dtl_hf_conversion *c;
+	struct at at;
 	struct dtl_arena *arena;
 	struct dtl_tensor_decl *t; /* the renamed tensors */
 	size_t n;
@@ -553,8 +569,7 @@ static int names_unique(const struct dtl_tensor_decl *t, size_t n, struct dtl_ar
 }
 
 /* The tied groups under the renamed names */
-static int rename_tied(const struct dtl_hf_conversion *c, struct dtl_model_info *model,
-                       struct dtl_arena *arena)
+static int rename_tied(const struct at *at_v, struct dtl_model_info *model, struct dtl_arena *arena)
 {
 	struct dtl_tied_group *tied = dtl_arena_calloc(arena, model->tied_count + 1, sizeof(*tied));
 	if (!tied)
@@ -568,7 +583,7 @@ static int rename_tied(const struct dtl_hf_conversion *c, struct dtl_model_info 
 			struct dtl_pattern *p = &tied[g].names[k];
 			int r;
 			*p = model->tied[g].names[k];
-			if ((r = rename_all(c, p->text, p->len, arena, &p->text, &p->len)) < 0)
+			if ((r = rename_all(at_v, p->text, p->len, arena, &p->text, &p->len)) < 0)
 				return r;
 		}
 	}
@@ -583,7 +598,7 @@ static int renamed_tensors(struct conv *cv, const struct dtl_manifest *m, bool *
 		struct dtl_tensor_decl *t = &cv->t[i];
 		int r;
 		*t = m->tensors[i];
-		if ((r = rename_all(cv->c, t->name, t->name_len, cv->arena, &t->name,
+		if ((r = rename_all(&cv->at, t->name, t->name_len, cv->arena, &t->name,
 		                    &t->name_len)) < 0)
 			return r;
 		*ret_changed = *ret_changed || t->name != m->tensors[i].name;
@@ -592,9 +607,14 @@ static int renamed_tensors(struct conv *cv, const struct dtl_manifest *m, bool *
 }
 
 int dtl_hf_conversion_apply(const struct dtl_manifest *m, const struct dtl_hf_conversion *c,
+                            const struct dtl_behavior_table *table,
+                            const struct dtl_version versions[DTL_FW_COUNT],
                             struct dtl_arena *arena, const struct dtl_manifest **ret)
 {
-	struct conv cv = {.c = c, .arena = arena, .n = m->tensor_count};
+	struct conv cv = {.c = c,
+	                  .at = {.c = c, .table = table, .versions = versions},
+	                  .arena = arena,
+	                  .n = m->tensor_count};
 	struct dtl_manifest *out;
 	struct dtl_tensor_decl *tensors;
 	size_t count;
@@ -625,7 +645,7 @@ int dtl_hf_conversion_apply(const struct dtl_manifest *m, const struct dtl_hf_co
 	out->tensors = tensors;
 	out->tensor_count = count;
 	out->tensor_index = (struct dtl_strmap){0};
-	if (m->model.tied_count && (r = rename_tied(c, &out->model, arena)) < 0)
+	if (m->model.tied_count && (r = rename_tied(&cv.at, &out->model, arena)) < 0)
 		return r;
 	*ret = out;
 	return 0;

@@ -627,6 +627,15 @@ static const struct dtl_tensor_decl *conv_tensor(const struct dtl_manifest *m, c
 	return NULL;
 }
 
+/* dtl_hf_conversion_apply at the newest known versions */
+static int conv_apply(const struct dtl_manifest *m, const struct dtl_hf_conversion *c,
+                      const struct dtl_manifest **ret)
+{
+	struct dtl_behavior_table table;
+	ck_assert_int_eq(dtl_behavior_table_load(&table, &arena, &error), 0);
+	return dtl_hf_conversion_apply(m, c, &table, table.newest, &arena, ret);
+}
+
 static const struct dtl_hf_conversion *conv_find(const char *architecture, const char *type)
 {
 	const struct dtl_hf_conversion *c = NULL;
@@ -650,7 +659,7 @@ START_TEST(hf_conversion_fuses_mixtral_experts)
 	const struct dtl_hf_conversion *c = conv_find("MixtralForCausalLM", "mixtral");
 	const struct dtl_manifest *m = conv_manifest(names, NULL, shapes, 7), *out;
 	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_uint_eq(out->tensor_count, 3);
 	const struct dtl_tensor_decl *gu =
 	    conv_tensor(out, "model.layers.0.mlp.experts.gate_up_proj");
@@ -686,7 +695,7 @@ START_TEST(hf_conversion_keeps_incomplete_or_mixed_experts)
 	static const int64_t shapes[][2] = {{8, 4}, {8, 4}, {8, 4}, {4, 8}, {4, 8}};
 	const struct dtl_hf_conversion *c = conv_find(NULL, "qwen3_moe");
 	const struct dtl_manifest *m = conv_manifest(names, dtypes, shapes, 5), *out;
-	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_ptr_eq(out, m);
 }
 END_TEST
@@ -703,14 +712,14 @@ START_TEST(hf_conversion_hostile_names)
 	static const int64_t shapes[][2] = {{4, 8}, {4, 8}, {0, 0}};
 	const struct dtl_hf_conversion *c = conv_find(NULL, "deepseek_v3");
 	const struct dtl_manifest *m = conv_manifest(odd, NULL, shapes, 3), *out;
-	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_ptr_eq(out, m);
 
 	static const char *const clash[] = {"model.layers.0.block_sparse_moe.x.weight",
 	                                    "model.layers.0.mlp.x.weight"};
 	c = conv_find("MixtralForCausalLM", "mixtral");
 	m = conv_manifest(clash, NULL, shapes, 2);
-	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_ptr_eq(out, m);
 }
 END_TEST
@@ -726,7 +735,7 @@ START_TEST(hf_conversion_vlm_prefixes)
 	/* the class name wins over a model_type that names another entry */
 	const struct dtl_hf_conversion *c = conv_find("Qwen2VLForConditionalGeneration", "mixtral");
 	const struct dtl_manifest *m = conv_manifest(names, NULL, shapes, 3), *out;
-	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_ptr_nonnull(
 	    conv_tensor(out, "model.language_model.layers.0.self_attn.q_proj.weight"));
 	ck_assert_ptr_nonnull(conv_tensor(out, "model.language_model.norm.weight"));
@@ -737,11 +746,11 @@ START_TEST(hf_conversion_vlm_prefixes)
 	                                    "vision_tower.vision_model.post_layernorm.weight"};
 	c = conv_find("LlavaForConditionalGeneration", "llava");
 	m = conv_manifest(llava, NULL, shapes, 3);
-	ck_assert_int_eq(dtl_hf_conversion_apply(m, c, &arena, &out), 0);
+	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_str_eq(out->tensors[0].name, "lm_head.weight");
 	ck_assert_str_eq(out->tensors[1].name, "model.language_model.layers.0.mlp.up_proj.weight");
-	ck_assert_str_eq(out->tensors[2].name,
-	                 "model.vision_tower.vision_model.post_layernorm.weight");
+	/* the tower's vision_model too, at the newest versions (from 5.6.0) */
+	ck_assert_str_eq(out->tensors[2].name, "model.vision_tower.post_layernorm.weight");
 	ck_assert_ptr_null(conv_find("LlamaForCausalLM", "llama"));
 }
 END_TEST

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtypelint/model/behavior.h"
 #include "dtypelint/model/manifest.h"
 
 /* One renaming: `from` (anchored at the start, or its first occurrence) becomes `to` */
@@ -24,6 +25,7 @@ struct dtl_hf_rename {
 	bool anchored;
 	const char **unless; /* texts that must not follow the match */
 	size_t unless_count;
+	int behavior; /* enum dtl_behavior it also needs (a later release), or -1 */
 };
 
 /* A merge pattern split at its `*` (the expert index) */
@@ -55,12 +57,15 @@ struct dtl_hf_conversion {
 int dtl_hf_conversion_find(const char *architecture, const char *model_type,
                            struct dtl_arena *arena, const struct dtl_hf_conversion **ret,
                            struct dtl_error *error);
-/* m with its tensors (and tied groups) named as the live model has them after conversion c:
- * every rename applied in order, the per-expert tensors of each merge that is complete and
+/* m with its tensors (and tied groups) named as the live model has them after conversion c
+ * at versions (table's behaviours; c's own behaviour is the caller's to check): every rename
+ * in force applied in order, the per-expert tensors of each merge that is complete and
  * uniform replaced by one 3-D tensor, in natural name order. *ret is m itself when nothing
  * changes or when the converted names would collide, else a copy in arena. Linear in the
  * tensors' names (times the rules). 0 or -ENOMEM. */
 int dtl_hf_conversion_apply(const struct dtl_manifest *m, const struct dtl_hf_conversion *c,
+                            const struct dtl_behavior_table *table,
+                            const struct dtl_version versions[DTL_FW_COUNT],
                             struct dtl_arena *arena, const struct dtl_manifest **ret);
 
 #endif
