@@ -529,6 +529,10 @@ def main():
     work = os.path.abspath(a.workdir or os.path.join(os.path.dirname(os.path.abspath(
         a.dtypelint)), "oracle-real"))
     os.makedirs(os.path.join(work, "models"), exist_ok=True)
+    # DeepSpeed builds its CPU ops (deepspeed_shm_comm) under TORCH_EXTENSIONS_DIR; a build
+    # killed in the shared ~/.cache leaves a lock that makes every later ZeRO-3 run wait for
+    # ever (seen: a 600 s timeout). The oracle's own folder keeps other runs' locks out.
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(work, "torch_extensions"))
     setups = FAST + TRAINERS if a.fast else TRAINERS + TRAINERS_MORE if a.trainers else \
         random_setups(a.random, a.seed) if a.random else \
         wide_setups(a.wide, a.seed) if a.wide else \
