@@ -722,8 +722,10 @@ static int set_storage(struct recipe *r, enum dtl_dtype d, struct dtl_loc loc)
 
 /*
  * finetuning_type (LLaMA-Factory v0.9.5, rules/versions.yaml recipes: llama-factory-finetuning):
- * lora, oft, freeze or full (FinetuningArguments.__post_init__ asserts it); a quantized model
- * trains with LoRA or OFT only (init_adapter); OFT's adapters are not simulated (DT604).
+ * lora, oft, freeze or full (FinetuningArguments.__post_init__ asserts it); quantization_bit
+ * with anything but LoRA or OFT is refused by get_train_args (_verify_model_args), before the
+ * model loads and so before init_adapter's own check (tests/oracle/trainer_apps.py showed it:
+ * DISAGREEMENTS.md L1); OFT's adapters are not simulated (DT604).
  */
 static int finetuning_type(struct recipe *r, const struct dtl_node *ft, const struct dtl_node *bits)
 {
@@ -746,8 +748,8 @@ static int finetuning_type(struct recipe *r, const struct dtl_node *ft, const st
 		return dtl_schema_fail(
 		    r->s, ft,
 		    "LLaMA-Factory refuses finetuning_type %s with quantization_bit: "
-		    "'ValueError: Quantized models can only be used for the LoRA or "
-		    "OFT tuning.'",
+		    "'ValueError: Quantization is only compatible with the LoRA or "
+		    "OFT method.'",
 		    text);
 	if (strcmp(text, "oft") == 0)
 		return dtl_plan_unmodelled(
