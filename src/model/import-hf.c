@@ -607,6 +607,9 @@ static void read_model(struct folder *f, const struct dtl_schema *s, struct dtl_
 		m->model.architecture = arch->seq.items[0].string.text;
 		m->model.architecture_loc = dtl_schema_loc(s, &arch->seq.items[0]);
 	}
+	const struct dtl_node *type = dtl_node_get(f->config, "model_type");
+	if (type && type->type == DTL_NODE_STRING)
+		m->model.model_type = type->string.text;
 	const char *slash = strrchr(f->dir, '/');
 	m->model.name = slash && slash[1] ? slash + 1 : f->dir;
 	m->model.checkpoint_dtype = config_dtype(f);

@@ -135,25 +135,34 @@ static bool lf_freeze_trains(const struct dtl_recipe *rc, const struct lf_compos
 	       lf_hits(name, c->projector, lf_default_projector);
 }
 
+/* The composite model LLaMA-Factory registers under the model's config.model_type: the
+ * architecture profile's, else the folder's config.json's (Qwen2-VL, LLaVA and others have
+ * no profile; tests/oracle/DISAGREEMENTS.md L2); NULL when it registers none. */
+static const struct lf_composite *lf_composite(const struct dtl_sim *sim)
+{
+	const struct dtl_profile *profile = sim->model.profile;
+	const char *type =
+	    profile && profile->model_type ? profile->model_type : sim->manifest->model.model_type;
+
+	for (size_t i = 0; type && i < sizeof(lf_composites) / sizeof(lf_composites[0]); i++)
+		if (strcmp(lf_composites[i].model_type, type) == 0)
+			return &lf_composites[i];
+	return NULL;
+}
+
 /* finetuning_type full or freeze: the parameters LLaMA-Factory freezes keep the load dtype
  * and lose requires_grad before the cast (rules/versions.yaml recipes:
- * llama-factory-finetuning). A composite model is told by its profile's model_type. */
+ * llama-factory-finetuning). */
 static int lf_freeze_params(struct dtl_sim *sim)
 {
 	static const char *fact = "https://github.com/hiyouga/LLaMA-Factory/blob/v0.9.5/src/"
 	                          "llamafactory/model/adapter.py#L306-L336";
 	const struct dtl_recipe *rc = &sim->manifest->recipe;
-	const struct dtl_profile *profile = sim->model.profile;
-	const struct lf_composite *c = NULL;
+	const struct lf_composite *c = lf_composite(sim);
 	int64_t lo = 0, hi = 0;
 
 	if (!rc->lf_full && !rc->lf_freeze)
 		return 0;
-	for (size_t i = 0; profile && profile->model_type &&
-	                   i < sizeof(lf_composites) / sizeof(lf_composites[0]) && !c;
-	     i++)
-		if (strcmp(lf_composites[i].model_type, profile->model_type) == 0)
-			c = &lf_composites[i];
 	if (rc->lf_freeze) {
 		int64_t n = lf_num_layers(sim), k = rc->lf_freeze_layers;
 		lo = k > 0 ? (n - k > 0 ? n - k : 0) : 0;

@@ -79,6 +79,9 @@ struct dtl_model_info {
 	const char *name;
 	const char *architecture;
 	struct dtl_loc architecture_loc;
+	/* importers only: config.json's model_type (a folder); NULL when not known. Trainers
+	 * that key their steps on it (LLaMA-Factory's composite models) read it. */
+	const char *model_type;
 	enum dtl_dtype checkpoint_dtype; /* NONE: unset (float32) */
 	struct dtl_loc checkpoint_dtype_loc;
 	enum dtl_load_mode load_mode;
