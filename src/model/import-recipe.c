@@ -1080,6 +1080,42 @@ static int axolotl_wrap(struct recipe *r)
 	return 0;
 }
 
+/* PeftConfig.validate_qlora (axolotl v0.19.0 utils/schemas/peft.py#L201-L224,
+ * rules/versions.yaml recipes: axolotl-validation): unless merge_lora, QLoRA in 8-bit and
+ * QLoRA without load_in_4bit fail the config's validation, before anything loads */
+static int axolotl_qlora_check(struct recipe *r, const struct dtl_node *adapter)
+{
+	const struct dtl_node *v;
+
+	if (yes(key(r, "merge_lora")))
+		return 0;
+	if (yes(v = key(r, "load_in_8bit")))
+		return dtl_schema_fail(r->s, v,
+		                       "axolotl refuses adapter qlora with load_in_8bit: "
+		                       "'ValidationError: Value error, Can't load qlora in 8bit'");
+	if (!yes(key(r, "load_in_4bit")))
+		return dtl_schema_fail(r->s, adapter,
+		                       "axolotl refuses adapter qlora without load_in_4bit: "
+		                       "'ValidationError: Value error, Require cfg.load_in_4bit to "
+		                       "be True for qlora'");
+	return 0;
+}
+
+/* bf16 unset is axolotl's default "auto" (utils/schemas/config.py), which resolve_dtype
+ * turns into bf16 on a GPU that has it, as bf16: auto (rules/versions.yaml recipes:
+ * axolotl-validation); a precision another input set stays */
+static void axolotl_bf16_auto(struct recipe *r)
+{
+	const struct dtl_node *bf = key(r, "bf16");
+	struct dtl_plan *plan = &r->m->plan;
+
+	if ((bf && bf->type != DTL_NODE_NULL) || yes(key(r, "fp16")) ||
+	    plan->precision != DTL_PRECISION_UNSET)
+		return;
+	plan->precision = DTL_PRECISION_BF16;
+	plan->precision_loc = dtl_schema_loc(r->s, r->root);
+}
+
 static int axolotl(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -1104,6 +1140,9 @@ static int axolotl(struct recipe *r)
 	if (adapter && adapter->type != DTL_NODE_NULL &&
 	    (rc = dtl_schema_string(r->s, adapter, "adapter", &kind)) < 0)
 		return rc;
+	if (kind && strcmp(kind, "qlora") == 0 && (rc = axolotl_qlora_check(r, adapter)) < 0)
+		return rc;
+	axolotl_bf16_auto(r);
 	/* utils/config: torch_dtype is bf16 with bf16, fp16 with fp16 or load_in_8bit, else
 	 * float32; the model loads in it */
 	enum dtl_dtype model_dtype = m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16
