@@ -1116,6 +1116,32 @@ static void axolotl_bf16_auto(struct recipe *r)
 	plan->precision_loc = dtl_schema_loc(r->s, r->root);
 }
 
+/* ModelLoader._configure_embedding_dtypes (axolotl v0.19.0 loaders/model.py#L435-L490,
+ * rules/versions.yaml recipes: axolotl-embedding-upcast): without FSDP (decided in the sim),
+ * the modules named like a norm and the embedding modules go to float32, and back to
+ * torch_dtype only with an adapter, an attention that needs the cast (any but eager and
+ * sdpa: attn_implementation, or a legacy flag such as flash_attention) or cut_cross_entropy */
+static void axolotl_embedding_upcast(struct recipe *r, const char *adapter_kind)
+{
+	static const char *const cast_flags[] = {"xformers_attention", "sage_attention",
+	                                         "flex_attention", "flash_attention", NULL};
+	enum dtl_strategy st = r->m->plan.strategy;
+	const struct dtl_node *v;
+
+	if (adapter_kind || st == DTL_STRATEGY_FSDP1 || st == DTL_STRATEGY_FSDP2 ||
+	    yes(key(r, "cut_cross_entropy")))
+		return;
+	v = key(r, "attn_implementation");
+	if (v && v->type == DTL_NODE_STRING && strcmp(v->string.text, "eager") != 0 &&
+	    strcmp(v->string.text, "sdpa") != 0)
+		return;
+	for (size_t i = 0; !v && cast_flags[i]; i++)
+		if (yes(key(r, cast_flags[i])))
+			return;
+	r->m->recipe.axolotl_upcast = true;
+	r->m->recipe.axolotl_upcast_loc = dtl_schema_loc(r->s, r->root);
+}
+
 static int axolotl(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -1143,6 +1169,7 @@ static int axolotl(struct recipe *r)
 	if (kind && strcmp(kind, "qlora") == 0 && (rc = axolotl_qlora_check(r, adapter)) < 0)
 		return rc;
 	axolotl_bf16_auto(r);
+	axolotl_embedding_upcast(r, kind);
 	/* utils/config: torch_dtype is bf16 with bf16, fp16 with fp16 or load_in_8bit, else
 	 * float32; the model loads in it */
 	enum dtl_dtype model_dtype = m->plan.precision == DTL_PRECISION_BF16 ? DTL_DTYPE_BF16

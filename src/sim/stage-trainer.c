@@ -193,6 +193,63 @@ static int lf_freeze_params(struct dtl_sim *sim)
 	return 0;
 }
 
+/* get_linear_embedding_layers (axolotl v0.19.0 loaders/utils.py#L306-L316): the embedding
+ * modules of the config's model_type */
+static void axolotl_embedding_names(const struct dtl_sim *sim, const char *names[2])
+{
+	const char *type = sim->manifest->model.model_type;
+
+	names[0] = "embed_tokens";
+	names[1] = "lm_head";
+	if (type && strcmp(type, "gpt_neox") == 0) {
+		names[0] = "embed_in";
+		names[1] = "embed_out";
+	} else if (type && (strcmp(type, "falcon") == 0 || strcmp(type, "bailing_hybrid") == 0)) {
+		names[0] = "word_embeddings";
+	} else if (type && strcmp(type, "nemotron_h") == 0) {
+		names[0] = "embeddings";
+	}
+}
+
+/* the module path of a tensor (its name without the last component) contains word */
+static bool module_has(const char *name, const char *word)
+{
+	const char *last = strrchr(name, '.');
+	const char *hit = strstr(name, word);
+	return hit && last && hit + strlen(word) <= last;
+}
+
+/* axolotl's full fine-tuning without FSDP: module.to(float32) for every module whose name
+ * holds "norm" and every embedding module, parameters and floating buffers alike
+ * (rules/versions.yaml recipes: axolotl-embedding-upcast) */
+static int axolotl_upcast(struct dtl_sim *sim)
+{
+	static const char *fact = "https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/"
+	                          "axolotl/loaders/model.py#L435-L490";
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	enum dtl_strategy st = sim->rp.plan.strategy;
+	const char *embed[2];
+
+	if (!rc->axolotl_upcast || st == DTL_STRATEGY_FSDP1 || st == DTL_STRATEGY_FSDP2)
+		return 0;
+	axolotl_embedding_names(sim, embed);
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		const char *name = sim->t.name[t];
+		if (!dtl_dtype_is_floating(sim->t.dtype[t]) || sim->t.dtype[t] == DTL_DTYPE_F32 ||
+		    (!module_has(name, "norm") && !module_has(name, embed[0]) &&
+		     !module_has(name, embed[1])))
+			continue;
+		int r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_F32,
+		                          "axolotl's full fine-tuning casts the norm and embedding "
+		                          "modules to float32 (_configure_embedding_dtypes; no "
+		                          "adapter casts them back)",
+		                          fact, rc->axolotl_upcast_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
  * (1-D weights named like a norm, LAYERNORM_NAMES = {"norm", "ln"}) and, after
  * get_peft_model, every trainable parameter to float32 (adapter.py). */
@@ -218,7 +275,7 @@ static int recipe_casts(struct dtl_sim *sim)
 		if (r < 0)
 			return r;
 	}
-	if ((r = lf_freeze_params(sim)) < 0)
+	if ((r = axolotl_upcast(sim)) < 0 || (r = lf_freeze_params(sim)) < 0)
 		return r;
 	for (uint32_t t = 0; rc->cast_trainable != DTL_DTYPE_NONE && t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||
@@ -250,14 +307,6 @@ bool dtl_sim_hf_peft_fsdp(const struct dtl_sim *sim)
 	for (uint32_t t = 0; t < sim->t.count && !peft; t++)
 		peft = (sim->t.flags[t] & DTL_TF_ADAPTER) != 0;
 	return peft;
-}
-
-/* the module path of a tensor (its name without the last component) contains word */
-static bool module_has(const char *name, const char *word)
-{
-	const char *last = strrchr(name, '.');
-	const char *hit = strstr(name, word);
-	return hit && last && hit + strlen(word) <= last;
 }
 
 /* OpenRLHF's Actor after get_peft_model with load_in_4bit (models/actor.py, rules/versions.yaml

@@ -159,6 +159,10 @@ struct dtl_recipe {
 	struct dtl_loc cast_trainable_loc;
 	bool upcast_layernorm; /* LLaMA-Factory upcast_layernorm: 1-D norm weights to float32 */
 	struct dtl_loc upcast_layernorm_loc;
+	/* axolotl's full fine-tuning keeps the modules named like a norm and the embedding
+	 * modules in float32 (ModelLoader._configure_embedding_dtypes; not under FSDP) */
+	bool axolotl_upcast;
+	struct dtl_loc axolotl_upcast_loc;
 	/* LLaMA-Factory finetuning_type full: get_forbidden_modules freezes these parts of a
 	 * composite (vision-language) model, kept in the load dtype (DTL_LF_*; 0: not full) */
 	unsigned lf_full_frozen;
