@@ -1142,6 +1142,25 @@ static void axolotl_embedding_upcast(struct recipe *r, const char *adapter_kind)
 	r->m->recipe.axolotl_upcast_loc = dtl_schema_loc(r->s, r->root);
 }
 
+/* ModelLoader._prepare_model_for_quantization (axolotl v0.19.0 loaders/model.py#L1116-L1151,
+ * rules/versions.yaml recipes: axolotl-kbit): LoRA or QLoRA on a 4-bit or 8-bit model runs
+ * PEFT's prepare_model_for_kbit_training (every 16-bit parameter to float32), but not under
+ * ZeRO-3 nor QLoRA under FSDP; _configure_embedding_dtypes then casts the norm and embedding
+ * modules back to torch_dtype, so the biases and other 16-bit parameters stay float32 */
+static void axolotl_kbit(struct recipe *r, const char *kind, bool quantized)
+{
+	struct dtl_manifest *m = r->m;
+	enum dtl_strategy st = m->plan.strategy;
+
+	if (!kind || !quantized || st == DTL_STRATEGY_ZERO3 ||
+	    (strcmp(kind, "qlora") == 0 && (st == DTL_STRATEGY_FSDP1 || st == DTL_STRATEGY_FSDP2)))
+		return;
+	if (m->adapter.prepare_kbit_training == DTL_UNSET)
+		m->adapter.prepare_kbit_training = DTL_TRUE;
+	m->recipe.axolotl_kbit_restore = true;
+	m->recipe.axolotl_kbit_restore_loc = m->adapter.loc;
+}
+
 static int axolotl(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -1210,6 +1229,7 @@ static int axolotl(struct recipe *r)
 		    (rc = dtl_schema_tristate(r->s, v, "peft_autocast_adapter_dtype",
 		                              &m->adapter.autocast_adapter_dtype)) < 0)
 			return rc;
+		axolotl_kbit(r, kind, m->quantization.method != DTL_QUANT_NONE);
 	}
 	return 0;
 }

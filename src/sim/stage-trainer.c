@@ -250,6 +250,39 @@ static int axolotl_upcast(struct dtl_sim *sim)
 	return 0;
 }
 
+/* axolotl's LoRA / QLoRA on a quantized model: after prepare_model_for_kbit_training (the
+ * kbit stage), the norm and embedding modules go back to torch_dtype, before the adapters
+ * are added (rules/versions.yaml recipes: axolotl-kbit) */
+static int axolotl_kbit_restore(struct dtl_sim *sim)
+{
+	static const char *fact = "https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/"
+	                          "axolotl/loaders/model.py#L466-L490";
+	const struct dtl_manifest *m = sim->manifest;
+	enum dtl_dtype to = m->model.load_dtype;
+	const char *embed[2];
+
+	if (!m->recipe.axolotl_kbit_restore || m->model.load_mode != DTL_LOAD_DTYPE ||
+	    !dtl_dtype_is_floating(to))
+		return 0;
+	axolotl_embedding_names(sim, embed);
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		const char *name = sim->t.name[t];
+		if (!dtl_dtype_is_floating(sim->t.dtype[t]) || sim->t.dtype[t] == to ||
+		    (sim->t.flags[t] & (DTL_TF_ADAPTER | DTL_TF_QUANTIZED)) ||
+		    (!module_has(name, "norm") && !module_has(name, embed[0]) &&
+		     !module_has(name, embed[1])))
+			continue;
+		int r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, to,
+		                          "axolotl casts the norm and embedding modules back to "
+		                          "torch_dtype after prepare_model_for_kbit_training "
+		                          "(_configure_embedding_dtypes)",
+		                          fact, m->recipe.axolotl_kbit_restore_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
  * (1-D weights named like a norm, LAYERNORM_NAMES = {"norm", "ln"}) and, after
  * get_peft_model, every trainable parameter to float32 (adapter.py). */
@@ -275,7 +308,8 @@ static int recipe_casts(struct dtl_sim *sim)
 		if (r < 0)
 			return r;
 	}
-	if ((r = axolotl_upcast(sim)) < 0 || (r = lf_freeze_params(sim)) < 0)
+	if ((r = axolotl_upcast(sim)) < 0 || (r = axolotl_kbit_restore(sim)) < 0 ||
+	    (r = lf_freeze_params(sim)) < 0)
 		return r;
 	for (uint32_t t = 0; rc->cast_trainable != DTL_DTYPE_NONE && t < sim->t.count; t++) {
 		if (!(sim->t.flags[t] & DTL_TF_TRAINABLE) || sim->t.kind[t] != DTL_KIND_PARAM ||

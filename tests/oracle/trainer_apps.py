@@ -95,8 +95,6 @@ CPU_ONLY = [
 KNOWN = {
     r"^lf (qwen2-vl|llava|gemma3-vl) finetuning_type=full": "L4",
     r"^lf qwen2-vl finetuning_type=lora lora_target=all": "L3",
-    r"^axolotl llama (bf16=True|fp16=True|)$": "L7",
-    r"^axolotl .*load_in_8bit=True": "L8",
 }
 
 # The subset the meson test runs (suite oracle-trainers): the set-ups of the fixed

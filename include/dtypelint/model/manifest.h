@@ -163,6 +163,10 @@ struct dtl_recipe {
 	 * modules in float32 (ModelLoader._configure_embedding_dtypes; not under FSDP) */
 	bool axolotl_upcast;
 	struct dtl_loc axolotl_upcast_loc;
+	/* axolotl's LoRA / QLoRA on a quantized model: after prepare_model_for_kbit_training,
+	 * the norm and embedding modules go back to torch_dtype (the load dtype) */
+	bool axolotl_kbit_restore;
+	struct dtl_loc axolotl_kbit_restore_loc;
 	/* LLaMA-Factory finetuning_type full: get_forbidden_modules freezes these parts of a
 	 * composite (vision-language) model, kept in the load dtype (DTL_LF_*; 0: not full) */
 	unsigned lf_full_frozen;
