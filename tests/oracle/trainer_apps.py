@@ -12,7 +12,9 @@ argument parsing takes (LLaMA-Factory `get_train_args`, axolotl `validate_config
 `load_model`, axolotl `ModelLoader.load`), run by tests/oracle/trainer_apps_worker.py on the
 CPU. The same recipe is written as the user's YAML and linted as a user would lint it:
 `dtypelint FOLDER --trainer-args RECIPE.yaml --plan PLAN` (the plan names the venv's versions
-and strategy single). They agree when the verdict (the trainer refuses or loads), the error's
+and strategy single), and once more through the launch script of the trainer's docs
+(`llamafactory-cli train RECIPE.yaml`, `axolotl train RECIPE.yaml`: `--launch train.sh`), which
+must give the same answer. They agree when the verdict (the trainer refuses or loads), the error's
 type, and every tensor's final dtype and requires_grad both sides name are the same.
 Real refusals that come from running on the CPU (CPU_ONLY below, each with its source) are
 listed apart. Prints the agreement table; exit 0 when every compared set-up agrees but for
@@ -149,6 +151,10 @@ def user_files(d, kind, folder, args, vers):
     plan = {"strategy": "single", "world_size": 1, "versions": vers}
     with open(os.path.join(d, "plan.yaml"), "w") as f:
         json.dump(plan, f)
+    # the same recipe launched as its docs launch it, for `dtypelint --launch train.sh`
+    with open(os.path.join(d, "train.sh"), "w") as f:
+        f.write("#!/bin/sh\n" + ("llamafactory-cli train" if kind == "lf" else
+                                  "axolotl train") + " recipe.yaml\n")
     return rec, ["--trainer-args", os.path.join(d, "recipe.yaml"),
                  "--plan", os.path.join(d, "plan.yaml")]
 
@@ -299,9 +305,17 @@ def run_trainer(kind, py, binary, work, only, reuse, fast):
         t = lint(binary, folder, dargs, arch)
         with open(os.path.join(d, "dtypelint.json"), "w") as f:
             json.dump(t, f, indent=1)
+        # the launch script names the same recipe: dtypelint must read it alike
+        launch = lint(binary, folder, ["--launch", os.path.join(d, "train.sh")] + dargs[2:],
+                      arch)
         why = cpu_only(r.get("error"))
         r = gpu_auto(r, kind, args)
-        results.append((lab, d, r, t, None if why else compare(r, t), why))
+        diffs = None if why else compare(r, t)
+        if diffs is not None and (launch["error"] != t["error"] or
+                                  launch["dtypes"] != t["dtypes"]):
+            diffs.append("`--launch train.sh` is linted differently from `--trainer-args`: "
+                         f"{launch.get('error')} / {len(launch['dtypes'])} tensors")
+        results.append((lab, d, r, t, diffs, why))
     return vers, results
 
 
