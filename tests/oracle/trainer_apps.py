@@ -200,7 +200,8 @@ def rename(arch, name):
 def gpu_auto(r, kind, args):
     """axolotl's bf16 "auto" (its default when neither bf16 nor fp16 is set): resolve_dtype
     makes it bf16 on a GPU with bf16 and fp16 on the CPU (is_torch_bf16_gpu_available(),
-    https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/axolotl/utils/config/__init__.py#L163-L203).
+    utils/config/__init__.py#L163-L203 at
+    https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/axolotl/).
     dtypelint predicts the GPU: the CPU's float16 tensors are compared as bfloat16."""
     if kind != "axolotl" or "bf16" in args or "fp16" in args or r.get("error"):
         return r
@@ -210,6 +211,11 @@ def gpu_auto(r, kind, args):
 
 
 TALLY = {"tensors compared": 0, "tensors differing": 0}
+
+
+def show(v):
+    """(dtype, requires_grad or None for a buffer) as words"""
+    return v[0] + ("" if v[1] is None else " trainable" if v[1] else " frozen")
 
 
 def compare(r, t):
@@ -241,8 +247,7 @@ def compare(r, t):
         diffs.append(f"{len(extra)} tensors dtypelint lists that the real model lacks: " +
                      ", ".join(extra[:5]))
     both = sorted(set(final) & set(t["dtypes"]))
-    bad = [f"{n}: real {final[n][0]}{'' if final[n][1] is None else ' trainable' if final[n][1] else ' frozen'}, "
-           f"dtypelint {t['dtypes'][n][0]}{'' if t['dtypes'][n][1] is None else ' trainable' if t['dtypes'][n][1] else ' frozen'}"
+    bad = [f"{n}: real {show(final[n])}, dtypelint {show(t['dtypes'][n])}"
            for n in both if tuple(final[n]) != tuple(t["dtypes"][n])]
     TALLY["tensors compared"] += len(both)
     TALLY["tensors differing"] += len(bad)
