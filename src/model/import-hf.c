@@ -265,9 +265,9 @@ static int add_entry(struct folder *f, const char *name, size_t len, struct entr
 }
 
 /* The buffers the model code creates and no checkpoint stores (rotary inv_freq), from the
- * profile: non-persistent, unless the checkpoint has an entry of that name; float32, or for
- * one created under the default dtype the checkpoint's (the load stage gives it the load
- * dtype). */
+ * profile: non-persistent, unless the checkpoint has an entry of that name; float32 or int64
+ * (position ids), or for one created under the default dtype the checkpoint's (the load stage
+ * gives it the load dtype). */
 static int created_buffers(struct folder *f, const struct dtl_profile *p, enum dtl_dtype checkpoint,
                            struct dtl_loc loc)
 {
@@ -283,9 +283,12 @@ static int created_buffers(struct folder *f, const struct dtl_profile *p, enum d
 		e->gate = cb->gate;
 		e->load_dtype = cb->load_dtype;
 		e->loc = e->dtype_loc = loc;
-		e->dtype = DTL_DTYPE_F32;
-		e->dtype_reason = "float32, created by the model code, not in the checkpoint "
-		                  "(a non-persistent buffer)";
+		e->dtype = cb->dtype;
+		e->dtype_reason = cb->dtype == DTL_DTYPE_I64
+		                      ? "int64, created by the model code, not in the checkpoint "
+		                        "(a non-persistent buffer)"
+		                      : "float32, created by the model code, not in the checkpoint "
+		                        "(a non-persistent buffer)";
 		if (cb->load_dtype && checkpoint != DTL_DTYPE_NONE) {
 			e->dtype = checkpoint;
 			e->dtype_reason = "the checkpoint's dtype: created by the model code under "

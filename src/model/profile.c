@@ -239,22 +239,29 @@ static int parse_gate(const struct dtl_schema *s, const struct dtl_node *map, ui
 	return 0;
 }
 
-/* `dtype: load` (created under the default dtype, the load dtype) or `dtype: float32` */
-static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node *map, bool *ret)
+/* `dtype: load` (created under the default dtype, the load dtype), `dtype: float32` (the
+ * default) or `dtype: int64` (position ids: an integer buffer carries no dtype contract, but
+ * FSDP and ZeRO-3 see it) */
+static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node *map,
+                               struct dtl_created_buffer *cb)
 {
 	const struct dtl_node *key = dtl_node_get(map, "dtype");
 	const char *text;
 	int r;
 
-	*ret = false;
+	cb->load_dtype = false;
+	cb->dtype = DTL_DTYPE_F32;
 	if (!key)
 		return 0;
 	if ((r = dtl_schema_string(s, key, "dtype", &text)) < 0)
 		return r;
-	if (strcmp(text, "load") != 0 && strcmp(text, "float32") != 0)
-		return dtl_schema_fail(s, key, "'dtype' must be load or float32, got %s",
+	if (strcmp(text, "load") == 0)
+		cb->load_dtype = true;
+	else if (strcmp(text, "int64") == 0)
+		cb->dtype = DTL_DTYPE_I64;
+	else if (strcmp(text, "float32") != 0)
+		return dtl_schema_fail(s, key, "'dtype' must be load, float32 or int64, got %s",
 		                       dtl_schema_describe(s, key));
-	*ret = strcmp(text, "load") == 0;
 	return 0;
 }
 
@@ -317,7 +324,7 @@ static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_no
 		    (r = parse_dims(s, shape, "created_buffers.shape", &cb->dims, &cb->rank)) < 0 ||
 		    (r = parse_status(s, m, &cb->verified)) < 0 ||
 		    (r = parse_gate(s, m, &cb->gate)) < 0 ||
-		    (r = parse_created_dtype(s, m, &cb->load_dtype)) < 0)
+		    (r = parse_created_dtype(s, m, cb)) < 0)
 			return r;
 	}
 	p->created_buffer_count = seq->seq.count;

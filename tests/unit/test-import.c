@@ -449,9 +449,9 @@ START_TEST(model_folders_corpus)
 	folder("models/bria-3.2-t5-xxl-encoder", 219, 0, 24, DTL_QUANT_NONE);
 	folder("models/devstral-small-2507", 363 + 2, 0, 1, DTL_QUANT_NONE);
 	/* Gemma 3: the two rotary modules' inv_freq (to 4.57.6), the four per-layer-type buffers
-	 * (from 5.0.0) and embed_scale, every version's as the import lists them; pinned: the
-	 * four inv_freq, not the copies */
-	folder("models/medgemma-27b-it", 1247 + 7, 0, 4, DTL_QUANT_NONE);
+	 * (from 5.0.0), embed_scale and the vision tower's int64 position_ids, every version's
+	 * as the import lists them; pinned: the four inv_freq, not the copies */
+	folder("models/medgemma-27b-it", 1247 + 8, 0, 4, DTL_QUANT_NONE);
 	folder("models/cosmos-reason2-8b-qwen3-vl", 750 + 4, 0, 2, DTL_QUANT_NONE);
 	folder("models/molmo-7b-d-nf4", 921, 0, 0, DTL_QUANT_BNB_4BIT);
 	folder("models/llama-3.1-8b-bnb-int8", 739 + 2, 0, 1, DTL_QUANT_BNB_8BIT);

@@ -47,8 +47,10 @@ struct dtl_created_buffer {
 	 * every version (the key `behaviour:`) */
 	uint16_t gate;
 	/* created under torch's default dtype, which from_pretrained sets to the load dtype
-	 * (`dtype: load`); else float32 */
+	 * (`dtype: load`); else `dtype` */
 	bool load_dtype;
+	/* float32 (the default), or int64 (`dtype: int64`: an arange of positions) */
+	enum dtl_dtype dtype;
 };
 
 struct dtl_profile {
