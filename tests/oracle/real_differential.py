@@ -126,14 +126,11 @@ KNOWN_CPU = [
 
 
 # Open disagreements of DISAGREEMENTS.md: real tensors dtypelint does not list, by name
-# (D22: the TRL reward model's score head; D25: the rotary buffers of Qwen2-VL, which has no
-# architecture profile; D26, the towers' int64 position_ids, is fixed) or by architecture
-# (none left: D1 is fixed). They are reported on every set-up and counted apart:
+# (D22: the TRL reward model's score head; D25 and D26, Qwen2-VL's rotary buffers and the
+# towers' int64 position_ids, are fixed) or by architecture (none left: D1 is fixed). They are reported on every set-up and counted apart:
 # a set-up whose only difference is one of these "agrees but for a listed open disagreement";
 # any other difference fails.
-KNOWN_MISSING = [(r"^score\.", "D22"),
-                 (r"^model\.(language_model\.rotary_emb|visual\.rotary_pos_emb)\."
-                  r"(original_)?inv_freq$", "D25")]
+KNOWN_MISSING = [(r"^score\.", "D22")]
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
 # (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409)
 KNOWN_VERDICT = [
