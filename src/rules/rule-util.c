@@ -129,7 +129,10 @@ int dtl_rules_fsdp1_error(struct dtl_check *c, struct dtl_finding *f)
 				uint32_t t = g->members[k];
 				if (sim->t.dtype[t] == d0)
 					continue;
-				if (!(sim->t.flags[t] & DTL_TF_QUANTIZED))
+				/* DT101 leaves a unit to DT401/DT402 when its first member or
+				 * the one that differs is quantized: the error is ours then */
+				if (!(sim->t.flags[t] & DTL_TF_QUANTIZED) &&
+				    !(sim->t.flags[first] & DTL_TF_QUANTIZED))
 					break;
 				text = dtl_arena_sprintf(
 				    c->arena,
