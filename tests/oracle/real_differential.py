@@ -137,8 +137,14 @@ KNOWN_VERDICT = [
     ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize", "D10"),
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag)
-# (none left: D8, FSDP1's buffer_dtype cast, is fixed)
-KNOWN_DTYPE = []
+# (D8, FSDP1's buffer_dtype cast, is fixed)
+KNOWN_DTYPE = [
+    # bitsandbytes' Linear4bit casts its bias to the 4-bit compute dtype at the first forward,
+    # which TRL takes from ModelConfig.dtype, not model_init_kwargs (D13's open part)
+    (r"\.bias$", r"^float32$", r"^(bfloat16|float16)$", "D13"),
+    # Linear8bitLt casts its bias to its input's dtype at the first forward (D32)
+    (r"\.bias$", r"^(bfloat16|float16)$", r"^float32$", "D32"),
+]
 # (D1 is fixed: rules/conversions.yaml names an HF folder's tensors as transformers loads them)
 KNOWN_RENAMED = {}
 
