@@ -142,6 +142,9 @@ KNOWN_DTYPE = [
     # bitsandbytes' Linear4bit casts its bias to the 4-bit compute dtype at the first forward,
     # which TRL takes from ModelConfig.dtype, not model_init_kwargs (D13's open part)
     (r"\.bias$", r"^float32$", r"^(bfloat16|float16)$", "D13"),
+    # FSDP1 units that never ran their forward (a vision tower under a text-only step) keep
+    # stale views of accelerate's upcast flat parameter (D9)
+    (r"^model\.(visual|vision_tower)\.", r"^(bfloat16|float16)$", r"^float32$", "D9"),
     # Linear8bitLt casts its bias to its input's dtype at the first forward (D32)
     (r"\.bias$", r"^(bfloat16|float16)$", r"^float32$", "D32"),
 ]
