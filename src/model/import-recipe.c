@@ -761,9 +761,10 @@ static int finetuning_type(struct recipe *r, const struct dtl_node *ft, const st
 	return 0;
 }
 
-/* finetuning_type full: the parts of a composite model get_forbidden_modules freezes
- * (model_utils/visual.py at v0.9.5), from the three flags and their defaults */
-static int lf_full_frozen(struct recipe *r, const struct dtl_node *ft)
+/* The parts of a composite model get_forbidden_modules names (model_utils/visual.py at
+ * v0.9.5), from the three flags and their defaults: frozen by full and freeze tuning, left
+ * without adapters by LoRA (patch_target_modules) */
+static int lf_forbidden_flags(struct recipe *r)
 {
 	static const struct {
 		const char *key;
@@ -775,8 +776,6 @@ static int lf_full_frozen(struct recipe *r, const struct dtl_node *ft)
 	struct dtl_recipe *rc = &r->m->recipe;
 	int e;
 
-	rc->lf_full = strcmp(ft->string.text, "full") == 0;
-	rc->lf_full_loc = dtl_schema_loc(r->s, ft);
 	rc->lf_full_frozen = 0;
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		const struct dtl_node *v = key(r, flags[i].key);
@@ -874,6 +873,10 @@ static int llama_factory(struct recipe *r)
 			return rc;
 		if ((rc = target_modules(r, key(r, "lora_target"), "lora_target")) < 0)
 			return rc;
+		/* adapter.py: find_all_linear_modules, then patch_target_modules */
+		m->recipe.lf_lora = true;
+		if ((rc = lf_forbidden_flags(r)) < 0)
+			return rc;
 	}
 	/* adapter.py: trainable params to float32 unless pure_bf16 (or badam), or ZeRO-3
 	 * without quantization ("zero3 already in fp32") */
@@ -890,9 +893,12 @@ static int llama_factory(struct recipe *r)
 		m->recipe.upcast_layernorm_loc = dtl_schema_loc(r->s, v);
 	}
 	if (ft && ft->type == DTL_NODE_STRING &&
-	    (strcmp(ft->string.text, "full") == 0 || strcmp(ft->string.text, "freeze") == 0) &&
-	    (rc = lf_full_frozen(r, ft)) < 0)
-		return rc;
+	    (strcmp(ft->string.text, "full") == 0 || strcmp(ft->string.text, "freeze") == 0)) {
+		m->recipe.lf_full = strcmp(ft->string.text, "full") == 0;
+		m->recipe.lf_full_loc = dtl_schema_loc(r->s, ft);
+		if ((rc = lf_forbidden_flags(r)) < 0)
+			return rc;
+	}
 	if (ft && ft->type == DTL_NODE_STRING && strcmp(ft->string.text, "freeze") == 0 &&
 	    (rc = lf_freeze(r)) < 0)
 		return rc;

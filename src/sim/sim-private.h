@@ -101,6 +101,9 @@ bool dtl_sim_is_output_layer(const struct dtl_sim *sim, uint32_t mod);
 bool dtl_sim_is_quant_state_name(const char *name, uint32_t len);
 /* The trainer is one of TRL's core trainers (sft dpo grpo rloo reward kto) */
 bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim);
+/* a LLaMA-Factory LoRA recipe gives the module at path no adapter: find_all_linear_modules
+ * leaves it out (all: lora_target all) or patch_target_modules drops it (stage-trainer.c) */
+bool dtl_sim_lf_lora_excluded(const struct dtl_sim *sim, const char *path, size_t len, bool all);
 /* The HF Trainer (and TRL's trainers, which inherit it) prepares a PEFT model under FSDP1
  * with transformers' _fsdp_qlora_plugin_updates: PEFT's fsdp_auto_wrap_policy, and the
  * 4-bit storage as FSDP's mixed precision (rules/versions.yaml hf-trainer-*). */

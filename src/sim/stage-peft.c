@@ -42,6 +42,8 @@ static bool targeted(const struct target_matcher *m, const struct dtl_sim *sim, 
 	const struct dtl_module *md = &sim->modules[mod];
 	const struct dtl_adapter *a = m->adapter;
 
+	if (dtl_sim_lf_lora_excluded(sim, md->path, md->path_len, m->all_linear))
+		return false;
 	if (m->all_linear)
 		return !dtl_sim_is_output_layer(sim, mod);
 	if (m->regex_compiled) {

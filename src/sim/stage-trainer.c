@@ -29,47 +29,55 @@ bool dtl_sim_trl_core_trainer(const struct dtl_sim *sim)
 
 /*
  * LLaMA-Factory's composite models (model_utils/visual.py at v0.9.5, _register_composite_model;
- * rules/versions.yaml recipes: llama-factory-finetuning): the keys of its vision tower,
- * projector and language model, matched as substrings of parameter names. NULL lists are the
- * defaults: vision_tower, multi_modal_projector, language_model + lm_head.
+ * rules/versions.yaml recipes: llama-factory-finetuning, llama-factory-lora-targets): the keys
+ * of its vision tower, projector and language model, matched as substrings of parameter
+ * names. NULL lists are the defaults: vision_tower, multi_modal_projector, language_model +
+ * lm_head. conflict: lora_conflict_keys, never given LoRA (default none).
  */
 struct lf_composite {
 	const char *model_type;
 	const char *projector[3], *vision[5], *language[3];
+	const char *conflict[2];
 };
 
 static const struct lf_composite lf_composites[] = {
-    {"gemma3", {NULL}, {NULL}, {NULL}},
+    {"gemma3", {NULL}, {NULL}, {NULL}, {NULL}},
     {"glm4v",
      {"visual.merger"},
      {"visual.patch_embed", "visual.blocks"},
-     {"language_model", "lm_head"}},
-    {"internvl", {NULL}, {NULL}, {NULL}},
-    {"llama4", {NULL}, {"vision_model"}, {NULL}},
-    {"llava", {NULL}, {NULL}, {NULL}},
-    {"llava_next", {NULL}, {NULL}, {NULL}},
-    {"llava_next_video", {NULL}, {NULL}, {NULL}},
-    {"mistral3", {"model.multi_modal_projector"}, {NULL}, {NULL}},
-    {"mllama", {NULL}, {"vision_model"}, {NULL}},
-    {"paligemma", {NULL}, {NULL}, {NULL}},
+     {"language_model", "lm_head"},
+     {"patch_embed"}},
+    {"internvl", {NULL}, {NULL}, {NULL}, {NULL}},
+    {"llama4", {NULL}, {"vision_model"}, {NULL}, {NULL}},
+    {"llava", {NULL}, {NULL}, {NULL}, {NULL}},
+    {"llava_next", {NULL}, {NULL}, {NULL}, {NULL}},
+    {"llava_next_video", {NULL}, {NULL}, {NULL}, {NULL}},
+    {"mistral3", {"model.multi_modal_projector"}, {NULL}, {NULL}, {NULL}},
+    {"mllama", {NULL}, {"vision_model"}, {NULL}, {NULL}},
+    {"paligemma", {NULL}, {NULL}, {NULL}, {NULL}},
     {"qwen2_vl",
      {"visual.merger"},
      {"visual.patch_embed", "visual.blocks"},
-     {"language_model", "lm_head"}},
+     {"language_model", "lm_head"},
+     {"patch_embed"}},
     {"qwen2_5_vl",
      {"visual.merger"},
      {"visual.patch_embed", "visual.blocks"},
-     {"language_model", "lm_head"}},
+     {"language_model", "lm_head"},
+     {"patch_embed"}},
     {"qwen3_vl",
      {"visual.merger"},
      {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
-     {"language_model", "lm_head"}},
+     {"language_model", "lm_head"},
+     {"patch_embed"}},
     {"qwen3_vl_moe",
      {"visual.merger"},
      {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
-     {"language_model", "lm_head"}},
+     {"language_model", "lm_head"},
+     {"patch_embed"}},
 };
 
+static const char *const lf_no_keys[] = {NULL};
 static const char *const lf_default_projector[] = {"multi_modal_projector", NULL};
 static const char *const lf_default_vision[] = {"vision_tower", NULL};
 static const char *const lf_default_language[] = {"language_model", "lm_head", NULL};
@@ -148,6 +156,44 @@ static const struct lf_composite *lf_composite(const struct dtl_sim *sim)
 		if (strcmp(lf_composites[i].model_type, type) == 0)
 			return &lf_composites[i];
 	return NULL;
+}
+
+/* find_all_linear_modules (model_utils/misc.py at v0.9.5): lora_target all leaves out the
+ * output layer by name and a composite model's projector, and its vision tower under
+ * freeze_vision_tower (the flag, not the default of get_forbidden_modules' other flags) */
+static bool lf_all_forbidden(const struct dtl_sim *sim, const struct lf_composite *c,
+                             const char *name)
+{
+	const struct dtl_profile *profile = sim->model.profile;
+	const char *type =
+	    profile && profile->model_type ? profile->model_type : sim->manifest->model.model_type;
+	const char *output = !type                            ? NULL
+	                     : strcmp(type, "chatglm") == 0   ? "output_layer"
+	                     : strcmp(type, "internlm2") == 0 ? "output"
+	                                                      : NULL;
+
+	return strstr(name, "lm_head") || (output && strstr(name, output)) ||
+	       (c && (lf_hits(name, c->projector, lf_default_projector) ||
+	              ((sim->manifest->recipe.lf_full_frozen & DTL_LF_VISION) &&
+	               lf_hits(name, c->vision, lf_default_vision))));
+}
+
+bool dtl_sim_lf_lora_excluded(const struct dtl_sim *sim, const char *path, size_t len, bool all)
+{
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	const struct lf_composite *c;
+	char name[4096];
+
+	if (!rc->lf_lora || len >= sizeof(name))
+		return false;
+	memcpy(name, path, len);
+	name[len] = '\0';
+	c = lf_composite(sim);
+	if (all && lf_all_forbidden(sim, c, name))
+		return true;
+	/* patch_target_modules: a composite model's targets lose get_forbidden_modules' parts
+	 * and the lora_conflict_keys */
+	return c && (lf_forbidden(rc, c, name) || lf_hits(name, c->conflict, lf_no_keys));
 }
 
 /* finetuning_type full or freeze: the parameters LLaMA-Factory freezes keep the load dtype

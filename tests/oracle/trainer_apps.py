@@ -59,6 +59,11 @@ LF = [
     ("llava", {"finetuning_type": "full", "bf16": True}),
     ("gemma3-vl", {"finetuning_type": "full", "bf16": True}),
     ("qwen3-vl", {"finetuning_type": "full", "fp16": True}),
+    # L3: LoRA on a composite model, the vision tower trained (patch_target_modules still
+    # drops the projector and patch_embed), and a list target the CLIP tower also has
+    ("qwen2-vl", {"finetuning_type": "lora", "lora_target": "all", "bf16": True,
+                  "freeze_vision_tower": False}),
+    ("llava", {"finetuning_type": "lora", "lora_target": "q_proj,v_proj", "bf16": True}),
 ]
 
 # axolotl recipes; "axolotl-" labels. base_model and the keys its validation needs are added.
@@ -96,7 +101,6 @@ CPU_ONLY = [
 # -> tag. A set-up listed here still prints its differences; it does not fail the run.
 KNOWN = {
     r"^lf (qwen2-vl|llava|gemma3-vl) finetuning_type=full": "L4",
-    r"^lf qwen2-vl finetuning_type=lora lora_target=all": "L3",
 }
 
 # The subset the meson test runs (suite oracle-trainers): the set-ups of the fixed

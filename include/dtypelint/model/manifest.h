@@ -142,7 +142,8 @@ struct dtl_key_read {
 	struct dtl_loc loc;
 };
 
-/* The parts of a composite model LLaMA-Factory's full tuning freezes (struct dtl_recipe). */
+/* The parts of a composite model LLaMA-Factory's full tuning freezes and its LoRA leaves
+ * without adapters (struct dtl_recipe). */
 enum {
 	DTL_LF_VISION = 1,    /* freeze_vision_tower (default true) */
 	DTL_LF_PROJECTOR = 2, /* freeze_multi_modal_projector (default true) */
@@ -167,11 +168,15 @@ struct dtl_recipe {
 	 * the norm and embedding modules go back to torch_dtype (the load dtype) */
 	bool axolotl_kbit_restore;
 	struct dtl_loc axolotl_kbit_restore_loc;
-	/* LLaMA-Factory finetuning_type full: get_forbidden_modules freezes these parts of a
-	 * composite (vision-language) model, kept in the load dtype (DTL_LF_*; 0: not full) */
+	/* LLaMA-Factory finetuning_type full (or freeze): get_forbidden_modules freezes these
+	 * parts of a composite (vision-language) model, kept in the load dtype; LoRA: these
+	 * parts get no adapter (patch_target_modules). DTL_LF_*; 0: none, or neither kind */
 	unsigned lf_full_frozen;
 	bool lf_full;
 	struct dtl_loc lf_full_loc;
+	/* finetuning_type lora: the targets are LLaMA-Factory's (find_all_linear_modules for
+	 * lora_target all, then patch_target_modules), not PEFT's alone */
+	bool lf_lora;
 	/* finetuning_type freeze: only the last freeze_trainable_layers layers (the first ones
 	 * when negative), their freeze_trainable_modules ("all": whole layers) and the
 	 * freeze_extra_modules train; the rest stays frozen in the load dtype. The forbidden
