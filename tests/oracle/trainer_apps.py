@@ -99,9 +99,8 @@ CPU_ONLY = [
 
 # Open disagreements of DISAGREEMENTS.md ("LLaMA-Factory and axolotl"): set-up label regex
 # -> tag. A set-up listed here still prints its differences; it does not fail the run.
-KNOWN = {
-    r"^lf (qwen2-vl|llava|gemma3-vl) finetuning_type=full": "L4",
-}
+# None open since L3 and L4 (2026-11-28).
+KNOWN = {}
 
 # The subset the meson test runs (suite oracle-trainers): the set-ups of the fixed
 # disagreements L1, L2, L5 and a QLoRA load of each trainer, by index in LF / AXO.
@@ -109,13 +108,9 @@ FAST = {"lf": (6, 8, 12), "axolotl": (1, 8)}
 
 TRACE = re.compile(r": trace: '(.*)' \((frozen|trainable|buffer)\), stored (\w+)")
 QUOTED = re.compile(r"'([A-Za-z]+(?:Error|Exception)): (.*)'$")
-# D1: checkpoint name -> live name (transformers 5's conversion mapping of these classes)
-_LLAVA_LIKE = [(r"^language_model\.model\.", "model.language_model."),
-               (r"^language_model\.lm_head\.", "lm_head."),
-               (r"^(vision_tower|multi_modal_projector)\.", r"model.\1.")]
-D1_RENAMES = {"llava": _LLAVA_LIKE, "gemma3-vl": _LLAVA_LIKE,
-              "qwen2-vl": [(r"^visual\.", "model.visual."),
-                           (r"^model\.(?!language_model\.|visual\.)", "model.language_model.")]}
+# a tied weight's trace: dtypelint lists it with its partner's history; named_parameters()
+# yields the shared Parameter once, under its first name
+TIED = re.compile(r"tied to '([^']+)', the same Parameter")
 
 
 def label(kind, arch, args):
@@ -183,22 +178,17 @@ def lint(binary, folder, args, arch):
         m = QUOTED.search(refused[0]["message"])
         err = (m.group(1), m.group(2)) if m else ("input error", refused[0]["message"])
         rule = "DT001"
-    dtypes = {rename(arch, m.group(1)): (m.group(3), None if m.group(2) == "buffer" else
-                                         m.group(2) == "trainable")
-              for m in TRACE.finditer(run.stderr)}
+    heads = list(TRACE.finditer(run.stderr))
+    dtypes, ties = {}, {}
+    for i, m in enumerate(heads):
+        dtypes[m.group(1)] = (m.group(3), None if m.group(2) == "buffer" else
+                              m.group(2) == "trainable")
+        tie = TIED.search(run.stderr, m.end(),
+                          heads[i + 1].start() if i + 1 < len(heads) else len(run.stderr))
+        if tie:
+            ties[m.group(1)] = tie.group(1)
     return {"exit": run.returncode, "error": [e.strip() for e in err] if err else None,
-            "dtypes": dtypes, "rule": rule}
-
-
-def rename(arch, name):
-    """A folder's checkpoint name as the live model names it, for the vision-language models
-    whose transformers 5 checkpoint keys are not the live names (D1 of DISAGREEMENTS.md, open:
-    dtypelint lists the checkpoint's), so that their dtypes are still compared."""
-    for pat, rep in D1_RENAMES.get(arch, ()):
-        name, n = re.subn(pat, rep, name)
-        if n:
-            break
-    return name
+            "dtypes": dtypes, "ties": ties, "rule": rule}
 
 
 def gpu_auto(r, kind, args):
@@ -246,7 +236,11 @@ def compare(r, t):
     if missing:
         diffs.append(f"{len(missing)} real tensors dtypelint does not list: " +
                      ", ".join(missing[:5]))
-    extra = sorted(set(t["dtypes"]) - set(final))
+    # a tie real lists once: the second name is the partner's Parameter (its dtype must be
+    # the partner's; dtypelint's trace prints a tie without requires_grad, as "frozen")
+    extra = sorted(n for n in set(t["dtypes"]) - set(final)
+                   if not (t.get("ties", {}).get(n) in final and
+                           t["dtypes"][n][0] == final[t["ties"][n]][0]))
     if extra:
         diffs.append(f"{len(extra)} tensors dtypelint lists that the real model lacks: " +
                      ", ".join(extra[:5]))
