@@ -222,8 +222,14 @@ int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_beha
 	/* an HF folder's names as the live model has them, where transformers converts them
 	 * (rules/conversions.yaml) */
 	if (m->conversion &&
-	    dtl_behavior_active(table, (enum dtl_behavior)m->conversion->behavior, versions))
-		return dtl_hf_conversion_apply(*ret, m->conversion, table, versions, arena, ret);
+	    dtl_behavior_active(table, (enum dtl_behavior)m->conversion->behavior, versions) &&
+	    (r = dtl_hf_conversion_apply(*ret, m->conversion, table, versions, arena, ret)) < 0)
+		return r;
+	/* the plan's trainer, when one input names it (a trainer linted as one of several
+	 * keeps the checkpoint's class) */
+	if (plan->trainer && !plan->trainer_range && strcmp(plan->trainer, "trl-reward") == 0 &&
+	    dtl_behavior_active(table, DTL_B_TRL_REWARD_SEQ_CLS_HEAD, versions))
+		return dtl_manifest_reward_head(*ret, arena, ret);
 	return 0;
 }
 

@@ -53,29 +53,6 @@ static int report(struct dtl_check *c, const struct dtl_unmodelled *u)
 	return 0;
 }
 
-/* TRL's RewardTrainer loads a causal LM's checkpoint as AutoModelForSequenceClassification
- * with num_labels=1 (trl/trainer/reward_trainer.py at v1.16.0): a `score` head, created in the
- * load dtype, in place of lm_head, which the simulation keeps (tests/oracle/DISAGREEMENTS.md
- * D22). Named by the plan's trainer, so no importer records it. */
-static int reward_head(struct dtl_check *c)
-{
-	const struct dtl_sim *sim = c->sim;
-	const char *trainer = sim->rp.plan.trainer;
-	struct dtl_unmodelled u = {
-	    .what = "TRL's reward model head (RewardTrainer loads "
-	            "AutoModelForSequenceClassification with num_labels=1: a 'score' "
-	            "Linear(hidden_size, 1) in place of lm_head)",
-	    .touches = "the score head, created at load in the load dtype (with a SEQ_CLS "
-	               "adapter, a modules_to_save copy); the simulation keeps the checkpoint's "
-	               "lm_head",
-	    .suffixes = {"lm_head.weight"},
-	    .loc = sim->rp.plan.trainer_loc};
-
-	if (!trainer || strcmp(trainer, "trl-reward") != 0 || sim->rp.plan.trainer_range)
-		return 0;
-	return report(c, &u);
-}
-
 static int dt604_check(struct dtl_check *c)
 {
 	const struct dtl_unmodelled *u = c->sim->rp.plan.unmodelled.items;
@@ -84,7 +61,7 @@ static int dt604_check(struct dtl_check *c)
 	for (size_t i = 0; i < c->sim->rp.plan.unmodelled.count; i++)
 		if ((r = report(c, &u[i])) < 0)
 			return r;
-	return reward_head(c);
+	return 0;
 }
 
 DTL_RULE(dt604) = {
@@ -97,8 +74,8 @@ DTL_RULE(dt604) = {
         "PEFT and the trainers that drive them. A set-up that also uses another "
         "quantization format (MXFP4, FP8, GPTQ, AWQ, torchao, ...), FP8 training, ZeRO++ "
         "quantized gradients or hierarchical partitioning, a rollout engine (vLLM, SGLang), "
-        "tensor or pipeline parallelism, Megatron, or a reward model's value head (TRL's "
-        "RewardTrainer, OpenRLHF's reward model) is traced without that part: the "
+        "tensor or pipeline parallelism, Megatron, or a reward model's value head (OpenRLHF's "
+        "reward model) is traced without that part: the "
         "tensors it touches keep the dtypes the files declare. Each such part is reported "
         "with the key that asks for it and the tensors it touches, so that a run that "
         "cannot judge a set-up is never read as a clean one.",

@@ -170,6 +170,7 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 static int skip_list_build(struct dtl_sim *sim, struct skip_list *sl)
 {
 	static const struct dtl_pattern lm_head = {.text = "lm_head", .len = 7};
+	static const struct dtl_pattern score = {.text = "score", .len = 5};
 	const struct dtl_quantization *q = &sim->manifest->quantization;
 	const struct dtl_patterns *keep[] = {&sim->model.keep_in_fp32,
 	                                     &sim->model.keep_in_fp32_strict};
@@ -187,8 +188,9 @@ static int skip_list_build(struct dtl_sim *sim, struct skip_list *sl)
 	if (q->skip_modules.present)
 		for (size_t i = 0; i < q->skip_modules.count; i++)
 			sl->entries[n++] = &q->skip_modules.items[i];
-	else /* get_keys_to_not_convert: the output embedding */
-		sl->entries[n++] = &lm_head;
+	else /* get_keys_to_not_convert: the output embedding, or the last parameter's module:
+	      * score in the reward trainer's model (rules/versions.yaml trl-reward-seq-cls-head) */
+		sl->entries[n++] = sim->manifest->model.seq_cls_head ? &score : &lm_head;
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; i < keep[l]->count; i++)
 			sl->entries[n++] = &keep[l]->items[i];

@@ -58,10 +58,16 @@ int dtl_behavior_lookup(const char *name, size_t len);
 /* The manifest as plan's versions (the table's newest where it names none) have it: without
  * the tensors an importer created for other versions only (dtl_tensor_decl.gate, a tail of
  * the list), and an HF folder's tensors named and merged as that transformers loads them
- * (m->conversion, hf-conversion.h). *ret is m itself when none is left out, else a copy in arena. 0
- * or -ENOMEM. */
+ * (m->conversion, hf-conversion.h), and, under the plan's trainer: trl-reward, the model that
+ * trainer loads (dtl_manifest_reward_head). *ret is m itself when none is left out, else a copy in
+ * arena. 0 or -ENOMEM. */
 int dtl_manifest_at_versions(const struct dtl_manifest *m, const struct dtl_behavior_table *table,
                              const struct dtl_plan *plan, struct dtl_arena *arena,
+                             const struct dtl_manifest **ret);
+/* m as TRL's RewardTrainer loads a causal LM's checkpoint (AutoModelForSequenceClassification,
+ * num_labels=1; reward-head.c): no lm_head nor its tie, a score.weight [1, hidden] in the load
+ * dtype. *ret is m itself when m has no lm_head, else a copy in arena. 0 or -ENOMEM. */
+int dtl_manifest_reward_head(const struct dtl_manifest *m, struct dtl_arena *arena,
                              const struct dtl_manifest **ret);
 /* "torch >= 2.1", "deepspeed 0.12.0 to 0.19.2" */
 const char *dtl_behavior_range(const struct dtl_behavior_table *table, enum dtl_behavior behavior,

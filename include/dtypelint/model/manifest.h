@@ -100,6 +100,9 @@ struct dtl_model_info {
 	struct dtl_glob_map *kernels;
 	size_t kernel_count;
 	struct dtl_loc loc;
+	/* a sequence-classification head (score) replaced lm_head: the model TRL's reward trainer
+	 * loads (dtl_manifest_reward_head) */
+	bool seq_cls_head;
 };
 
 enum dtl_quant_method {
