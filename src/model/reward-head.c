@@ -93,6 +93,17 @@ static struct dtl_tensor_decl score_decl(const struct dtl_manifest *m,
 	return d;
 }
 
+/* A causal LM's class (LlamaForCausalLM): AutoModelForSequenceClassification maps it to its
+ * *ForSequenceClassification, whose head is `score`; other classes (T5's
+ * classification_head, multimodal models) are left as they are */
+static bool causal_lm(const struct dtl_manifest *m)
+{
+	static const char suffix[] = "ForCausalLM";
+	const char *arch = m->model.architecture;
+	size_t n = arch ? strlen(arch) : 0, s = sizeof(suffix) - 1;
+	return n > s && strcmp(arch + n - s, suffix) == 0;
+}
+
 int dtl_manifest_reward_head(const struct dtl_manifest *m, struct dtl_arena *arena,
                              const struct dtl_manifest **ret)
 {
@@ -100,10 +111,15 @@ int dtl_manifest_reward_head(const struct dtl_manifest *m, struct dtl_arena *are
 	bool tied = false;
 
 	*ret = m;
-	for (size_t i = 0; i < m->tensor_count && !lm_head; i++)
-		if (m->tensors[i].name_len == 14 &&
-		    memcmp(m->tensors[i].name, "lm_head.weight", 14) == 0)
-			lm_head = &m->tensors[i];
+	if (!causal_lm(m))
+		return 0;
+	for (size_t i = 0; i < m->tensor_count; i++) {
+		const struct dtl_tensor_decl *d = &m->tensors[i];
+		if (d->name_len > 6 && memcmp(d->name, "score.", 6) == 0)
+			return 0; /* a head of that name already: not a causal LM's checkpoint */
+		if (!lm_head && d->name_len == 14 && memcmp(d->name, "lm_head.weight", 14) == 0)
+			lm_head = d;
+	}
 	for (size_t g = 0; g < m->model.tied_count; g++)
 		for (size_t k = 0; k < m->model.tied[g].count; k++)
 			tied = tied || is_lm_head(m->model.tied[g].names[k].text,
