@@ -745,8 +745,7 @@ static uint32_t branch_here(struct lexer *lx, const char **ret_where)
 	                                    [FRAME_LOOP] = "a loop body",
 	                                    [FRAME_FUNCTION] = "a function",
 	                                    [FRAME_GROUP] = "a { } group",
-	                                    [FRAME_CALL] = "a function called where it may not "
-	                                                   "run",
+	                                    [FRAME_CALL] = "a function called where it may not run",
 	                                    [FRAME_SUBSHELL] = "a ( ) subshell"};
 	*ret_where = NULL;
 	if (lx->chained || lx->lost) {
