@@ -24,7 +24,12 @@ if [ ! -f "$build/build.ninja" ]; then
 	CC=$cc meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dkernels=disabled >/dev/null
 fi
-ninja -C "$build" >/dev/null
+# a build error must say what failed: ninja prints it on standard output
+if ! log=$(ninja -C "$build" 2>&1); then
+	printf '%s\n' "$log" | tail -n 40 >&2
+	echo "smoke.sh: the fuzz build in $build failed" >&2
+	exit 1
+fi
 mkdir -p "$build/fuzz-artifacts"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
