@@ -265,35 +265,46 @@ static bool module_has(const char *name, const char *word)
 	return hit && last && hit + strlen(word) <= last;
 }
 
+/* axolotl's _configure_embedding_dtypes: every floating tensor of a module whose name holds
+ * "norm", and of the embedding modules, goes to dtype `to` (parameters and buffers alike),
+ * but for the tensors with a flag in `skip` */
+static int axolotl_cast_norms_embeddings(struct dtl_sim *sim, enum dtl_dtype to, uint32_t skip,
+                                         const char *reason, const char *fact, struct dtl_loc loc)
+{
+	const char *embed[2];
+
+	axolotl_embedding_names(sim, embed);
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		const char *name = sim->t.name[t];
+		if (!dtl_dtype_is_floating(sim->t.dtype[t]) || sim->t.dtype[t] == to ||
+		    (sim->t.flags[t] & skip) ||
+		    (!module_has(name, "norm") && !module_has(name, embed[0]) &&
+		     !module_has(name, embed[1])))
+			continue;
+		int r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, to, reason, fact, loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* axolotl's full fine-tuning without FSDP: module.to(float32) for every module whose name
  * holds "norm" and every embedding module, parameters and floating buffers alike
  * (rules/versions.yaml recipes: axolotl-embedding-upcast) */
 static int axolotl_upcast(struct dtl_sim *sim)
 {
-	static const char *fact = "https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/"
-	                          "axolotl/loaders/model.py#L435-L490";
 	const struct dtl_recipe *rc = &sim->manifest->recipe;
 	enum dtl_strategy st = sim->rp.plan.strategy;
-	const char *embed[2];
 
 	if (!rc->axolotl_upcast || st == DTL_STRATEGY_FSDP1 || st == DTL_STRATEGY_FSDP2)
 		return 0;
-	axolotl_embedding_names(sim, embed);
-	for (uint32_t t = 0; t < sim->t.count; t++) {
-		const char *name = sim->t.name[t];
-		if (!dtl_dtype_is_floating(sim->t.dtype[t]) || sim->t.dtype[t] == DTL_DTYPE_F32 ||
-		    (!module_has(name, "norm") && !module_has(name, embed[0]) &&
-		     !module_has(name, embed[1])))
-			continue;
-		int r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, DTL_DTYPE_F32,
-		                          "axolotl's full fine-tuning casts the norm and embedding "
-		                          "modules to float32 (_configure_embedding_dtypes; no "
-		                          "adapter casts them back)",
-		                          fact, rc->axolotl_upcast_loc);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return axolotl_cast_norms_embeddings(
+	    sim, DTL_DTYPE_F32, 0,
+	    "axolotl's full fine-tuning casts the norm and embedding modules to float32 "
+	    "(_configure_embedding_dtypes; no adapter casts them back)",
+	    "https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/axolotl/loaders/"
+	    "model.py#L435-L490",
+	    rc->axolotl_upcast_loc);
 }
 
 /* axolotl's LoRA / QLoRA on a quantized model: after prepare_model_for_kbit_training (the
@@ -301,32 +312,19 @@ static int axolotl_upcast(struct dtl_sim *sim)
  * are added (rules/versions.yaml recipes: axolotl-kbit) */
 static int axolotl_kbit_restore(struct dtl_sim *sim)
 {
-	static const char *fact = "https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/"
-	                          "axolotl/loaders/model.py#L466-L490";
 	const struct dtl_manifest *m = sim->manifest;
 	enum dtl_dtype to = m->model.load_dtype;
-	const char *embed[2];
 
 	if (!m->recipe.axolotl_kbit_restore || m->model.load_mode != DTL_LOAD_DTYPE ||
 	    !dtl_dtype_is_floating(to))
 		return 0;
-	axolotl_embedding_names(sim, embed);
-	for (uint32_t t = 0; t < sim->t.count; t++) {
-		const char *name = sim->t.name[t];
-		if (!dtl_dtype_is_floating(sim->t.dtype[t]) || sim->t.dtype[t] == to ||
-		    (sim->t.flags[t] & (DTL_TF_ADAPTER | DTL_TF_QUANTIZED)) ||
-		    (!module_has(name, "norm") && !module_has(name, embed[0]) &&
-		     !module_has(name, embed[1])))
-			continue;
-		int r = dtl_sim_set_dtype(sim, t, DTL_STAGE_TRAINER, to,
-		                          "axolotl casts the norm and embedding modules back to "
-		                          "torch_dtype after prepare_model_for_kbit_training "
-		                          "(_configure_embedding_dtypes)",
-		                          fact, m->recipe.axolotl_kbit_restore_loc);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return axolotl_cast_norms_embeddings(
+	    sim, to, DTL_TF_ADAPTER | DTL_TF_QUANTIZED,
+	    "axolotl casts the norm and embedding modules back to torch_dtype after "
+	    "prepare_model_for_kbit_training (_configure_embedding_dtypes)",
+	    "https://github.com/axolotl-ai-cloud/axolotl/blob/v0.19.0/src/axolotl/loaders/"
+	    "model.py#L466-L490",
+	    m->recipe.axolotl_kbit_restore_loc);
 }
 
 /* LLaMA-Factory's own casts (rules/versions.yaml recipes: llama-factory): upcast_layernorm
