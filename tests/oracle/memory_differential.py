@@ -358,18 +358,8 @@ def worker(pairs):
             one_rank(0, spec, out, 1, spec["port"])
             gather(out, 1)
             continue
-        import torch.multiprocessing as mp
-        ctx = mp.start_processes(rank_main, args=(spec, out, 2, spec["port"]), nprocs=2,
-                                 join=False, start_method="spawn")
-        procs = ctx.processes
-        while all(p.is_alive() for p in procs):
-            time.sleep(0.2)
-        deadline = time.time() + 120
-        for p in procs:
-            p.join(max(0.0, deadline - time.time()))
-            if p.is_alive():
-                p.kill()
-                p.join()
+        import real_worker as w
+        w.spawn_world(rank_main, (spec, out, 2, spec["port"]), 2, 120)
         gather(out, 2)
     return 0
 

@@ -514,22 +514,27 @@ def main():
         with open(out, "w") as f:
             json.dump(result, f)
         return 0
+    spawn_world(rank_main, (spec, out, world, port), world, 60)
+    merge(out, world)
+    return 0
+
+
+def spawn_world(target, args, world, grace):
+    """Runs target(rank, *args) in WORLD spawned processes and waits: the first rank to finish
+    sets a deadline of GRACE seconds for the others (a rank left in a collective by a failed
+    peer would wait for gloo's 30-minute timeout), which are then killed."""
     import torch.multiprocessing as mp
-    ctx = mp.start_processes(rank_main, args=(spec, out, world, port), nprocs=world,
-                             join=False, start_method="spawn")
-    # the first rank to finish sets a deadline for the others (a rank left in a collective
-    # by a failed peer would wait for gloo's 30-minute timeout)
+    ctx = mp.start_processes(target, args=args, nprocs=world, join=False,
+                             start_method="spawn")
     procs = ctx.processes
     while all(p.is_alive() for p in procs):
         time.sleep(0.2)
-    deadline = time.time() + 60
+    deadline = time.time() + grace
     for p in procs:
         p.join(max(0.0, deadline - time.time()))
         if p.is_alive():
             p.kill()
             p.join()
-    merge(out, world)
-    return 0
 
 
 if __name__ == "__main__":
