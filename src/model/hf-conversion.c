@@ -24,38 +24,13 @@
 
 /* ---- reading rules/conversions.yaml ---- */
 
-static int parse_strings(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
-                         const char ***ret, size_t *ret_count)
-{
-	struct dtl_patterns p;
-	int r = dtl_schema_patterns(s, v, what, DTL_PATTERN_PLAIN, &p);
-	if (r < 0)
-		return r;
-	const char **out = dtl_arena_calloc(s->arena, p.count ? p.count : 1, sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-	for (size_t i = 0; i < p.count; i++)
-		out[i] = p.items[i].text;
-	*ret = out;
-	*ret_count = p.count;
-	return 0;
-}
-
+/* a conversion holds in the versions of its behaviour, which it must name */
 static int parse_behavior(const struct dtl_schema *s, const struct dtl_node *n, int *ret)
 {
-	const struct dtl_node *b = dtl_node_get(n, "behaviour");
-	const char *text;
-	int r;
-
-	if (!b)
+	int r = dtl_schema_behavior(s, n, ret);
+	if (r == 0 && *ret < 0)
 		return dtl_schema_fail(s, n, "a conversion needs 'behaviour'");
-	if ((r = dtl_schema_string(s, b, "behaviour", &text)) < 0)
-		return r;
-	if ((*ret = dtl_behavior_lookup(text, strlen(text))) < 0)
-		return dtl_schema_fail(s, b,
-		                       "'behaviour' must be a key of rules/versions.yaml, got %s",
-		                       dtl_schema_describe(s, b));
-	return 0;
+	return r;
 }
 
 static int parse_rename(const struct dtl_schema *s, const struct dtl_node *n,
@@ -84,7 +59,7 @@ static int parse_rename(const struct dtl_schema *s, const struct dtl_node *n,
 		ret->scope_len = strlen(ret->scope);
 	}
 	if ((unless = dtl_node_get(n, "unless")) &&
-	    (r = parse_strings(s, unless, "unless", &ret->unless, &ret->unless_count)) < 0)
+	    (r = dtl_schema_strings(s, unless, "unless", &ret->unless, &ret->unless_count)) < 0)
 		return r;
 	ret->behavior = -1;
 	if (dtl_node_get(n, "behaviour"))
@@ -176,7 +151,7 @@ static int entry_names(const struct dtl_schema *s, const struct dtl_node *n, con
 	*ret = false;
 	if (!list)
 		return 0;
-	if ((r = parse_strings(s, list, key, &items, &count)) < 0)
+	if ((r = dtl_schema_strings(s, list, key, &items, &count)) < 0)
 		return r;
 	for (size_t i = 0; name && i < count; i++)
 		*ret = *ret || strcmp(items[i], name) == 0;

@@ -8,23 +8,6 @@
 #include "dtypelint/model/profile.h"
 #include "dtypelint/model/schema.h"
 
-static int parse_names(const struct dtl_schema *s, const struct dtl_node *v, const char *what,
-                       const char ***ret, size_t *ret_count)
-{
-	struct dtl_patterns p;
-	int r = dtl_schema_patterns(s, v, what, DTL_PATTERN_PLAIN, &p);
-	if (r < 0)
-		return r;
-	const char **names = dtl_arena_calloc(s->arena, p.count ? p.count : 1, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < p.count; i++)
-		names[i] = p.items[i].text;
-	*ret = names;
-	*ret_count = p.count;
-	return 0;
-}
-
 static int parse_status(const struct dtl_schema *s, const struct dtl_node *map, bool *ret_verified)
 {
 	const struct dtl_node *status = dtl_node_get(map, "status");
@@ -222,21 +205,10 @@ static int parse_dims(const struct dtl_schema *s, const struct dtl_node *dims, c
 /* `behaviour: KEY`, a key of rules/versions.yaml: *ret_gate = 1 + its enum; no key: 0 */
 static int parse_gate(const struct dtl_schema *s, const struct dtl_node *map, uint16_t *ret_gate)
 {
-	const struct dtl_node *key = dtl_node_get(map, "behaviour");
-	const char *text;
-	int r, b;
+	int b, r = dtl_schema_behavior(s, map, &b);
 
-	*ret_gate = 0;
-	if (!key)
-		return 0;
-	if ((r = dtl_schema_string(s, key, "behaviour", &text)) < 0)
-		return r;
-	if ((b = dtl_behavior_lookup(text, strlen(text))) < 0)
-		return dtl_schema_fail(s, key,
-		                       "'behaviour' must be a key of rules/versions.yaml, got %s",
-		                       dtl_schema_describe(s, key));
-	*ret_gate = (uint16_t)(b + 1);
-	return 0;
+	*ret_gate = r == 0 && b >= 0 ? (uint16_t)(b + 1) : 0;
+	return r;
 }
 
 /* `dtype: load` (created under the default dtype, the load dtype), `dtype: float32` (the
@@ -361,7 +333,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 		if (strcmp(k, "architecture") == 0)
 			r = dtl_schema_string(s, v, k, &p->architecture);
 		else if (strcmp(k, "aliases") == 0)
-			r = parse_names(s, v, k, &p->aliases, &p->alias_count);
+			r = dtl_schema_strings(s, v, k, &p->aliases, &p->alias_count);
 		else if (strcmp(k, "model_type") == 0)
 			r = dtl_schema_string(s, v, k, &p->model_type);
 		else if (strcmp(k, "keep_in_fp32") == 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dtypelint/core/glob.h"
+#include "dtypelint/model/behavior.h"
 #include "dtypelint/model/schema.h"
 
 struct dtl_loc dtl_schema_loc(const struct dtl_schema *s, const struct dtl_node *node)
@@ -243,5 +244,40 @@ int dtl_schema_patterns(const struct dtl_schema *s, const struct dtl_node *node,
 			return r;
 	}
 	*ret_patterns = out;
+	return 0;
+}
+
+int dtl_schema_strings(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
+                       const char ***ret, size_t *ret_count)
+{
+	struct dtl_patterns p;
+	int r = dtl_schema_patterns(s, node, what, DTL_PATTERN_PLAIN, &p);
+	if (r < 0)
+		return r;
+	const char **out = dtl_arena_calloc(s->arena, p.count ? p.count : 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < p.count; i++)
+		out[i] = p.items[i].text;
+	*ret = out;
+	*ret_count = p.count;
+	return 0;
+}
+
+int dtl_schema_behavior(const struct dtl_schema *s, const struct dtl_node *map, int *ret)
+{
+	const struct dtl_node *key = dtl_node_get(map, "behaviour");
+	const char *text;
+	int r;
+
+	*ret = -1;
+	if (!key)
+		return 0;
+	if ((r = dtl_schema_string(s, key, "behaviour", &text)) < 0)
+		return r;
+	if ((*ret = dtl_behavior_lookup(text, strlen(text))) < 0)
+		return dtl_schema_fail(s, key,
+		                       "'behaviour' must be a key of rules/versions.yaml, got %s",
+		                       dtl_schema_describe(s, key));
 	return 0;
 }

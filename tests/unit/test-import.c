@@ -13,6 +13,9 @@
 #include "dtypelint/cli/dtypelint.h"
 #include "dtypelint/model/hf-conversion.h"
 #include "dtypelint/model/import.h"
+#include "dtypelint/model/schema.h"
+#include "dtypelint/input/doc.h"
+#include "dtypelint/input/source.h"
 
 #ifndef DTL_SOURCE_ROOT
 #define DTL_SOURCE_ROOT "."
@@ -697,6 +700,35 @@ START_TEST(hf_conversion_keeps_incomplete_or_mixed_experts)
 	const struct dtl_manifest *m = conv_manifest(names, dtypes, shapes, 5), *out;
 	ck_assert_int_eq(conv_apply(m, c, &out), 0);
 	ck_assert_ptr_eq(out, m);
+}
+END_TEST
+
+/* `behaviour:` of a profile or conversion entry (dtl_schema_behavior): absent is -1, a key of
+ * rules/versions.yaml its index, anything else an error at the value's line and column */
+static int behavior_of(const char *yaml, int *ret)
+{
+	struct dtl_source source;
+	struct dtl_node *root;
+	struct dtl_schema s = {
+	    .file = "entry.yaml", .arena = &arena, .limits = &limits, .error = &error};
+	ck_assert_int_eq(dtl_source_init_mem(&source, "entry.yaml", yaml, strlen(yaml)), 0);
+	ck_assert_int_eq(dtl_doc_parse_yaml(&source, &arena, &limits, &root, &error), 0);
+	int r = dtl_schema_behavior(&s, root, ret);
+	dtl_source_fini(&source);
+	return r;
+}
+
+START_TEST(schema_behavior_key)
+{
+	int b;
+	ck_assert_int_eq(behavior_of("name: x\n", &b), 0);
+	ck_assert_int_eq(b, -1);
+	ck_assert_int_eq(behavior_of("behaviour: transformers-gemma2-embed-scale-buffer\n", &b), 0);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_lt(behavior_of("behaviour: no-such-behaviour\n", &b), 0);
+	ck_assert_ptr_nonnull(strstr(error.message, "must be a key of rules/versions.yaml"));
+	ck_assert_uint_eq(error.loc.line, 1);
+	ck_assert_uint_eq(error.loc.column, 12);
 }
 END_TEST
 

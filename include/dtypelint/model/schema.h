@@ -58,5 +58,11 @@ int dtl_schema_patterns(const struct dtl_schema *s, const struct dtl_node *node,
                         enum dtl_pattern_kind kind, struct dtl_patterns *ret_patterns);
 int dtl_schema_pattern(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
                        enum dtl_pattern_kind kind, struct dtl_pattern *ret_pattern);
+/* A list of plain strings, as an arena array of their texts (NUL-terminated). */
+int dtl_schema_strings(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
+                       const char ***ret, size_t *ret_count);
+/* The map's `behaviour:` key, a key of rules/versions.yaml: its enum dtl_behavior in *ret, or -1
+ * when the map has none; a value that names no behaviour is a schema error. */
+int dtl_schema_behavior(const struct dtl_schema *s, const struct dtl_node *map, int *ret);
 
 #endif
