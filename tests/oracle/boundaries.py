@@ -44,6 +44,7 @@ LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
 # precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class.
 PROBES = {
+    # ---- accelerate ----
     # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
     ("accelerate-fsdp2-upcast", "since"): (
         "accelerate", "1.13.0", "1.14.0",
@@ -66,6 +67,7 @@ PROBES = {
         "accelerate", "1.14.0", "1.15.0",
         {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
          "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # ---- peft ----
     # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
     ("peft-autocast-adapter-dtype", "since"): (
         "peft", "0.11.1", "0.12.0",
@@ -85,6 +87,7 @@ PROBES = {
              add_adapter={"name": "second", "task_type": "SEQ_CLS",
                           "autocast_adapter_dtype": False}),
         r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
         "trl", "0.26.2", "0.27.0",
@@ -107,6 +110,8 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
+    # ---- transformers 4.x / 5.0 ----
+    # ---- transformers 5.x ----
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -163,8 +168,17 @@ def check_records(behaviours):
     return bad
 
 
+# The releases that cannot import beside the venv's newer packages, with the exact pins they
+# need beside them in the same shadowing folder (their own requirements, read in the
+# release's metadata; none of them is torch). Example: transformers 5.0.0 requires
+# huggingface-hub < 2.0 and tokenizers <= 0.23.0, and the venv has 2.x and 0.23.3.
+COMPANIONS = {
+}
+
+
 def install(python, cache, pkg, ver):
-    """The folder holding PKG==VER alone (pip --no-deps --target), None when pip fails."""
+    """The folder holding PKG==VER and its COMPANIONS alone (pip --no-deps --target), None
+    when pip fails."""
     if pkg == "torch":
         raise ValueError("torch is never installed here: the venv's 2.13.0 is the only one")
     folder = os.path.join(cache, f"{pkg}-{ver}")
@@ -173,8 +187,9 @@ def install(python, cache, pkg, ver):
     # --no-build-isolation: deepspeed is an sdist whose build imports the venv's torch
     run = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
                           "--no-build-isolation", "--disable-pip-version-check",
-                          "--target", folder + ".part",
-                          f"{pkg}=={ver}"], capture_output=True, text=True, timeout=1800)
+                          "--target", folder + ".part", f"{pkg}=={ver}"] +
+                         COMPANIONS.get((pkg, ver), []),
+                         capture_output=True, text=True, timeout=1800)
     if run.returncode != 0:
         print(f"  pip install {pkg}=={ver} failed: {run.stderr.strip()[-300:]}", flush=True)
         return None
