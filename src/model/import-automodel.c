@@ -11,10 +11,10 @@
  *   megatron_fsdp, megatron-fsdp, mfsdp, ddp; else "ValueError: Unknown strategy"); a
  *   distributed._target_ is a Hydra meta key and is dropped;
  * - FSDP2Config's mp_policy defaults to MixedPrecisionPolicy(param_dtype=bfloat16,
- *   reduce_dtype=float32, output_dtype=bfloat16); distributed.mp_policy overrides it, its
- *   dtype strings through dtype_from_str, the fields left out taking MixedPrecisionPolicy's
- *   own defaults (None: the parameter's dtype); distributed.offload_policy adds
- *   CPUOffloadPolicy.
+ *   reduce_dtype=float32, output_dtype=bfloat16), with reduce_dtype=bfloat16 up to 0.4.0 (the
+ *   simulation picks it by the plan's nemo-automodel version); distributed.mp_policy overrides it,
+ * its dtype strings through dtype_from_str, the fields left out taking MixedPrecisionPolicy's own
+ * defaults (None: the parameter's dtype); distributed.offload_policy adds CPUOffloadPolicy.
  *
  * Not simulated, each a DT604 entry: tensor, pipeline, context and expert parallelism
  * (tp/pp/cp/ep_size above 1), Megatron-FSDP and DDP, and Automodel's own LoRA
@@ -168,6 +168,9 @@ static int fsdp2(struct dtl_fw_config *c, struct dtl_loc at)
 		plan->fsdp.param_dtype_loc = policy;
 	if (!dtl_fw_get(c, "distributed.mp_policy.reduce_dtype").node)
 		plan->fsdp.reduce_dtype_loc = policy;
+	/* FSDP2Config's own policy reduces in float32 since 0.5.0 only: the simulation takes the
+	 * version's (rules/versions.yaml automodel-fsdp2-default-reduce-fp32) */
+	plan->fsdp.reduce_by_automodel = !given;
 	if (off.node && off.node->type == DTL_NODE_MAP) {
 		plan->fsdp.cpu_offload = DTL_TRUE;
 		plan->fsdp.cpu_offload_loc = dtl_fw_loc(c, off);
