@@ -16,6 +16,9 @@
  * its dtype strings through dtype_from_str, the fields left out taking MixedPrecisionPolicy's own
  * defaults (None: the parameter's dtype); distributed.offload_policy adds CPUOffloadPolicy.
  *
+ * - freeze_config (apply_parameter_freezing) freezes the vision tower (by default), the audio
+ *   tower and the language model by module name, in the trainer stage.
+ *
  * Not simulated, each a DT604 entry: tensor, pipeline, context and expert parallelism
  * (tp/pp/cp/ep_size above 1), Megatron-FSDP and DDP, and Automodel's own LoRA
  * (peft: nemo_automodel.components._peft.lora.PeftConfig), which patches the linears itself
@@ -207,13 +210,45 @@ static int strategy(struct dtl_fw_config *c)
 	    name);
 }
 
+/* freeze_config: apply_parameter_freezing, when the recipe has the section (the VLM recipe
+ * passes it through from_pretrained; absent or null freezes nothing). Each flag freezes the
+ * modules whose name holds one of its words (components/utils/model_utils.py#L231-L277 at
+ * v0.4.0, the same words at v0.5.0); freeze_vision_tower defaults to true, the others to
+ * false. freeze_embeddings, which the Gemma 4 recipes set, is read by no release. */
+static int freeze(struct dtl_fw_config *c)
+{
+	static const struct {
+		const char *key;
+		unsigned flag;
+		bool dflt;
+	} flags[] = {{"freeze_config.freeze_vision_tower", DTL_AM_FREEZE_VISION, true},
+	             {"freeze_config.freeze_audio_tower", DTL_AM_FREEZE_AUDIO, false},
+	             {"freeze_config.freeze_language_model", DTL_AM_FREEZE_LANGUAGE, false}};
+	struct dtl_fw_value section = dtl_fw_get(c, "freeze_config");
+	int r;
+
+	if (!section.node || section.node->type != DTL_NODE_MAP)
+		return 0;
+	c->m->recipe.am_freeze_loc = dtl_fw_loc(c, section);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		struct dtl_fw_value v = dtl_fw_get(c, flags[i].key);
+		bool on = flags[i].dflt;
+		if (v.node && v.node->type != DTL_NODE_NULL &&
+		    (r = dtl_schema_bool(v.s, v.node, flags[i].key, &on)) < 0)
+			return r;
+		if (on)
+			c->m->recipe.am_freeze |= flags[i].flag;
+	}
+	return 0;
+}
+
 static int import(struct dtl_fw_config *c)
 {
 	int r;
 
 	c->m->recipe.kind = "nemo-automodel";
 	if ((r = load_dtype(c)) < 0 || (r = strategy(c)) < 0 || (r = parallel_unmodelled(c)) < 0 ||
-	    (r = peft_unmodelled(c)) < 0)
+	    (r = peft_unmodelled(c)) < 0 || (r = freeze(c)) < 0)
 		return r;
 	return 0;
 }

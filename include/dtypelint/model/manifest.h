@@ -153,6 +153,13 @@ enum {
 	DTL_LF_LANGUAGE = 4,  /* freeze_language_model (default false) */
 };
 
+/* NeMo Automodel's freeze_config flags (struct dtl_recipe.am_freeze) */
+enum {
+	DTL_AM_FREEZE_VISION = 1 << 0,
+	DTL_AM_FREEZE_AUDIO = 1 << 1,
+	DTL_AM_FREEZE_LANGUAGE = 1 << 2,
+};
+
 /* What a training recipe (--trainer-args: LLaMA-Factory, TRL / alignment-handbook, axolotl)
  * does to dtypes beyond the plan and the quantization config it sets. */
 struct dtl_recipe {
@@ -199,6 +206,10 @@ struct dtl_recipe {
 	 * bfloat16, modules named like a norm to float32, lm_head / embed_tokens to bfloat16 */
 	bool openrlhf_kbit_casts;
 	struct dtl_loc openrlhf_kbit_casts_loc;
+	/* NeMo Automodel's freeze_config (apply_parameter_freezing): the parts it freezes by
+	 * module name, DTL_AM_FREEZE_*; 0: no freeze_config, nothing frozen */
+	unsigned am_freeze;
+	struct dtl_loc am_freeze_loc;
 	/* the arguments a framework importer read, each with its value and place or "(default)",
 	 * for --show-plan (OpenRLHF's); NULL: none listed */
 	const char *arguments_read;
