@@ -18,6 +18,8 @@ static const char *fact_final =
     "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/"
     "transformers/modeling_utils.py";
 
+static const char *fact_towers = "https://github.com/NVIDIA-NeMo/Automodel/issues/2017";
+
 static enum dtl_dtype first_floating(const struct dtl_sim *sim)
 {
 	for (size_t i = 0; i < sim->t.count; i++)
@@ -217,6 +219,40 @@ static int pin_as_is(struct dtl_sim *sim)
 	return 0;
 }
 
+/* NeMo Automodel up to 0.4.0 builds its own Gemma 4 under the requested default dtype after
+ * setting it on the top-level config alone; transformers' Gemma4Model builds each tower with
+ * AutoModel.from_config(sub_config), which takes the sub-config's own dtype when it names one
+ * (rules/versions.yaml automodel-subconfig-dtype-not-propagated, NVIDIA-NeMo/Automodel#2017).
+ * The towers' prefixes, as Gemma4Model names them (modeling_gemma4.py at transformers v5.24.0,
+ * Gemma4Model.__init__), with their sub-configs; what is outside them (embed_vision,
+ * embed_audio, lm_head) takes the requested dtype. */
+static const struct {
+	const char *prefix;
+	enum dtl_subconfig config;
+} gemma4_towers[] = {{"model.language_model.", DTL_SUBCONFIG_TEXT},
+                     {"model.vision_tower.", DTL_SUBCONFIG_VISION},
+                     {"model.audio_tower.", DTL_SUBCONFIG_AUDIO}};
+
+static bool automodel_subconfig_towers(const struct dtl_sim *sim)
+{
+	const struct dtl_manifest *m = sim->manifest;
+
+	return m->recipe.kind && strcmp(m->recipe.kind, "nemo-automodel") == 0 &&
+	       m->model.architecture &&
+	       strcmp(m->model.architecture, "Gemma4ForConditionalGeneration") == 0 &&
+	       !m->model.text_moe_block &&
+	       dtl_sim_behavior(sim, DTL_B_AUTOMODEL_SUBCONFIG_DTYPE_NOT_PROPAGATED);
+}
+
+/* the dtype the sub-config of name's tower names, or NONE (not in a tower, or no dtype) */
+static enum dtl_dtype gemma4_tower_dtype(const struct dtl_manifest *m, const char *name)
+{
+	for (size_t k = 0; k < sizeof(gemma4_towers) / sizeof(gemma4_towers[0]); k++)
+		if (strncmp(name, gemma4_towers[k].prefix, strlen(gemma4_towers[k].prefix)) == 0)
+			return m->model.subconfig_dtype[gemma4_towers[k].config];
+	return DTL_DTYPE_NONE;
+}
+
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -275,6 +311,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	    (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
 	bool strict = dtl_sim_behavior(sim, DTL_B_HF_KEEP_STRICT) &&
 	              (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
+	bool towers = mode == DTL_LOAD_DTYPE && !trl_float32 && automodel_subconfig_towers(sim);
 	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i];
 		const struct dtl_pattern *e = NULL;
@@ -320,6 +357,24 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		if (!in_checkpoint) {
 			if (d == DTL_DTYPE_F32 && on_purpose(sim, i))
 				sim->t.flags[i] |= DTL_TF_PINNED;
+			continue;
+		}
+		enum dtl_dtype tower =
+		    towers ? gemma4_tower_dtype(m, sim->t.name[i]) : DTL_DTYPE_NONE;
+		if (tower != DTL_DTYPE_NONE && tower != target) {
+			const char *why = dtl_arena_sprintf(
+			    sim->arena,
+			    "NeMo Automodel <= 0.4.0 sets torch_dtype on the top-level config "
+			    "alone: "
+			    "AutoModel.from_config(sub_config) builds this tower in the %s its "
+			    "sub-config names",
+			    dtl_dtype_name(tower));
+			r = d == tower
+			        ? dtl_sim_note(sim, i, DTL_STAGE_LOAD, why, fact_towers, mode_loc)
+			        : dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, tower, why, fact_towers,
+			                            mode_loc);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		if (d == target)

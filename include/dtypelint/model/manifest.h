@@ -75,6 +75,13 @@ enum dtl_load_mode {
 	DTL_LOAD_DTYPE,     /* from_pretrained(dtype=<load_dtype>) */
 };
 
+/* The sub-configs of a composite config.json (struct dtl_model_info.subconfig_dtype) */
+enum dtl_subconfig {
+	DTL_SUBCONFIG_TEXT,
+	DTL_SUBCONFIG_VISION,
+	DTL_SUBCONFIG_AUDIO,
+};
+
 struct dtl_model_info {
 	const char *name;
 	const char *architecture;
@@ -84,6 +91,13 @@ struct dtl_model_info {
 	const char *model_type;
 	enum dtl_dtype checkpoint_dtype; /* NONE: unset (float32) */
 	struct dtl_loc checkpoint_dtype_loc;
+	/* importers only: config.json's text_config.enable_moe_block (Gemma 4's MoE text model,
+	 * which NeMo Automodel replaces by its own), and the dtypes its text_config, vision_config
+	 * and audio_config name themselves ("dtype", else "torch_dtype"; NONE: none), in which
+	 * AutoModel.from_config builds each tower when only the top-level dtype is changed. The
+	 * load stage reads them (rules/versions.yaml automodel-subconfig-dtype-not-propagated). */
+	bool text_moe_block;
+	enum dtl_dtype subconfig_dtype[3]; /* enum dtl_subconfig */
 	enum dtl_load_mode load_mode;
 	enum dtl_dtype load_dtype;
 	struct dtl_loc load_dtype_loc;
