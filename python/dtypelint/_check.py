@@ -23,7 +23,8 @@ from ._text import escape, escape_lines, escape_path
 # the oldest dtypelint whose JSON report (schema version 1) and options this module uses
 MIN_VERSION = (0, 1, 0)
 JSON_SCHEMA = 1
-FRAMEWORKS = ("torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes")
+FRAMEWORKS = ("torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes",
+              "nemo-automodel")
 # what the program's --with takes (src/core/version.c, dtl_version_parse: N(.N){0,3}, an
 # optional dev/a/b/rc tag, a local label); checked here so that no value carries a ',' or '='
 # into another framework's version, or an option
