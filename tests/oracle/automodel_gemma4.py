@@ -9,10 +9,14 @@ under the requested default dtype after setting torch_dtype on the top-level con
 __init__ (components/models/gemma4_moe/model.py#L494-L502 at v0.4.0), so the venv's
 transformers builds fixtures/import/tiny-gemma4 both ways with model.torch_dtype float32, and
 each parameter's dtype must be the one dtypelint's load stage gives at --with
-nemo-automodel=0.4.0 and 0.5.0 (rules/versions.yaml automodel-subconfig-dtype-not-propagated).
+nemo-automodel=0.4.0 and 0.5.0 (rules/versions.yaml automodel-subconfig-dtype-not-propagated):
+the construction half of issue #2017's account.
 The two releases must differ too: a check that cannot fail proves nothing. Automodel itself is
-not imported (its 0.4.0 package needs its whole dependency set); the two lines of it that
-matter are replayed below, quoted from its source. FSDP2 is not run (CUDA in the issue).
+not imported: the two lines of its model_init.py that handle the dtype are replayed below,
+quoted from its source, on transformers' own class. Automodel's own Gemma 4 class, built by
+its _init_model, casts the whole model to bfloat16 in initialize_weights at construction
+(tests/oracle/DISAGREEMENTS.md D55), and the recipe's load path after it (meta device,
+checkpoint load, FSDP2 on CUDA) is not run here.
 
 Exit 0 when both agree, 1 otherwise; 77 (skip) without the venv, 1 then when
 DTL_REQUIRE_VENV=1."""
