@@ -87,6 +87,27 @@ PROBES = {
              add_adapter={"name": "second", "task_type": "SEQ_CLS",
                           "autocast_adapter_dtype": False}),
         r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # a float8_e4m3fn base (cast by hand: from_pretrained cannot build one, D46):
+    # adapters stay float8 before 0.19, float32 from it
+    ("peft-autocast-fp8", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", cast_to="float8_e4m3fn",
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # 4-bit base packed in bfloat16, computing in float32, no autocast: adapters bfloat16
+    # (the weight's storage) before 0.19, float32 (the compute dtype) from it
+    ("peft-4bit-compute-dtype", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", quant="4bit",
+             quant_storage="bfloat16", compute_dtype="float32",
+             autocast_adapter_dtype=False, stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # LoRA targets that match no module: ValueError up to 0.20, NoMatchingPeftModuleError
+    ("peft-no-matching-module-error", "since"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", targets=["qkv", "dense"],
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -241,14 +262,32 @@ def run_lint(binary, s, d, vers, pkg, ver):
             adapter["autocast_adapter_dtype"] = extra["autocast_adapter_dtype"]
     if s.get("task_type"):
         adapter["task_type"] = s["task_type"]
+    # get_peft_model's own autocast flag and prepare_model_for_kbit_training: adapter keys
+    if "autocast_adapter_dtype" in s:
+        adapter["autocast_adapter_dtype"] = s["autocast_adapter_dtype"]
+    if s.get("kbit"):
+        adapter["prepare_kbit_training"] = True
     folder = s["folder"]
-    if adapter:
+    if adapter or s.get("cast_to") or s.get("compute_dtype"):
         man = os.path.join(d, "manifest.json")
         subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
                        capture_output=True, text=True)
         with open(man) as f:
             m = json.load(f)
-        m.setdefault("adapter", {}).update(adapter)
+        if adapter:
+            m.setdefault("adapter", {}).update(adapter)
+        if s.get("compute_dtype"):
+            # a 4-bit compute dtype apart from the load dtype: a key of the manifest (a TRL
+            # recipe has none, its get_quantization_config takes the model dtype)
+            m["quantization"]["compute_dtype"] = s["compute_dtype"]
+        if s.get("cast_to"):
+            # model.to(DTYPE) after the load: every floating tensor in DTYPE, as the
+            # manifest's tensors are in memory (no load_dtype: as-is)
+            m["model"].pop("load_dtype", None)
+            m["model"]["checkpoint_dtype"] = s["cast_to"]
+            for t in m.get("tensors", []):
+                if t.get("dtype", "").startswith(("float", "bfloat")):
+                    t["dtype"] = s["cast_to"]
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []

@@ -55,8 +55,10 @@ def _bnb_config(spec, torch):
     if spec["quant"] == "8bit":
         return BitsAndBytesConfig(load_in_8bit=True)
     # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype)
+    # (boundaries.py: a compute dtype apart from it, spec "compute_dtype")
+    compute = spec.get("compute_dtype") or spec["load_dtype"]
     return BitsAndBytesConfig(load_in_4bit=True,
-                              bnb_4bit_compute_dtype=getattr(torch, spec["load_dtype"]),
+                              bnb_4bit_compute_dtype=getattr(torch, compute),
                               bnb_4bit_quant_storage=getattr(torch, spec["quant_storage"]))
 
 
@@ -78,7 +80,10 @@ def _peft(spec, model):
     from peft import LoraConfig, get_peft_model
     cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
                      use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"))
-    model = get_peft_model(model, cfg)
+    # boundaries.py: get_peft_model's own autocast_adapter_dtype, when the spec says
+    kw = {"autocast_adapter_dtype": spec["autocast_adapter_dtype"]} \
+        if "autocast_adapter_dtype" in spec else {}
+    model = get_peft_model(model, cfg, **kw)
     extra = spec.get("add_adapter")
     if extra:
         # a second adapter added later (boundaries.py): PeftModel.add_adapter with the
@@ -169,8 +174,15 @@ def run(spec, rank, result):
             import deepspeed
             deepspeed.init_distributed(dist_backend="gloo")
         model, keep = _load(spec, torch, ds_config)
+        if spec.get("cast_to"):
+            # boundaries.py: a base cast by hand after the load (a float8 base, which
+            # from_pretrained cannot build: torch.set_default_dtype refuses float8)
+            model.to(getattr(torch, spec["cast_to"]))
         stages["load"] = snapshot(model)
         stage = "peft"
+        if spec.get("kbit"):
+            from peft import prepare_model_for_kbit_training
+            model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
         if spec.get("peft"):
             model = _peft(spec, model)
         stages["peft"] = snapshot(model)
