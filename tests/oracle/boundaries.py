@@ -67,6 +67,12 @@ PROBES = {
         "accelerate", "1.14.0", "1.15.0",
         {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
          "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # FSDP1 full fine-tuning of a bfloat16 model: 0.29 keeps the flat parameters bfloat16,
+    # 0.30 upcasts the trainable ones to float32 after wrapping
+    ("accelerate-fsdp1-upcast", "since"): (
+        "accelerate", "0.29.3", "0.30.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp1",
+         "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
     # ---- peft ----
     # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
     ("peft-autocast-adapter-dtype", "since"): (
@@ -108,6 +114,22 @@ PROBES = {
         dict(LORA, arch="llama", load_dtype="bfloat16", targets=["qkv", "dense"],
              stop_after="peft"),
         r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # prepare_model_for_kbit_training on a 4-bit base packed in bfloat16: 0.9 upcasts the
+    # packed weights with every other 16-bit parameter, 0.10 leaves Params4bit alone
+    ("peft-kbit-skips-params4bit", "since"): (
+        "peft", "0.9.0", "0.10.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", quant="4bit",
+             quant_storage="bfloat16", kbit=True, stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # PeftModelForSequenceClassification's score head: get_peft_model copies it for its
+    # adapter in every release (D47), add_adapter for the new one only from 0.11
+    ("peft-task-heads-modules-to-save", "since"): (
+        "peft", "0.10.0", "0.11.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", stop_after="peft",
+             auto_class="LlamaForSequenceClassification", task_type="SEQ_CLS",
+             add_adapter={"name": "second", "task_type": "SEQ_CLS"}),
+        r"^score\.modules_to_save\.second\.weight$|"
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -276,6 +298,12 @@ def run_lint(binary, s, d, vers, pkg, ver):
             m = json.load(f)
         if adapter:
             m.setdefault("adapter", {}).update(adapter)
+        if s.get("auto_class", "").endswith("ForSequenceClassification"):
+            # a causal LM's checkpoint loaded as *ForSequenceClassification: no lm_head, a
+            # new score head [num_labels (2), hidden] in the load dtype
+            m["model"]["architecture"] = s["auto_class"]
+            m["tensors"] = [t for t in m["tensors"] if t["name"] != "lm_head.weight"] + [
+                {"name": "score.weight", "shape": [2, m["model"]["hidden_size"]]}]
         if s.get("compute_dtype"):
             # a 4-bit compute dtype apart from the load dtype: a key of the manifest (a TRL
             # recipe has none, its get_quantization_config takes the model dtype)

@@ -130,10 +130,19 @@ def _accelerator(spec, torch):
         # accelerate turns a plugin into FSDP only on accelerator devices (state.py: CPU
         # worlds stay MULTI_CPU and get DDP); set the state as on a GPU, so that prepare
         # runs its own FSDP path (FSDP1 wrap or fsdp2_prepare_model) on gloo
-        plugin = FullyShardedDataParallelPlugin(
-            fsdp_version=1 if spec["strategy"] == "fsdp1" else 2,
-            auto_wrap_policy="transformer_based_wrap", use_orig_params=True,
-            cpu_ram_efficient_loading=False, sync_module_states=False)
+        if "fsdp_version" in inspect.signature(FullyShardedDataParallelPlugin).parameters:
+            plugin = FullyShardedDataParallelPlugin(
+                fsdp_version=1 if spec["strategy"] == "fsdp1" else 2,
+                auto_wrap_policy="transformer_based_wrap", use_orig_params=True,
+                cpu_ram_efficient_loading=False, sync_module_states=False)
+        else:
+            # accelerate < 1.6 (boundaries.py), FSDP1 only: its plugin reads these from the
+            # environment `accelerate launch` exports from the config (and overrides the
+            # arguments with it)
+            os.environ.update(FSDP_AUTO_WRAP_POLICY="TRANSFORMER_BASED_WRAP",
+                              FSDP_USE_ORIG_PARAMS="true", FSDP_SYNC_MODULE_STATES="false",
+                              FSDP_CPU_RAM_EFFICIENT_LOADING="false")
+            plugin = FullyShardedDataParallelPlugin()
         if mp != "no":
             plugin.set_mixed_precision(mp)
         from accelerate.state import PartialState
