@@ -130,6 +130,14 @@ PROBES = {
              add_adapter={"name": "second", "task_type": "SEQ_CLS"}),
         r"^score\.modules_to_save\.second\.weight$|"
         r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # LoRA target_parameters on an MoE's experts built under zero.Init: 0.20 reads the
+    # partitioned parameter's shape, torch.Size([]) (IndexError), 0.21 its ds_shape
+    ("peft-target-parameters-zero3-shape", "until"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="mixtral", load_dtype="bfloat16", strategy="zero3",
+             target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -289,6 +297,8 @@ def run_lint(binary, s, d, vers, pkg, ver):
         adapter["autocast_adapter_dtype"] = s["autocast_adapter_dtype"]
     if s.get("kbit"):
         adapter["prepare_kbit_training"] = True
+    if s.get("target_parameters"):
+        adapter["target_parameters"] = s["target_parameters"]
     folder = s["folder"]
     if adapter or s.get("cast_to") or s.get("compute_dtype"):
         man = os.path.join(d, "manifest.json")

@@ -78,8 +78,11 @@ def _load(spec, torch, ds_config):
 
 def _peft(spec, model):
     from peft import LoraConfig, get_peft_model
+    # boundaries.py: LoRA on nn.Parameters (MoE experts), when the spec names them
+    tp = {"target_parameters": spec["target_parameters"]} if spec.get("target_parameters") \
+        else {}
     cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
-                     use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"))
+                     use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"), **tp)
     # boundaries.py: get_peft_model's own autocast_adapter_dtype, when the spec says
     kw = {"autocast_adapter_dtype": spec["autocast_adapter_dtype"]} \
         if "autocast_adapter_dtype" in spec else {}
