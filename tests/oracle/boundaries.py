@@ -73,6 +73,14 @@ PROBES = {
         "accelerate", "0.29.3", "0.30.0",
         {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp1",
          "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # QLoRA (uint8 storage) under FSDP2: 1.13 shards the frozen Params4bit (DTensors), 1.14
+    # passes them to fully_shard's ignored_params (plain tensors, whole on every rank)
+    ("accelerate-fsdp2-ignore-params4bit", "since"): (
+        "accelerate", "1.13.0", "1.14.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "quant": "4bit", "quant_storage": "uint8",
+         "peft": "lora", "strategy": "fsdp2", "precision": "bf16",
+         "record": "fsdp2_unmanaged"},
+        r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$", "wrap"),
     # ---- peft ----
     # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
     ("peft-autocast-adapter-dtype", "since"): (
@@ -329,12 +337,34 @@ def run_lint(binary, s, d, vers, pkg, ver):
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []
-    return rd.lint(binary, folder, args + ["--with", f"{pkg}={ver}"])
+    args = args + ["--with", f"{pkg}={ver}"]
+    t = rd.lint(binary, folder, args)
+    if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:
+        t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
+    return t
 
 
-def observe(r, watch, stage=None):
+def lint_unmanaged(binary, folder, args):
+    """The tensors dtypelint's trace keeps out of FSDP2's sharding (ignored_params)."""
+    run = subprocess.run([binary, "-f", "json", "-q", "--no-config", "--trace", "**", folder] +
+                         args, capture_output=True, text=True)
+    out, cur = [], None
+    for line in run.stderr.splitlines():  # the trace (stdout has the JSON report)
+        m = rd.TRACE.search(line)
+        if m:
+            cur = m.group(1)
+        elif not line.startswith("  "):
+            cur = None
+        elif cur and rd.STEP.match(line) and "(ignored_params)" in line:
+            out.append(cur)
+    return out
+
+
+def observe(r, watch, stage=None, record=None):
     """(verdict, {watched tensor: final dtype}) of a real result or a lint answer; STAGE: the
-    real dtypes after that stage, and the verdict up to it ("runs" when it was reached)."""
+    real dtypes after that stage, and the verdict up to it ("runs" when it was reached);
+    RECORD: a key of both naming tensors (fsdp2_unmanaged), each then marked so."""
+    marked = {n.replace(".base_layer.", ".") for n in r.get(record) or []} if record else ()
     if "stages" in r:
         err = r.get("error")
         stages = r["stages"]
@@ -344,7 +374,8 @@ def observe(r, watch, stage=None):
     else:
         verdict = r["error"].split(":")[0].strip() if r.get("error") else "runs"
         final = r.get("dtypes", {})
-    return verdict, {n: v for n, v in sorted(final.items()) if re.search(watch, n)}
+    return verdict, {n: v + (f" ({record})" if n in marked else "")
+                     for n, v in sorted(final.items()) if re.search(watch, n)}
 
 
 def fmt(obs):
@@ -380,8 +411,9 @@ def probe(a, key, cache, vers, work):
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
                                                     "tensors differing"), 0), setup["arch"])
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage),
-                             "lint": observe(t, watch),
+        rec = setup.get("record")
+        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec),
+                             "lint": observe(t, watch, None, rec),
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage
     row["secs"] = time.time() - t0

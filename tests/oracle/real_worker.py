@@ -223,6 +223,13 @@ def run(spec, rank, result):
             model, opt = acc.prepare(model, opt)
             stages["wrap"] = snapshot(model)
             result["wrapped"] = _wrapped(model)
+            if spec["strategy"] == "fsdp2":
+                # the parameters fully_shard does not manage (its ignored_params): not
+                # DTensors (boundaries.py, accelerate-fsdp2-ignore-params4bit)
+                from torch.distributed.tensor import DTensor
+                result["fsdp2_unmanaged"] = sorted(
+                    _clean(n) for n, p in model.named_parameters()
+                    if not isinstance(p, DTensor))
             stage = "step"
             loss = _loss(model, spec, torch)
             acc.backward(loss)
