@@ -111,6 +111,12 @@ PROBES = {
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
     # ---- transformers 4.x / 5.0 ----
+    # the rotary's original_inv_freq: a plain attribute alias in 4.57.6, a float32 buffer in
+    # 5.0.0 (seen after from_pretrained)
+    ("transformers-rotary-original-inv-freq-buffer", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"}, r"model\.rotary_emb\."),
     # ---- transformers 5.x ----
 }
 
@@ -173,6 +179,13 @@ def check_records(behaviours):
 # release's metadata; none of them is torch). Example: transformers 5.0.0 requires
 # huggingface-hub < 2.0 and tokenizers <= 0.23.0, and the venv has 2.x and 0.23.3.
 COMPANIONS = {
+    # 4.57.6: huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (checked at import by
+    # dependency_versions_check; the venv has 2.4.0 and 0.23.3); hub 0.36 needs nothing new
+    ("transformers", "4.57.6"): ["huggingface-hub==0.36.2", "tokenizers==0.22.2"],
+    # 5.0.0: huggingface-hub<2.0,>=1.3.0 and tokenizers<=0.23.0; hub 1.x imports httpx<1
+    # (the venv has httpx2 only), which needs httpcore 1.x
+    ("transformers", "5.0.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
 }
 
 
