@@ -117,6 +117,25 @@ PROBES = {
         "transformers", "4.57.6", "5.0.0",
         {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"}, r"model\.rotary_emb\."),
+    # Gemma 3's rotary: rotary_emb and rotary_emb_local with one inv_freq each in 4.57.6,
+    # one rotary_emb with per-layer-type buffers in 5.0.0 (the two behaviours of one edge).
+    # Each side saves its own model: 5.24.0 saves the SigLIP tower without its vision_model
+    # prefix, which 4.57.6 does not find (37 tensors left to their random initialisation)
+    ("transformers-gemma3-rotary-local-module", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "gemma3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft", "own_build": True}, r"language_model\.rotary_emb"),
+    ("transformers-gemma3-rotary-per-layer-type", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "gemma3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft", "own_build": True}, r"language_model\.rotary_emb"),
+    # Mixtral's experts: per-expert w1/w2/w3 Linears under block_sparse_moe in 4.57.6, fused
+    # 3-D mlp.experts.gate_up_proj / down_proj in 5.0.0 (the checkpoint is per expert)
+    ("transformers-v5-checkpoint-conversion", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "mixtral", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"layers\.0\.(block_sparse_moe\.experts\.0\.w[13]\.weight|mlp\.experts\.gate_up_proj)$"),
     # ---- transformers 5.x ----
 }
 
@@ -303,6 +322,11 @@ def probe(a, key, cache, vers, work):
         d = os.path.join(work, "runs", key[0], ver)
         os.makedirs(d, exist_ok=True)
         s = dict(setup, folder=os.path.join(work, "models", setup["arch"]))
+        if setup.get("own_build"):
+            # saved by the side's own release: an older one may not load what the venv's
+            # transformers saved (DISAGREEMENTS.md D16), as a user's checkpoint would be
+            s["folder"] = build(a.python, os.path.join(work, "models", f"{pkg}-{ver}"),
+                                [setup["arch"]], shadow)[0]
         r = run_real(a.python, s, d, shadow)
         got = r.get("imported", {}).get(pkg)
         if (got or "").split("+")[0] != ver:  # a local build may add +HASH
@@ -361,14 +385,7 @@ def main():
             return 1
         print(f"SKIP: {msg}")
         return 77 if not bad else 1
-    os.makedirs(os.path.join(work, "models"), exist_ok=True)
-    archs = sorted({PROBES[k][3]["arch"] for k in keys})
-    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
-            "for a in sys.argv[3:]:\n"
-            "    d = sys.argv[2] + '/' + a\n"
-            "    os.path.exists(d + '/config.json') or m.build(a, d)")
-    subprocess.run([a.python, "-c", code, HERE, os.path.join(work, "models")] + archs,
-                   check=True, capture_output=True)
+    build(a.python, os.path.join(work, "models"), sorted({PROBES[k][3]["arch"] for k in keys}))
     vers = rd.versions(a.python)
     rows = []
     for key in keys:
@@ -408,6 +425,20 @@ def main():
           f"agreeing; of the {total} edges of versions.yaml, {len(PROBES)} have a probe, "
           f"{len(rest['cannot'])} cannot be shown here, {len(rest['todo'])} have none yet")
     return 0 if good == len(rows) and not bad else 1
+
+
+def build(python, root, archs, shadow=None):
+    """The folders of ARCHS' small models under ROOT, saved once by real_models.py with the
+    venv's transformers, or with SHADOW first on PYTHONPATH (a side's own release)."""
+    os.makedirs(root, exist_ok=True)
+    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
+            "for a in sys.argv[3:]:\n"
+            "    d = sys.argv[2] + '/' + a\n"
+            "    os.path.exists(d + '/config.json') or m.build(a, d)")
+    env = dict(os.environ, PYTHONPATH=shadow) if shadow else None
+    subprocess.run([python, "-c", code, HERE, root] + archs, check=True, capture_output=True,
+                   env=env)
+    return [os.path.join(root, arch) for arch in archs]
 
 
 def reachable(python):
