@@ -136,6 +136,16 @@ PROBES = {
         {"arch": "mixtral", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"layers\.0\.(block_sparse_moe\.experts\.0\.w[13]\.weight|mlp\.experts\.gate_up_proj)$"),
+    # the Qwen3-MoE router in 4-bit: an nn.Linear bitsandbytes quantizes (uint8) in 4.57.6,
+    # a Qwen3MoeTopKRouter it leaves in the load dtype in 5.0.0. Saved by each side: 5.24.0
+    # writes the expert count as num_local_experts, which 4.57.6 does not read (it builds
+    # the default 128 experts, then the 4-expert checkpoint fails: "AttributeError: `weight`
+    # is not an nn.Module" in _initialize_missing_keys, DISAGREEMENTS.md D16)
+    ("transformers-v4-moe-gate-linear", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "qwen3-moe", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
+         "stop_after": "peft", "own_build": True}, r"layers\.0\.mlp\.gate\.weight$"),
     # ---- transformers 5.x ----
 }
 
