@@ -217,6 +217,23 @@ static int pin_as_is(struct dtl_sim *sim)
 	return 0;
 }
 
+/* The dtype from_pretrained(dtype=None) loads in up to transformers 4.57.6: torch's default,
+ * float32, whatever the checkpoint holds (load_state_dict's copy_ keeps the model's dtype),
+ * but float16 under bitsandbytes, whose quantizers override dtype=None (update_dtype;
+ * transformers-bnb-default-fp16) for the layers they do not quantize. */
+static enum dtl_dtype none_target(struct dtl_sim *sim, const char **how)
+{
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	bool bnb = q->method == DTL_QUANT_BNB_4BIT || q->method == DTL_QUANT_BNB_8BIT;
+
+	if (bnb && dtl_sim_behavior(sim, DTL_B_HF_BNB_DEFAULT_FP16)) {
+		*how = "from_pretrained(dtype=None) under bitsandbytes: its quantizer sets float16";
+		return DTL_DTYPE_F16;
+	}
+	*how = "from_pretrained(dtype=None) builds the model in float32";
+	return DTL_DTYPE_F32;
+}
+
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -242,20 +259,24 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		mode = DTL_LOAD_DTYPE;
 		mode_loc = m->recipe.trl_dtype_unset_loc;
 	}
+	/* transformers 5 reads dtype=None as "auto" (transformers-v5-dtype-none-auto) */
+	bool none_is_auto =
+	    mode == DTL_LOAD_NONE && dtl_sim_behavior(sim, DTL_B_HF_V5_DTYPE_NONE_AUTO);
+	if (none_is_auto)
+		mode = DTL_LOAD_AUTO;
 	switch (mode) {
 	case DTL_LOAD_AS_IS:
 		return pin_as_is(sim);
 	case DTL_LOAD_NONE:
-		/* dtype=None builds the model under torch's default dtype, float32, whatever the
-		 * checkpoint holds; load_state_dict's copy_ keeps the model's dtype */
-		target = DTL_DTYPE_F32;
-		how = "from_pretrained(dtype=None) builds the model in float32";
+		target = none_target(sim, &how);
 		break;
 	case DTL_LOAD_AUTO:
 		/* "auto": config dtype, else the first floating tensor of the checkpoint */
 		target = m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
 		                                                     : first_floating(sim);
-		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=\"auto\") resolves %s",
+		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s) resolves %s",
+		                        none_is_auto ? "None, \"auto\" from transformers 5.0"
+		                                     : "\"auto\"",
 		                        dtl_dtype_name(target));
 		break;
 	case DTL_LOAD_DTYPE:

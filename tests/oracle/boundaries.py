@@ -146,6 +146,20 @@ PROBES = {
         {"arch": "qwen3-moe", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
          "stop_after": "peft", "own_build": True}, r"layers\.0\.mlp\.gate\.weight$"),
+    # a bitsandbytes 4-bit load without dtype: 4.57.6's quantizer sets float16 for what it
+    # does not quantize; 5.0.0 loads the checkpoint's dtype (bfloat16)
+    ("transformers-bnb-default-fp16", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": None, "quant": "4bit", "quant_storage": "uint8",
+         "peft": None, "strategy": "single", "precision": "bf16", "stop_after": "peft"},
+        r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
+    # from_pretrained without dtype: float32 in 4.57.6, "auto" (the checkpoint's bfloat16)
+    # in 5.0.0
+    ("transformers-v5-dtype-none-auto", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": None, "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
     # ---- transformers 5.x ----
 }
 
@@ -283,14 +297,24 @@ def run_lint(binary, s, d, vers, pkg, ver):
             adapter["autocast_adapter_dtype"] = extra["autocast_adapter_dtype"]
     if s.get("task_type"):
         adapter["task_type"] = s["task_type"]
+    # from_pretrained without dtype and no trainer: a recipe naming no dtype is TRL's
+    # (float32), so the manifest says it (load_dtype none)
+    plain_none = s["load_dtype"] is None and s.get("trainer", "none") == "none"
+    if plain_none and not s.get("quant") and "--trainer-args" in args:
+        # nothing for the recipe to say (dtypelint refuses an empty file)
+        i = args.index("--trainer-args")
+        del args[i:i + 2]
     folder = s["folder"]
-    if adapter:
+    if adapter or plain_none:
         man = os.path.join(d, "manifest.json")
         subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
                        capture_output=True, text=True)
         with open(man) as f:
             m = json.load(f)
-        m.setdefault("adapter", {}).update(adapter)
+        if adapter:
+            m.setdefault("adapter", {}).update(adapter)
+        if plain_none:
+            m["model"]["load_dtype"] = "none"
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []

@@ -54,9 +54,11 @@ def _bnb_config(spec, torch):
     from transformers import BitsAndBytesConfig
     if spec["quant"] == "8bit":
         return BitsAndBytesConfig(load_in_8bit=True)
-    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype)
+    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype);
+    # none without one (boundaries.py: a load without dtype), BitsAndBytesConfig's float32
     return BitsAndBytesConfig(load_in_4bit=True,
-                              bnb_4bit_compute_dtype=getattr(torch, spec["load_dtype"]),
+                              bnb_4bit_compute_dtype=getattr(torch, spec["load_dtype"])
+                              if spec["load_dtype"] else None,
                               bnb_4bit_quant_storage=getattr(torch, spec["quant_storage"]))
 
 
@@ -67,7 +69,7 @@ def _load(spec, torch, ds_config):
         from transformers.integrations import HfDeepSpeedConfig
         keep = HfDeepSpeedConfig(ds_config)  # zero.Init during from_pretrained
     kw = {"dtype": spec["load_dtype"] if spec["load_dtype"] == "auto"
-          else getattr(torch, spec["load_dtype"])}
+          else getattr(torch, spec["load_dtype"])} if spec["load_dtype"] else {}
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
     cls = getattr(transformers, spec["auto_class"])
