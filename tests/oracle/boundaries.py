@@ -36,6 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import real_differential as rd  # noqa: E402
 
+# the architectures only the probes build, known to the set-up helpers of this process
+rd.real_models.ARCHS.update(rd.real_models.BOUNDARY_ARCHS)
+
 LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
@@ -160,6 +163,13 @@ PROBES = {
         {"arch": "llama", "load_dtype": None, "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
+    # DeepSeek-V2's router in 4-bit (layer 1: layer 0 is dense): a DeepseekV2MoEGate module
+    # bitsandbytes leaves (bfloat16) in 4.57.6, an nn.Linear it quantizes (uint8) in 5.0.0
+    ("transformers-v5-deepseek-v2-gate-linear", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "deepseek-v2", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
+         "stop_after": "peft", "own_build": True}, r"layers\.1\.mlp\.gate\.weight$"),
     # ---- transformers 5.x ----
 }
 
@@ -466,6 +476,7 @@ def build(python, root, archs, shadow=None):
     venv's transformers, or with SHADOW first on PYTHONPATH (a side's own release)."""
     os.makedirs(root, exist_ok=True)
     code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
+            "m.ARCHS.update(m.BOUNDARY_ARCHS)\n"
             "for a in sys.argv[3:]:\n"
             "    d = sys.argv[2] + '/' + a\n"
             "    os.path.exists(d + '/config.json') or m.build(a, d)")
