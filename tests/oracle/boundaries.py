@@ -170,6 +170,23 @@ PROBES = {
         {"arch": "deepseek-v2", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
          "stop_after": "peft", "own_build": True}, r"layers\.1\.mlp\.gate\.weight$"),
+    # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP (its _no_split_modules, gathered from its
+    # children since 5.1.0): the CLIP vision tower brings CLIPEncoderLayer in 5.5.4, and
+    # from 5.6.0 CLIPPreTrainedModel's list with CLIPTextEmbeddings, which it does not build
+    # (ValueError). Run at 5.0.0 / 5.1.0 too (transformers-no-split-gathers-children): both
+    # run, the units differ (none but the root at 5.0.0), which a probe does not compare
+    ("transformers-clip-vision-no-split-text-embeddings", "since"): (
+        "transformers", "5.5.4", "5.6.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16", "own_build": True},
+        r"language_model\.layers\.0\.self_attn\.q_proj\.weight$"),
+    # T5 loaded in bfloat16: 5.0.0 keeps wo (the plain _keep_in_fp32_modules) in float32
+    # under bfloat16 too, 5.1.0 only under float16
+    ("transformers-v5-plain-keep-under-bf16", "until"): (
+        "transformers", "5.0.0", "5.1.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"(encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]|shared)\.weight$"),
     # ---- transformers 5.x ----
 }
 
@@ -238,6 +255,14 @@ COMPANIONS = {
     # 5.0.0: huggingface-hub<2.0,>=1.3.0 and tokenizers<=0.23.0; hub 1.x imports httpx<1
     # (the venv has httpx2 only), which needs httpcore 1.x
     ("transformers", "5.0.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.1.0: the same requirements as 5.0.0 (its METADATA)
+    ("transformers", "5.1.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.5.4 and 5.6.0: huggingface-hub<2.0,>=1.5.0, tokenizers<=0.23.0 (their METADATA)
+    ("transformers", "5.5.4"): ["huggingface-hub==1.5.0", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.6.0"): ["huggingface-hub==1.5.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
 }
 
@@ -384,6 +409,9 @@ def probe(a, key, cache, vers, work):
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
                                                     "tensors differing"), 0), setup["arch"])
+        if r.get("error") and not stage and r.get("stages"):
+            # a real run that stopped early against dtypelint as of the same stage (D11)
+            t = dict(t, dtypes=rd.dtypes_as_of(t, list(r["stages"])[-1]))
         row["sides"].append({"ver": ver, "real": observe(r, watch, stage),
                              "lint": observe(t, watch),
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
