@@ -180,6 +180,15 @@ PROBES = {
         {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
          "precision": "bf16", "own_build": True},
         r"language_model\.layers\.0\.self_attn\.q_proj\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["layer"]: a component of the blocks'
+    # names (block.N.layer.M), a substring only of encoder.final_layer_norm: 4.57.6 matches
+    # whole components (final_layer_norm float16), 5.0.0 unanchored substrings (float32).
+    # (An entry that is no component at all, ["Dense"], 4.57.6 refuses in post_init: D36)
+    ("transformers-keep-match-substring", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft", "keep_in_fp32": ["layer"]},
+        r"^encoder\.(final_layer_norm|block\.0\.layer\.1\.DenseReluDense\.wi)\.weight$"),
     # T5 loaded in bfloat16: 5.0.0 keeps wo (the plain _keep_in_fp32_modules) in float32
     # under bfloat16 too, 5.1.0 only under float16
     ("transformers-v5-plain-keep-under-bf16", "until"): (
@@ -335,12 +344,15 @@ def run_lint(binary, s, d, vers, pkg, ver):
     # from_pretrained without dtype and no trainer: a recipe naming no dtype is TRL's
     # (float32), so the manifest says it (load_dtype none)
     plain_none = s["load_dtype"] is None and s.get("trainer", "none") == "none"
+    model = {"load_dtype": "none"} if plain_none else {}
+    if s.get("keep_in_fp32") is not None:  # the class's list the worker set
+        model["keep_in_fp32"] = s["keep_in_fp32"]
     if plain_none and not s.get("quant") and "--trainer-args" in args:
         # nothing for the recipe to say (dtypelint refuses an empty file)
         i = args.index("--trainer-args")
         del args[i:i + 2]
     folder = s["folder"]
-    if adapter or plain_none:
+    if adapter or model:
         man = os.path.join(d, "manifest.json")
         subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
                        capture_output=True, text=True)
@@ -348,8 +360,7 @@ def run_lint(binary, s, d, vers, pkg, ver):
             m = json.load(f)
         if adapter:
             m.setdefault("adapter", {}).update(adapter)
-        if plain_none:
-            m["model"]["load_dtype"] = "none"
+        m["model"].update(model)
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []

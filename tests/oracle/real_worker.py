@@ -73,6 +73,10 @@ def _load(spec, torch, ds_config):
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
     cls = getattr(transformers, spec["auto_class"])
+    if spec.get("keep_in_fp32") is not None:
+        # boundaries.py: the class with another _keep_in_fp32_modules (how a release matches
+        # an entry against the tensor names)
+        cls = type(cls.__name__, (cls,), {"_keep_in_fp32_modules": spec["keep_in_fp32"]})
     return cls.from_pretrained(spec["folder"], **kw), keep
 
 
