@@ -278,6 +278,11 @@ def user_files(s, d, vers):
         rec.append(f"beta: {s['beta']}")
     if s.get("cast_lm_head_to_fp32"):
         rec.append("cast_lm_head_to_fp32: true")
+    if not rec:
+        # a recipe that sets nothing dtypelint reads (no dtype, adapter, quantization or
+        # precision) still names its model, as every TRL recipe does; an empty file is
+        # refused (DT001), rightly, and was once the oracle's own mistake (--wide #521)
+        rec.append(f"model_name_or_path: {s['folder']}")
     args = []
     with open(os.path.join(d, "recipe.yaml"), "w") as f:
         f.write("\n".join(rec) + "\n")
@@ -309,7 +314,8 @@ def user_files(s, d, vers):
     return args + ["--plan", os.path.join(d, "plan.yaml")]
 
 
-TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer)\), stored (\w+)")
+TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer|tied: the same Parameter)\), "
+                   r"stored (\w+)")
 # one step of a --trace history: the stage, the stored dtype before and after
 STEP = re.compile(r"^  (\S+)\s+(\w+) -> (\w+): ")
 # dtypelint's stages in order (src/sim/trace.c); "manifest" is the declared dtype
@@ -372,7 +378,8 @@ def lint(binary, folder, args, kbit_dir=None):
     run = subprocess.run([binary, "-f", "json", "-q", "--no-config", "--trace", "**", folder] +
                          args, capture_output=True, text=True)
     if run.returncode not in (0, 1):
-        return {"failed": run.stderr.strip()[-800:]}
+        # with -f json the refusal (DT001) is in the report on standard output
+        return {"failed": (run.stderr.strip() or run.stdout.strip())[-800:]}
     report = json.loads(run.stdout)
     crash = [f for f in report["findings"]
              if f["severity"] == "error" and f.get("framework_error")]
