@@ -38,7 +38,7 @@ static const char *role(const struct dtl_input_view *v, uint32_t t)
 	if (v->kind[t] == DTL_KIND_QUANT_STATE)
 		return "(quantization state)";
 	if (v->flags[t] & DTL_TF_ALIAS)
-		return "(tied: the same Parameter)";
+		return "(tied)";
 	return (v->flags[t] & DTL_TF_TRAINABLE) ? "(trainable)" : "(frozen)";
 }
 

@@ -314,7 +314,7 @@ def user_files(s, d, vers):
     return args + ["--plan", os.path.join(d, "plan.yaml")]
 
 
-TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer|tied: the same Parameter)\), "
+TRACE = re.compile(r": trace: '(.*)' \((?:frozen|trainable|buffer|tied)\), "
                    r"stored (\w+)")
 # one step of a --trace history: the stage, the stored dtype before and after
 STEP = re.compile(r"^  (\S+)\s+(\w+) -> (\w+): ")

@@ -106,7 +106,7 @@ KNOWN = {}
 # disagreements L1, L2, L5 and a QLoRA load of each trainer, by index in LF / AXO.
 FAST = {"lf": (6, 8, 12), "axolotl": (1, 8)}
 
-TRACE = re.compile(r": trace: '(.*)' \((frozen|trainable|buffer|tied: the same Parameter)\), "
+TRACE = re.compile(r": trace: '(.*)' \((frozen|trainable|buffer|tied)\), "
                    r"stored (\w+)")
 QUOTED = re.compile(r"'([A-Za-z]+(?:Error|Exception)): (.*)'$")
 # a tied weight's trace: dtypelint lists it with its partner's history; named_parameters()
@@ -183,8 +183,7 @@ def lint(binary, folder, args, arch):
     dtypes, ties = {}, {}
     for i, m in enumerate(heads):
         # a buffer, or a tied name (the partner's Parameter), has no requires_grad of its own
-        dtypes[m.group(1)] = (m.group(3), None if m.group(2) in ("buffer", "tied: the same "
-                                                                 "Parameter") else
+        dtypes[m.group(1)] = (m.group(3), None if m.group(2) in ("buffer", "tied") else
                               m.group(2) == "trainable")
         tie = TIED.search(run.stderr, m.end(),
                           heads[i + 1].start() if i + 1 < len(heads) else len(run.stderr))
