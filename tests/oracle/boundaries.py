@@ -113,6 +113,19 @@ PROBES = {
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
+    # -- transformers 4.x (tf5x's keys), each release with hub 0.36 beside it
+    # T5 (wo in _keep_in_fp32_modules) loaded in bfloat16: 4.50.x keeps wo in float32 under
+    # every load dtype, 4.49.0 and 4.51.0 under float16 only
+    ("transformers-keep-450-window", "since"): (
+        "transformers", "4.49.0", "4.50.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    ("transformers-keep-450-window", "until"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
     # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
     # the checkpoint's original names) and loaded by the older release; no adapter: the
     # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
@@ -227,6 +240,11 @@ COMPANIONS = {
     **{("transformers", v): HUB1 + ["tokenizers==0.22.2"]
        for v in ("5.3.0", "5.4.0", "5.5.4", "5.6.0", "5.12.1", "5.13.0", "5.13.1", "5.14.0")},
     **{("transformers", v): HUB1 for v in ("5.16.1", "5.17.0")},
+    # 4.49 to 4.53: huggingface-hub<1.0 (>=0.26.0) and tokenizers<0.22,>=0.21;
+    # hub 0.36 uses requests, which the venv has
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
+       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.51.3", "4.52.0", "4.52.4",
+                 "4.53.0")},
 }
 
 
