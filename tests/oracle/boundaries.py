@@ -113,19 +113,6 @@ PROBES = {
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
-    # -- transformers 4.x (tf5x's keys), each release with hub 0.36 beside it
-    # T5 (wo in _keep_in_fp32_modules) loaded in bfloat16: 4.50.x keeps wo in float32 under
-    # every load dtype, 4.49.0 and 4.51.0 under float16 only
-    ("transformers-keep-450-window", "since"): (
-        "transformers", "4.49.0", "4.50.0",
-        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
-         "precision": "bf16", "stop_after": "peft"},
-        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
-    ("transformers-keep-450-window", "until"): (
-        "transformers", "4.50.3", "4.51.0",
-        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
-         "precision": "bf16", "stop_after": "peft"},
-        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
     # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
     # the checkpoint's original names) and loaded by the older release; no adapter: the
     # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
@@ -171,6 +158,29 @@ PROBES = {
         {"arch": "qwen3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    # -- transformers 4.x: each release with hub 0.36 beside it, the model loaded with
+    # torch_dtype (real_worker.py), the same saved folder
+    # T5 (wo in _keep_in_fp32_modules) loaded in bfloat16: 4.50.x keeps wo in float32 under
+    # every load dtype, 4.49.0 and 4.51.0 under float16 only
+    ("transformers-keep-450-window", "since"): (
+        "transformers", "4.49.0", "4.50.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    ("transformers-keep-450-window", "until"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # LLaVA's checkpoint in public names (language_model.model.*, language_model.lm_head,
+    # vision_tower.vision_model.*): kept by 4.51.3, renamed at load by 4.52.0
+    ("transformers-vlm-checkpoint-conversion", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"^(language_model\.model|model\.language_model)\.embed_tokens\.weight$|"
+        r"^(language_model\.)?lm_head\.weight$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
