@@ -380,8 +380,8 @@ def model_folder(python, work, setup):
     (models/ARCH@checkpoint-names; one .safetensors file, no index). 5.24.0 saves some
     tensors in names no public checkpoint has: LLaVA's CLIP tower without its vision_model
     prefix (vision_tower.encoder.*), which 5.5 reports MISSING and initializes anew, where the
-    checkpoints users load have vision_tower.vision_model.* (medgemma-27b-it's index in
-    ../shared/corpus/models)."""
+    checkpoints users load have vision_tower.vision_model.*
+    (fixtures/corpus/models/medgemma-27b-it/model.safetensors.index.json)."""
     folder = os.path.join(work, "models", setup["arch"])
     pairs = setup.get("checkpoint_names")
     if not pairs:
