@@ -521,6 +521,7 @@ int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, 
 	}
 	dtl_json_break(&w, 0);
 	dtl_json_end_array(&w);
+	dtl_report_json_warnings(&w, inputs, n);
 	dtl_json_end_object(&w);
 	return dtl_json_finish(&w);
 }

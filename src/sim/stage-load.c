@@ -115,11 +115,19 @@ static int declare(struct dtl_sim *sim, uint32_t i)
 
 enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim)
 {
-	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_SUBSTRING))
+	/* 4.50.x searched re.escape'd entries: a substring, as v5's glob without its '*' */
+	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_SUBSTRING) ||
+	    dtl_sim_behavior(sim, DTL_B_HF_KEEP_450_WINDOW))
 		return DTL_KEEP_SUBSTRING;
 	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_REGEX))
 		return DTL_KEEP_DOT_REGEX;
 	return DTL_KEEP_COMPONENT;
+}
+
+bool dtl_sim_plain_keep_under_bf16(const struct dtl_sim *sim)
+{
+	return dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16) ||
+	       dtl_sim_behavior(sim, DTL_B_HF_KEEP_450_WINDOW);
 }
 
 /* The first entry of a keep-in-fp32 list that matches the tensor name, or NULL. */
@@ -288,12 +296,11 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		                                      dtl_dtype_torch_name(target));
 		break;
 	}
-	/* the plain list applies only under float16 (and, in the v5 regression window, under
-	 * bfloat16 too: rules/versions.yaml transformers-v5-plain-keep-under-bf16); the strict
-	 * list under float16 and bfloat16 */
-	bool plain =
-	    target == DTL_DTYPE_F16 ||
-	    (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
+	/* the plain list applies only under float16 (and, in the 4.50 and v5 regression
+	 * windows, under bfloat16 too: rules/versions.yaml transformers-keep-450-window and
+	 * transformers-v5-plain-keep-under-bf16); the strict list under float16 and bfloat16 */
+	bool plain = target == DTL_DTYPE_F16 ||
+	             (target == DTL_DTYPE_BF16 && dtl_sim_plain_keep_under_bf16(sim));
 	bool strict = dtl_sim_behavior(sim, DTL_B_HF_KEEP_STRICT) &&
 	              (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
 	for (uint32_t i = 0; i < sim->t.count; i++) {

@@ -45,7 +45,8 @@ LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
 # behaviour's since or until.
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
-# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class.
+# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class, and
+# checkpoint_names: the saved tensors renamed as public checkpoints name them (model_folder).
 PROBES = {
     # ---- accelerate ----
     # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
@@ -197,6 +198,74 @@ PROBES = {
          "precision": "bf16", "stop_after": "peft"},
         r"(encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]|shared)\.weight$"),
     # ---- transformers 5.x ----
+    # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
+    # the checkpoint's original names) and loaded by the older release; no adapter: the
+    # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
+    # (COMPANIONS).
+    # Gemma 2's embed_scale: computed in forward in 5.3.0, a buffer in the load dtype in 5.4.0
+    ("transformers-gemma2-embed-scale-buffer", "since"): (
+        "transformers", "5.3.0", "5.4.0",
+        {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^model\.embed_tokens\.(weight|embed_scale)$"),
+    # LLaVA's CLIP vision tower: vision_tower.vision_model.* in 5.5.4, vision_tower.* in 5.6.0;
+    # the checkpoint's tower named as public ones name it (5.24.0 saves it without
+    # vision_model, which 5.5.4 reports MISSING and initializes anew)
+    ("transformers-vision-tower-no-vision-model", "since"): (
+        "transformers", "5.5.4", "5.6.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"vision_tower\.(vision_model\.)?embeddings\.patch_embedding\.weight$"),
+    # GraniteMoE's experts: block_sparse_moe.input_linear in 5.12.1, mlp.experts.gate_up_proj
+    # and the router a bare weight in 5.13.0
+    ("transformers-granitemoe-experts-conversion", "since"): (
+        "transformers", "5.12.1", "5.13.0",
+        {"arch": "granitemoe", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"layers\.0\.(block_sparse_moe|mlp)\.(input_linear|experts\.gate_up_proj|"
+        r"router\.layer|router)\.weight$|layers\.0\.(block_sparse_moe|mlp)\.experts\."
+        r"gate_up_proj$"),
+    # GPT-NeoX's output layer: embed_out in 5.13.1, lm_head (renamed at load) in 5.14.0
+    ("transformers-gpt-neox-lm-head", "since"): (
+        "transformers", "5.13.1", "5.14.0",
+        {"arch": "gpt-neox", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft"},
+        r"^(embed_out|lm_head)\.weight$"),
+    # the vision rotary's original_inv_freq: absent in 5.16.1, a float32 buffer in 5.17.0
+    ("transformers-qwen2-vl-vision-original-inv-freq", "since"): (
+        "transformers", "5.16.1", "5.17.0",
+        {"arch": "qwen2-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    ("transformers-qwen3-vl-vision-original-inv-freq", "since"): (
+        "transformers", "5.16.1", "5.17.0",
+        {"arch": "qwen3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    # -- transformers 4.x: each release with hub 0.36 beside it, the model loaded with
+    # torch_dtype (real_worker.py), the same saved folder
+    # T5 (wo in _keep_in_fp32_modules) loaded in bfloat16: 4.50.x keeps wo in float32 under
+    # every load dtype, 4.49.0 and 4.51.0 under float16 only
+    ("transformers-keep-450-window", "since"): (
+        "transformers", "4.49.0", "4.50.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    ("transformers-keep-450-window", "until"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # LLaVA's checkpoint in public names (language_model.model.*, language_model.lm_head,
+    # vision_tower.vision_model.*): kept by 4.51.3, renamed at load by 4.52.0
+    ("transformers-vlm-checkpoint-conversion", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"^(language_model\.model|model\.language_model)\.embed_tokens\.weight$|"
+        r"^(language_model\.)?lm_head\.weight$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -257,6 +326,7 @@ def check_records(behaviours):
 # need beside them in the same shadowing folder (their own requirements, read in the
 # release's metadata; none of them is torch). Example: transformers 5.0.0 requires
 # huggingface-hub < 2.0 and tokenizers <= 0.23.0, and the venv has 2.x and 0.23.3.
+HUB1 = ["huggingface-hub==1.33.0", "httpx==0.28.1", "httpcore==1.0.9"]
 COMPANIONS = {
     # 4.57.6: huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (checked at import by
     # dependency_versions_check; the venv has 2.4.0 and 0.23.3); hub 0.36 needs nothing new
@@ -268,11 +338,18 @@ COMPANIONS = {
     # 5.1.0: the same requirements as 5.0.0 (its METADATA)
     ("transformers", "5.1.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
-    # 5.5.4 and 5.6.0: huggingface-hub<2.0,>=1.5.0, tokenizers<=0.23.0 (their METADATA)
-    ("transformers", "5.5.4"): ["huggingface-hub==1.5.0", "tokenizers==0.22.2",
-                                "httpx==0.28.1", "httpcore==1.0.9"],
-    ("transformers", "5.6.0"): ["huggingface-hub==1.5.0", "tokenizers==0.22.2",
-                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.3.0 to 5.14.0: huggingface-hub<2.0 (>=1.3.0 in 5.3.0, >=1.5.0 after) and
+    # tokenizers<=0.23.0,>=0.22.0; 5.16.1 and 5.17.0 take the venv's tokenizers (<0.24.0,
+    # >=0.23.1) but hub < 2.0 too. Checked at import (dependency_versions_check); hub 1.x
+    # imports httpx<1, which the venv lacks (it has httpx2), and httpx needs httpcore 1.x
+    **{("transformers", v): HUB1 + ["tokenizers==0.22.2"]
+       for v in ("5.3.0", "5.4.0", "5.5.4", "5.6.0", "5.12.1", "5.13.0", "5.13.1", "5.14.0")},
+    **{("transformers", v): HUB1 for v in ("5.16.1", "5.17.0")},
+    # 4.49 to 4.53: huggingface-hub<1.0 (>=0.26.0) and tokenizers<0.22,>=0.21;
+    # hub 0.36 uses requests, which the venv has
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
+       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.51.3", "4.52.0", "4.52.4",
+                 "4.53.0")},
 }
 
 
@@ -388,6 +465,41 @@ def fmt(obs):
     return verdict + "; " + ", ".join(f"{n}={v}" for n, v in zip(short, dtypes.values()))
 
 
+# a saved folder with its tensors renamed, as the checkpoints users load name them
+RENAME = ("import json, os, re, shutil, sys\n"
+          "from safetensors.torch import load_file, save_file\n"
+          "src, dst, pairs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])\n"
+          "os.makedirs(dst + '.part', exist_ok=True)\n"
+          "for f in os.listdir(src):\n"
+          "    if f.endswith('.safetensors'):\n"
+          "        t = load_file(os.path.join(src, f))\n"
+          "        for a, b in pairs:\n"
+          "            t = {re.sub(a, b, k): v for k, v in t.items()}\n"
+          "        save_file(t, os.path.join(dst + '.part', f), metadata={'format': 'pt'})\n"
+          "    elif not f.endswith('.json') or 'index' not in f:\n"
+          "        shutil.copy(os.path.join(src, f), dst + '.part')\n"
+          "os.rename(dst + '.part', dst)")
+
+
+def model_folder(python, work, setup):
+    """The saved model of SETUP (built in main by the venv's transformers, 5.24.0); with
+    `checkpoint_names: [[REGEX, REPLACEMENT], ...]`, a copy whose tensors are renamed so
+    (models/ARCH@checkpoint-names; one .safetensors file, no index). 5.24.0 saves some
+    tensors in names no public checkpoint has: LLaVA's CLIP tower without its vision_model
+    prefix (vision_tower.encoder.*), which 5.5 reports MISSING and initializes anew, where the
+    checkpoints users load have vision_tower.vision_model.*
+    (fixtures/corpus/models/medgemma-27b-it/model.safetensors.index.json)."""
+    folder = os.path.join(work, "models", setup["arch"])
+    pairs = setup.get("checkpoint_names")
+    if not pairs:
+        return folder
+    out = folder + "@checkpoint-names"
+    if not os.path.exists(out):
+        subprocess.run([python, "-c", RENAME, folder, out, json.dumps(pairs)], check=True,
+                       capture_output=True)
+    return out
+
+
 def probe(a, key, cache, vers, work):
     pkg, before, after, setup, watch = PROBES[key][:5]
     stage = PROBES[key][5] if len(PROBES[key]) > 5 else None
@@ -401,7 +513,7 @@ def probe(a, key, cache, vers, work):
             return row
         d = os.path.join(work, "runs", key[0], ver)
         os.makedirs(d, exist_ok=True)
-        s = dict(setup, folder=os.path.join(work, "models", setup["arch"]))
+        s = dict(setup, folder=model_folder(a.python, work, setup))
         if setup.get("own_build"):
             # saved by the side's own release: an older one may not load what the venv's
             # transformers saved (DISAGREEMENTS.md D16), as a user's checkpoint would be

@@ -72,6 +72,9 @@ def _load(spec, torch, ds_config):
           else getattr(torch, spec["load_dtype"])} if spec["load_dtype"] else {}
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
+    if tuple(int(x) for x in transformers.__version__.split(".")[:2]) < (4, 56):
+        # before 4.56 the argument is torch_dtype (boundaries.py runs 4.x releases)
+        kw["torch_dtype"] = kw.pop("dtype")
     cls = getattr(transformers, spec["auto_class"])
     if spec.get("keep_in_fp32") is not None:
         # boundaries.py: the class with another _keep_in_fp32_modules (how a release matches
