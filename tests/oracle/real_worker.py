@@ -54,11 +54,12 @@ def _bnb_config(spec, torch):
     from transformers import BitsAndBytesConfig
     if spec["quant"] == "8bit":
         return BitsAndBytesConfig(load_in_8bit=True)
-    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype)
+    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype);
+    # none without one (boundaries.py: a load without dtype), BitsAndBytesConfig's float32
     # (boundaries.py: a compute dtype apart from it, spec "compute_dtype")
     compute = spec.get("compute_dtype") or spec["load_dtype"]
     return BitsAndBytesConfig(load_in_4bit=True,
-                              bnb_4bit_compute_dtype=getattr(torch, compute),
+                              bnb_4bit_compute_dtype=getattr(torch, compute) if compute else None,
                               bnb_4bit_quant_storage=getattr(torch, spec["quant_storage"]))
 
 
@@ -69,10 +70,17 @@ def _load(spec, torch, ds_config):
         from transformers.integrations import HfDeepSpeedConfig
         keep = HfDeepSpeedConfig(ds_config)  # zero.Init during from_pretrained
     kw = {"dtype": spec["load_dtype"] if spec["load_dtype"] == "auto"
-          else getattr(torch, spec["load_dtype"])}
+          else getattr(torch, spec["load_dtype"])} if spec["load_dtype"] else {}
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
+    if tuple(int(x) for x in transformers.__version__.split(".")[:2]) < (4, 56):
+        # before 4.56 the argument is torch_dtype (boundaries.py runs 4.x releases)
+        kw["torch_dtype"] = kw.pop("dtype")
     cls = getattr(transformers, spec["auto_class"])
+    if spec.get("keep_in_fp32") is not None:
+        # boundaries.py: the class with another _keep_in_fp32_modules (how a release matches
+        # an entry against the tensor names)
+        cls = type(cls.__name__, (cls,), {"_keep_in_fp32_modules": spec["keep_in_fp32"]})
     return cls.from_pretrained(spec["folder"], **kw), keep
 
 
