@@ -119,12 +119,16 @@ class Finding:
 
 
 class Report(List[Finding]):
-    """The findings (a list of Finding), with the whole JSON report in .raw and the program's
-    version in .program_version."""
+    """The findings (a list of Finding), with the whole JSON report in .raw, the program's
+    version in .program_version and the importers' warnings (DT003: a key not read, a file
+    named but absent, ...) in .input_warnings, which the report keeps apart from its
+    findings."""
 
     def __init__(self, findings: Iterable[Finding], raw: Dict[str, Any]) -> None:
         super().__init__(findings)
         self.raw = raw
+        self.input_warnings: List[Finding] = [Finding.from_json(w) for w in
+                                              raw.get("input_warnings", [])]
         tool = raw.get("tool")
         self.program_version: Optional[str] = \
             tool.get("version") if isinstance(tool, dict) else None

@@ -255,6 +255,11 @@ static void input_warnings(struct dtl_json *w, const struct dtl_report_input *in
 	dtl_json_end_array(w);
 }
 
+void dtl_report_json_warnings(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n)
+{
+	input_warnings(w, inputs, n, &pretty);
+}
+
 int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
 	struct dtl_report_counts c;

@@ -115,7 +115,11 @@ static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *v
 		snprintf(load, sizeof(load), "from_pretrained(dtype=\"auto\")");
 		break;
 	case DTL_LOAD_NONE:
-		snprintf(load, sizeof(load), "from_pretrained(dtype=None): float32");
+		/* transformers-v5-dtype-none-auto; bitsandbytes makes it float16 up to 4.57
+		 * (transformers-bnb-default-fp16) */
+		snprintf(load, sizeof(load),
+		         "from_pretrained(dtype=None): float32 to transformers 4.57 (float16 "
+		         "under bitsandbytes), \"auto\" from 5.0");
 		break;
 	default:
 		snprintf(load, sizeof(load), "from_pretrained(dtype=%s)",
@@ -529,6 +533,7 @@ int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, 
 	}
 	dtl_json_break(&w, 0);
 	dtl_json_end_array(&w);
+	dtl_report_json_warnings(&w, inputs, n);
 	dtl_json_end_object(&w);
 	return dtl_json_finish(&w);
 }
