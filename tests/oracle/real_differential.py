@@ -17,6 +17,7 @@ agreement table; exit 0 when every compared set-up agrees but for the open disag
 of DISAGREEMENTS.md (KNOWN_MISSING, KNOWN_RENAMED), 1 otherwise, 77 (skip) when the venv
 is missing, unless DTL_REQUIRE_VENV=1 (then 1)."""
 import argparse
+import html
 import json
 import os
 import random
@@ -365,7 +366,7 @@ def dtypes_as_of(t, real_stage):
     return out
 
 
-def lint(binary, folder, args, kbit_dir=None):
+def lint(binary, folder, args, kbit_dir=None, units=False):
     if kbit_dir:
         # prepare_model_for_kbit_training is a manifest's adapter key (no recipe key asks for
         # it): the user's files composed and exported, with the key set, are the input
@@ -389,7 +390,60 @@ def lint(binary, folder, args, kbit_dir=None):
     dtypes = {m.group(1): m.group(2) for m in TRACE.finditer(run.stderr)}
     err = crash[0]["framework_error"]["text"] if crash else None
     return {"error": err, "rule": crash[0]["rule"] if crash else None, "dtypes": dtypes,
-            "steps": trace_steps(run.stderr)}
+            "steps": trace_steps(run.stderr),
+            "units": lint_units(binary, folder, args) if units else None}
+
+
+# a row of the groups table of dtypelint's HTML report (src/report/html.c groups_table): the
+# one output that lists every FSDP unit or group (JSON names only a finding's group)
+GROUP_ROW = re.compile(r'<tr id="g\d+-\d+"><td>(FSDP1 unit|FSDP2 group)<td>\d+<td>(?:<a [^>]*>)?'
+                       r'(.*?)(?:</a>)?<td>(\d+)<td>([^<]*)')
+SHORT = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f64": "float64",
+         "u8": "uint8", "i8": "int8", "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+
+
+def lint_units(binary, folder, args):
+    """dtypelint's FSDP units / groups: {(module, ...): (tensor count, stored dtypes)}, from
+    its HTML report (None if it lists fewer than all: a "more groups" row, a cut name)."""
+    run = subprocess.run([binary, "-f", "html", "-q", "--no-config", folder] + args,
+                         capture_output=True, text=True)
+    page = run.stdout
+    i = page.find("<h3>Groups</h3>")
+    table = page[i:page.find("</table>", i)] if i >= 0 else ""
+    if " more group" in table:
+        return None
+    out = {}
+    for kind, name, count, dts in GROUP_ROW.findall(table):
+        name = html.unescape(name)
+        if name.startswith("\u2026"):
+            return None
+        mods = tuple(sorted("" if m == "<root>" else m for m in name.split("+")))
+        if int(count):  # a root that keeps no tensor has no group in torch
+            out[mods] = (int(count), "/".join(sorted(SHORT.get(d, d)
+                                                     for d in dts.strip().split("+") if d)))
+    return out
+
+
+def compare_units(r, t):
+    """A note, no criterion: the FSDP units the real prepare made (real_worker.py units)
+    against dtypelint's; None when either side has none; else the differences (empty:
+    the same modules wrapped, each with as many parameters and the same stored dtypes)."""
+    if r.get("units") is None or t.get("units") is None:
+        return None
+    real = {tuple(sorted(u["module"].split("+"))):
+            (len(u["params"]), "/".join(sorted(u["dtype"].split("/")))) for u in r["units"]}
+    lint_ = t["units"]
+    out = []
+    for mods in sorted(set(real) | set(lint_)):
+        a, b = real.get(mods), lint_.get(mods)
+        name = "+".join(mods) or "<root>"
+        if a is None:
+            out.append(f"{name}: dtypelint only ({b[0]} tensors)")
+        elif b is None:
+            out.append(f"{name}: real only ({a[0]} params)")
+        elif a != b:
+            out.append(f"{name}: real {a[0]} params {a[1]}, dtypelint {b[0]} {b[1]}")
+    return out
 
 
 def worker_spec(s, port):
@@ -563,6 +617,7 @@ def main():
     subprocess.run([a.python, "-c", code, HERE, os.path.join(work, "models")] + archs,
                    check=True, capture_output=True)
     rows, agree, agree_known, compared, cpu_only = [], 0, 0, 0, []
+    units_seen = units_same = 0
     tally = dict.fromkeys(("verdict", "error type", "final dtypes", "every tensor listed",
                            "tensors compared", "tensors differing"), 0)
     tag = "fast" if a.fast else "trainers" if a.trainers else \
@@ -598,7 +653,8 @@ def main():
                     break
             batch_trainers(a.python, chunk)
         r = real(a.python, s, d, 29500 + (os.getpid() + i) % 2000, a.reuse or i in batched)
-        t = lint(a.dtypelint, s["folder"], user_files(s, d, vers), d if s.get("kbit") else None)
+        t = lint(a.dtypelint, s["folder"], user_files(s, d, vers), d if s.get("kbit") else None,
+                 units=s["strategy"] in ("fsdp1", "fsdp2"))
         secs = time.time() - t0
         if "failed" in t:
             diffs, n = [f"dtypelint refused the set-up: {t['failed']}"], 0
@@ -620,6 +676,12 @@ def main():
               f"{n} tensors; {secs:.0f} s", flush=True)
         for x in diffs:
             print(f"        {x}", flush=True)
+        unit_diffs = compare_units(r, t)
+        if unit_diffs is not None:
+            units_seen += 1
+            units_same += not unit_diffs
+            for x in unit_diffs:
+                print(f"        note, units: {x}", flush=True)
         rows.append((label(s), not diffs, diffs))
     print(f"\n{'criterion':<22} set-ups agreeing (of {compared})")
     for k in ("verdict", "error type", "final dtypes", "every tensor listed"):
@@ -632,6 +694,9 @@ def main():
           "would)")
     for lab, why in cpu_only:
         print(f"  CPU-only: {lab}: {why}")
+    if units_seen:
+        print(f"FSDP units (a note, no criterion): {units_same} of {units_seen} set-ups that "
+              "reached prepare wrap the same modules as dtypelint")
     return 0 if agree + agree_known == compared else 1
 
 

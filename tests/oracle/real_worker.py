@@ -173,6 +173,48 @@ def _wrapped(model):
     return next((k for k in kinds if k.startswith("FSDP")), type(model).__name__)
 
 
+def units(model):
+    """The FSDP units (FSDP1) or parameter groups (FSDP2) prepare made, in module order:
+    [{"module": path, "params": [names], "dtype": stored, "compute": gathered}] (path "" is
+    the root; "A+B" one group of fully_shard([A, B]), accelerate's tail), names and paths as snapshot() writes them. FSDP1: each FullyShardedDataParallel's
+    FlatParameter (torch/distributed/fsdp/_flat_param.py: `_fqns`, relative to the wrapped
+    module; its dtype; `_fwd_bwd_param_dtype`, what forward gathers). FSDP2: each FSDPModule's
+    FSDPParamGroups (_fully_shard/_fsdp_state.py `_fsdp_param_groups`; an FSDPParam's
+    `sharded_param` is the registered parameter; `_param_fqn` is only set at the first
+    forward, so names come from named_parameters); compute = `mp_policy.param_dtype`, or the
+    stored dtypes when it is None (FSDPParam.init_dtype_attrs: no cast)."""
+    from torch.distributed.fsdp import FSDPModule, FullyShardedDataParallel
+    names = {}
+    for n, p in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), _clean(n))
+    out, seen = [], {}
+    for path, m in model.named_modules():
+        path = _clean(path + ".")[:-1]
+        if isinstance(m, FullyShardedDataParallel):
+            flat = m._flat_param
+            if flat is None:
+                continue
+            inner = "" if path == "" else path + "."
+            out.append({"module": path, "params": [inner + _clean(f) for f in flat._fqns],
+                        "dtype": _dtype(flat),
+                        "compute": str(m._handle._fwd_bwd_param_dtype).replace("torch.", "")})
+        elif isinstance(m, FSDPModule):
+            for g in m._get_fsdp_state()._fsdp_param_groups or []:
+                if id(g) in seen:  # fully_shard([norm, lm_head]): one group, two modules
+                    seen[id(g)]["module"] += "+" + path
+                    continue
+                stored = sorted({_dtype(fp.sharded_param) for fp in g.fsdp_params})
+                want = g.mp_policy.param_dtype
+                seen[id(g)] = {"module": path,
+                               "params": [names.get(id(fp.sharded_param), "?")
+                                          for fp in g.fsdp_params],
+                               "dtype": "/".join(stored),
+                               "compute": str(want).replace("torch.", "") if want is not None
+                               else "/".join(stored)}
+                out.append(seen[id(g)])
+    return out
+
+
 def _ds_config(spec):
     cfg = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
            "zero_optimization": {"stage": 3}, "zero_force_ds_cpu_optimizer": False}
@@ -231,6 +273,8 @@ def run(spec, rank, result):
             model, opt = acc.prepare(model, opt)
             stages["wrap"] = snapshot(model)
             result["wrapped"] = _wrapped(model)
+            if spec["strategy"] in ("fsdp1", "fsdp2"):
+                result["units"] = units(model)
             if spec["strategy"] == "fsdp2":
                 # the parameters fully_shard does not manage (its ignored_params): not
                 # DTensors (boundaries.py, accelerate-fsdp2-ignore-params4bit)
