@@ -10,6 +10,7 @@
  *   input embedding (lm_head's shared weight is left to the root group: a tie split that torch
  *   >= 2.12 refuses, DT131);
  * - 1.15: tied embeddings go into one tail group [final_norm, input_embed, output_embed].
+ * A PeftModel's tail has no final_norm (below).
  * Sources: rules/versions.yaml accelerate-fsdp2-*.
  */
 #include <errno.h>
@@ -134,7 +135,12 @@ int dtl_sim_accelerate_fsdp2_carve(struct dtl_sim *sim, uint8_t *carve, struct d
 	}
 	if (input == DTL_NONE_INDEX)
 		return 0;
-	uint32_t norm = final_norm(sim, sim->modules[input].parent);
+	/* PEFT: _find_final_norm scans getattr(model, model.base_model_prefix), which on a
+	 * PeftModel resolves (its and LoraModel's __getattr__) to the causal LM, LoraModel.model:
+	 * its direct children hold no norm, and the norm stays in the root group (the real
+	 * prepare: tests/oracle/real_worker.py units, DISAGREEMENTS.md D56) */
+	uint32_t norm =
+	    m->adapter.present ? DTL_NONE_INDEX : final_norm(sim, sim->modules[input].parent);
 	bool tied_tail = tied && dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_TIED_TAIL);
 	char v[32];
 	dtl_version_format(&sim->rp.plan.versions[DTL_FW_ACCELERATE], v, sizeof(v));
