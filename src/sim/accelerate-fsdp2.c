@@ -78,8 +78,8 @@ static uint32_t module_of_name(const struct dtl_sim *sim, const struct dtl_patte
 	return dot ? module_named(sim, name->text, (size_t)(dot - name->text)) : DTL_NONE_INDEX;
 }
 
-/* accelerate's _find_final_norm: the last direct child of the base model (the input
- * embedding's parent) whose class, or else name, says norm. */
+/* accelerate's _find_final_norm: the last direct child of the base model whose class, or else
+ * name, says norm. */
 static uint32_t final_norm(const struct dtl_sim *sim, uint32_t base)
 {
 	uint32_t found = DTL_NONE_INDEX;
@@ -94,6 +94,25 @@ static uint32_t final_norm(const struct dtl_sim *sim, uint32_t base)
 			found = c;
 	}
 	return found;
+}
+
+/* The final norm _find_final_norm takes into the tail group: among the children of
+ * getattr(model, model.base_model_prefix), the top-level module that holds the input
+ * embedding (model, gpt_neox); none when the embedding is the root's own child (a bare
+ * LlamaModel has no attribute "model"). So none for a vision-language model, whose base
+ * model holds language_model, vision_tower and the projector; and none under PEFT, where
+ * the prefix and the attribute resolve (PeftModel's and LoraModel's __getattr__) to the
+ * causal LM, LoraModel.model. The real prepare shows both: tests/oracle/real_worker.py
+ * units, DISAGREEMENTS.md D56, D57. */
+static uint32_t tail_norm(const struct dtl_sim *sim, uint32_t input)
+{
+	uint32_t base = sim->modules[input].parent;
+
+	if (sim->manifest->adapter.present || base == 0 || base == DTL_NONE_INDEX)
+		return DTL_NONE_INDEX;
+	while (sim->modules[base].parent != 0 && sim->modules[base].parent != DTL_NONE_INDEX)
+		base = sim->modules[base].parent;
+	return final_norm(sim, base);
 }
 
 int dtl_sim_accelerate_fsdp2_carve(struct dtl_sim *sim, uint8_t *carve, struct dtl_pattern *why)
@@ -135,12 +154,7 @@ int dtl_sim_accelerate_fsdp2_carve(struct dtl_sim *sim, uint8_t *carve, struct d
 	}
 	if (input == DTL_NONE_INDEX)
 		return 0;
-	/* PEFT: _find_final_norm scans getattr(model, model.base_model_prefix), which on a
-	 * PeftModel resolves (its and LoraModel's __getattr__) to the causal LM, LoraModel.model:
-	 * its direct children hold no norm, and the norm stays in the root group (the real
-	 * prepare: tests/oracle/real_worker.py units, DISAGREEMENTS.md D56) */
-	uint32_t norm =
-	    m->adapter.present ? DTL_NONE_INDEX : final_norm(sim, sim->modules[input].parent);
+	uint32_t norm = tail_norm(sim, input);
 	bool tied_tail = tied && dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_TIED_TAIL);
 	char v[32];
 	dtl_version_format(&sim->rp.plan.versions[DTL_FW_ACCELERATE], v, sizeof(v));
