@@ -176,9 +176,10 @@ def _wrapped(model):
 def units(model):
     """The FSDP units (FSDP1) or parameter groups (FSDP2) prepare made, in module order:
     [{"module": path, "params": [names], "dtype": stored, "compute": gathered}] (path "" is
-    the root; "A+B" one group of fully_shard([A, B]), accelerate's tail), names and paths as snapshot() writes them. FSDP1: each FullyShardedDataParallel's
-    FlatParameter (torch/distributed/fsdp/_flat_param.py: `_fqns`, relative to the wrapped
-    module; its dtype; `_fwd_bwd_param_dtype`, what forward gathers). FSDP2: each FSDPModule's
+    the root; "A+B" one group of fully_shard([A, B]), accelerate's tail), names and paths as
+    snapshot() writes them. FSDP1: each FullyShardedDataParallel's FlatParameter
+    (torch/distributed/fsdp/_flat_param.py: `_fqns`, relative to the wrapped module; its
+    dtype; `_fwd_bwd_param_dtype`, what forward gathers). FSDP2: each FSDPModule's
     FSDPParamGroups (_fully_shard/_fsdp_state.py `_fsdp_param_groups`; an FSDPParam's
     `sharded_param` is the registered parameter; `_param_fqn` is only set at the first
     forward, so names come from named_parameters); compute = `mp_policy.param_dtype`, or the
