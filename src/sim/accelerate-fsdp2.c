@@ -10,7 +10,7 @@
  *   input embedding (lm_head's shared weight is left to the root group: a tie split that torch
  *   >= 2.12 refuses, DT131);
  * - 1.15: tied embeddings go into one tail group [final_norm, input_embed, output_embed].
- * A PeftModel's tail has no final_norm (below).
+ * A PeftModel whose base model is "model" has no final_norm in its tail (tail_norm).
  * Sources: rules/versions.yaml accelerate-fsdp2-*.
  */
 #include <errno.h>
@@ -100,18 +100,21 @@ static uint32_t final_norm(const struct dtl_sim *sim, uint32_t base)
  * getattr(model, model.base_model_prefix), the top-level module that holds the input
  * embedding (model, gpt_neox); none when the embedding is the root's own child (a bare
  * LlamaModel has no attribute "model"). So none for a vision-language model, whose base
- * model holds language_model, vision_tower and the projector; and none under PEFT, where
- * the prefix and the attribute resolve (PeftModel's and LoraModel's __getattr__) to the
- * causal LM, LoraModel.model. The real prepare shows both: tests/oracle/real_worker.py
- * units, DISAGREEMENTS.md D56, D57. */
+ * model holds language_model, vision_tower and the projector; and none under PEFT when the
+ * prefix is "model": PeftModel's __getattr__ passes it to LoraModel, whose own attribute
+ * "model" is the causal LM (another prefix, gpt_neox, reaches the base model). The real
+ * prepare shows all three: tests/oracle/real_worker.py units, DISAGREEMENTS.md D56, D57. */
 static uint32_t tail_norm(const struct dtl_sim *sim, uint32_t input)
 {
 	uint32_t base = sim->modules[input].parent;
 
-	if (sim->manifest->adapter.present || base == 0 || base == DTL_NONE_INDEX)
+	if (base == 0 || base == DTL_NONE_INDEX)
 		return DTL_NONE_INDEX;
 	while (sim->modules[base].parent != 0 && sim->modules[base].parent != DTL_NONE_INDEX)
 		base = sim->modules[base].parent;
+	const struct dtl_module *b = &sim->modules[base];
+	if (sim->manifest->adapter.present && b->path_len == 5 && memcmp(b->path, "model", 5) == 0)
+		return DTL_NONE_INDEX;
 	return final_norm(sim, base);
 }
 
