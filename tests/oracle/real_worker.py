@@ -275,7 +275,10 @@ def run(spec, rank, result):
             stages["wrap"] = snapshot(model)
             result["wrapped"] = _wrapped(model)
             if spec["strategy"] in ("fsdp1", "fsdp2"):
-                result["units"] = units(model)
+                try:
+                    result["units"] = units(model)
+                except Exception as e:  # noqa: B902 - a record, never the set-up's error
+                    result["units_error"] = f"{type(e).__name__}: {e}"
             if spec["strategy"] == "fsdp2":
                 # the parameters fully_shard does not manage (its ignored_params): not
                 # DTensors (boundaries.py, accelerate-fsdp2-ignore-params4bit)
