@@ -28,6 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import real_models  # noqa: E402
+import real_worker  # noqa: E402
 
 STRATEGIES = ("single", "fsdp1", "fsdp2", "zero3")
 
@@ -297,6 +298,7 @@ def user_files(s, d, vers):
               "zero_optimization": {"stage": 3}}
         if s["precision"] != "fp32":
             ds[s["precision"]] = {"enabled": True}
+        ds = real_worker.ds_extra(ds, s)  # the worker's own ZeRO-3 config keys
         with open(os.path.join(d, "ds.json"), "w") as f:
             json.dump(ds, f, indent=1)
         args += ["--deepspeed", os.path.join(d, "ds.json")]
@@ -304,6 +306,8 @@ def user_files(s, d, vers):
             "world_size": 1 if s["strategy"] == "single" else 2,
             "trainer": s.get("trainer", "none"),
             "versions": vers}
+    if "tensor_overrides" in s:  # the script's zero.Init(tensor_overrides=...)
+        plan["zero3"] = {"tensor_overrides": s["tensor_overrides"]}
     with open(os.path.join(d, "plan.yaml"), "w") as f:
         json.dump(plan, f)
     return args + ["--plan", os.path.join(d, "plan.yaml")]

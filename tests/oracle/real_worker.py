@@ -155,7 +155,38 @@ def _ds_config(spec):
         cfg["bf16"] = {"enabled": True}
     elif spec["precision"] == "fp16":
         cfg["fp16"] = {"enabled": True}
+    return ds_extra(cfg, spec)
+
+
+def ds_extra(cfg, spec):
+    """CFG with the spec's `ds_config` (boundaries.py): its zero_optimization keys added to
+    ZeRO-3's, its other sections set (torch_autocast, ...); real_differential.py's ds.json
+    reads the same key."""
+    for k, v in spec.get("ds_config", {}).items():
+        if k == "zero_optimization":
+            cfg[k] = dict(cfg.get(k, {}), **v)
+        else:
+            cfg[k] = v
     return cfg
+
+
+def _tensor_overrides(spec):
+    # the spec's `tensor_overrides` (boundaries.py): the script's own zero.Init(
+    # tensor_overrides=[DeepSpeedTensorOverride.X, ...]), passed to the zero.Init that
+    # from_pretrained opens (transformers calls deepspeed.zero.Init(config_dict_or_path=...));
+    # before deepspeed 0.17.1 the argument does not exist and zero.Init raises its TypeError
+    if "tensor_overrides" not in spec:
+        return
+    import deepspeed
+    init = deepspeed.zero.Init
+
+    def with_overrides(*a, **kw):
+        from deepspeed.runtime.zero.partition_parameters import DeepSpeedTensorOverride
+        kw["tensor_overrides"] = [getattr(DeepSpeedTensorOverride, n)
+                                  for n in spec["tensor_overrides"]]
+        return init(*a, **kw)
+
+    deepspeed.zero.Init = with_overrides
 
 
 def run(spec, rank, result):
@@ -168,6 +199,7 @@ def run(spec, rank, result):
         if ds_config is not None:
             import deepspeed
             deepspeed.init_distributed(dist_backend="gloo")
+            _tensor_overrides(spec)
         model, keep = _load(spec, torch, ds_config)
         stages["load"] = snapshot(model)
         stage = "peft"
