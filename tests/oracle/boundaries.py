@@ -37,6 +37,15 @@ sys.path.insert(0, HERE)
 import real_differential as rd  # noqa: E402
 
 LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
+DS_ZERO3 = {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "zero3",
+            "precision": "bf16"}
+DS_AUTOCAST = dict(DS_ZERO3, load_dtype="float32",
+                   ds_config={"torch_autocast": {"enabled": True, "dtype": "bfloat16"}})
+DS_BF16_PARAMS = dict(DS_AUTOCAST, load_dtype="bfloat16", precision="fp32",
+                      tensor_overrides=["device"])
+DS_LORA = dict(DS_ZERO3, peft="lora")
+DS_WATCH = r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"
+DS_LORA_WATCH = r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$"
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
@@ -112,6 +121,65 @@ PROBES = {
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
+    # ---- deepspeed ----
+    # (ZeRO-3 in a 2-rank gloo world on DeepSpeed's CPU accelerator; `ds_config` adds keys to
+    # the worker's ZeRO-3 config and to dtypelint's ds.json, `tensor_overrides` is the
+    # script's own zero.Init(tensor_overrides=[...]), in dtypelint's plan as zero3.X)
+    # torch_autocast with bf16 on a float32 model: 0.17.1 knows no torch_autocast section
+    # (bf16 as ever), 0.17.2 refuses the pair in deepspeed.initialize
+    ("deepspeed-torch-autocast", "since"): (
+        "deepspeed", "0.17.1", "0.17.2", dict(DS_AUTOCAST, precision="bf16"), DS_WATCH),
+    ("deepspeed-autocast-no-16bit-mode", "since"): (
+        "deepspeed", "0.17.1", "0.17.2", dict(DS_AUTOCAST, precision="bf16"), DS_WATCH),
+    # ... accepted from 0.18.3
+    ("deepspeed-autocast-no-16bit-mode", "until"): (
+        "deepspeed", "0.18.2", "0.18.3", dict(DS_AUTOCAST, precision="bf16"), DS_WATCH),
+    # torch_autocast on bfloat16 parameters (zero.Init told to leave the dtype, fp32 mode):
+    # 0.17.1 has no such section, 0.17.2 to 0.17.5 assert float32 parameters, 0.17.6 not
+    ("deepspeed-autocast-fp32-only", "since"): (
+        "deepspeed", "0.17.1", "0.17.2", DS_BF16_PARAMS, DS_WATCH),
+    ("deepspeed-autocast-fp32-only", "until"): (
+        "deepspeed", "0.17.5", "0.17.6", DS_BF16_PARAMS, DS_WATCH),
+    # zero.Init(tensor_overrides=[device]) on a bfloat16 model in fp32 mode: 0.17.0 has no
+    # such argument, 0.17.1 leaves the parameters bfloat16
+    ("deepspeed-init-tensor-overrides", "since"): (
+        "deepspeed", "0.17.0", "0.17.1",
+        dict(DS_ZERO3, load_dtype="bfloat16", precision="fp32", tensor_overrides=["device"]),
+        DS_WATCH),
+    # stage3_allgather_sequential: a key 0.18.4's ZeRO config forbids (pydantic extra)
+    ("deepspeed-allgather-sequential", "since"): (
+        "deepspeed", "0.18.4", "0.18.5",
+        dict(DS_ZERO3, ds_config={"zero_optimization": {"stage3_allgather_sequential": True}}),
+        DS_WATCH),
+    # LoRA under ZeRO-3 bf16: up to 0.19.1 deepspeed.initialize casts the float32 adapters
+    # to bfloat16; 0.19.2 leaves them, and the coalesced re-gather of the mixed persistent
+    # parameters at the end of the step allocates the first one's dtype; 0.19.3 fixes that
+    ("deepspeed-blanket-module-cast", "until"): (
+        "deepspeed", "0.19.1", "0.19.2", DS_LORA, DS_LORA_WATCH),
+    ("deepspeed-coalesced-gather-first-dtype", "until"): (
+        "deepspeed", "0.19.2", "0.19.3", DS_LORA, DS_LORA_WATCH),
+    # LoRA on bfloat16 weights (zero.Init told to leave the dtype, fp32 mode) with
+    # torch_autocast and no persistent parameters: 0.17.5 asserts float32 parameters in
+    # deepspeed.initialize, 0.17.6 the one storage dtype of the fetch of float32 adapters and
+    # bfloat16 weights, both gathered in bfloat16; two AssertionErrors, told by their message
+    ("deepspeed-autocast-gather-dtype-assert", "since"): (
+        "deepspeed", "0.17.5", "0.17.6",
+        dict(DS_BF16_PARAMS, peft="lora", verdict_message=True, steps=3,
+             ds_config=dict(DS_AUTOCAST["ds_config"], zero_optimization={
+                 "stage3_param_persistence_threshold": 0})), DS_LORA_WATCH),
+    # (three steps: the first step's fetches take one module at a time, ZeRO-3's prefetch
+    # of a later step gathers several, and asserts). The same with bf16 on (accepted from
+    # 0.18.3): 0.19.3 checks the communication dtype
+    ("deepspeed-autocast-gather-dtype-assert", "until"): (
+        "deepspeed", "0.19.2", "0.19.3",
+        dict(DS_LORA, verdict_message=True, steps=3,
+             ds_config=dict(DS_AUTOCAST["ds_config"], zero_optimization={
+                 "stage3_param_persistence_threshold": 0})), DS_LORA_WATCH),
+    # DeepSeek-V3's e_score_correction_bias, a float32 buffer its strict keep list names:
+    # bfloat16 after zero.Init up to 0.19.7, float32 from 0.19.8
+    ("deepspeed-zero-init-keep-buffers-fp32", "since"): (
+        "deepspeed", "0.19.7", "0.19.8", dict(DS_ZERO3, arch="deepseek-v3"),
+        r"layers\.\d+\.mlp\.gate\.e_score_correction_bias$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -211,9 +279,12 @@ def run_real(python, s, d, shadow):
         os.unlink(out)
     # DeepSpeed's CPU ops compile into a folder of this cache's own: the shared
     # ~/.cache/torch_extensions holds a lock another run may have left behind (a wait
-    # without end), and two releases' sources differ
+    # without end), and two releases' sources differ: one folder per release, so that each
+    # release's deepspeed_shm_comm is built once (about 3 minutes on 2 loaded cores), not at
+    # every change of release
     env = dict(os.environ, PYTHONPATH=shadow,
-               TORCH_EXTENSIONS_DIR=os.path.join(os.path.dirname(shadow), "torch_extensions"))
+               TORCH_EXTENSIONS_DIR=os.path.join(os.path.dirname(shadow), "torch_extensions",
+                                                 os.path.basename(shadow)))
     with open(os.path.join(d, "real.log"), "w") as log:
         try:
             subprocess.run([python, os.path.join(HERE, "real_worker.py"),
@@ -255,17 +326,41 @@ def run_lint(binary, s, d, vers, pkg, ver):
     return rd.lint(binary, folder, args + ["--with", f"{pkg}={ver}"])
 
 
-def observe(r, watch, stage=None):
+# Errors the CPU's gloo backend raises with another type than NCCL on a GPU, for the same
+# check: (type on gloo, message regex, type on NCCL, the source). The real verdict is read as
+# NCCL's, which dtypelint predicts; fmt() shows the message.
+GLOO_AS_NCCL = [
+    # ProcessGroupNCCL::_allgather_base raises TypeError on a dtype mismatch (torch's test
+    # asserts it: assertRaisesRegex(TypeError, "output tensor must have the same type as
+    # input tensor")); gloo's allgather checks the same with TORCH_CHECK, a RuntimeError
+    ("RuntimeError", r"^ProcessGroupGloo::allgather: invalid tensor type", "TypeError",
+     "https://github.com/pytorch/pytorch/blob/v2.13.0/test/distributed/test_c10d_nccl.py"),
+]
+
+
+def _gloo_as_nccl(err):
+    for typ, pat, nccl, _ in GLOO_AS_NCCL:
+        if err["type"] == typ and re.search(pat, err["message"]):
+            return nccl
+    return err["type"]
+
+
+def observe(r, watch, stage=None, message=False):
     """(verdict, {watched tensor: final dtype}) of a real result or a lint answer; STAGE: the
-    real dtypes after that stage, and the verdict up to it ("runs" when it was reached)."""
+    real dtypes after that stage, and the verdict up to it ("runs" when it was reached);
+    MESSAGE: the verdict is the error's type and first line, for two releases that raise the
+    same type for different reasons."""
     if "stages" in r:
         err = r.get("error")
         stages = r["stages"]
-        verdict = "runs" if not err or (stage and stage in stages) else err["type"]
+        verdict = "runs" if not err or (stage and stage in stages) else _gloo_as_nccl(err)
+        if message and verdict != "runs":
+            verdict += ": " + (err["message"].splitlines() or [""])[0]
         at = stage if stage in stages else list(stages)[-1] if stages else None
         final = {n.replace(".base_layer.", "."): v for n, v in stages.get(at, {}).items()}
     else:
-        verdict = r["error"].split(":")[0].strip() if r.get("error") else "runs"
+        err = r.get("error")
+        verdict = (err if message else err.split(":")[0].strip()) if err else "runs"
         final = r.get("dtypes", {})
     return verdict, {n: v for n, v in sorted(final.items()) if re.search(watch, n)}
 
@@ -303,8 +398,14 @@ def probe(a, key, cache, vers, work):
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
                                                     "tensors differing"), 0), setup["arch"])
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage),
-                             "lint": observe(t, watch),
+        message = setup.get("verdict_message", False)
+        lint = observe(t, watch, message=message)
+        if not r.get("stages"):
+            # the real run died before its first stage ended (zero.Init refusing its
+            # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
+            lint = (lint[0], {})
+        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, message),
+                             "lint": lint,
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage
     row["secs"] = time.time() - t0
