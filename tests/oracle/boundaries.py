@@ -17,6 +17,11 @@ A boundary is shown when the real observation (the verdict: the error type or "r
 the final dtype of each watched tensor) differs between the two releases, and dtypelint
 agrees with the real libraries on both sides. The other differences of the whole set-up
 (tensors dtypelint does not list, ...) are printed as notes: real_differential.py judges them.
+A framework default read off its own config object (no set-up to run) is an `expr` probe
+(probe_expr): its set-up {"expr": CODE, "lint": ARGS} runs CODE (Python that prints one JSON
+value) by the venv's python with the release first on PYTHONPATH, and compares the value with
+dtypelint's `--show-plan -f json` plan, at the dotted path the probe's fifth element names,
+for ARGS with `--with torch=VENV,PKG=VER` (NeMo Automodel's FSDP2Config default reduce dtype).
 Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
 versions) or `cannot: REASON` without one; a boundary with neither fails.
 
@@ -47,6 +52,7 @@ LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
 # precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class, and
 # checkpoint_names: the saved tensors renamed as public checkpoints name them (model_folder).
+# An `expr` set-up (probe_expr) has no model: its fifth element is the plan's dotted path.
 PROBES = {
     # ---- accelerate ----
     # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
@@ -325,6 +331,19 @@ PROBES = {
          "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
         r"^(language_model\.model|model\.language_model)\.embed_tokens\.weight$|"
         r"^(language_model\.)?lm_head\.weight$"),
+    # ---- nemo-automodel ----
+    # FSDP2Config's default MixedPrecisionPolicy, a framework default read off the config
+    # object (an `expr` probe, probe_expr): reduce_dtype bfloat16 up to 0.4.0, float32 from
+    # 0.5.0 (PR #2237), against the plan's fsdp.reduce_dtype for a real Automodel recipe that
+    # names no mp_policy (the goldens automodel-reduce-default-0.4.0-show-plan / -0.5.0-)
+    ("automodel-fsdp2-default-reduce-fp32", "since"): (
+        "nemo-automodel", "0.4.0", "0.5.0",
+        {"expr": "from nemo_automodel.components.distributed.config import FSDP2Config\n"
+                 "print(json.dumps(str(FSDP2Config().mp_policy.reduce_dtype)"
+                 ".replace('torch.', '')))",
+         "lint": ["fixtures/import/tiny-qwen2", "--framework-config",
+                  "fixtures/frameworks/nemo-automodel/qwen2_5_7b_squad.yaml"]},
+        "fsdp.reduce_dtype"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -418,7 +437,8 @@ def install(python, cache, pkg, ver):
     if pkg == "torch":
         raise ValueError("torch is never installed here: the venv's 2.13.0 is the only one")
     folder = os.path.join(cache, f"{pkg}-{ver}")
-    if os.path.isdir(os.path.join(folder, pkg)):
+    # the import name's folder (nemo-automodel installs nemo_automodel)
+    if os.path.isdir(os.path.join(folder, pkg.replace("-", "_"))):
         return folder
     # --no-build-isolation: deepspeed is an sdist whose build imports the venv's torch
     run = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
@@ -609,6 +629,8 @@ def model_folder(python, work, setup):
 
 def probe(a, key, cache, vers, work):
     pkg, before, after, setup, watch = PROBES[key][:5]
+    if "expr" in setup:
+        return probe_expr(a, key, cache, vers)
     stage = PROBES[key][5] if len(PROBES[key]) > 5 else None
     row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
            "sides": []}
@@ -654,6 +676,54 @@ def probe(a, key, cache, vers, work):
     return row
 
 
+def probe_expr(a, key, cache, vers):
+    """An `expr` probe: a framework default read off its own object. The set-up's expr
+    (Python, `json` imported) is run by the venv's python with the side's release first on
+    PYTHONPATH and prints one JSON value; dtypelint's `--show-plan -f json` on the set-up's
+    `lint` arguments (paths from the repository root) with `--with torch=VENV,PKG=VER` gives
+    the plan's value at the probe's fifth element, a dotted path in plans[0]. The same row
+    as probe's: the verdict (the expr's exception type, else "runs") and {path: value}."""
+    pkg, before, after, setup, path = PROBES[key][:5]
+    row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
+           "sides": [], "stage": None}
+    t0 = time.time()
+    for ver in (before, after):
+        shadow = install(a.python, cache, pkg, ver)
+        if shadow is None:
+            row["error"] = f"cannot install {pkg}=={ver}"
+            return row
+        code = ("import importlib.metadata, json\n"  # the release imported, then the value
+                f"print(json.dumps(importlib.metadata.version({pkg!r})))\n" + setup["expr"])
+        # -c puts the working directory first on sys.path: the cache's, which holds no module
+        run = subprocess.run([os.path.abspath(a.python), "-c", code], capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=shadow), cwd=cache,
+                             timeout=600)
+        out = run.stdout.splitlines()
+        if not out or json.loads(out[0]) != ver:
+            row["error"] = f"{pkg} {ver}: imported {out[:1]} ({run.stderr.strip()[-200:]})"
+            return row
+        err = run.stderr.strip().splitlines()[-1:] if run.returncode else []
+        real = ((err[0].split(":")[0] if err else "runs"),
+                {} if err else {path: json.loads(out[-1])})
+        lint = subprocess.run([os.path.abspath(a.dtypelint), "-q", "--no-config",
+                               "--show-plan", "-f", "json"] + setup["lint"] +
+                              ["--with", f"torch={vers['torch']},{pkg}={ver}"],
+                              capture_output=True, text=True, cwd=ROOT)
+        if lint.returncode not in (0, 1):
+            row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {lint.stderr[-400:]}"
+            return row
+        value = json.loads(lint.stdout)["plans"][0]
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        row["sides"].append({"ver": ver, "real": real, "lint": ("runs", {path: value}),
+                             "notes": [], "message": err[0] if err else None})
+    row["secs"] = time.time() - t0
+    (b, a_) = row["sides"]
+    row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
+    row["agree"] = all(x["real"] == x["lint"] for x in row["sides"])
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dtypelint")
@@ -688,7 +758,8 @@ def main():
             return 1
         print(f"SKIP: {msg}")
         return 77 if not bad else 1
-    build(a.python, os.path.join(work, "models"), sorted({PROBES[k][3]["arch"] for k in keys}))
+    build(a.python, os.path.join(work, "models"),
+          sorted({PROBES[k][3]["arch"] for k in keys if "arch" in PROBES[k][3]}))
     vers = rd.versions(a.python)
     rows = []
     for key in keys:
