@@ -110,6 +110,14 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
+    # GRPO with cast_lm_head_to_fp32: 0.24.0's GRPOConfig has no such field (`trl grpo`
+    # drops a recipe's unknown key), lm_head stays bfloat16; 0.25.0 casts it to float32
+    ("trl-grpo-cast-lm-head-fp32", "since"): (
+        "trl", "0.24.0", "0.25.0",
+        {"arch": "qwen2", "trainer": "trl-grpo", "load_dtype": None,
+         "model_init_kwargs": {"dtype": "bfloat16"}, "peft": None,
+         "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
+        r"^(lm_head|model\.embed_tokens)\.weight$"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
 }
@@ -173,7 +181,25 @@ def check_records(behaviours):
 # release's metadata; none of them is torch). Example: transformers 5.0.0 requires
 # huggingface-hub < 2.0 and tokenizers <= 0.23.0, and the venv has 2.x and 0.23.3.
 COMPANIONS = {
+    # trl 0.24.0 and 0.25.0 (transformers>=4.56.1) beside transformers 5.x: their
+    # trl/import_utils.py reads transformers' _is_package_available("mergekit") as a bool,
+    # and 5.x returns a tuple, (False, None), which is true: importing the GRPO trainer then
+    # imports mergekit ("No module named 'mergekit'"). They ran beside 4.57, which needs
+    # huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (the venv has 2.4.0, 0.23.3);
+    # the venv's datasets 5.2 then fails on hub 0.36 ("cannot import name
+    # 'BucketNotFoundError'"): datasets 4.3.0 (huggingface-hub<2.0,>=0.25.0, httpx<1.0.0; the
+    # venv has httpx2 only, and httpx 0.28 needs httpcore 1.x)
+    ("trl", "0.24.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("trl", "0.25.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
 }
+
+
+def companion_versions(pkg, ver):
+    """{package: version} of the COMPANIONS of PKG==VER: the versions dtypelint is told too."""
+    pins = (p.split("==") for p in COMPANIONS.get((pkg, ver), []))
+    return {name.lower(): v for name, v in pins}
 
 
 def install(python, cache, pkg, ver):
@@ -296,7 +322,9 @@ def probe(a, key, cache, vers, work):
             row["error"] = (f"{pkg} {ver}: the worker imported {got} "
                             f"({(r.get('error') or {}).get('message', '')[:200]})")
             return row
-        t = run_lint(a.dtypelint, s, d, dict(vers, **{pkg: ver}), pkg, ver)
+        # the plan names the versions that ran: a companion of the plan's packages too
+        ran = {k: v for k, v in companion_versions(pkg, ver).items() if k in vers}
+        t = run_lint(a.dtypelint, s, d, dict(vers, **ran, **{pkg: ver}), pkg, ver)
         if "failed" in t:
             row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {t['failed']}"
             return row

@@ -317,6 +317,36 @@ class _Snap:
             self.stages["prepare"] = snapshot(model)
 
 
+def _script_fields(cls, kw):
+    """KW without the keys config class CLS has no field for: TrlParser hands a recipe's
+    unknown keys back as remaining strings, which every `trl` script ignores
+    (trl/scripts/utils.py set_defaults_with_config, parse_args_and_config with
+    return_remaining_strings=True), so an older release silently drops a newer key."""
+    import dataclasses
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in kw.items() if k in names}
+
+
+def _old_grpo(spec, margs, data, out_dir, snap):
+    """GRPOTrainer as trl < 1's `trl grpo` builds it (trl/scripts/grpo.py main, the same in
+    0.24.0 and 0.25.0): the model passed as its path, loaded by the trainer with
+    GRPOConfig.model_init_kwargs (the script reads no ModelConfig.dtype), get_peft_config."""
+    import trl
+    from trl import get_peft_config
+    _, cname, extra = TRL_TRAINERS["trl-grpo"]
+    extra = _script_fields(trl.GRPOConfig, dict(extra, **{
+        k: spec[k] for k in ("beta", "cast_lm_head_to_fp32") if k in spec}))
+    args = _training_args(spec, trl.GRPOConfig, out_dir,
+                          model_init_kwargs=dict(spec.get("model_init_kwargs") or {}), **extra)
+    # a causal LM's tokenizer gives no token_type_ids (Qwen2's model_input_names), which
+    # generate() in transformers 4.57 refuses ("model_kwargs are not used by the model")
+    tok = _tokenizer()
+    tok.model_input_names = ["input_ids", "attention_mask"]
+    return trl.GRPOTrainer(model=spec["folder"], reward_funcs=[_reward_len], args=args,
+                           train_dataset=data, processing_class=tok,
+                           peft_config=get_peft_config(margs), callbacks=[snap])
+
+
 def run_trainer(spec, result, out_dir):
     """The trainer's own steps: transformers' Trainer on a model the script loaded and
     wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
@@ -365,6 +395,9 @@ def run_trainer(spec, result, out_dir):
                     processing_class=_tokenizer(),
                     quantization_config=get_quantization_config(margs),
                     peft_config=get_peft_config(margs), callbacks=[snap], **kw)
+            elif spec["trainer"] == "trl-grpo":
+                stage = "init"
+                trainer = _old_grpo(spec, margs, data, out_dir, snap)
             else:
                 # trl < 1 (boundaries.py): its script loads the model itself,
                 # from_pretrained(dtype=ModelConfig.dtype, quantization_config=...), and
