@@ -118,6 +118,13 @@ PROBES = {
          "model_init_kwargs": {"dtype": "bfloat16"}, "peft": None,
          "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
         r"^(lm_head|model\.embed_tokens)\.weight$"),
+    # SFT with LoRA on a bfloat16 model under ZeRO-3 (the trainer in a 2-rank world): 1.6.0
+    # lets PEFT autocast the adapters to float32, 1.7.0 passes autocast_adapter_dtype=False
+    ("trl-zero3-no-autocast", "since"): (
+        "trl", "1.6.0", "1.7.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
 }

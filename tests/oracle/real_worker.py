@@ -237,7 +237,84 @@ def _training_args(spec, cls, out, **extra):
               use_cpu=True, report_to=[], save_strategy="no", logging_strategy="no",
               dataloader_num_workers=0)
     kw.update(extra)
+    kw.update(_world_args(spec))
     return cls(**kw)
+
+
+def _world_args(spec):
+    """The TrainingArguments of a trainer in a rank world (strategy zero3, fsdp1 or fsdp2; each
+    rank of rank_main runs run_trainer), as a user's script passes them: `deepspeed` (the
+    worker's ZeRO-3 config) or `fsdp`/`fsdp_config` (the worker's FSDP plugin's settings,
+    and `version` only when the spec says, trainer_fsdp_version: the HF Trainer's own
+    default otherwise). The trainer's own accelerate/DeepSpeed integration does the rest;
+    the CPU adaptations it needs are _zero3_trainer_on_cpu's and _fsdp_trainer_on_cpu's."""
+    if spec.get("strategy") == "zero3":
+        _zero3_trainer_on_cpu()
+        return {"deepspeed": _ds_config(spec), "use_cpu": False}
+    if spec.get("strategy") in ("fsdp1", "fsdp2"):
+        _fsdp_trainer_on_cpu(spec)
+        cfg = {"transformer_layer_cls_to_wrap": spec["wrap_classes"]} \
+            if spec.get("wrap_classes") else {}
+        cfg.update(use_orig_params=True, cpu_ram_efficient_loading=False,
+                   sync_module_states=False)
+        if spec.get("trainer_fsdp_version"):
+            cfg["version"] = spec["trainer_fsdp_version"]
+        return {"fsdp": "full_shard auto_wrap", "fsdp_config": cfg}
+    return {}
+
+
+def _zero3_trainer_on_cpu():
+    # TrainingArguments chooses DeepSpeed only without use_cpu (training_args.py
+    # _setup_devices; accelerate's AcceleratorState too: "ACCELERATE_USE_DEEPSPEED ... and
+    # not cpu"), and refuses bf16 without use_cpu when no GPU supports it ("Your setup
+    # doesn't support bf16/gpu"). So the rank runs as on a GPU: no ACCELERATE_USE_CPU, the
+    # bf16 check answered as a GPU's, and DeepSpeed's CPU accelerator (DS_ACCELERATOR=cpu)
+    # gives the device. Off the CPU, accelerate finds no backend ("No backend == no
+    # distributed training": one process), where a GPU rank gets nccl: the rank gets gloo,
+    # as MULTI_CPU, and DeepSpeed's own init_distributed makes the type DEEPSPEED after.
+    import transformers.training_args as ta
+    from accelerate.state import PartialState
+    from accelerate.utils import DistributedType
+    os.environ.pop("ACCELERATE_USE_CPU", None)
+    ta.is_torch_bf16_gpu_available = lambda *a, **k: True
+    orig = PartialState._prepare_backend
+    if getattr(orig, "_dtl_gloo", False):
+        return
+
+    def prepare_backend(self, cpu=False, sagemaker_dp=False, backend=None):
+        got = orig(self, cpu, sagemaker_dp, backend)
+        if got[0] is None and not cpu and int(os.environ.get("LOCAL_RANK", -1)) != -1:
+            return "gloo", DistributedType.MULTI_CPU
+        return got
+
+    prepare_backend._dtl_gloo = True
+    PartialState._prepare_backend = prepare_backend
+
+
+def _fsdp_trainer_on_cpu(spec):
+    # accelerate turns an FSDP plugin into distributed type FSDP only on accelerator devices
+    # (state.py AcceleratorState: a CPU world stays MULTI_CPU, DDP); the Trainer builds its
+    # own Accelerator, so its state gets the GPU branch's three steps after its __init__:
+    # type FSDP, the plugin's mixed precision, the plugin kept. FSDP1's CPU device_id as in
+    # _accelerator (_fsdp1_on_cpu).
+    from accelerate.state import AcceleratorState, PartialState
+    from accelerate.utils import DistributedType
+    _fsdp1_on_cpu()
+    if getattr(AcceleratorState, "_dtl_fsdp_on_cpu", False):
+        return
+    orig = AcceleratorState.__init__
+
+    def init(self, *a, fsdp_plugin=None, **kw):
+        orig(self, *a, fsdp_plugin=fsdp_plugin, **kw)
+        if fsdp_plugin is not None and self.distributed_type == DistributedType.MULTI_CPU:
+            PartialState._shared_state["distributed_type"] = DistributedType.FSDP
+            self.distributed_type = DistributedType.FSDP
+            if self._mixed_precision != "no":
+                fsdp_plugin.set_mixed_precision(self._mixed_precision)
+            self.fsdp_plugin = fsdp_plugin
+
+    AcceleratorState.__init__ = init
+    AcceleratorState._dtl_fsdp_on_cpu = True
 
 
 def _text(rows, a, b):
@@ -254,6 +331,8 @@ TRL_TRAINERS = {
     "trl-kto": ("KTOTrainer", "KTOConfig", {"max_length": 16,
                                             "per_device_train_batch_size": 2}),
     "trl-reward": ("RewardTrainer", "RewardConfig", {"max_length": 16}),
+    # trl.experimental.cpo (boundaries.py's ZeRO-3 probe; built by _cpo)
+    "trl-cpo": ("CPOTrainer", "CPOConfig", {"max_length": 16}),
     "trl-grpo": ("GRPOTrainer", "GRPOConfig", {"num_generations": 2,
                                                "per_device_train_batch_size": 2,
                                                "max_completion_length": 4,
@@ -267,7 +346,7 @@ def _trl_data(spec, rows):
     p, c, r = _text(rows, 0, 4), _text(rows, 4, 7), _text(rows, 7, 8)
     if t == "trl-sft":
         return datasets.Dataset.from_dict({"input_ids": rows})
-    if t == "trl-dpo":
+    if t in ("trl-dpo", "trl-cpo"):
         return datasets.Dataset.from_dict({"prompt": [p, c], "chosen": [c, r],
                                            "rejected": [r, p]})
     if t == "trl-reward":
@@ -347,6 +426,31 @@ def _old_grpo(spec, margs, data, out_dir, snap):
                            peft_config=get_peft_config(margs), callbacks=[snap])
 
 
+def _script_route(sft_trainer):
+    """How the installed trl's sft script builds the trainer: "trainer" (the trainer takes
+    quantization_config: 1.8.0), "model_init_kwargs" (the model as its path, the
+    quantization in SFTConfig.model_init_kwargs: the script sets
+    training_args.model_init_kwargs: 1.6.0 - 1.7.1) or "script" (it loads the model itself
+    and passes it: 0.25.x, 0.26.0), read in trl/scripts/sft.py of those wheels."""
+    if "quantization_config" in inspect.signature(sft_trainer.__init__).parameters:
+        return "trainer"
+    import trl.scripts.sft as script
+    src = inspect.getsource(script.main)
+    return "model_init_kwargs" if "training_args.model_init_kwargs" in src else "script"
+
+
+def _cpo(spec, margs, data, out_dir, snap):
+    """trl.experimental.cpo's CPOTrainer as its documentation builds it (trl has no cpo
+    script): the model as its path (CPOConfig.model_init_kwargs unset: from_pretrained's
+    own dtype, the checkpoint's), a LoraConfig, a preference dataset."""
+    from trl import get_peft_config
+    from trl.experimental.cpo import CPOConfig, CPOTrainer
+    args = _training_args(spec, CPOConfig, out_dir, max_length=16)
+    return CPOTrainer(model=spec["folder"], args=args, train_dataset=data,
+                      processing_class=_tokenizer(), peft_config=get_peft_config(margs),
+                      callbacks=[snap])
+
+
 def run_trainer(spec, result, out_dir):
     """The trainer's own steps: transformers' Trainer on a model the script loaded and
     wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
@@ -383,17 +487,27 @@ def run_trainer(spec, result, out_dir):
             mik = {"dtype": margs.dtype} if margs.dtype is not None else {}
             mik.update(spec.get("model_init_kwargs") or {})
             data = _trl_data(spec, rows)
-            if "quantization_config" in inspect.signature(SFTTrainer.__init__).parameters:
+            route = _script_route(SFTTrainer)
+            if spec["trainer"] == "trl-cpo":
+                stage = "init"
+                trainer = _cpo(spec, margs, data, out_dir, snap)
+            elif route in ("trainer", "model_init_kwargs"):
                 extra = dict(extra, **{k: spec[k] for k in ("beta", "cast_lm_head_to_fp32")
                                        if k in spec})
+                qc = get_quantization_config(margs)
+                if route == "model_init_kwargs" and qc is not None:
+                    # trl 1.6 - 1.7's script: the quantization in model_init_kwargs, with
+                    # device_map get_kbit_device_map() (None on the CPU: left out)
+                    mik["quantization_config"] = qc
                 args = _training_args(spec, getattr(trl, cname), out_dir,
                                       model_init_kwargs=mik, **extra)
                 stage = "init"
                 kw = {"reward_funcs": [_reward_len]} if spec["trainer"] == "trl-grpo" else {}
+                if route == "trainer":
+                    kw["quantization_config"] = qc
                 trainer = getattr(trl, tname)(
                     model=spec["folder"], args=args, train_dataset=data,
                     processing_class=_tokenizer(),
-                    quantization_config=get_quantization_config(margs),
                     peft_config=get_peft_config(margs), callbacks=[snap], **kw)
             elif spec["trainer"] == "trl-grpo":
                 stage = "init"
@@ -402,14 +516,16 @@ def run_trainer(spec, result, out_dir):
                 # trl < 1 (boundaries.py): its script loads the model itself,
                 # from_pretrained(dtype=ModelConfig.dtype, quantization_config=...), and
                 # passes it (trl/scripts/sft.py main, the same in 0.25.1 and 0.26.0)
+                # passes it (trl/scripts/sft.py main, the same in 0.25.1 and 0.26.0), after
+                # parsing the arguments (a ZeRO-3 config's zero.Init then applies)
                 from transformers import AutoModelForCausalLM
                 qc = get_quantization_config(margs)
                 kw = {"dtype": mik.get("dtype")}
                 if qc is not None:
                     kw["quantization_config"] = qc
+                args = _training_args(spec, SFTConfig, out_dir, max_length=16, packing=False)
                 model = AutoModelForCausalLM.from_pretrained(spec["folder"], **kw)
                 stages["load"] = snapshot(model)
-                args = _training_args(spec, SFTConfig, out_dir, max_length=16, packing=False)
                 stage = "init"
                 trainer = SFTTrainer(model=model, args=args, train_dataset=data,
                                      processing_class=_tokenizer(),
@@ -435,6 +551,9 @@ def run_trainer(spec, result, out_dir):
         stage = "step"
         trainer.train()
         stages["step"] = snapshot(trainer.model)
+        # what the trainer's accelerate/DeepSpeed integration made of it (a rank world:
+        # DeepSpeedEngine, FSDP1's class or FSDP2's FSDPModule mix-in)
+        result["wrapped"] = _wrapped(trainer.model_wrapped)
         _ref_snapshot(trainer, trainer.model, result, "step")
     except BaseException as e:  # noqa: B902 - the exception is the result
         if stage == "step" and "prepare" not in stages:
