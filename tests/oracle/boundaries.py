@@ -125,6 +125,12 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
          "strategy": "zero3", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # the same under CPOTrainer (trl.experimental.cpo): 1.7.1 autocasts, 1.8.0 does not
+    ("trl-zero3-no-autocast-more-trainers", "since"): (
+        "trl", "1.7.1", "1.8.0",
+        {"arch": "llama", "trainer": "trl-cpo", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
 }
