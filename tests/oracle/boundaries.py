@@ -133,6 +133,15 @@ PROBES = {
         r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
     # ---- transformers 5.x ----
+    # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
+    # FSDP1 up to 5.9.0, FSDP2 from 5.10.1. Both upcast the trainable bfloat16 weights
+    # (accelerate 1.15); FSDP1's MixedPrecision(buffer_dtype=bfloat16) also casts the
+    # buffers at its lazy init (the rotary inv_freq), FSDP2 leaves them float32
+    ("transformers-trainer-fsdp2-default", "since"): (
+        "transformers", "5.9.0", "5.10.1",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": None,
+         "strategy": "fsdp1", "fsdp_version_unset": True, "precision": "bf16"},
+        r"(layers\.0\.self_attn\.q_proj\.weight|rotary_emb\.inv_freq)$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -206,6 +215,13 @@ COMPANIONS = {
                         "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
     ("trl", "0.25.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
                         "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    # transformers 5.9.0 and 5.10.1: huggingface-hub<2.0,>=1.5.0 and tokenizers<=0.23.0,>=0.22.0
+    # (the venv has 2.4.0 and 0.23.3); hub 1.x imports httpx<1 (the venv has httpx2 only),
+    # which needs httpcore 1.x
+    ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                 "httpx==0.28.1", "httpcore==1.0.9"],
 }
 
 

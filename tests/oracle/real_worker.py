@@ -245,9 +245,9 @@ def _world_args(spec):
     """The TrainingArguments of a trainer in a rank world (strategy zero3, fsdp1 or fsdp2; each
     rank of rank_main runs run_trainer), as a user's script passes them: `deepspeed` (the
     worker's ZeRO-3 config) or `fsdp`/`fsdp_config` (the worker's FSDP plugin's settings,
-    and `version` only when the spec says, trainer_fsdp_version: the HF Trainer's own
-    default otherwise). The trainer's own accelerate/DeepSpeed integration does the rest;
-    the CPU adaptations it needs are _zero3_trainer_on_cpu's and _fsdp_trainer_on_cpu's."""
+    `version` the strategy's, none with fsdp_version_unset: the HF Trainer's own default).
+    The trainer's own accelerate/DeepSpeed integration does the rest; the CPU adaptations
+    it needs are _zero3_trainer_on_cpu's and _fsdp_trainer_on_cpu's."""
     if spec.get("strategy") == "zero3":
         _zero3_trainer_on_cpu()
         return {"deepspeed": _ds_config(spec), "use_cpu": False}
@@ -257,8 +257,8 @@ def _world_args(spec):
             if spec.get("wrap_classes") else {}
         cfg.update(use_orig_params=True, cpu_ram_efficient_loading=False,
                    sync_module_states=False)
-        if spec.get("trainer_fsdp_version"):
-            cfg["version"] = spec["trainer_fsdp_version"]
+        if not spec.get("fsdp_version_unset"):
+            cfg["version"] = 1 if spec["strategy"] == "fsdp1" else 2
         return {"fsdp": "full_shard auto_wrap", "fsdp_config": cfg}
     return {}
 
