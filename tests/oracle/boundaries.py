@@ -132,6 +132,15 @@ PROBES = {
          "strategy": "zero3", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
+    # the HF Trainer under FSDP1 with LoRA on a bfloat16 model (peft 0.12: float32
+    # adapters): 4.38.2 wraps the decoder layers, whose flat parameter would hold the
+    # bfloat16 base and the float32 adapters; 4.39.0 installs PEFT's fsdp_auto_wrap_policy
+    # (the adapters in units of their own)
+    ("hf-trainer-peft-fsdp-wrap", "since"): (
+        "transformers", "4.38.2", "4.39.0",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "fsdp1", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 5.x ----
     # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
     # FSDP1 up to 5.9.0, FSDP2 from 5.10.1. Both upcast the trainable bfloat16 weights
@@ -218,6 +227,18 @@ COMPANIONS = {
     # transformers 5.9.0 and 5.10.1: huggingface-hub<2.0,>=1.5.0 and tokenizers<=0.23.0,>=0.22.0
     # (the venv has 2.4.0 and 0.23.3); hub 1.x imports httpx<1 (the venv has httpx2 only),
     # which needs httpcore 1.x
+    # transformers 4.38.2 and 4.39.0: huggingface-hub<1.0,>=0.19.3 and tokenizers<0.19,>=0.14;
+    # the venv's datasets then needs hub 2.x (datasets 4.3.0, as for trl 0.24 above) and its
+    # peft 0.21 imports EncoderDecoderCache, which 4.38 lacks: peft 0.12.0 (the first with
+    # autocast_adapter_dtype: float32 adapters beside a bfloat16 base, as today); the
+    # Trainer passes Accelerator(dispatch_batches=...), which accelerate 1.x refuses ("got
+    # an unexpected keyword argument 'dispatch_batches'"): accelerate 0.28.0 (March 2024)
+    ("transformers", "4.38.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    ("transformers", "4.39.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",

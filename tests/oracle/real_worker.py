@@ -68,6 +68,10 @@ def _load(spec, torch, ds_config):
         keep = HfDeepSpeedConfig(ds_config)  # zero.Init during from_pretrained
     kw = {"dtype": spec["load_dtype"] if spec["load_dtype"] == "auto"
           else getattr(torch, spec["load_dtype"])}
+    from packaging.version import Version
+    if Version(transformers.__version__) < Version("4.56.0"):
+        # an older release (boundaries.py) names the argument torch_dtype (dtype from 4.56)
+        kw["torch_dtype"] = kw.pop("dtype")
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
     cls = getattr(transformers, spec["auto_class"])
@@ -257,10 +261,23 @@ def _world_args(spec):
             if spec.get("wrap_classes") else {}
         cfg.update(use_orig_params=True, cpu_ram_efficient_loading=False,
                    sync_module_states=False)
+        if _fsdp_config_strings():
+            cfg = {k: str(v).lower() if isinstance(v, bool) else v for k, v in cfg.items()}
         if not spec.get("fsdp_version_unset"):
             cfg["version"] = 1 if spec["strategy"] == "fsdp1" else 2
         return {"fsdp": "full_shard auto_wrap", "fsdp_config": cfg}
     return {}
+
+
+def _fsdp_config_strings():
+    """Whether this transformers wants fsdp_config's flags as strings: 4.38 and 4.39's
+    TrainingArguments put them into accelerate's environment variables as they are
+    (os.environ["FSDP_USE_ORIG_PARAMS"] = fsdp_config.get("use_orig_params", "true"): a
+    bool is "TypeError: str expected, not bool"), where a 5.x one hands them to accelerate's
+    plugin, which reads a string "false" as true. real_differential.py writes the same."""
+    import transformers
+    from packaging.version import Version
+    return Version(transformers.__version__) < Version("4.40.0")
 
 
 def _zero3_trainer_on_cpu():
