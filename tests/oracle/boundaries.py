@@ -118,6 +118,15 @@ PROBES = {
          "model_init_kwargs": {"dtype": "bfloat16"}, "peft": None,
          "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
         r"^(lm_head|model\.embed_tokens)\.weight$"),
+    # a one-item lora_target_modules: 0.9.4 keeps the list, 0.9.6's ModelConfig makes it the
+    # string "q_proj", a regular expression PEFT full-matches against whole module paths
+    # (ValueError: "Target modules q_proj not found in the base model"). The adapter is
+    # watched: the trainer loads the model itself, and 0.9.6 stops before any snapshot
+    ("trl-one-target-is-regex", "since"): (
+        "trl", "0.9.4", "0.9.6",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "targets": ["q_proj"], "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
     # SFT with LoRA on a bfloat16 model under ZeRO-3 (the trainer in a 2-rank world): 1.6.0
     # lets PEFT autocast the adapters to float32, 1.7.0 passes autocast_adapter_dtype=False
     ("trl-zero3-no-autocast", "since"): (
@@ -239,6 +248,17 @@ COMPANIONS = {
     ("transformers", "4.39.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
                                  "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
                                  "peft==0.12.0", "accelerate==0.28.0"],
+    # trl 0.9.4 and 0.9.6: their SFTTrainer passes Trainer(tokenizer=...), which
+    # transformers 5.x refuses ("got an unexpected keyword argument 'tokenizer'"): beside
+    # transformers 4.44.2 (the first after 4.42's numpy<2.0 check; August 2024) and its pins
+    # (huggingface-hub<1.0, tokenizers<0.20,>=0.19), with datasets, peft and accelerate
+    # of that era as for transformers 4.38 above
+    ("trl", "0.9.4"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    ("trl", "0.9.6"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",

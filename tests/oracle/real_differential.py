@@ -268,7 +268,7 @@ def user_files(s, d, vers):
     elif s.get("quant") == "8bit":
         rec.append("load_in_8bit: true")
     if s.get("peft"):
-        targets = ", ".join(real_models.ARCHS[s["arch"]][3])
+        targets = ", ".join(s.get("targets") or real_models.ARCHS[s["arch"]][3])
         rec += ["use_peft: true", "lora_r: 4", f"lora_target_modules: [{targets}]"]
         if s["peft"] == "dora":
             rec.append("use_dora: true")
@@ -395,7 +395,7 @@ def lint(binary, folder, args, kbit_dir=None):
 
 def worker_spec(s, port):
     return dict(s, folder=s["folder"], auto_class=real_models.ARCHS[s["arch"]][1],
-                targets=real_models.ARCHS[s["arch"]][3], port=port,
+                targets=s.get("targets") or real_models.ARCHS[s["arch"]][3], port=port,
                 quant_storage=s.get("quant_storage", "uint8"))
 
 

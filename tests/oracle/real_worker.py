@@ -468,6 +468,38 @@ def _cpo(spec, margs, data, out_dir, snap):
                       callbacks=[snap])
 
 
+def _trl09():
+    """Whether the installed trl is of the 0.9 era (boundaries.py): its ModelConfig says
+    torch_dtype, its SFTTrainer takes tokenizer= and SFTConfig dataset_text_field."""
+    from trl import ModelConfig
+    return "torch_dtype" in ModelConfig.__dataclass_fields__
+
+
+def _trl09_sft(spec, out_dir, snap, rows):
+    """SFTTrainer as trl 0.9's example script builds it (examples/scripts/sft.py: a
+    ModelConfig, the model as its path with model_init_kwargs {torch_dtype,
+    quantization_config} from it, get_peft_config, a text dataset, tokenizer=)."""
+    import datasets
+    from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config, \
+        get_quantization_config
+    margs = ModelConfig(model_name_or_path=spec["folder"], torch_dtype=spec.get("load_dtype"),
+                        load_in_4bit=spec.get("quant") == "4bit",
+                        load_in_8bit=spec.get("quant") == "8bit",
+                        use_peft=bool(spec.get("peft")), lora_r=4,
+                        lora_target_modules=spec["targets"])
+    mik = {"torch_dtype": margs.torch_dtype}
+    qc = get_quantization_config(margs)
+    if qc is not None:
+        mik["quantization_config"] = qc
+    args = _training_args(spec, SFTConfig, out_dir, model_init_kwargs=mik,
+                          dataset_text_field="text", max_seq_length=16, packing=False)
+    data = datasets.Dataset.from_dict({"text": [" ".join(f"t{i}" for i in r) for r in rows]})
+    tok = _tokenizer()
+    tok.model_input_names = ["input_ids", "attention_mask"]
+    return SFTTrainer(model=spec["folder"], args=args, train_dataset=data, tokenizer=tok,
+                      peft_config=get_peft_config(margs), callbacks=[snap])
+
+
 def run_trainer(spec, result, out_dir):
     """The trainer's own steps: transformers' Trainer on a model the script loaded and
     wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
@@ -482,7 +514,10 @@ def run_trainer(spec, result, out_dir):
     try:
         from transformers import TrainerCallback
         snap = type("Snap", (_Snap, TrainerCallback), {})(stages)
-        if spec["trainer"] in TRL_TRAINERS:
+        if spec["trainer"] == "trl-sft" and _trl09():
+            stage = "init"
+            trainer = _trl09_sft(spec, out_dir, snap, rows)
+        elif spec["trainer"] in TRL_TRAINERS:
             import trl
             from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config, \
                 get_quantization_config
