@@ -150,6 +150,15 @@ PROBES = {
         {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": "lora",
          "strategy": "fsdp1", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # trl reward with LoRA and no lora_task_type (CAUSAL_LM): PEFT's PeftModelForCausalLM
+    # reads prepare_inputs_for_generation, which a *ForSequenceClassification has while
+    # PreTrainedModel inherits GenerationMixin (4.51.3) and lacks from 4.52.0 (AttributeError
+    # in get_peft_model: the base weight is watched, the adapter is never made there)
+    ("transformers-seq-cls-no-generation-mixin", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- transformers 5.x ----
     # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
     # FSDP1 up to 5.9.0, FSDP2 from 5.10.1. Both upcast the trainable bfloat16 weights
@@ -259,6 +268,13 @@ COMPANIONS = {
     ("trl", "0.9.6"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
                        "accelerate==0.32.1"],
+    # transformers 4.51.3 and 4.52.0 (yanked, installable by its exact pin): trl 1.x needs a
+    # newer transformers, so trl 0.18.0 (transformers>=4.50.0, May 2025); their pins
+    # huggingface-hub<1.0,>=0.30.0 and tokenizers<0.22,>=0.21, and datasets as above
+    ("transformers", "4.51.3"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "4.52.0"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",

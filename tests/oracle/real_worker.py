@@ -500,6 +500,41 @@ def _trl09_sft(spec, out_dir, snap, rows):
                       peft_config=get_peft_config(margs), callbacks=[snap])
 
 
+def _reward_script_loads():
+    """Whether the installed trl's RewardTrainer wants a loaded model (trl < 1: no reward
+    script, examples/scripts/reward_modeling.py loads it); trl 1.x's takes its path."""
+    import trl
+    return "torch_dtype" in trl.ModelConfig.__dataclass_fields__
+
+
+def _old_reward(spec, out_dir, snap, rows, stages):
+    """RewardTrainer as trl < 1's examples/scripts/reward_modeling.py builds it: a
+    ModelConfig (torch_dtype, lora_task_type CAUSAL_LM unless said), the script's own
+    AutoModelForSequenceClassification.from_pretrained(num_labels=1, torch_dtype=...),
+    pad_token_id from the tokenizer, RewardTrainer(model, peft_config=get_peft_config)."""
+    import torch
+    import trl
+    from transformers import AutoModelForSequenceClassification
+    margs = trl.ModelConfig(model_name_or_path=spec["folder"],
+                            torch_dtype=spec.get("load_dtype"),
+                            use_peft=bool(spec.get("peft")), lora_r=4,
+                            lora_target_modules=spec["targets"],
+                            **({"lora_task_type": spec["lora_task_type"]}
+                               if spec.get("lora_task_type") else {}))
+    dt = margs.torch_dtype
+    dt = dt if dt in ("auto", None) else getattr(torch, dt)
+    args = _training_args(spec, trl.RewardConfig, out_dir, max_length=16)
+    tok = _tokenizer()
+    model = AutoModelForSequenceClassification.from_pretrained(spec["folder"], num_labels=1,
+                                                               torch_dtype=dt)
+    model.config.pad_token_id = tok.pad_token_id
+    stages["load"] = snapshot(model)
+    trainer = trl.RewardTrainer(model=model, processing_class=tok, args=args,
+                                train_dataset=_trl_data(spec, rows),
+                                peft_config=trl.get_peft_config(margs), callbacks=[snap])
+    return trainer
+
+
 def run_trainer(spec, result, out_dir):
     """The trainer's own steps: transformers' Trainer on a model the script loaded and
     wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
@@ -517,6 +552,9 @@ def run_trainer(spec, result, out_dir):
         if spec["trainer"] == "trl-sft" and _trl09():
             stage = "init"
             trainer = _trl09_sft(spec, out_dir, snap, rows)
+        elif spec["trainer"] == "trl-reward" and _reward_script_loads():
+            stage = "init"  # the script's load, then the trainer's __init__
+            trainer = _old_reward(spec, out_dir, snap, rows, stages)
         elif spec["trainer"] in TRL_TRAINERS:
             import trl
             from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config, \
