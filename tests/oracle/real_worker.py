@@ -5,7 +5,9 @@ Usage (with the venv's python): real_worker.py SPEC.json RESULT.json
 SPEC names a saved model folder and the steps: from_pretrained(dtype=...), bitsandbytes 4-bit
 or 8-bit (its CPU backend), get_peft_model (LoRA or DoRA), accelerate's prepare with an FSDP1
 or FSDP2 plugin, or deepspeed.initialize with ZeRO-3 under zero.Init (HfDeepSpeedConfig), then
-one forward, backward and optimizer step. Sharded strategies run in a 2-rank gloo world
+one forward, backward and optimizer step; or a trainer's own step (run_trainer), on one
+device or, under zero3/fsdp1/fsdp2, with the trainer's own DeepSpeed/FSDP arguments in
+every rank (_world_args). Sharded strategies run in a 2-rank gloo world
 (torch.multiprocessing). RESULT gets, for rank 0, every parameter's and buffer's dtype after
 each stage and the exception that stopped it (type and message), or none."""
 import inspect
@@ -469,10 +471,10 @@ def _cpo(spec, margs, data, out_dir, snap):
 
 
 def _trl09():
-    """Whether the installed trl is of the 0.9 era (boundaries.py): its ModelConfig says
-    torch_dtype, its SFTTrainer takes tokenizer= and SFTConfig dataset_text_field."""
-    from trl import ModelConfig
-    return "torch_dtype" in ModelConfig.__dataclass_fields__
+    """Whether the installed trl is of the 0.9 era (boundaries.py): its SFTTrainer takes
+    tokenizer= (processing_class from 0.12), its SFTConfig dataset_text_field."""
+    from trl import SFTTrainer
+    return "tokenizer" in inspect.signature(SFTTrainer.__init__).parameters
 
 
 def _trl09_sft(spec, out_dir, snap, rows):
@@ -501,10 +503,11 @@ def _trl09_sft(spec, out_dir, snap, rows):
 
 
 def _reward_script_loads():
-    """Whether the installed trl's RewardTrainer wants a loaded model (trl < 1: no reward
-    script, examples/scripts/reward_modeling.py loads it); trl 1.x's takes its path."""
-    import trl
-    return "torch_dtype" in trl.ModelConfig.__dataclass_fields__
+    """Whether the installed trl has no reward script (trl/scripts/reward.py: 0.18.0 has
+    none, its examples/scripts/reward_modeling.py loads the model); with one, the model is
+    passed as its path (the TRL_TRAINERS branch)."""
+    import importlib.util
+    return importlib.util.find_spec("trl.scripts.reward") is None
 
 
 def _old_reward(spec, out_dir, snap, rows, stages):
