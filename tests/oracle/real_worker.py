@@ -258,10 +258,8 @@ def _world_args(spec):
         _zero3_trainer_on_cpu()
         return {"deepspeed": _ds_config(spec), "use_cpu": False}
     if spec.get("strategy") in ("fsdp1", "fsdp2"):
-        _fsdp_trainer_on_cpu(spec)
-        cfg = {"transformer_layer_cls_to_wrap": spec["wrap_classes"]} \
-            if spec.get("wrap_classes") else {}
-        cfg.update(use_orig_params=True, cpu_ram_efficient_loading=False,
+        _fsdp_trainer_on_cpu()
+        cfg = dict(use_orig_params=True, cpu_ram_efficient_loading=False,
                    sync_module_states=False)
         if _fsdp_config_strings():
             cfg = {k: str(v).lower() if isinstance(v, bool) else v for k, v in cfg.items()}
@@ -310,7 +308,7 @@ def _zero3_trainer_on_cpu():
     PartialState._prepare_backend = prepare_backend
 
 
-def _fsdp_trainer_on_cpu(spec):
+def _fsdp_trainer_on_cpu():
     # accelerate turns an FSDP plugin into distributed type FSDP only on accelerator devices
     # (state.py AcceleratorState: a CPU world stays MULTI_CPU, DDP); the Trainer builds its
     # own Accelerator, so its state gets the GPU branch's three steps after its __init__:
