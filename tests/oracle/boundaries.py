@@ -36,13 +36,17 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import real_differential as rd  # noqa: E402
 
+# the architectures only the probes build, known to the set-up helpers of this process
+rd.real_models.ARCHS.update(rd.real_models.BOUNDARY_ARCHS)
+
 LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
 # behaviour's since or until.
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
-# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class.
+# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class, and
+# checkpoint_names: the saved tensors renamed as public checkpoints name them (model_folder).
 PROBES = {
     # ---- accelerate ----
     # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
@@ -67,6 +71,20 @@ PROBES = {
         "accelerate", "1.14.0", "1.15.0",
         {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
          "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # FSDP1 full fine-tuning of a bfloat16 model: 0.29 keeps the flat parameters bfloat16,
+    # 0.30 upcasts the trainable ones to float32 after wrapping
+    ("accelerate-fsdp1-upcast", "since"): (
+        "accelerate", "0.29.3", "0.30.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp1",
+         "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # QLoRA (uint8 storage) under FSDP2: 1.13 shards the frozen Params4bit (DTensors), 1.14
+    # passes them to fully_shard's ignored_params (plain tensors, whole on every rank)
+    ("accelerate-fsdp2-ignore-params4bit", "since"): (
+        "accelerate", "1.13.0", "1.14.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "quant": "4bit", "quant_storage": "uint8",
+         "peft": "lora", "strategy": "fsdp2", "precision": "bf16",
+         "record": "fsdp2_unmanaged"},
+        r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$", "wrap"),
     # ---- peft ----
     # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
     ("peft-autocast-adapter-dtype", "since"): (
@@ -87,6 +105,51 @@ PROBES = {
              add_adapter={"name": "second", "task_type": "SEQ_CLS",
                           "autocast_adapter_dtype": False}),
         r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # a float8_e4m3fn base (cast by hand: from_pretrained cannot build one, D46):
+    # adapters stay float8 before 0.19, float32 from it
+    ("peft-autocast-fp8", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", cast_to="float8_e4m3fn",
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # 4-bit base packed in bfloat16, computing in float32, no autocast: adapters bfloat16
+    # (the weight's storage) before 0.19, float32 (the compute dtype) from it
+    ("peft-4bit-compute-dtype", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", quant="4bit",
+             quant_storage="bfloat16", compute_dtype="float32",
+             autocast_adapter_dtype=False, stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # LoRA targets that match no module: ValueError up to 0.20, NoMatchingPeftModuleError
+    ("peft-no-matching-module-error", "since"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", targets=["qkv", "dense"],
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # prepare_model_for_kbit_training on a 4-bit base packed in bfloat16: 0.9 upcasts the
+    # packed weights with every other 16-bit parameter, 0.10 leaves Params4bit alone
+    ("peft-kbit-skips-params4bit", "since"): (
+        "peft", "0.9.0", "0.10.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", quant="4bit",
+             quant_storage="bfloat16", kbit=True, stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # PeftModelForSequenceClassification's score head: get_peft_model copies it for its
+    # adapter in every release (D47), add_adapter for the new one only from 0.11
+    ("peft-task-heads-modules-to-save", "since"): (
+        "peft", "0.10.0", "0.11.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", stop_after="peft",
+             auto_class="LlamaForSequenceClassification", task_type="SEQ_CLS",
+             add_adapter={"name": "second", "task_type": "SEQ_CLS"}),
+        r"^score\.modules_to_save\.second\.weight$|"
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # LoRA target_parameters on an MoE's experts built under zero.Init: 0.20 reads the
+    # partitioned parameter's shape, torch.Size([]) (IndexError), 0.21 its ds_shape
+    ("peft-target-parameters-zero3-shape", "until"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="mixtral", load_dtype="bfloat16", strategy="zero3",
+             target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -141,6 +204,88 @@ PROBES = {
          "strategy": "zero3", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
+    # the rotary's original_inv_freq: a plain attribute alias in 4.57.6, a float32 buffer in
+    # 5.0.0 (seen after from_pretrained)
+    ("transformers-rotary-original-inv-freq-buffer", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"}, r"model\.rotary_emb\."),
+    # Gemma 3's rotary: rotary_emb and rotary_emb_local with one inv_freq each in 4.57.6,
+    # one rotary_emb with per-layer-type buffers in 5.0.0 (the two behaviours of one edge).
+    # Each side saves its own model: 5.24.0 saves the SigLIP tower without its vision_model
+    # prefix, which 4.57.6 does not find (37 tensors left to their random initialisation)
+    ("transformers-gemma3-rotary-local-module", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "gemma3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft", "own_build": True}, r"language_model\.rotary_emb"),
+    ("transformers-gemma3-rotary-per-layer-type", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "gemma3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft", "own_build": True}, r"language_model\.rotary_emb"),
+    # Mixtral's experts: per-expert w1/w2/w3 Linears under block_sparse_moe in 4.57.6, fused
+    # 3-D mlp.experts.gate_up_proj / down_proj in 5.0.0 (the checkpoint is per expert)
+    ("transformers-v5-checkpoint-conversion", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "mixtral", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"layers\.0\.(block_sparse_moe\.experts\.0\.w[13]\.weight|mlp\.experts\.gate_up_proj)$"),
+    # the Qwen3-MoE router in 4-bit: an nn.Linear bitsandbytes quantizes (uint8) in 4.57.6,
+    # a Qwen3MoeTopKRouter it leaves in the load dtype in 5.0.0. Saved by each side: 5.24.0
+    # writes the expert count as num_local_experts, which 4.57.6 does not read (it builds
+    # the default 128 experts, then the 4-expert checkpoint fails: "AttributeError: `weight`
+    # is not an nn.Module" in _initialize_missing_keys, DISAGREEMENTS.md D16)
+    ("transformers-v4-moe-gate-linear", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "qwen3-moe", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
+         "stop_after": "peft", "own_build": True}, r"layers\.0\.mlp\.gate\.weight$"),
+    # a bitsandbytes 4-bit load without dtype: 4.57.6's quantizer sets float16 for what it
+    # does not quantize; 5.0.0 loads the checkpoint's dtype (bfloat16)
+    ("transformers-bnb-default-fp16", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": None, "quant": "4bit", "quant_storage": "uint8",
+         "peft": None, "strategy": "single", "precision": "bf16", "stop_after": "peft"},
+        r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
+    # from_pretrained without dtype: float32 in 4.57.6, "auto" (the checkpoint's bfloat16)
+    # in 5.0.0
+    ("transformers-v5-dtype-none-auto", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": None, "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
+    # DeepSeek-V2's router in 4-bit (layer 1: layer 0 is dense): a DeepseekV2MoEGate module
+    # bitsandbytes leaves (bfloat16) in 4.57.6, an nn.Linear it quantizes (uint8) in 5.0.0
+    ("transformers-v5-deepseek-v2-gate-linear", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "deepseek-v2", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
+         "stop_after": "peft", "own_build": True}, r"layers\.1\.mlp\.gate\.weight$"),
+    # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP (its _no_split_modules, gathered from its
+    # children since 5.1.0): the CLIP vision tower brings CLIPEncoderLayer in 5.5.4, and
+    # from 5.6.0 CLIPPreTrainedModel's list with CLIPTextEmbeddings, which it does not build
+    # (ValueError). Run at 5.0.0 / 5.1.0 too (transformers-no-split-gathers-children): both
+    # run, the units differ (none but the root at 5.0.0), which a probe does not compare
+    ("transformers-clip-vision-no-split-text-embeddings", "since"): (
+        "transformers", "5.5.4", "5.6.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16", "own_build": True},
+        r"language_model\.layers\.0\.self_attn\.q_proj\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["layer"]: a component of the blocks'
+    # names (block.N.layer.M), a substring only of encoder.final_layer_norm: 4.57.6 matches
+    # whole components (final_layer_norm float16), 5.0.0 unanchored substrings (float32).
+    # (An entry that is no component at all, ["Dense"], 4.57.6 refuses in post_init: D36)
+    ("transformers-keep-match-substring", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft", "keep_in_fp32": ["layer"]},
+        r"^encoder\.(final_layer_norm|block\.0\.layer\.1\.DenseReluDense\.wi)\.weight$"),
+    # T5 loaded in bfloat16: 5.0.0 keeps wo (the plain _keep_in_fp32_modules) in float32
+    # under bfloat16 too, 5.1.0 only under float16
+    ("transformers-v5-plain-keep-under-bf16", "until"): (
+        "transformers", "5.0.0", "5.1.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"(encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]|shared)\.weight$"),
     # the HF Trainer under FSDP1 with LoRA on a bfloat16 model (peft 0.12: float32
     # adapters): 4.38.2 wraps the decoder layers, whose flat parameter would hold the
     # bfloat16 base and the float32 adapters; 4.39.0 installs PEFT's fsdp_auto_wrap_policy
@@ -169,6 +314,74 @@ PROBES = {
         {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": None,
          "strategy": "fsdp1", "fsdp_version_unset": True, "precision": "bf16"},
         r"(layers\.0\.self_attn\.q_proj\.weight|rotary_emb\.inv_freq)$"),
+    # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
+    # the checkpoint's original names) and loaded by the older release; no adapter: the
+    # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
+    # (COMPANIONS).
+    # Gemma 2's embed_scale: computed in forward in 5.3.0, a buffer in the load dtype in 5.4.0
+    ("transformers-gemma2-embed-scale-buffer", "since"): (
+        "transformers", "5.3.0", "5.4.0",
+        {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^model\.embed_tokens\.(weight|embed_scale)$"),
+    # LLaVA's CLIP vision tower: vision_tower.vision_model.* in 5.5.4, vision_tower.* in 5.6.0;
+    # the checkpoint's tower named as public ones name it (5.24.0 saves it without
+    # vision_model, which 5.5.4 reports MISSING and initializes anew)
+    ("transformers-vision-tower-no-vision-model", "since"): (
+        "transformers", "5.5.4", "5.6.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"vision_tower\.(vision_model\.)?embeddings\.patch_embedding\.weight$"),
+    # GraniteMoE's experts: block_sparse_moe.input_linear in 5.12.1, mlp.experts.gate_up_proj
+    # and the router a bare weight in 5.13.0
+    ("transformers-granitemoe-experts-conversion", "since"): (
+        "transformers", "5.12.1", "5.13.0",
+        {"arch": "granitemoe", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"layers\.0\.(block_sparse_moe|mlp)\.(input_linear|experts\.gate_up_proj|"
+        r"router\.layer|router)\.weight$|layers\.0\.(block_sparse_moe|mlp)\.experts\."
+        r"gate_up_proj$"),
+    # GPT-NeoX's output layer: embed_out in 5.13.1, lm_head (renamed at load) in 5.14.0
+    ("transformers-gpt-neox-lm-head", "since"): (
+        "transformers", "5.13.1", "5.14.0",
+        {"arch": "gpt-neox", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft"},
+        r"^(embed_out|lm_head)\.weight$"),
+    # the vision rotary's original_inv_freq: absent in 5.16.1, a float32 buffer in 5.17.0
+    ("transformers-qwen2-vl-vision-original-inv-freq", "since"): (
+        "transformers", "5.16.1", "5.17.0",
+        {"arch": "qwen2-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    ("transformers-qwen3-vl-vision-original-inv-freq", "since"): (
+        "transformers", "5.16.1", "5.17.0",
+        {"arch": "qwen3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    # -- transformers 4.x: each release with hub 0.36 beside it, the model loaded with
+    # torch_dtype (real_worker.py), the same saved folder
+    # T5 (wo in _keep_in_fp32_modules) loaded in bfloat16: 4.50.x keeps wo in float32 under
+    # every load dtype, 4.49.0 and 4.51.0 under float16 only
+    ("transformers-keep-450-window", "since"): (
+        "transformers", "4.49.0", "4.50.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    ("transformers-keep-450-window", "until"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # LLaVA's checkpoint in public names (language_model.model.*, language_model.lm_head,
+    # vision_tower.vision_model.*): kept by 4.51.3, renamed at load by 4.52.0
+    ("transformers-vlm-checkpoint-conversion", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"^(language_model\.model|model\.language_model)\.embed_tokens\.weight$|"
+        r"^(language_model\.)?lm_head\.weight$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -229,7 +442,31 @@ def check_records(behaviours):
 # need beside them in the same shadowing folder (their own requirements, read in the
 # release's metadata; none of them is torch). Example: transformers 5.0.0 requires
 # huggingface-hub < 2.0 and tokenizers <= 0.23.0, and the venv has 2.x and 0.23.3.
+HUB1 = ["huggingface-hub==1.33.0", "httpx==0.28.1", "httpcore==1.0.9"]
 COMPANIONS = {
+    # 4.57.6: huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (checked at import by
+    # dependency_versions_check; the venv has 2.4.0 and 0.23.3); hub 0.36 needs nothing new
+    ("transformers", "4.57.6"): ["huggingface-hub==0.36.2", "tokenizers==0.22.2"],
+    # 5.0.0: huggingface-hub<2.0,>=1.3.0 and tokenizers<=0.23.0; hub 1.x imports httpx<1
+    # (the venv has httpx2 only), which needs httpcore 1.x
+    ("transformers", "5.0.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.1.0: the same requirements as 5.0.0 (its METADATA)
+    ("transformers", "5.1.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.3.0 to 5.14.0: huggingface-hub<2.0 (>=1.3.0 in 5.3.0, >=1.5.0 after) and
+    # tokenizers<=0.23.0,>=0.22.0; 5.16.1 and 5.17.0 take the venv's tokenizers (<0.24.0,
+    # >=0.23.1) but hub < 2.0 too. Checked at import (dependency_versions_check); hub 1.x
+    # imports httpx<1, which the venv lacks (it has httpx2), and httpx needs httpcore 1.x
+    **{("transformers", v): HUB1 + ["tokenizers==0.22.2"]
+       for v in ("5.3.0", "5.4.0", "5.5.4", "5.6.0", "5.12.1", "5.13.0", "5.13.1", "5.14.0")},
+    **{("transformers", v): HUB1 for v in ("5.16.1", "5.17.0")},
+    # 4.49 to 4.53: huggingface-hub<1.0 (>=0.26.0) and tokenizers<0.22,>=0.21;
+    # hub 0.36 uses requests, which the venv has
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
+       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.52.4", "4.53.0")},
+    # (4.51.3 and 4.52.0 are below, with trl 0.18.0 and datasets beside them: the LLaVA
+    # conversion probe loads with those pins as well)
     # trl 0.24.0 and 0.25.0 (transformers>=4.56.1) beside transformers 5.x: their
     # trl/import_utils.py reads transformers' _is_package_available("mergekit") as a bool,
     # and 5.x returns a tuple, (False, None), which is true: importing the GRPO trainer then
@@ -353,23 +590,82 @@ def run_lint(binary, s, d, vers, pkg, ver):
             adapter["autocast_adapter_dtype"] = extra["autocast_adapter_dtype"]
     if s.get("task_type"):
         adapter["task_type"] = s["task_type"]
+    # get_peft_model's own autocast flag and prepare_model_for_kbit_training: adapter keys
+    if "autocast_adapter_dtype" in s:
+        adapter["autocast_adapter_dtype"] = s["autocast_adapter_dtype"]
+    if s.get("kbit"):
+        adapter["prepare_kbit_training"] = True
+    if s.get("target_parameters"):
+        adapter["target_parameters"] = s["target_parameters"]
+    # from_pretrained without dtype and no trainer: a recipe naming no dtype is TRL's
+    # (float32), so the manifest says it (load_dtype none)
+    plain_none = s["load_dtype"] is None and s.get("trainer", "none") == "none"
+    model = {"load_dtype": "none"} if plain_none else {}
+    if s.get("keep_in_fp32") is not None:  # the class's list the worker set
+        model["keep_in_fp32"] = s["keep_in_fp32"]
+    if plain_none and not s.get("quant") and "--trainer-args" in args:
+        # nothing for the recipe to say (dtypelint refuses an empty file)
+        i = args.index("--trainer-args")
+        del args[i:i + 2]
     folder = s["folder"]
-    if adapter:
+    if adapter or model or s.get("cast_to") or s.get("compute_dtype"):
         man = os.path.join(d, "manifest.json")
         subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
                        capture_output=True, text=True)
         with open(man) as f:
             m = json.load(f)
-        m.setdefault("adapter", {}).update(adapter)
+        if adapter:
+            m.setdefault("adapter", {}).update(adapter)
+        m["model"].update(model)
+        if s.get("auto_class", "").endswith("ForSequenceClassification"):
+            # a causal LM's checkpoint loaded as *ForSequenceClassification: no lm_head, a
+            # new score head [num_labels (2), hidden] in the load dtype
+            m["model"]["architecture"] = s["auto_class"]
+            m["tensors"] = [t for t in m["tensors"] if t["name"] != "lm_head.weight"] + [
+                {"name": "score.weight", "shape": [2, m["model"]["hidden_size"]]}]
+        if s.get("compute_dtype"):
+            # a 4-bit compute dtype apart from the load dtype: a key of the manifest (a TRL
+            # recipe has none, its get_quantization_config takes the model dtype)
+            m["quantization"]["compute_dtype"] = s["compute_dtype"]
+        if s.get("cast_to"):
+            # model.to(DTYPE) after the load: every floating tensor in DTYPE, as the
+            # manifest's tensors are in memory (no load_dtype: as-is)
+            m["model"].pop("load_dtype", None)
+            m["model"]["checkpoint_dtype"] = s["cast_to"]
+            for t in m.get("tensors", []):
+                if t.get("dtype", "").startswith(("float", "bfloat")):
+                    t["dtype"] = s["cast_to"]
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []
-    return rd.lint(binary, folder, args + ["--with", f"{pkg}={ver}"])
+    args = args + ["--with", f"{pkg}={ver}"]
+    t = rd.lint(binary, folder, args)
+    if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:
+        t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
+    return t
 
 
-def observe(r, watch, stage=None):
+def lint_unmanaged(binary, folder, args):
+    """The tensors dtypelint's trace keeps out of FSDP2's sharding (ignored_params)."""
+    run = subprocess.run([binary, "-f", "json", "-q", "--no-config", "--trace", "**", folder] +
+                         args, capture_output=True, text=True)
+    out, cur = [], None
+    for line in run.stderr.splitlines():  # the trace (stdout has the JSON report)
+        m = rd.TRACE.search(line)
+        if m:
+            cur = m.group(1)
+        elif not line.startswith("  "):
+            cur = None
+        elif cur and rd.STEP.match(line) and "(ignored_params)" in line:
+            out.append(cur)
+    return out
+
+
+def observe(r, watch, stage=None, record=None):
     """(verdict, {watched tensor: final dtype}) of a real result or a lint answer; STAGE: the
-    real dtypes after that stage, and the verdict up to it ("runs" when it was reached)."""
+    real dtypes after that stage, and the verdict up to it ("runs" when it was reached);
+    RECORD: a key of both naming tensors (fsdp2_unmanaged), each then marked so."""
+    marked = {n.replace(".base_layer.", ".") for n in r.get(record) or []} if record else ()
     if "stages" in r:
         err = r.get("error")
         stages = r["stages"]
@@ -379,13 +675,49 @@ def observe(r, watch, stage=None):
     else:
         verdict = r["error"].split(":")[0].strip() if r.get("error") else "runs"
         final = r.get("dtypes", {})
-    return verdict, {n: v for n, v in sorted(final.items()) if re.search(watch, n)}
+    return verdict, {n: v + (f" ({record})" if n in marked else "")
+                     for n, v in sorted(final.items()) if re.search(watch, n)}
 
 
 def fmt(obs):
     verdict, dtypes = obs
     short = (re.sub(r"^.*?\b(layers|block)\.0\.", "", n) for n in dtypes)
     return verdict + "; " + ", ".join(f"{n}={v}" for n, v in zip(short, dtypes.values()))
+
+
+# a saved folder with its tensors renamed, as the checkpoints users load name them
+RENAME = ("import json, os, re, shutil, sys\n"
+          "from safetensors.torch import load_file, save_file\n"
+          "src, dst, pairs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])\n"
+          "os.makedirs(dst + '.part', exist_ok=True)\n"
+          "for f in os.listdir(src):\n"
+          "    if f.endswith('.safetensors'):\n"
+          "        t = load_file(os.path.join(src, f))\n"
+          "        for a, b in pairs:\n"
+          "            t = {re.sub(a, b, k): v for k, v in t.items()}\n"
+          "        save_file(t, os.path.join(dst + '.part', f), metadata={'format': 'pt'})\n"
+          "    elif not f.endswith('.json') or 'index' not in f:\n"
+          "        shutil.copy(os.path.join(src, f), dst + '.part')\n"
+          "os.rename(dst + '.part', dst)")
+
+
+def model_folder(python, work, setup):
+    """The saved model of SETUP (built in main by the venv's transformers, 5.24.0); with
+    `checkpoint_names: [[REGEX, REPLACEMENT], ...]`, a copy whose tensors are renamed so
+    (models/ARCH@checkpoint-names; one .safetensors file, no index). 5.24.0 saves some
+    tensors in names no public checkpoint has: LLaVA's CLIP tower without its vision_model
+    prefix (vision_tower.encoder.*), which 5.5 reports MISSING and initializes anew, where the
+    checkpoints users load have vision_tower.vision_model.*
+    (fixtures/corpus/models/medgemma-27b-it/model.safetensors.index.json)."""
+    folder = os.path.join(work, "models", setup["arch"])
+    pairs = setup.get("checkpoint_names")
+    if not pairs:
+        return folder
+    out = folder + "@checkpoint-names"
+    if not os.path.exists(out):
+        subprocess.run([python, "-c", RENAME, folder, out, json.dumps(pairs)], check=True,
+                       capture_output=True)
+    return out
 
 
 def probe(a, key, cache, vers, work):
@@ -401,7 +733,12 @@ def probe(a, key, cache, vers, work):
             return row
         d = os.path.join(work, "runs", key[0], ver)
         os.makedirs(d, exist_ok=True)
-        s = dict(setup, folder=os.path.join(work, "models", setup["arch"]))
+        s = dict(setup, folder=model_folder(a.python, work, setup))
+        if setup.get("own_build"):
+            # saved by the side's own release: an older one may not load what the venv's
+            # transformers saved (DISAGREEMENTS.md D16), as a user's checkpoint would be
+            s["folder"] = build(a.python, os.path.join(work, "models", f"{pkg}-{ver}"),
+                                [setup["arch"]], shadow)[0]
         r = run_real(a.python, s, d, shadow)
         got = r.get("imported", {}).get(pkg)
         if (got or "").split("+")[0] != ver:  # a local build may add +HASH
@@ -417,8 +754,12 @@ def probe(a, key, cache, vers, work):
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
                                                     "tensors differing"), 0), setup["arch"])
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage),
-                             "lint": observe(t, watch),
+        if r.get("error") and not stage and r.get("stages"):
+            # a real run that stopped early against dtypelint as of the same stage (D11)
+            t = dict(t, dtypes=rd.dtypes_as_of(t, list(r["stages"])[-1]))
+        rec = setup.get("record")
+        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec),
+                             "lint": observe(t, watch, None, rec),
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage
     row["secs"] = time.time() - t0
@@ -462,14 +803,7 @@ def main():
             return 1
         print(f"SKIP: {msg}")
         return 77 if not bad else 1
-    os.makedirs(os.path.join(work, "models"), exist_ok=True)
-    archs = sorted({PROBES[k][3]["arch"] for k in keys})
-    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
-            "for a in sys.argv[3:]:\n"
-            "    d = sys.argv[2] + '/' + a\n"
-            "    os.path.exists(d + '/config.json') or m.build(a, d)")
-    subprocess.run([a.python, "-c", code, HERE, os.path.join(work, "models")] + archs,
-                   check=True, capture_output=True)
+    build(a.python, os.path.join(work, "models"), sorted({PROBES[k][3]["arch"] for k in keys}))
     vers = rd.versions(a.python)
     rows = []
     for key in keys:
@@ -509,6 +843,21 @@ def main():
           f"agreeing; of the {total} edges of versions.yaml, {len(PROBES)} have a probe, "
           f"{len(rest['cannot'])} cannot be shown here, {len(rest['todo'])} have none yet")
     return 0 if good == len(rows) and not bad else 1
+
+
+def build(python, root, archs, shadow=None):
+    """The folders of ARCHS' small models under ROOT, saved once by real_models.py with the
+    venv's transformers, or with SHADOW first on PYTHONPATH (a side's own release)."""
+    os.makedirs(root, exist_ok=True)
+    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
+            "m.ARCHS.update(m.BOUNDARY_ARCHS)\n"
+            "for a in sys.argv[3:]:\n"
+            "    d = sys.argv[2] + '/' + a\n"
+            "    os.path.exists(d + '/config.json') or m.build(a, d)")
+    env = dict(os.environ, PYTHONPATH=shadow) if shadow else None
+    subprocess.run([python, "-c", code, HERE, root] + archs, check=True, capture_output=True,
+                   env=env)
+    return [os.path.join(root, arch) for arch in archs]
 
 
 def reachable(python):

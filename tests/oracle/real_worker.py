@@ -56,9 +56,12 @@ def _bnb_config(spec, torch):
     from transformers import BitsAndBytesConfig
     if spec["quant"] == "8bit":
         return BitsAndBytesConfig(load_in_8bit=True)
-    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype)
+    # TRL's get_quantization_config: compute dtype = the model dtype (ModelConfig.dtype);
+    # none without one (boundaries.py: a load without dtype), BitsAndBytesConfig's float32
+    # (boundaries.py: a compute dtype apart from it, spec "compute_dtype")
+    compute = spec.get("compute_dtype") or spec["load_dtype"]
     return BitsAndBytesConfig(load_in_4bit=True,
-                              bnb_4bit_compute_dtype=getattr(torch, spec["load_dtype"]),
+                              bnb_4bit_compute_dtype=getattr(torch, compute) if compute else None,
                               bnb_4bit_quant_storage=getattr(torch, spec["quant_storage"]))
 
 
@@ -69,22 +72,31 @@ def _load(spec, torch, ds_config):
         from transformers.integrations import HfDeepSpeedConfig
         keep = HfDeepSpeedConfig(ds_config)  # zero.Init during from_pretrained
     kw = {"dtype": spec["load_dtype"] if spec["load_dtype"] == "auto"
-          else getattr(torch, spec["load_dtype"])}
-    from packaging.version import Version
-    if Version(transformers.__version__) < Version("4.56.0"):
-        # an older release (boundaries.py) names the argument torch_dtype (dtype from 4.56)
-        kw["torch_dtype"] = kw.pop("dtype")
+          else getattr(torch, spec["load_dtype"])} if spec["load_dtype"] else {}
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
+    if "dtype" in kw and tuple(int(x) for x in transformers.__version__.split(".")[:2]) < (4, 56):
+        # before 4.56 the argument is torch_dtype (boundaries.py runs 4.x releases)
+        kw["torch_dtype"] = kw.pop("dtype")
     cls = getattr(transformers, spec["auto_class"])
+    if spec.get("keep_in_fp32") is not None:
+        # boundaries.py: the class with another _keep_in_fp32_modules (how a release matches
+        # an entry against the tensor names)
+        cls = type(cls.__name__, (cls,), {"_keep_in_fp32_modules": spec["keep_in_fp32"]})
     return cls.from_pretrained(spec["folder"], **kw), keep
 
 
 def _peft(spec, model):
     from peft import LoraConfig, get_peft_model
+    # boundaries.py: LoRA on nn.Parameters (MoE experts), when the spec names them
+    tp = {"target_parameters": spec["target_parameters"]} if spec.get("target_parameters") \
+        else {}
     cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
-                     use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"))
-    model = get_peft_model(model, cfg)
+                     use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"), **tp)
+    # boundaries.py: get_peft_model's own autocast_adapter_dtype, when the spec says
+    kw = {"autocast_adapter_dtype": spec["autocast_adapter_dtype"]} \
+        if "autocast_adapter_dtype" in spec else {}
+    model = get_peft_model(model, cfg, **kw)
     extra = spec.get("add_adapter")
     if extra:
         # a second adapter added later (boundaries.py): PeftModel.add_adapter with the
@@ -131,10 +143,19 @@ def _accelerator(spec, torch):
         # accelerate turns a plugin into FSDP only on accelerator devices (state.py: CPU
         # worlds stay MULTI_CPU and get DDP); set the state as on a GPU, so that prepare
         # runs its own FSDP path (FSDP1 wrap or fsdp2_prepare_model) on gloo
-        plugin = FullyShardedDataParallelPlugin(
-            fsdp_version=1 if spec["strategy"] == "fsdp1" else 2,
-            auto_wrap_policy="transformer_based_wrap", use_orig_params=True,
-            cpu_ram_efficient_loading=False, sync_module_states=False)
+        if "fsdp_version" in inspect.signature(FullyShardedDataParallelPlugin).parameters:
+            plugin = FullyShardedDataParallelPlugin(
+                fsdp_version=1 if spec["strategy"] == "fsdp1" else 2,
+                auto_wrap_policy="transformer_based_wrap", use_orig_params=True,
+                cpu_ram_efficient_loading=False, sync_module_states=False)
+        else:
+            # accelerate < 1.6 (boundaries.py), FSDP1 only: its plugin reads these from the
+            # environment `accelerate launch` exports from the config (and overrides the
+            # arguments with it)
+            os.environ.update(FSDP_AUTO_WRAP_POLICY="TRANSFORMER_BASED_WRAP",
+                              FSDP_USE_ORIG_PARAMS="true", FSDP_SYNC_MODULE_STATES="false",
+                              FSDP_CPU_RAM_EFFICIENT_LOADING="false")
+            plugin = FullyShardedDataParallelPlugin()
         if mp != "no":
             plugin.set_mixed_precision(mp)
         from accelerate.state import PartialState
@@ -175,8 +196,15 @@ def run(spec, rank, result):
             import deepspeed
             deepspeed.init_distributed(dist_backend="gloo")
         model, keep = _load(spec, torch, ds_config)
+        if spec.get("cast_to"):
+            # boundaries.py: a base cast by hand after the load (a float8 base, which
+            # from_pretrained cannot build: torch.set_default_dtype refuses float8)
+            model.to(getattr(torch, spec["cast_to"]))
         stages["load"] = snapshot(model)
         stage = "peft"
+        if spec.get("kbit"):
+            from peft import prepare_model_for_kbit_training
+            model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
         if spec.get("peft"):
             model = _peft(spec, model)
         stages["peft"] = snapshot(model)
@@ -205,6 +233,13 @@ def run(spec, rank, result):
             model, opt = acc.prepare(model, opt)
             stages["wrap"] = snapshot(model)
             result["wrapped"] = _wrapped(model)
+            if spec["strategy"] == "fsdp2":
+                # the parameters fully_shard does not manage (its ignored_params): not
+                # DTensors (boundaries.py, accelerate-fsdp2-ignore-params4bit)
+                from torch.distributed.tensor import DTensor
+                result["fsdp2_unmanaged"] = sorted(
+                    _clean(n) for n, p in model.named_parameters()
+                    if not isinstance(p, DTensor))
             stage = "step"
             loss = _loss(model, spec, torch)
             acc.backward(loss)
