@@ -179,6 +179,36 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
+    # GRPO with cast_lm_head_to_fp32: 0.24.0's GRPOConfig has no such field (`trl grpo`
+    # drops a recipe's unknown key), lm_head stays bfloat16; 0.25.0 casts it to float32
+    ("trl-grpo-cast-lm-head-fp32", "since"): (
+        "trl", "0.24.0", "0.25.0",
+        {"arch": "qwen2", "trainer": "trl-grpo", "load_dtype": None,
+         "model_init_kwargs": {"dtype": "bfloat16"}, "peft": None,
+         "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
+        r"^(lm_head|model\.embed_tokens)\.weight$"),
+    # a one-item lora_target_modules: 0.9.4 keeps the list, 0.9.6's ModelConfig makes it the
+    # string "q_proj", a regular expression PEFT full-matches against whole module paths
+    # (ValueError: "Target modules q_proj not found in the base model"). The adapter is
+    # watched: the trainer loads the model itself, and 0.9.6 stops before any snapshot
+    ("trl-one-target-is-regex", "since"): (
+        "trl", "0.9.4", "0.9.6",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "targets": ["q_proj"], "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # SFT with LoRA on a bfloat16 model under ZeRO-3 (the trainer in a 2-rank world): 1.6.0
+    # lets PEFT autocast the adapters to float32, 1.7.0 passes autocast_adapter_dtype=False
+    ("trl-zero3-no-autocast", "since"): (
+        "trl", "1.6.0", "1.7.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # the same under CPOTrainer (trl.experimental.cpo): 1.7.1 autocasts, 1.8.0 does not
+    ("trl-zero3-no-autocast-more-trainers", "since"): (
+        "trl", "1.7.1", "1.8.0",
+        {"arch": "llama", "trainer": "trl-cpo", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
     # the rotary's original_inv_freq: a plain attribute alias in 4.57.6, a float32 buffer in
     # 5.0.0 (seen after from_pretrained)
@@ -262,7 +292,34 @@ PROBES = {
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"(encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]|shared)\.weight$"),
+    # the HF Trainer under FSDP1 with LoRA on a bfloat16 model (peft 0.12: float32
+    # adapters): 4.38.2 wraps the decoder layers, whose flat parameter would hold the
+    # bfloat16 base and the float32 adapters; 4.39.0 installs PEFT's fsdp_auto_wrap_policy
+    # (the adapters in units of their own)
+    ("hf-trainer-peft-fsdp-wrap", "since"): (
+        "transformers", "4.38.2", "4.39.0",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "fsdp1", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # trl reward with LoRA and no lora_task_type (CAUSAL_LM): PEFT's PeftModelForCausalLM
+    # reads prepare_inputs_for_generation, which a *ForSequenceClassification has while
+    # PreTrainedModel inherits GenerationMixin (4.51.3) and lacks from 4.52.0 (AttributeError
+    # in get_peft_model: the base weight is watched, the adapter is never made there)
+    ("transformers-seq-cls-no-generation-mixin", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- transformers 5.x ----
+    # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
+    # FSDP1 up to 5.9.0, FSDP2 from 5.10.1. Both upcast the trainable bfloat16 weights
+    # (accelerate 1.15); FSDP1's MixedPrecision(buffer_dtype=bfloat16) also casts the
+    # buffers at its lazy init (the rotary inv_freq), FSDP2 leaves them float32
+    ("transformers-trainer-fsdp2-default", "since"): (
+        "transformers", "5.9.0", "5.10.1",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": None,
+         "strategy": "fsdp1", "fsdp_version_unset": True, "precision": "bf16"},
+        r"(layers\.0\.self_attn\.q_proj\.weight|rotary_emb\.inv_freq)$"),
     # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
     # the checkpoint's original names) and loaded by the older release; no adapter: the
     # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
@@ -426,9 +483,65 @@ COMPANIONS = {
     # 4.49 to 4.53: huggingface-hub<1.0 (>=0.26.0) and tokenizers<0.22,>=0.21;
     # hub 0.36 uses requests, which the venv has
     **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
-       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.51.3", "4.52.0", "4.52.4",
-                 "4.53.0")},
+       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.52.4", "4.53.0")},
+    # (4.51.3 and 4.52.0 are below, with trl 0.18.0 and datasets beside them: the LLaVA
+    # conversion probe loads with those pins as well)
+    # trl 0.24.0 and 0.25.0 (transformers>=4.56.1) beside transformers 5.x: their
+    # trl/import_utils.py reads transformers' _is_package_available("mergekit") as a bool,
+    # and 5.x returns a tuple, (False, None), which is true: importing the GRPO trainer then
+    # imports mergekit ("No module named 'mergekit'"). They ran beside 4.57, which needs
+    # huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (the venv has 2.4.0, 0.23.3);
+    # the venv's datasets 5.2 then fails on hub 0.36 ("cannot import name
+    # 'BucketNotFoundError'"): datasets 4.3.0 (huggingface-hub<2.0,>=0.25.0, httpx<1.0.0; the
+    # venv has httpx2 only, and httpx 0.28 needs httpcore 1.x)
+    ("trl", "0.24.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("trl", "0.25.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    # transformers 5.9.0 and 5.10.1: huggingface-hub<2.0,>=1.5.0 and tokenizers<=0.23.0,>=0.22.0
+    # (the venv has 2.4.0 and 0.23.3); hub 1.x imports httpx<1 (the venv has httpx2 only),
+    # which needs httpcore 1.x
+    # transformers 4.38.2 and 4.39.0: huggingface-hub<1.0,>=0.19.3 and tokenizers<0.19,>=0.14;
+    # the venv's datasets then needs hub 2.x (datasets 4.3.0, as for trl 0.24 above) and its
+    # peft 0.21 imports EncoderDecoderCache, which 4.38 lacks: peft 0.12.0 (the first with
+    # autocast_adapter_dtype: float32 adapters beside a bfloat16 base, as today); the
+    # Trainer passes Accelerator(dispatch_batches=...), which accelerate 1.x refuses ("got
+    # an unexpected keyword argument 'dispatch_batches'"): accelerate 0.28.0 (March 2024)
+    ("transformers", "4.38.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    ("transformers", "4.39.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    # trl 0.9.4 and 0.9.6: their SFTTrainer passes Trainer(tokenizer=...), which
+    # transformers 5.x refuses ("got an unexpected keyword argument 'tokenizer'"): beside
+    # transformers 4.44.2 (the first after 4.42's numpy<2.0 check; August 2024) and its pins
+    # (huggingface-hub<1.0, tokenizers<0.20,>=0.19), with datasets, peft and accelerate
+    # of that era as for transformers 4.38 above
+    ("trl", "0.9.4"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    ("trl", "0.9.6"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    # transformers 4.51.3 and 4.52.0 (yanked, installable by its exact pin): trl 1.x needs a
+    # newer transformers, so trl 0.18.0 (transformers>=4.50.0, May 2025); their pins
+    # huggingface-hub<1.0,>=0.30.0 and tokenizers<0.22,>=0.21, and datasets as above
+    ("transformers", "4.51.3"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "4.52.0"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                 "httpx==0.28.1", "httpcore==1.0.9"],
 }
+
+
+def companion_versions(pkg, ver):
+    """{package: version} of the COMPANIONS of PKG==VER: the versions dtypelint is told too."""
+    pins = (p.split("==") for p in COMPANIONS.get((pkg, ver), []))
+    return {name.lower(): v for name, v in pins}
 
 
 def install(python, cache, pkg, ver):
@@ -654,7 +767,9 @@ def probe(a, key, cache, vers, work):
             row["error"] = (f"{pkg} {ver}: the worker imported {got} "
                             f"({(r.get('error') or {}).get('message', '')[:200]})")
             return row
-        t = run_lint(a.dtypelint, s, d, dict(vers, **{pkg: ver}), pkg, ver)
+        # the plan names the versions that ran: a companion of the plan's packages too
+        ran = {k: v for k, v in companion_versions(pkg, ver).items() if k in vers}
+        t = run_lint(a.dtypelint, s, d, dict(vers, **ran, **{pkg: ver}), pkg, ver)
         if "failed" in t:
             row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {t['failed']}"
             return row
