@@ -374,6 +374,14 @@ PROBES = {
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["layer_norm"]: 4.50.3 matches it as an
+    # unanchored substring (encoder.final_layer_norm float32 too), 4.51.0 as a dot-bounded
+    # regex, (^|\.)layer_norm($|\.) (final_layer_norm float16, the blocks' layer_norm float32)
+    ("transformers-keep-match-dot-regex", "since"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft", "keep_in_fp32": ["layer_norm"]},
+        r"^encoder\.(final_layer_norm|block\.0\.layer\.1\.layer_norm)\.weight$"),
     ("transformers-keep-450-window", "until"): (
         "transformers", "4.50.3", "4.51.0",
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
