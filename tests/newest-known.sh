@@ -12,7 +12,7 @@ snapshot() {
 	{
 		printf 'newest:\n  torch: "%s"\n  transformers: "5.0.0"\n  peft: "0.17.1"\n' "$3"
 		printf '  deepspeed: "0.18.2"\n  accelerate: "%s"\n  trl: "0.20.0"\n' "$2"
-		printf '  bitsandbytes: "0.45.0"\n%s' "${4:-}"
+		printf '  bitsandbytes: "0.45.0"\n  nemo-automodel: "0.5.0"\n%s' "${4:-}"
 	} > "$tmp/$1.yaml"
 }
 

@@ -23,7 +23,8 @@ from ._text import escape, escape_lines, escape_path
 # the oldest dtypelint whose JSON report (schema version 1) and options this module uses
 MIN_VERSION = (0, 1, 0)
 JSON_SCHEMA = 1
-FRAMEWORKS = ("torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes")
+FRAMEWORKS = ("torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes",
+              "nemo-automodel")
 # what the program's --with takes (src/core/version.c, dtl_version_parse: N(.N){0,3}, an
 # optional dev/a/b/rc tag, a local label); checked here so that no value carries a ',' or '='
 # into another framework's version, or an option
@@ -118,12 +119,16 @@ class Finding:
 
 
 class Report(List[Finding]):
-    """The findings (a list of Finding), with the whole JSON report in .raw and the program's
-    version in .program_version."""
+    """The findings (a list of Finding), with the whole JSON report in .raw, the program's
+    version in .program_version and the importers' warnings (DT003: a key not read, a file
+    named but absent, ...) in .input_warnings, which the report keeps apart from its
+    findings."""
 
     def __init__(self, findings: Iterable[Finding], raw: Dict[str, Any]) -> None:
         super().__init__(findings)
         self.raw = raw
+        self.input_warnings: List[Finding] = [Finding.from_json(w) for w in
+                                              raw.get("input_warnings", [])]
         tool = raw.get("tool")
         self.program_version: Optional[str] = \
             tool.get("version") if isinstance(tool, dict) else None

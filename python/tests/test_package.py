@@ -209,6 +209,21 @@ class Check(unittest.TestCase):
             dtypelint.export(broken(), path, training=dict(plan, versions={"torch": TORCH}))
             self.assertEqual(verdicts(findings), cli_verdicts(cli(path)))
 
+    def test_input_warnings_are_in_the_report(self):
+        # issue 32: a key the program did not read is a DT003 input warning, kept apart from
+        # the findings, as the JSON report keeps it
+        fixture = os.path.join(ROOT, "fixtures", "import", "tiny-qwen2")
+        report = dtypelint.check(fixture, trainer_args={"bf16": True,
+                                                        "torch_dtyp": "bfloat16"})
+        self.assertEqual([f.rule for f in report.input_warnings], ["DT003"])
+        w = report.input_warnings[0]
+        self.assertEqual(w.severity, "warning")
+        self.assertIn("did you mean 'torch_dtype'", w.message)
+        self.assertEqual(w.location.file, "<trainer_args>")
+        self.assertNotIn("DT003", [f.rule for f in report])
+        self.assertEqual(dtypelint.check(fixture, trainer_args={"bf16": True}).input_warnings,
+                         [])
+
     def test_versions_are_passed(self):
         findings = dtypelint.check(broken(), plan={"strategy": "fsdp1"},
                                    versions={"torch": "2.4.1"})

@@ -98,10 +98,12 @@ DTL_OPTION(PRECISION, "precision", 0, "P", PLAN, 0, "=bf16 fp16 fp32", "the mixe
 DTL_OPTION(DEVICE_MEMORY, "device-memory", 0, "SIZE", PLAN, 0, "", "the memory of one device",
            "memory of one device (e.g. 80GiB) for DT801")
 DTL_OPTION(WITH, "with", 0, "NAME=VER[,..]", PLAN, DTL_OPT_REPEAT,
-           "=torch= transformers= peft= deepspeed= accelerate= trl= bitsandbytes=",
+           "=torch= transformers= peft= deepspeed= accelerate= trl= bitsandbytes= "
+           "nemo-automodel=",
            "framework versions",
            "framework versions: torch, transformers, peft, deepspeed,\n"
-           "accelerate, trl, bitsandbytes (e.g. --with torch=2.7.1)")
+           "accelerate, trl, bitsandbytes, nemo-automodel\n"
+           "(e.g. --with torch=2.7.1)")
 DTL_OPTION(VERSIONS_FROM, "versions-from", 0, "FILE", PLAN, DTL_OPT_REPEAT, "file",
            "read the framework versions from FILE",
            "read the versions from FILE (repeatable): requirements or\n"

@@ -185,7 +185,7 @@ static int parse_with(struct dtl_plan *plan, const char *arg)
 		if (dtl_framework_parse(item, &fw) < 0)
 			return usage_error(
 			    "--with: unknown framework '%s' (torch, transformers, peft, "
-			    "deepspeed, accelerate, trl, bitsandbytes)",
+			    "deepspeed, accelerate, trl, bitsandbytes, nemo-automodel)",
 			    item);
 		if (dtl_version_parse(eq + 1, strlen(eq + 1), &plan->versions[fw]) < 0)
 			return usage_error("--with: '%s' is not a version", eq + 1);

@@ -11,10 +11,13 @@
  *   megatron_fsdp, megatron-fsdp, mfsdp, ddp; else "ValueError: Unknown strategy"); a
  *   distributed._target_ is a Hydra meta key and is dropped;
  * - FSDP2Config's mp_policy defaults to MixedPrecisionPolicy(param_dtype=bfloat16,
- *   reduce_dtype=float32, output_dtype=bfloat16); distributed.mp_policy overrides it, its
- *   dtype strings through dtype_from_str, the fields left out taking MixedPrecisionPolicy's
- *   own defaults (None: the parameter's dtype); distributed.offload_policy adds
- *   CPUOffloadPolicy.
+ *   reduce_dtype=float32, output_dtype=bfloat16), with reduce_dtype=bfloat16 up to 0.4.0 (the
+ *   simulation picks it by the plan's nemo-automodel version); distributed.mp_policy overrides it,
+ * its dtype strings through dtype_from_str, the fields left out taking MixedPrecisionPolicy's own
+ * defaults (None: the parameter's dtype); distributed.offload_policy adds CPUOffloadPolicy.
+ *
+ * - freeze_config (apply_parameter_freezing) freezes the vision tower (by default), the audio
+ *   tower and the language model by module name, in the trainer stage.
  *
  * Not simulated, each a DT604 entry: tensor, pipeline, context and expert parallelism
  * (tp/pp/cp/ep_size above 1), Megatron-FSDP and DDP, and Automodel's own LoRA
@@ -168,6 +171,9 @@ static int fsdp2(struct dtl_fw_config *c, struct dtl_loc at)
 		plan->fsdp.param_dtype_loc = policy;
 	if (!dtl_fw_get(c, "distributed.mp_policy.reduce_dtype").node)
 		plan->fsdp.reduce_dtype_loc = policy;
+	/* FSDP2Config's own policy reduces in float32 since 0.5.0 only: the simulation takes the
+	 * version's (rules/versions.yaml automodel-fsdp2-default-reduce-fp32) */
+	plan->fsdp.reduce_by_automodel = !given;
 	if (off.node && off.node->type == DTL_NODE_MAP) {
 		plan->fsdp.cpu_offload = DTL_TRUE;
 		plan->fsdp.cpu_offload_loc = dtl_fw_loc(c, off);
@@ -204,13 +210,45 @@ static int strategy(struct dtl_fw_config *c)
 	    name);
 }
 
+/* freeze_config: apply_parameter_freezing, when the recipe has the section (the VLM recipe
+ * passes it through from_pretrained; absent or null freezes nothing). Each flag freezes the
+ * modules whose name holds one of its words (components/utils/model_utils.py#L231-L277 at
+ * v0.4.0, the same words at v0.5.0); freeze_vision_tower defaults to true, the others to
+ * false. freeze_embeddings, which the Gemma 4 recipes set, is read by no release. */
+static int freeze(struct dtl_fw_config *c)
+{
+	static const struct {
+		const char *key;
+		unsigned flag;
+		bool dflt;
+	} flags[] = {{"freeze_config.freeze_vision_tower", DTL_AM_FREEZE_VISION, true},
+	             {"freeze_config.freeze_audio_tower", DTL_AM_FREEZE_AUDIO, false},
+	             {"freeze_config.freeze_language_model", DTL_AM_FREEZE_LANGUAGE, false}};
+	struct dtl_fw_value section = dtl_fw_get(c, "freeze_config");
+	int r;
+
+	if (!section.node || section.node->type != DTL_NODE_MAP)
+		return 0;
+	c->m->recipe.am_freeze_loc = dtl_fw_loc(c, section);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		struct dtl_fw_value v = dtl_fw_get(c, flags[i].key);
+		bool on = flags[i].dflt;
+		if (v.node && v.node->type != DTL_NODE_NULL &&
+		    (r = dtl_schema_bool(v.s, v.node, flags[i].key, &on)) < 0)
+			return r;
+		if (on)
+			c->m->recipe.am_freeze |= flags[i].flag;
+	}
+	return 0;
+}
+
 static int import(struct dtl_fw_config *c)
 {
 	int r;
 
 	c->m->recipe.kind = "nemo-automodel";
 	if ((r = load_dtype(c)) < 0 || (r = strategy(c)) < 0 || (r = parallel_unmodelled(c)) < 0 ||
-	    (r = peft_unmodelled(c)) < 0)
+	    (r = peft_unmodelled(c)) < 0 || (r = freeze(c)) < 0)
 		return r;
 	return 0;
 }

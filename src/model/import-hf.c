@@ -599,6 +599,27 @@ static int read_index(struct folder *f, const char *index_path, bool *ret_shards
 	return 0;
 }
 
+/* The dtype each sub-config names itself, "dtype" before "torch_dtype" (the order
+ * config_dtype reads the top level in); a sub-config without one inherits nothing from the top
+ * level in transformers (PreTrainedConfig.from_pretrained leaves its dtype None). */
+static void subconfig_dtypes(const struct folder *f, struct dtl_manifest *m)
+{
+	static const char *const keys[][2] = {
+	    [DTL_SUBCONFIG_TEXT] = {"text_config.dtype", "text_config.torch_dtype"},
+	    [DTL_SUBCONFIG_VISION] = {"vision_config.dtype", "vision_config.torch_dtype"},
+	    [DTL_SUBCONFIG_AUDIO] = {"audio_config.dtype", "audio_config.torch_dtype"},
+	};
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const struct dtl_node *v = config_value(f, keys[k][0]);
+		if (!v || v->type != DTL_NODE_STRING)
+			v = config_value(f, keys[k][1]);
+		m->model.subconfig_dtype[k] = v && v->type == DTL_NODE_STRING
+		                                  ? dtl_dtype_parse(v->string.text, v->string.len)
+		                                  : DTL_DTYPE_NONE;
+	}
+}
+
 /* The model section from config.json: architecture, name, checkpoint dtype, hidden size. */
 static void read_model(struct folder *f, const struct dtl_schema *s, struct dtl_manifest *m)
 {
@@ -621,6 +642,9 @@ static void read_model(struct folder *f, const struct dtl_schema *s, struct dtl_
 		dt = config_value(f, "dtype");
 	if (dt)
 		m->model.checkpoint_dtype_loc = dtl_schema_loc(s, dt);
+	const struct dtl_node *moe = config_value(f, "text_config.enable_moe_block");
+	m->model.text_moe_block = moe && moe->type == DTL_NODE_BOOL && moe->boolean;
+	subconfig_dtypes(f, m);
 	/* the checkpoint's dtypes are loaded with from_pretrained(dtype="auto") */
 	m->model.load_mode = DTL_LOAD_AUTO;
 	m->model.load_dtype_loc =

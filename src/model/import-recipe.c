@@ -911,8 +911,7 @@ static int llama_factory(struct recipe *r)
 /* SFTConfig's model_init_kwargs (and the other TRL configs'): the trl scripts update the
  * ModelConfig's {dtype: ...} with it, so its dtype is the load dtype (rules/versions.yaml
  * recipes: trl-model-init-kwargs). get_quantization_config reads the ModelConfig's own dtype
- * for the 4-bit compute dtype; with both keys set, this reader takes model_init_kwargs' for
- * both (a recipe that sets them apart is not modelled). */
+ * for the 4-bit compute dtype, which model_init_kwargs does not change (trl_model_config). */
 static const struct dtl_node *init_kwargs_dtype(const struct recipe *r)
 {
 	const struct dtl_node *mik = key(r, "model_init_kwargs"), *dt;
@@ -934,8 +933,17 @@ static int trl_model_config(struct recipe *r)
 	/* cast_lm_head_to_fp32 is a GRPOConfig key: a GRPO recipe */
 	v = key(r, "cast_lm_head_to_fp32");
 	set_trainer(r, yes(v) ? "trl-grpo" : "trl-sft", v);
-	if (!(dt = init_kwargs_dtype(r)) && !(dt = key(r, "dtype")))
-		dt = key(r, "torch_dtype");
+	/* ModelConfig.dtype itself: the 4-bit compute dtype (and TRL <= 0.25's storage) */
+	const struct dtl_node *config_dt = key(r, "dtype");
+	enum dtl_dtype config_dtype = DTL_DTYPE_NONE;
+	if (!config_dt)
+		config_dt = key(r, "torch_dtype");
+	if (config_dt && config_dt->type == DTL_NODE_STRING &&
+	    strcmp(config_dt->string.text, "auto") != 0 &&
+	    (rc = dtl_schema_dtype(r->s, config_dt, "dtype", true, &config_dtype)) < 0)
+		return rc;
+	if (!(dt = init_kwargs_dtype(r)))
+		dt = config_dt;
 	if (dt && dt->type == DTL_NODE_STRING && strcmp(dt->string.text, "auto") != 0) {
 		if ((rc = dtl_schema_dtype(r->s, dt, "dtype", true, &model_dtype)) < 0)
 			return rc;
@@ -983,12 +991,13 @@ static int trl_model_config(struct recipe *r)
 		request_quantization(r, DTL_QUANT_BNB_8BIT, v);
 	struct dtl_quantization *q = &m->quantization;
 	if (q->method == DTL_QUANT_BNB_4BIT && !q->prequantized) {
-		/* get_quantization_config: compute = the model dtype */
-		if (model_dtype != DTL_DTYPE_NONE) {
-			q->compute_dtype = model_dtype;
-			q->compute_dtype_loc = dtl_schema_loc(r->s, dt);
-			q->storage_if_trl_follows_dtype = model_dtype;
-			q->storage_if_trl_follows_dtype_loc = dtl_schema_loc(r->s, dt);
+		/* get_quantization_config: compute = ModelConfig.dtype, not model_init_kwargs'
+		 * (unset: BitsAndBytesConfig's float32; DISAGREEMENTS.md D13) */
+		if (config_dtype != DTL_DTYPE_NONE) {
+			q->compute_dtype = config_dtype;
+			q->compute_dtype_loc = dtl_schema_loc(r->s, config_dt);
+			q->storage_if_trl_follows_dtype = config_dtype;
+			q->storage_if_trl_follows_dtype_loc = dtl_schema_loc(r->s, config_dt);
 		}
 		if ((v = key(r, "bnb_4bit_quant_storage")) && v->type != DTL_NODE_NULL) {
 			enum dtl_dtype d;

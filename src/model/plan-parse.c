@@ -28,7 +28,7 @@ static int parse_versions(const struct dtl_schema *s, const struct dtl_node *map
 			    s, key,
 			    "unknown framework %s in 'versions' (expected one of: "
 			    "torch, transformers, peft, deepspeed, accelerate, trl, "
-			    "bitsandbytes)",
+			    "bitsandbytes, nemo-automodel)",
 			    dtl_schema_describe(s, key));
 		}
 		/* YAML reads 2.1 as a number: take its spelling */

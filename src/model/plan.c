@@ -67,6 +67,9 @@ void dtl_plan_overlay(struct dtl_plan *dst, const struct dtl_plan *src)
 		dst->fsdp.ignored = src->fsdp.ignored;
 	TAKE(fsdp.param_dtype, fsdp.param_dtype_loc, src->fsdp.param_dtype_loc.line != 0);
 	TAKE(fsdp.reduce_dtype, fsdp.reduce_dtype_loc, src->fsdp.reduce_dtype_loc.line != 0);
+	/* whoever sets the reduce dtype says whether it is Automodel's versioned default */
+	if (src->fsdp.reduce_dtype_loc.line != 0)
+		dst->fsdp.reduce_by_automodel = src->fsdp.reduce_by_automodel;
 	TAKE(fsdp.buffer_dtype, fsdp.buffer_dtype_loc, src->fsdp.buffer_dtype_loc.line != 0);
 	TAKE(fsdp.use_orig_params, fsdp.use_orig_params_loc,
 	     src->fsdp.use_orig_params != DTL_UNSET);
@@ -176,12 +179,19 @@ enum dtl_dtype dtl_precision_dtype(enum dtl_precision precision)
 }
 
 static const char *const framework_names[DTL_FW_COUNT] = {
-    "torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes",
+    "torch",      "transformers", "peft",         "deepspeed",
+    "accelerate", "trl",          "bitsandbytes", "nemo-automodel",
 };
 
 const char *dtl_framework_name(enum dtl_framework framework)
 {
 	return framework_names[framework];
+}
+
+bool dtl_framework_reported(enum dtl_framework fw, const char *recipe_kind, bool assumed)
+{
+	return fw != DTL_FW_AUTOMODEL || !assumed ||
+	       (recipe_kind && strcmp(recipe_kind, "nemo-automodel") == 0);
 }
 
 int dtl_framework_parse(const char *text, enum dtl_framework *ret_framework)

@@ -237,39 +237,66 @@ static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node
 	return 0;
 }
 
-/* linear_modules: globs, or `{path: GLOB, behaviour: KEY}` for a module that is an nn.Linear
- * in some versions only */
+/* A list of KEY whose entries are patterns, or `{FIELD: PATTERN, behaviour: BEHAVIOUR}` for
+ * an entry true in some versions only: linear_modules (`path`, a module that is an nn.Linear
+ * in some versions), no_split_absent (`name`, a class the model's list names in some) */
+struct gated_list {
+	const char *key, *field, *entry, *missing;
+	enum dtl_pattern_kind kind;
+	struct dtl_patterns *out;
+	uint16_t **gates;
+};
+
+static int parse_gated(const struct dtl_schema *s, const struct dtl_node *seq,
+                       const struct gated_list *g)
+{
+	const char *const keys[] = {g->field, "behaviour", NULL};
+	if (seq->type != DTL_NODE_SEQ)
+		return dtl_schema_type_error(s, seq, g->key, "a list");
+	size_t n = seq->seq.count;
+	g->out->items = dtl_arena_calloc(s->arena, n + 1, sizeof(struct dtl_pattern));
+	*g->gates = dtl_arena_calloc(s->arena, n + 1, sizeof(**g->gates));
+	if (!g->out->items || !*g->gates)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct dtl_node *e = &seq->seq.items[i], *item = e;
+		int r = 0;
+		if (e->type == DTL_NODE_MAP) {
+			if ((r = dtl_schema_check_keys(s, e, g->entry, keys)) < 0)
+				return r;
+			if (!(item = dtl_node_get(e, g->field)))
+				return dtl_schema_fail(s, e, "%s", g->missing);
+			r = parse_gate(s, e, &(*g->gates)[i]);
+		}
+		if (r < 0 ||
+		    (r = dtl_schema_pattern(s, item, g->key, g->kind, &g->out->items[i])) < 0)
+			return r;
+	}
+	g->out->count = n;
+	g->out->present = true;
+	g->out->loc = dtl_schema_loc(s, seq);
+	return 0;
+}
+
 static int parse_linear_modules(const struct dtl_schema *s, const struct dtl_node *seq,
                                 struct dtl_profile *p)
 {
-	static const char *const keys[] = {"path", "behaviour", NULL};
-	if (seq->type != DTL_NODE_SEQ)
-		return dtl_schema_type_error(s, seq, "linear_modules", "a list");
-	size_t n = seq->seq.count;
-	p->linear_modules.items = dtl_arena_calloc(s->arena, n + 1, sizeof(struct dtl_pattern));
-	p->linear_gates = dtl_arena_calloc(s->arena, n + 1, sizeof(*p->linear_gates));
-	if (!p->linear_modules.items || !p->linear_gates)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct dtl_node *e = &seq->seq.items[i], *path = e;
-		struct dtl_pattern *out = &p->linear_modules.items[i];
-		int r = 0;
-		if (e->type == DTL_NODE_MAP) {
-			if ((r = dtl_schema_check_keys(s, e, "linear_modules[]", keys)) < 0)
-				return r;
-			if (!(path = dtl_node_get(e, "path")))
-				return dtl_schema_fail(s, e,
-				                       "a linear_modules entry needs a 'path'");
-			r = parse_gate(s, e, &p->linear_gates[i]);
-		}
-		if (r < 0 ||
-		    (r = dtl_schema_pattern(s, path, "linear_modules", DTL_PATTERN_GLOB, out)) < 0)
-			return r;
-	}
-	p->linear_modules.count = n;
-	p->linear_modules.present = true;
-	p->linear_modules.loc = dtl_schema_loc(s, seq);
-	return 0;
+	const struct gated_list g = {"linear_modules",   "path",
+	                             "linear_modules[]", "a linear_modules entry needs a 'path'",
+	                             DTL_PATTERN_GLOB,   &p->linear_modules,
+	                             &p->linear_gates};
+	return parse_gated(s, seq, &g);
+}
+
+static int parse_no_split_absent(const struct dtl_schema *s, const struct dtl_node *seq,
+                                 struct dtl_profile *p)
+{
+	const struct gated_list g = {
+	    "no_split_absent",        "name",
+	    "no_split_absent[]",      "a no_split_absent entry needs a 'name'",
+	    DTL_PATTERN_PLAIN,        &p->no_split_absent,
+	    &p->no_split_absent_gates};
+	return parse_gated(s, seq, &g);
 }
 
 static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_node *seq,
@@ -344,7 +371,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 		else if (strcmp(k, "no_split_modules") == 0)
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_modules);
 		else if (strcmp(k, "no_split_absent") == 0)
-			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_absent);
+			r = parse_no_split_absent(s, v, p);
 		else if (strcmp(k, "modules") == 0)
 			r = parse_glob_map(s, v, k, &p->modules, &p->module_count);
 		else if (strcmp(k, "routers") == 0)

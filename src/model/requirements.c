@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading framework versions from the files a Python project keeps (requirements.h). Only the
- * seven frameworks dtypelint models are read; every other line is left alone, since these
- * files hold much that is not ours to judge (index URLs, editable installs, markers).
+ * frameworks dtypelint models are read (rules/versions.yaml's newest:); every other line is left
+ * alone, since these files hold much that is not ours to judge (index URLs, editable installs,
+ * markers).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static const struct {
     {"accelerate", DTL_FW_ACCELERATE},
     {"trl", DTL_FW_TRL},
     {"bitsandbytes", DTL_FW_BITSANDBYTES},
+    {"nemo-automodel", DTL_FW_AUTOMODEL},
 };
 
 static bool name_char(char c)

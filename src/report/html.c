@@ -1090,6 +1090,8 @@ static int input_section(FILE *out, size_t i, const struct dtl_report_input *inp
 	fprintf(out, ", world size %lld; %zu tensors, %zu groups. Versions:",
 	        (long long)in->rp.plan->world_size, in->tensor_count, in->group_count);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		if (!dtl_report_version_shown(in, fw))
+			continue;
 		fprintf(out, "%s %s ", fw ? "," : "", dtl_framework_name(fw));
 		put(out, dtl_version_format(&in->rp.plan->versions[fw], ver, sizeof(ver)));
 		if (in->rp.version_assumed[fw])

@@ -189,6 +189,8 @@ static void plan_object(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_key_object(w, "versions");
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char from[600];
+		if (!dtl_report_version_shown(view, fw))
+			continue;
 		dtl_json_key_object(w, dtl_framework_name(fw));
 		dtl_json_key_string(w, "version",
 		                    dtl_version_format(&rp->plan->versions[fw], v, sizeof(v)));
@@ -251,6 +253,11 @@ static void input_warnings(struct dtl_json *w, const struct dtl_report_input *in
 	if (dtl_report_warning_count(inputs, n))
 		dtl_json_break(w, 1);
 	dtl_json_end_array(w);
+}
+
+void dtl_report_json_warnings(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n)
+{
+	input_warnings(w, inputs, n, &pretty);
 }
 
 int dtl_report_json(FILE *out, const struct dtl_report_input *inputs, size_t n)

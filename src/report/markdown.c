@@ -230,10 +230,21 @@ static void finding(FILE *out, const struct dtl_report_item *it)
 	}
 }
 
+/* the frameworks the table has a column for: those any input reports */
+static void shown_columns(const struct dtl_report_input *inputs, size_t n, bool shown[DTL_FW_COUNT])
+{
+	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
+		shown[fw] = false;
+		for (size_t i = 0; i < n && !shown[fw]; i++)
+			shown[fw] = inputs[i].view && dtl_report_version_shown(inputs[i].view, fw);
+	}
+}
+
 static void versions(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
-	bool any = false, assumed = false;
+	bool any = false, assumed = false, shown[DTL_FW_COUNT];
 
+	shown_columns(inputs, n, shown);
 	for (size_t i = 0; i < n; i++) {
 		const struct dtl_input_view *view = inputs[i].view;
 		if (!view)
@@ -241,10 +252,12 @@ static void versions(FILE *out, const struct dtl_report_input *inputs, size_t n)
 		if (!any) {
 			fputs("### Versions assumed\n\n| input |", out);
 			for (int fw = 0; fw < DTL_FW_COUNT; fw++)
-				fprintf(out, " %s |", dtl_framework_name(fw));
+				if (shown[fw])
+					fprintf(out, " %s |", dtl_framework_name(fw));
 			fputs("\n| --- |", out);
 			for (int fw = 0; fw < DTL_FW_COUNT; fw++)
-				fputs(" --- |", out);
+				if (shown[fw])
+					fputs(" --- |", out);
 			fputc('\n', out);
 			any = true;
 		}
@@ -253,6 +266,8 @@ static void versions(FILE *out, const struct dtl_report_input *inputs, size_t n)
 		fputs(" |", out);
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32];
+			if (!shown[fw])
+				continue;
 			fputc(' ', out);
 			md_put(out, dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
 			if (view->rp.version_assumed[fw]) {

@@ -12,6 +12,11 @@
 /* An input warning as a DT003 finding of severity warning, at its place (no tensors) */
 void dtl_report_warning_finding(const struct dtl_input_warning *w, struct dtl_finding *ret);
 
+struct dtl_json;
+/* The "input_warnings" key of a JSON object: an array of the DT003 objects json's report has,
+ * for --show-plan -f json, so that a plan read in part says so where a script reads it. */
+void dtl_report_json_warnings(struct dtl_json *w, const struct dtl_report_input *inputs, size_t n);
+
 struct dtl_report_item {
 	const struct dtl_report_input *input;
 	const struct dtl_finding *finding;

@@ -320,6 +320,8 @@ static void versions(struct dtl_json *w, const struct dtl_report_input *inputs, 
 		dtl_json_key_string(w, "file", view->manifest->file ? view->manifest->file : "-");
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];
+			if (!dtl_report_version_shown(view, fw))
+				continue;
 			dtl_json_key_object(w, dtl_framework_name(fw));
 			dtl_json_key_string(
 			    w, "version",

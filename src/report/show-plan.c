@@ -32,6 +32,12 @@ const char *dtl_report_version_source(const struct dtl_input_view *view, enum dt
 	return buf;
 }
 
+bool dtl_report_version_shown(const struct dtl_input_view *view, enum dtl_framework fw)
+{
+	return dtl_framework_reported(fw, view->manifest->recipe.kind,
+	                              view->rp.version_assumed[fw]);
+}
+
 int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -50,6 +56,8 @@ int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, s
 		fputc(':', out);
 		for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 			char v[32], from[600];
+			if (!dtl_report_version_shown(view, fw))
+				continue;
 			fprintf(out, "%s %s %s (", fw ? "," : "", dtl_framework_name(fw),
 			        dtl_version_format(&view->rp.plan->versions[fw], v, sizeof(v)));
 			dtl_report_put_escaped(
@@ -107,7 +115,11 @@ static void stages(FILE *out, struct dtl_json *w, const struct dtl_input_view *v
 		snprintf(load, sizeof(load), "from_pretrained(dtype=\"auto\")");
 		break;
 	case DTL_LOAD_NONE:
-		snprintf(load, sizeof(load), "from_pretrained(dtype=None): float32");
+		/* transformers-v5-dtype-none-auto; bitsandbytes makes it float16 up to 4.57
+		 * (transformers-bnb-default-fp16) */
+		snprintf(load, sizeof(load),
+		         "from_pretrained(dtype=None): float32 to transformers 4.57 (float16 "
+		         "under bitsandbytes), \"auto\" from 5.0");
 		break;
 	default:
 		snprintf(load, sizeof(load), "from_pretrained(dtype=%s)",
@@ -345,6 +357,8 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	fputc('\n', out);
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
+		if (!dtl_report_version_shown(view, fw))
+			continue;
 		fprintf(out, "  %-13s %s (", dtl_framework_name(fw),
 		        dtl_version_format(&p->versions[fw], v, sizeof(v)));
 		dtl_report_put_escaped(out,
@@ -465,6 +479,8 @@ static void plan_json(struct dtl_json *w, const struct dtl_input_view *view)
 	dtl_json_key_object(w, "versions");
 	for (int fw = 0; fw < DTL_FW_COUNT; fw++) {
 		char v[32], from[600];
+		if (!dtl_report_version_shown(view, fw))
+			continue;
 		dtl_json_key_object(w, dtl_framework_name(fw));
 		dtl_json_key_string(w, "version",
 		                    dtl_version_format(&p->versions[fw], v, sizeof(v)));
@@ -517,6 +533,7 @@ int dtl_report_plan(FILE *out, const struct dtl_report_input *inputs, size_t n, 
 	}
 	dtl_json_break(&w, 0);
 	dtl_json_end_array(&w);
+	dtl_report_json_warnings(&w, inputs, n);
 	dtl_json_end_object(&w);
 	return dtl_json_finish(&w);
 }

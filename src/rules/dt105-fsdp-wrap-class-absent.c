@@ -6,12 +6,18 @@
 
 #include "rule-util.h"
 
-static bool absent(const struct dtl_profile *p, const struct dtl_pattern *item)
+/* Whether the model's list names the absent class ITEM at the plan's versions: an entry with
+ * a behaviour only where it is in force (LLaVA's CLIPTextEmbeddings from transformers 5.6.0:
+ * transformers-clip-vision-no-split-text-embeddings, tests/oracle/DISAGREEMENTS.md D35) */
+static bool absent(const struct dtl_sim *sim, const struct dtl_profile *p,
+                   const struct dtl_pattern *item)
 {
-	for (size_t i = 0; i < p->no_split_absent.count; i++)
+	for (size_t i = 0; i < p->no_split_absent.count; i++) {
+		uint16_t gate = p->no_split_absent_gates ? p->no_split_absent_gates[i] : 0;
 		if (p->no_split_absent.items[i].len == item->len &&
 		    memcmp(p->no_split_absent.items[i].text, item->text, item->len) == 0)
-			return true;
+			return !gate || dtl_sim_behavior(sim, (enum dtl_behavior)(gate - 1));
+	}
 	return false;
 }
 
@@ -22,7 +28,7 @@ static const char *present_classes(struct dtl_check *c, const struct dtl_profile
 	const char *out = "";
 
 	for (size_t i = 0; out && i < wrap->count; i++)
-		if (!absent(p, &wrap->items[i]))
+		if (!absent(c->sim, p, &wrap->items[i]))
 			out = dtl_arena_sprintf(c->arena, "%s%s%.*s", out, *out ? "," : "",
 			                        (int)wrap->items[i].len, wrap->items[i].text);
 	return out;
@@ -47,7 +53,7 @@ static int dt105_check(struct dtl_check *c)
 		return 0;
 	for (size_t i = 0; i < rp->wrap.count; i++) {
 		const struct dtl_pattern *item = &rp->wrap.items[i];
-		if (!absent(p, item))
+		if (!absent(sim, p, item))
 			continue;
 		struct dtl_finding *f = dtl_check_report(
 		    c, c->rule->severity, item->loc,
@@ -84,11 +90,12 @@ DTL_RULE(dt105) = {
         "With fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP and no class named, accelerate "
         "wraps the classes of model._no_split_modules and looks each up among the model's "
         "modules; one it does not find raises 'ValueError: Could not find the transformer "
-        "layer class X in the model.' before anything is sharded. transformers 5 gathers "
-        "the list from every submodel, so a vision-language model whose vision tower is a "
-        "vision-only CLIP brings CLIPTextEmbeddings (LLaVA); transformers 4 named "
-        "LlavaVisionAttention, which no LLaVA builds either. Checked for the classes an "
-        "architecture profile lists under no_split_absent.",
+        "layer class X in the model.' before anything is sharded. transformers gathers "
+        "the list from every submodel (from 5.1.0), and from 5.6.0 a vision-only CLIP "
+        "vision tower brings CLIPTextEmbeddings, which it does not build (LLaVA); older "
+        "transformers 4 releases named LlavaVisionAttention, which no LLaVA builds either. "
+        "Checked for the classes an architecture profile lists under no_split_absent, in "
+        "the versions its entry names.",
     .example = "a LLaVA folder (LlavaForConditionalGeneration), --accelerate with "
                "distributed_type: FSDP and fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP",
     .fix = "Name the classes to wrap (fsdp_transformer_layer_cls_to_wrap: "

@@ -21,6 +21,30 @@ static int keep_counts(struct dtl_check *c, const struct dtl_keep_set *set, uint
 	                          sim->t.count, *count, *first);
 }
 
+/* What DT203 says, out of a window where the plain list applies under bfloat16 too, in the
+ * 4.50 one and in the v5 one. */
+struct dt203_text {
+	const char *what, *dtype, *effect, *fix;
+};
+
+static const struct dt203_text dt203_texts[3] = {
+    {"is not applied under bfloat16", "bfloat16",
+     "_keep_in_fp32_modules applies only under float16; use _keep_in_fp32_modules_strict to "
+     "keep it float32 under bfloat16",
+     "nothing to do if bf16 is intended; to keep them float32 list the entry in "
+     "keep_in_fp32_strict"},
+    {"is applied under bfloat16 by this transformers (4.50.0 to 4.50.3 apply it under every "
+     "dtype)",
+     "float32",
+     "4.50.x applied the plain list under every load dtype (4.49 and 4.51 under float16 "
+     "only); mixed dtypes appear where the model class did not intend them",
+     "upgrade transformers to 4.51.0 or later, or expect these tensors in float32"},
+    {"is applied under bfloat16 by this transformers (the v5 regression window)", "float32",
+     "the plain list was applied under bf16 until PR #43683; mixed dtypes appear where the "
+     "model class did not intend them",
+     "upgrade transformers past the fix (PR #43683), or expect these tensors in float32"},
+};
+
 /* DT203 — a plain keep-in-fp32 entry this transformers does not apply for this dtype. */
 static int dt203_check(struct dtl_check *c)
 {
@@ -35,7 +59,10 @@ static int dt203_check(struct dtl_check *c)
 	    m->model.load_mode == DTL_LOAD_DTYPE ? m->model.load_dtype : m->model.checkpoint_dtype;
 	if (target != DTL_DTYPE_BF16)
 		return 0;
-	bool window = dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16);
+	const struct dt203_text *text =
+	    &dt203_texts[dtl_sim_behavior(sim, DTL_B_HF_KEEP_450_WINDOW)         ? 1
+	                 : dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16) ? 2
+	                                                                         : 0];
 	uint32_t *count, *first_tensor;
 	int r;
 	if ((r = keep_counts(c, sim->model.keep_set, &count, &first_tensor)) < 0)
@@ -51,26 +78,14 @@ static int dt203_check(struct dtl_check *c)
 		    sim->model.keep_from_profile ? m->model.architecture_loc : e->loc;
 		struct dtl_finding *f = dtl_check_report(
 		    c, c->rule->severity, loc,
-		    window
-		        ? "keep_in_fp32 entry '%s'%s is applied under bfloat16 by this "
-		          "transformers (the v5 regression window): %zu tensor(s) load in float32"
-		        : "keep_in_fp32 entry '%s'%s is not applied under bfloat16: %zu "
-		          "tensor(s) load in bfloat16",
-		    e->text, sim->model.keep_from_profile ? " (from the architecture profile)" : "",
-		    n);
+		    "keep_in_fp32 entry '%s'%s %s: %zu tensor(s) load in %s", e->text,
+		    sim->model.keep_from_profile ? " (from the architecture profile)" : "",
+		    text->what, n, text->dtype);
 		if (!f)
 			return -ENOMEM;
-		f->effect = window
-		                ? "the plain list was applied under bf16 until PR #43683; mixed "
-		                  "dtypes appear where the model class did not intend them"
-		                : "_keep_in_fp32_modules applies only under float16; use "
-		                  "_keep_in_fp32_modules_strict to keep it float32 under bfloat16";
+		f->effect = text->effect;
 		f->error_versions = dtl_check_version(c, DTL_FW_TRANSFORMERS);
-		f->fix = window
-		             ? "upgrade transformers past the fix (PR #43683), or expect these "
-		               "tensors in float32"
-		             : "nothing to do if bf16 is intended; to keep them float32 list the "
-		               "entry in keep_in_fp32_strict";
+		f->fix = text->fix;
 		if (dtl_check_add_tensor(c, f, first, NULL) < 0)
 			return -ENOMEM;
 	}
@@ -85,9 +100,10 @@ DTL_RULE(dt203) = {
                "unexpectedly)",
     .explanation =
         "transformers applies the plain _keep_in_fp32_modules list only when loading in "
-        "float16; under bfloat16 those modules load in bfloat16. The v5 development line "
-        "applied it under bfloat16 too until PR #43683 (2026-02-02). The strict list applies "
-        "under float16 and bfloat16 (from about 4.54). Reported only when the manifest asks "
+        "float16; under bfloat16 those modules load in bfloat16. 4.50.0 to 4.50.3 applied it "
+        "under every load dtype, and the v5 development line under bfloat16 too until PR "
+        "#43683 (2026-02-02). The strict list applies "
+        "under float16 and bfloat16 (from 4.53.0). Reported only when the manifest asks "
         "dtypelint to replay loading (load_dtype auto or a dtype).",
     .example = "model: {load_dtype: bfloat16, keep_in_fp32: [wo]}",
     .fix = "Use keep_in_fp32_strict for what must stay float32 under bfloat16.",

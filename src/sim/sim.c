@@ -39,6 +39,11 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 			rp->version_assumed[fw] = true;
 		}
 	}
+	/* NeMo Automodel's default FSDP2 policy reduced in bfloat16 up to 0.4.0
+	 * (rules/versions.yaml automodel-fsdp2-default-reduce-fp32) */
+	if (rp->plan.fsdp.reduce_by_automodel &&
+	    !dtl_sim_behavior(sim, DTL_B_AUTOMODEL_FSDP2_DEFAULT_REDUCE_FP32))
+		rp->plan.fsdp.reduce_dtype = DTL_DTYPE_BF16;
 	if (rp->plan.world_size == 0) {
 		/* a sharding plan is for more than one rank; a world size of 1 must be said */
 		rp->plan.world_size = rp->plan.strategy == DTL_STRATEGY_SINGLE ||

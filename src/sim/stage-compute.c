@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The compute stage: the dtype each tensor is used in during forward. */
+#include <string.h>
+
 #include "sim-private.h"
 
 static const char *fact_fsdp1 =
@@ -13,6 +15,59 @@ static const char *fact_fsdp2 =
     "https://github.com/pytorch/pytorch/blob/8fc2039decebd92b15b38296df8bf9aa13275be0/torch/"
     "distributed/fsdp/_fully_shard/_fsdp_collectives.py";
 
+/* rules/versions.yaml bnb-4bit-forward-bias-cast */
+static const char *fact_bnb_bias =
+    "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.2/bitsandbytes/nn/"
+    "modules.py#L609-L637";
+
+/* Whether module mod holds a bitsandbytes 4-bit weight */
+static bool holds_4bit_weight(const struct dtl_sim *sim, uint32_t mod)
+{
+	for (uint32_t k = sim->modules[mod].first_tensor; k != DTL_NONE_INDEX;
+	     k = sim->t.next_in_module[k])
+		if ((sim->t.flags[k] & (DTL_TF_QUANTIZED | DTL_TF_INT8)) == DTL_TF_QUANTIZED)
+			return true;
+	return false;
+}
+
+/* Linear4bit.forward stores its bias in the compute dtype at the first forward (bias.data =
+ * bias.data.to(x.dtype), x already in compute_dtype). On one device only: a flat or sharded
+ * parameter of FSDP or ZeRO-3 is not reached the same way, and is left as stored. */
+static int bnb_4bit_biases(struct dtl_sim *sim)
+{
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	enum dtl_strategy strategy = sim->rp.plan.strategy;
+	enum dtl_dtype compute =
+	    q->compute_dtype != DTL_DTYPE_NONE ? q->compute_dtype : DTL_DTYPE_F32;
+	const char *reason = NULL;
+	static const char leaf[] = ".bias";
+
+	if (q->method != DTL_QUANT_BNB_4BIT || strategy == DTL_STRATEGY_FSDP1 ||
+	    strategy == DTL_STRATEGY_FSDP2 || strategy == DTL_STRATEGY_ZERO3)
+		return 0;
+	for (uint32_t i = 0; i < sim->t.count; i++) {
+		uint32_t len = sim->t.name_len[i];
+		if (sim->t.kind[i] != DTL_KIND_PARAM || sim->t.dtype[i] == compute ||
+		    !dtl_dtype_is_floating(sim->t.dtype[i]) || (sim->t.flags[i] & DTL_TF_ALIAS) ||
+		    len < sizeof(leaf) - 1 ||
+		    memcmp(sim->t.name[i] + len - (sizeof(leaf) - 1), leaf, sizeof(leaf) - 1) !=
+		        0 ||
+		    !holds_4bit_weight(sim, sim->t.module[i]))
+			continue;
+		if (!reason)
+			reason = dtl_arena_sprintf(
+			    sim->arena,
+			    "bitsandbytes Linear4bit's first forward stores its bias in the 4-bit "
+			    "compute dtype %s (bias.data = bias.data.to(x.dtype))",
+			    dtl_dtype_name(compute));
+		int r = dtl_sim_set_dtype(sim, i, DTL_STAGE_COMPUTE, compute, reason, fact_bnb_bias,
+		                          q->compute_dtype_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
@@ -22,6 +77,8 @@ int dtl_stage_compute(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	(void)error;
+	if ((r = bnb_4bit_biases(sim)) < 0)
+		return r;
 	if (!fsdp1 && !fsdp2)
 		return 0;
 	if (plan->fsdp.param_dtype != DTL_DTYPE_NONE)

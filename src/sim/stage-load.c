@@ -18,6 +18,8 @@ static const char *fact_final =
     "https://github.com/huggingface/transformers/blob/040ba146759afc625c77f49d04982bb54873995f/src/"
     "transformers/modeling_utils.py";
 
+static const char *fact_towers = "https://github.com/NVIDIA-NeMo/Automodel/issues/2017";
+
 static enum dtl_dtype first_floating(const struct dtl_sim *sim)
 {
 	for (size_t i = 0; i < sim->t.count; i++)
@@ -115,11 +117,19 @@ static int declare(struct dtl_sim *sim, uint32_t i)
 
 enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim)
 {
-	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_SUBSTRING))
+	/* 4.50.x searched re.escape'd entries: a substring, as v5's glob without its '*' */
+	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_SUBSTRING) ||
+	    dtl_sim_behavior(sim, DTL_B_HF_KEEP_450_WINDOW))
 		return DTL_KEEP_SUBSTRING;
 	if (dtl_sim_behavior(sim, DTL_B_HF_KEEP_MATCH_REGEX))
 		return DTL_KEEP_DOT_REGEX;
 	return DTL_KEEP_COMPONENT;
+}
+
+bool dtl_sim_plain_keep_under_bf16(const struct dtl_sim *sim)
+{
+	return dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16) ||
+	       dtl_sim_behavior(sim, DTL_B_HF_KEEP_450_WINDOW);
 }
 
 /* The first entry of a keep-in-fp32 list that matches the tensor name, or NULL. */
@@ -217,6 +227,57 @@ static int pin_as_is(struct dtl_sim *sim)
 	return 0;
 }
 
+/* NeMo Automodel up to 0.4.0 builds its own Gemma 4 under the requested default dtype after
+ * setting it on the top-level config alone; transformers' Gemma4Model builds each tower with
+ * AutoModel.from_config(sub_config), which takes the sub-config's own dtype when it names one
+ * (rules/versions.yaml automodel-subconfig-dtype-not-propagated, NVIDIA-NeMo/Automodel#2017).
+ * The towers' prefixes, as Gemma4Model names them (modeling_gemma4.py at transformers v5.24.0,
+ * Gemma4Model.__init__), with their sub-configs; what is outside them (embed_vision,
+ * embed_audio, lm_head) takes the requested dtype. */
+static const struct {
+	const char *prefix;
+	enum dtl_subconfig config;
+} gemma4_towers[] = {{"model.language_model.", DTL_SUBCONFIG_TEXT},
+                     {"model.vision_tower.", DTL_SUBCONFIG_VISION},
+                     {"model.audio_tower.", DTL_SUBCONFIG_AUDIO}};
+
+static bool automodel_subconfig_towers(const struct dtl_sim *sim)
+{
+	const struct dtl_manifest *m = sim->manifest;
+
+	return m->recipe.kind && strcmp(m->recipe.kind, "nemo-automodel") == 0 &&
+	       m->model.architecture &&
+	       strcmp(m->model.architecture, "Gemma4ForConditionalGeneration") == 0 &&
+	       !m->model.text_moe_block &&
+	       dtl_sim_behavior(sim, DTL_B_AUTOMODEL_SUBCONFIG_DTYPE_NOT_PROPAGATED);
+}
+
+/* the dtype the sub-config of name's tower names, or NONE (not in a tower, or no dtype) */
+static enum dtl_dtype gemma4_tower_dtype(const struct dtl_manifest *m, const char *name)
+{
+	for (size_t k = 0; k < sizeof(gemma4_towers) / sizeof(gemma4_towers[0]); k++)
+		if (strncmp(name, gemma4_towers[k].prefix, strlen(gemma4_towers[k].prefix)) == 0)
+			return m->model.subconfig_dtype[gemma4_towers[k].config];
+	return DTL_DTYPE_NONE;
+}
+
+/* The dtype from_pretrained(dtype=None) loads in up to transformers 4.57.6: torch's default,
+ * float32, whatever the checkpoint holds (load_state_dict's copy_ keeps the model's dtype),
+ * but float16 under bitsandbytes, whose quantizers override dtype=None (update_dtype;
+ * transformers-bnb-default-fp16) for the layers they do not quantize. */
+static enum dtl_dtype none_target(struct dtl_sim *sim, const char **how)
+{
+	const struct dtl_quantization *q = &sim->manifest->quantization;
+	bool bnb = q->method == DTL_QUANT_BNB_4BIT || q->method == DTL_QUANT_BNB_8BIT;
+
+	if (bnb && dtl_sim_behavior(sim, DTL_B_HF_BNB_DEFAULT_FP16)) {
+		*how = "from_pretrained(dtype=None) under bitsandbytes: its quantizer sets float16";
+		return DTL_DTYPE_F16;
+	}
+	*how = "from_pretrained(dtype=None) builds the model in float32";
+	return DTL_DTYPE_F32;
+}
+
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -242,20 +303,24 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		mode = DTL_LOAD_DTYPE;
 		mode_loc = m->recipe.trl_dtype_unset_loc;
 	}
+	/* transformers 5 reads dtype=None as "auto" (transformers-v5-dtype-none-auto) */
+	bool none_is_auto =
+	    mode == DTL_LOAD_NONE && dtl_sim_behavior(sim, DTL_B_HF_V5_DTYPE_NONE_AUTO);
+	if (none_is_auto)
+		mode = DTL_LOAD_AUTO;
 	switch (mode) {
 	case DTL_LOAD_AS_IS:
 		return pin_as_is(sim);
 	case DTL_LOAD_NONE:
-		/* dtype=None builds the model under torch's default dtype, float32, whatever the
-		 * checkpoint holds; load_state_dict's copy_ keeps the model's dtype */
-		target = DTL_DTYPE_F32;
-		how = "from_pretrained(dtype=None) builds the model in float32";
+		target = none_target(sim, &how);
 		break;
 	case DTL_LOAD_AUTO:
 		/* "auto": config dtype, else the first floating tensor of the checkpoint */
 		target = m->model.checkpoint_dtype != DTL_DTYPE_NONE ? m->model.checkpoint_dtype
 		                                                     : first_floating(sim);
-		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=\"auto\") resolves %s",
+		how = dtl_arena_sprintf(sim->arena, "from_pretrained(dtype=%s) resolves %s",
+		                        none_is_auto ? "None, \"auto\" from transformers 5.0"
+		                                     : "\"auto\"",
 		                        dtl_dtype_name(target));
 		break;
 	case DTL_LOAD_DTYPE:
@@ -267,14 +332,14 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		                                      dtl_dtype_torch_name(target));
 		break;
 	}
-	/* the plain list applies only under float16 (and, in the v5 regression window, under
-	 * bfloat16 too: rules/versions.yaml transformers-v5-plain-keep-under-bf16); the strict
-	 * list under float16 and bfloat16 */
-	bool plain =
-	    target == DTL_DTYPE_F16 ||
-	    (target == DTL_DTYPE_BF16 && dtl_sim_behavior(sim, DTL_B_HF_KEEP_PLAIN_UNDER_BF16));
+	/* the plain list applies only under float16 (and, in the 4.50 and v5 regression
+	 * windows, under bfloat16 too: rules/versions.yaml transformers-keep-450-window and
+	 * transformers-v5-plain-keep-under-bf16); the strict list under float16 and bfloat16 */
+	bool plain = target == DTL_DTYPE_F16 ||
+	             (target == DTL_DTYPE_BF16 && dtl_sim_plain_keep_under_bf16(sim));
 	bool strict = dtl_sim_behavior(sim, DTL_B_HF_KEEP_STRICT) &&
 	              (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
+	bool towers = mode == DTL_LOAD_DTYPE && !trl_float32 && automodel_subconfig_towers(sim);
 	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i];
 		const struct dtl_pattern *e = NULL;
@@ -320,6 +385,24 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		if (!in_checkpoint) {
 			if (d == DTL_DTYPE_F32 && on_purpose(sim, i))
 				sim->t.flags[i] |= DTL_TF_PINNED;
+			continue;
+		}
+		enum dtl_dtype tower =
+		    towers ? gemma4_tower_dtype(m, sim->t.name[i]) : DTL_DTYPE_NONE;
+		if (tower != DTL_DTYPE_NONE && tower != target) {
+			const char *why = dtl_arena_sprintf(
+			    sim->arena,
+			    "NeMo Automodel <= 0.4.0 sets torch_dtype on the top-level config "
+			    "alone: "
+			    "AutoModel.from_config(sub_config) builds this tower in the %s its "
+			    "sub-config names",
+			    dtl_dtype_name(tower));
+			r = d == tower
+			        ? dtl_sim_note(sim, i, DTL_STAGE_LOAD, why, fact_towers, mode_loc)
+			        : dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, tower, why, fact_towers,
+			                            mode_loc);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		if (d == target)

@@ -229,16 +229,19 @@ static int inject(struct dtl_sim *sim, const char *name, int64_t numel, enum dtl
 }
 
 /* PeftModelForSequenceClassification / TokenClassification add "classifier" and "score",
- * PeftModelForQuestionAnswering "qa_outputs", to modules_to_save (rules/versions.yaml
- * peft-task-heads-modules-to-save) */
+ * PeftModelForQuestionAnswering "qa_outputs", to modules_to_save: __init__ in every release
+ * (peft 0.2.0 on), add_adapter / load_adapter only from 0.11.0 (rules/versions.yaml
+ * peft-task-heads-modules-to-save; tests/oracle/DISAGREEMENTS.md D47) */
 static bool task_head(const struct dtl_sim *sim, const struct dtl_module *md)
 {
 	static const char *const cls[] = {"classifier", "score", NULL};
 	static const char *const qa[] = {"qa_outputs", NULL};
-	const char *task = sim->manifest->adapter.task_type;
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	const char *task = a->task_type;
 	const char *const *names = NULL;
 
-	if (!task || !dtl_sim_behavior(sim, DTL_B_PEFT_TASK_HEADS_SAVED))
+	if (!task || (a->added_with != DTL_ADDED_GET_PEFT_MODEL &&
+	              !dtl_sim_behavior(sim, DTL_B_PEFT_TASK_HEADS_SAVED)))
 		return false;
 	if (strcmp(task, "SEQ_CLS") == 0 || strcmp(task, "TOKEN_CLS") == 0)
 		names = cls;

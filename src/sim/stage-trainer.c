@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim-private.h"
 
@@ -485,6 +486,60 @@ static int model_cast(struct dtl_sim *sim)
 	return 0;
 }
 
+/* the module path of a tensor holds word, in any case (name.lower() in Automodel) */
+static bool module_has_nocase(const char *name, const char *word)
+{
+	const char *last = strrchr(name, '.');
+	size_t n = strlen(word);
+
+	for (const char *p = name; last && p + n <= last; p++)
+		if (strncasecmp(p, word, n) == 0)
+			return true;
+	return false;
+}
+
+/* NeMo Automodel's freeze_config: apply_parameter_freezing sets requires_grad=False on every
+ * parameter of a module whose name (lower-cased) holds one of the words of a flag that is on
+ * (components/utils/model_utils.py#L231-L277 at v0.4.0). A module's parameters are those of
+ * every module below it, so a parameter is frozen when its module path holds the word. */
+static int automodel_freeze(struct dtl_sim *sim)
+{
+	static const struct {
+		unsigned flag;
+		const char *words[4];
+	} parts[] = {{DTL_AM_FREEZE_VISION, {"vision", "visual", "image_encoder", NULL}},
+	             {DTL_AM_FREEZE_AUDIO, {"audio", "audio_encoder", "speech", NULL}},
+	             {DTL_AM_FREEZE_LANGUAGE, {"language", "text", "llm", NULL}}};
+	const struct dtl_recipe *rc = &sim->manifest->recipe;
+	int r;
+
+	if (!rc->am_freeze)
+		return 0;
+	for (uint32_t t = 0; t < sim->t.count; t++) {
+		const char *name = sim->t.name[t];
+		if (sim->t.kind[t] != DTL_KIND_PARAM)
+			continue;
+		bool hit = false;
+		for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]) && !hit; p++)
+			for (size_t w = 0;
+			     (rc->am_freeze & parts[p].flag) && parts[p].words[w] && !hit; w++)
+				hit = module_has_nocase(name, parts[p].words[w]);
+		if (!hit)
+			continue;
+		sim->t.flags[t] &= ~DTL_TF_TRAINABLE;
+		r = dtl_sim_note(
+		    sim, t, DTL_STAGE_TRAINER,
+		    "NeMo Automodel's freeze_config freezes it (apply_parameter_freezing: "
+		    "freeze_vision_tower, freeze_audio_tower, freeze_language_model)",
+		    "https://github.com/NVIDIA-NeMo/Automodel/blob/v0.4.0/nemo_automodel/"
+		    "components/utils/model_utils.py#L231-L277",
+		    rc->am_freeze_loc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_plan *plan = &sim->rp.plan;
@@ -492,8 +547,9 @@ int dtl_stage_trainer(struct dtl_sim *sim, struct dtl_error *error)
 	int r;
 
 	(void)error;
-	if ((r = model_cast(sim)) < 0 || (r = recipe_casts(sim)) < 0 ||
-	    (r = openrlhf_casts(sim)) < 0 || (r = grpo_lm_head(sim)) < 0)
+	if ((r = automodel_freeze(sim)) < 0 || (r = model_cast(sim)) < 0 ||
+	    (r = recipe_casts(sim)) < 0 || (r = openrlhf_casts(sim)) < 0 ||
+	    (r = grpo_lm_head(sim)) < 0)
 		return r;
 	if (!dtl_sim_trl_core_trainer(sim) ||
 	    sim->manifest->quantization.method == DTL_QUANT_NONE ||

@@ -15,7 +15,8 @@ import sys
 
 dtypelint, root = os.path.abspath(sys.argv[1]), sys.argv[2]
 os.chdir(root)
-FRAMEWORKS = {"torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes"}
+FRAMEWORKS = {"torch", "transformers", "peft", "deepspeed", "accelerate", "trl", "bitsandbytes",
+              "nemo-automodel"}
 
 # the documented fields
 page = open("man/dtypelint.1", encoding="utf-8").read()

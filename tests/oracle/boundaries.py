@@ -17,6 +17,11 @@ A boundary is shown when the real observation (the verdict: the error type or "r
 the final dtype of each watched tensor) differs between the two releases, and dtypelint
 agrees with the real libraries on both sides. The other differences of the whole set-up
 (tensors dtypelint does not list, ...) are printed as notes: real_differential.py judges them.
+A framework default read off its own config object (no set-up to run) is an `expr` probe
+(probe_expr): its set-up {"expr": CODE, "lint": ARGS} runs CODE (Python that prints one JSON
+value) by the venv's python with the release first on PYTHONPATH, and compares the value with
+dtypelint's `--show-plan -f json` plan, at the dotted path the probe's fifth element names,
+for ARGS with `--with torch=VENV,PKG=VER` (NeMo Automodel's FSDP2Config default reduce dtype).
 Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
 versions) or `cannot: REASON` without one; a boundary with neither fails.
 
@@ -36,6 +41,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import real_differential as rd  # noqa: E402
 
+# the architectures only the probes build, known to the set-up helpers of this process
+rd.real_models.ARCHS.update(rd.real_models.BOUNDARY_ARCHS)
+
 LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 DS_ZERO3 = {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "zero3",
             "precision": "bf16"}
@@ -51,7 +59,9 @@ DS_LORA_WATCH = r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
 # behaviour's since or until.
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
-# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class.
+# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class, and
+# checkpoint_names: the saved tensors renamed as public checkpoints name them (model_folder).
+# An `expr` set-up (probe_expr) has no model: its fifth element is the plan's dotted path.
 PROBES = {
     # ---- accelerate ----
     # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
@@ -76,6 +86,20 @@ PROBES = {
         "accelerate", "1.14.0", "1.15.0",
         {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
          "precision": "bf16"}, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # FSDP1 full fine-tuning of a bfloat16 model: 0.29 keeps the flat parameters bfloat16,
+    # 0.30 upcasts the trainable ones to float32 after wrapping
+    ("accelerate-fsdp1-upcast", "since"): (
+        "accelerate", "0.29.3", "0.30.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp1",
+         "precision": "bf16"}, r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"),
+    # QLoRA (uint8 storage) under FSDP2: 1.13 shards the frozen Params4bit (DTensors), 1.14
+    # passes them to fully_shard's ignored_params (plain tensors, whole on every rank)
+    ("accelerate-fsdp2-ignore-params4bit", "since"): (
+        "accelerate", "1.13.0", "1.14.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "quant": "4bit", "quant_storage": "uint8",
+         "peft": "lora", "strategy": "fsdp2", "precision": "bf16",
+         "record": "fsdp2_unmanaged"},
+        r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$", "wrap"),
     # ---- peft ----
     # get_peft_model on a bfloat16 model: adapters bfloat16 before 0.12, float32 from it
     ("peft-autocast-adapter-dtype", "since"): (
@@ -96,6 +120,51 @@ PROBES = {
              add_adapter={"name": "second", "task_type": "SEQ_CLS",
                           "autocast_adapter_dtype": False}),
         r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # a float8_e4m3fn base (cast by hand: from_pretrained cannot build one, D46):
+    # adapters stay float8 before 0.19, float32 from it
+    ("peft-autocast-fp8", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", cast_to="float8_e4m3fn",
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # 4-bit base packed in bfloat16, computing in float32, no autocast: adapters bfloat16
+    # (the weight's storage) before 0.19, float32 (the compute dtype) from it
+    ("peft-4bit-compute-dtype", "since"): (
+        "peft", "0.18.1", "0.19.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", quant="4bit",
+             quant_storage="bfloat16", compute_dtype="float32",
+             autocast_adapter_dtype=False, stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # LoRA targets that match no module: ValueError up to 0.20, NoMatchingPeftModuleError
+    ("peft-no-matching-module-error", "since"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", targets=["qkv", "dense"],
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # prepare_model_for_kbit_training on a 4-bit base packed in bfloat16: 0.9 upcasts the
+    # packed weights with every other 16-bit parameter, 0.10 leaves Params4bit alone
+    ("peft-kbit-skips-params4bit", "since"): (
+        "peft", "0.9.0", "0.10.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", quant="4bit",
+             quant_storage="bfloat16", kbit=True, stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # PeftModelForSequenceClassification's score head: get_peft_model copies it for its
+    # adapter in every release (D47), add_adapter for the new one only from 0.11
+    ("peft-task-heads-modules-to-save", "since"): (
+        "peft", "0.10.0", "0.11.0",
+        dict(LORA, arch="llama", load_dtype="bfloat16", stop_after="peft",
+             auto_class="LlamaForSequenceClassification", task_type="SEQ_CLS",
+             add_adapter={"name": "second", "task_type": "SEQ_CLS"}),
+        r"^score\.modules_to_save\.second\.weight$|"
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
+    # LoRA target_parameters on an MoE's experts built under zero.Init: 0.20 reads the
+    # partitioned parameter's shape, torch.Size([]) (IndexError), 0.21 its ds_shape
+    ("peft-target-parameters-zero3-shape", "until"): (
+        "peft", "0.20.0", "0.21.0",
+        dict(LORA, arch="mixtral", load_dtype="bfloat16", strategy="zero3",
+             target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
+             stop_after="peft"),
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -119,8 +188,223 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
+    # GRPO with cast_lm_head_to_fp32: 0.24.0's GRPOConfig has no such field (`trl grpo`
+    # drops a recipe's unknown key), lm_head stays bfloat16; 0.25.0 casts it to float32
+    ("trl-grpo-cast-lm-head-fp32", "since"): (
+        "trl", "0.24.0", "0.25.0",
+        {"arch": "qwen2", "trainer": "trl-grpo", "load_dtype": None,
+         "model_init_kwargs": {"dtype": "bfloat16"}, "peft": None,
+         "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
+        r"^(lm_head|model\.embed_tokens)\.weight$"),
+    # a one-item lora_target_modules: 0.9.4 keeps the list, 0.9.6's ModelConfig makes it the
+    # string "q_proj", a regular expression PEFT full-matches against whole module paths
+    # (ValueError: "Target modules q_proj not found in the base model"). The adapter is
+    # watched: the trainer loads the model itself, and 0.9.6 stops before any snapshot
+    ("trl-one-target-is-regex", "since"): (
+        "trl", "0.9.4", "0.9.6",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "targets": ["q_proj"], "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # SFT with LoRA on a bfloat16 model under ZeRO-3 (the trainer in a 2-rank world): 1.6.0
+    # lets PEFT autocast the adapters to float32, 1.7.0 passes autocast_adapter_dtype=False
+    ("trl-zero3-no-autocast", "since"): (
+        "trl", "1.6.0", "1.7.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # the same under CPOTrainer (trl.experimental.cpo): 1.7.1 autocasts, 1.8.0 does not
+    ("trl-zero3-no-autocast-more-trainers", "since"): (
+        "trl", "1.7.1", "1.8.0",
+        {"arch": "llama", "trainer": "trl-cpo", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
+    # the rotary's original_inv_freq: a plain attribute alias in 4.57.6, a float32 buffer in
+    # 5.0.0 (seen after from_pretrained)
+    ("transformers-rotary-original-inv-freq-buffer", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"}, r"model\.rotary_emb\."),
+    # Gemma 3's rotary: rotary_emb and rotary_emb_local with one inv_freq each in 4.57.6,
+    # one rotary_emb with per-layer-type buffers in 5.0.0 (the two behaviours of one edge).
+    # Each side saves its own model: 5.24.0 saves the SigLIP tower without its vision_model
+    # prefix, which 4.57.6 does not find (37 tensors left to their random initialisation)
+    ("transformers-gemma3-rotary-local-module", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "gemma3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft", "own_build": True}, r"language_model\.rotary_emb"),
+    ("transformers-gemma3-rotary-per-layer-type", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "gemma3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft", "own_build": True}, r"language_model\.rotary_emb"),
+    # Mixtral's experts: per-expert w1/w2/w3 Linears under block_sparse_moe in 4.57.6, fused
+    # 3-D mlp.experts.gate_up_proj / down_proj in 5.0.0 (the checkpoint is per expert)
+    ("transformers-v5-checkpoint-conversion", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "mixtral", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"layers\.0\.(block_sparse_moe\.experts\.0\.w[13]\.weight|mlp\.experts\.gate_up_proj)$"),
+    # the Qwen3-MoE router in 4-bit: an nn.Linear bitsandbytes quantizes (uint8) in 4.57.6,
+    # a Qwen3MoeTopKRouter it leaves in the load dtype in 5.0.0. Saved by each side: 5.24.0
+    # writes the expert count as num_local_experts, which 4.57.6 does not read (it builds
+    # the default 128 experts, then the 4-expert checkpoint fails: "AttributeError: `weight`
+    # is not an nn.Module" in _initialize_missing_keys, DISAGREEMENTS.md D16)
+    ("transformers-v4-moe-gate-linear", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "qwen3-moe", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
+         "stop_after": "peft", "own_build": True}, r"layers\.0\.mlp\.gate\.weight$"),
+    # a bitsandbytes 4-bit load without dtype: 4.57.6's quantizer sets float16 for what it
+    # does not quantize; 5.0.0 loads the checkpoint's dtype (bfloat16)
+    ("transformers-bnb-default-fp16", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": None, "quant": "4bit", "quant_storage": "uint8",
+         "peft": None, "strategy": "single", "precision": "bf16", "stop_after": "peft"},
+        r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
+    # from_pretrained without dtype: float32 in 4.57.6, "auto" (the checkpoint's bfloat16)
+    # in 5.0.0
+    ("transformers-v5-dtype-none-auto", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": None, "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"(layers\.0\.(self_attn\.q_proj|input_layernorm)|embed_tokens)\.weight$"),
+    # DeepSeek-V2's router in 4-bit (layer 1: layer 0 is dense): a DeepseekV2MoEGate module
+    # bitsandbytes leaves (bfloat16) in 4.57.6, an nn.Linear it quantizes (uint8) in 5.0.0
+    ("transformers-v5-deepseek-v2-gate-linear", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "deepseek-v2", "load_dtype": "bfloat16", "quant": "4bit",
+         "quant_storage": "uint8", "peft": None, "strategy": "single", "precision": "bf16",
+         "stop_after": "peft", "own_build": True}, r"layers\.1\.mlp\.gate\.weight$"),
+    # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP (its _no_split_modules, gathered from its
+    # children since 5.1.0): the CLIP vision tower brings CLIPEncoderLayer in 5.5.4, and
+    # from 5.6.0 CLIPPreTrainedModel's list with CLIPTextEmbeddings, which it does not build
+    # (ValueError). Run at 5.0.0 / 5.1.0 too (transformers-no-split-gathers-children): both
+    # run, the units differ (none but the root at 5.0.0), which a probe does not compare
+    ("transformers-clip-vision-no-split-text-embeddings", "since"): (
+        "transformers", "5.5.4", "5.6.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16", "own_build": True},
+        r"language_model\.layers\.0\.self_attn\.q_proj\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["layer"]: a component of the blocks'
+    # names (block.N.layer.M), a substring only of encoder.final_layer_norm: 4.57.6 matches
+    # whole components (final_layer_norm float16), 5.0.0 unanchored substrings (float32).
+    # (An entry that is no component at all, ["Dense"], 4.57.6 refuses in post_init: D36)
+    ("transformers-keep-match-substring", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft", "keep_in_fp32": ["layer"]},
+        r"^encoder\.(final_layer_norm|block\.0\.layer\.1\.DenseReluDense\.wi)\.weight$"),
+    # T5 loaded in bfloat16: 5.0.0 keeps wo (the plain _keep_in_fp32_modules) in float32
+    # under bfloat16 too, 5.1.0 only under float16
+    ("transformers-v5-plain-keep-under-bf16", "until"): (
+        "transformers", "5.0.0", "5.1.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"(encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]|shared)\.weight$"),
+    # the HF Trainer under FSDP1 with LoRA on a bfloat16 model (peft 0.12: float32
+    # adapters): 4.38.2 wraps the decoder layers, whose flat parameter would hold the
+    # bfloat16 base and the float32 adapters; 4.39.0 installs PEFT's fsdp_auto_wrap_policy
+    # (the adapters in units of their own)
+    ("hf-trainer-peft-fsdp-wrap", "since"): (
+        "transformers", "4.38.2", "4.39.0",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "fsdp1", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # trl reward with LoRA and no lora_task_type (CAUSAL_LM): PEFT's PeftModelForCausalLM
+    # reads prepare_inputs_for_generation, which a *ForSequenceClassification has while
+    # PreTrainedModel inherits GenerationMixin (4.51.3) and lacks from 4.52.0 (AttributeError
+    # in get_peft_model: the base weight is watched, the adapter is never made there)
+    ("transformers-seq-cls-no-generation-mixin", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- transformers 5.x ----
+    # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
+    # FSDP1 up to 5.9.0, FSDP2 from 5.10.1. Both upcast the trainable bfloat16 weights
+    # (accelerate 1.15); FSDP1's MixedPrecision(buffer_dtype=bfloat16) also casts the
+    # buffers at its lazy init (the rotary inv_freq), FSDP2 leaves them float32
+    ("transformers-trainer-fsdp2-default", "since"): (
+        "transformers", "5.9.0", "5.10.1",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": None,
+         "strategy": "fsdp1", "fsdp_version_unset": True, "precision": "bf16"},
+        r"(layers\.0\.self_attn\.q_proj\.weight|rotary_emb\.inv_freq)$"),
+    # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
+    # the checkpoint's original names) and loaded by the older release; no adapter: the
+    # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
+    # (COMPANIONS).
+    # Gemma 2's embed_scale: computed in forward in 5.3.0, a buffer in the load dtype in 5.4.0
+    ("transformers-gemma2-embed-scale-buffer", "since"): (
+        "transformers", "5.3.0", "5.4.0",
+        {"arch": "gemma2", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^model\.embed_tokens\.(weight|embed_scale)$"),
+    # LLaVA's CLIP vision tower: vision_tower.vision_model.* in 5.5.4, vision_tower.* in 5.6.0;
+    # the checkpoint's tower named as public ones name it (5.24.0 saves it without
+    # vision_model, which 5.5.4 reports MISSING and initializes anew)
+    ("transformers-vision-tower-no-vision-model", "since"): (
+        "transformers", "5.5.4", "5.6.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"vision_tower\.(vision_model\.)?embeddings\.patch_embedding\.weight$"),
+    # GraniteMoE's experts: block_sparse_moe.input_linear in 5.12.1, mlp.experts.gate_up_proj
+    # and the router a bare weight in 5.13.0
+    ("transformers-granitemoe-experts-conversion", "since"): (
+        "transformers", "5.12.1", "5.13.0",
+        {"arch": "granitemoe", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"layers\.0\.(block_sparse_moe|mlp)\.(input_linear|experts\.gate_up_proj|"
+        r"router\.layer|router)\.weight$|layers\.0\.(block_sparse_moe|mlp)\.experts\."
+        r"gate_up_proj$"),
+    # GPT-NeoX's output layer: embed_out in 5.13.1, lm_head (renamed at load) in 5.14.0
+    ("transformers-gpt-neox-lm-head", "since"): (
+        "transformers", "5.13.1", "5.14.0",
+        {"arch": "gpt-neox", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft"},
+        r"^(embed_out|lm_head)\.weight$"),
+    # the vision rotary's original_inv_freq: absent in 5.16.1, a float32 buffer in 5.17.0
+    ("transformers-qwen2-vl-vision-original-inv-freq", "since"): (
+        "transformers", "5.16.1", "5.17.0",
+        {"arch": "qwen2-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    ("transformers-qwen3-vl-vision-original-inv-freq", "since"): (
+        "transformers", "5.16.1", "5.17.0",
+        {"arch": "qwen3-vl", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"visual\.rotary_pos_emb\.(original_)?inv_freq$"),
+    # -- transformers 4.x: each release with hub 0.36 beside it, the model loaded with
+    # torch_dtype (real_worker.py), the same saved folder
+    # T5 (wo in _keep_in_fp32_modules) loaded in bfloat16: 4.50.x keeps wo in float32 under
+    # every load dtype, 4.49.0 and 4.51.0 under float16 only
+    ("transformers-keep-450-window", "since"): (
+        "transformers", "4.49.0", "4.50.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["layer_norm"]: 4.50.3 matches it as an
+    # unanchored substring (encoder.final_layer_norm float32 too), 4.51.0 as a dot-bounded
+    # regex, (^|\.)layer_norm($|\.) (final_layer_norm float16, the blocks' layer_norm float32)
+    ("transformers-keep-match-dot-regex", "since"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft", "keep_in_fp32": ["layer_norm"]},
+        r"^encoder\.(final_layer_norm|block\.0\.layer\.1\.layer_norm)\.weight$"),
+    ("transformers-keep-450-window", "until"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+         "precision": "bf16", "stop_after": "peft"},
+        r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # LLaVA's checkpoint in public names (language_model.model.*, language_model.lm_head,
+    # vision_tower.vision_model.*): kept by 4.51.3, renamed at load by 4.52.0
+    ("transformers-vlm-checkpoint-conversion", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llava", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"^(language_model\.model|model\.language_model)\.embed_tokens\.weight$|"
+        r"^(language_model\.)?lm_head\.weight$"),
     # ---- deepspeed ----
     # (ZeRO-3 in a 2-rank gloo world on DeepSpeed's CPU accelerator; `ds_config` adds keys to
     # the worker's ZeRO-3 config and to dtypelint's ds.json, `tensor_overrides` is the
@@ -180,6 +464,19 @@ PROBES = {
     ("deepspeed-zero-init-keep-buffers-fp32", "since"): (
         "deepspeed", "0.19.7", "0.19.8", dict(DS_ZERO3, arch="deepseek-v3"),
         r"layers\.\d+\.mlp\.gate\.e_score_correction_bias$"),
+    # ---- nemo-automodel ----
+    # FSDP2Config's default MixedPrecisionPolicy, a framework default read off the config
+    # object (an `expr` probe, probe_expr): reduce_dtype bfloat16 up to 0.4.0, float32 from
+    # 0.5.0 (PR #2237), against the plan's fsdp.reduce_dtype for a real Automodel recipe that
+    # names no mp_policy (the goldens automodel-reduce-default-0.4.0-show-plan / -0.5.0-)
+    ("automodel-fsdp2-default-reduce-fp32", "since"): (
+        "nemo-automodel", "0.4.0", "0.5.0",
+        {"expr": "from nemo_automodel.components.distributed.config import FSDP2Config\n"
+                 "print(json.dumps(str(FSDP2Config().mp_policy.reduce_dtype)"
+                 ".replace('torch.', '')))",
+         "lint": ["fixtures/import/tiny-qwen2", "--framework-config",
+                  "fixtures/frameworks/nemo-automodel/qwen2_5_7b_squad.yaml"]},
+        "fsdp.reduce_dtype"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -240,8 +537,87 @@ def check_records(behaviours):
 # need beside them in the same shadowing folder (their own requirements, read in the
 # release's metadata; none of them is torch). Example: transformers 5.0.0 requires
 # huggingface-hub < 2.0 and tokenizers <= 0.23.0, and the venv has 2.x and 0.23.3.
+HUB1 = ["huggingface-hub==1.33.0", "httpx==0.28.1", "httpcore==1.0.9"]
 COMPANIONS = {
+    # 4.57.6: huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (checked at import by
+    # dependency_versions_check; the venv has 2.4.0 and 0.23.3); hub 0.36 needs nothing new
+    ("transformers", "4.57.6"): ["huggingface-hub==0.36.2", "tokenizers==0.22.2"],
+    # 5.0.0: huggingface-hub<2.0,>=1.3.0 and tokenizers<=0.23.0; hub 1.x imports httpx<1
+    # (the venv has httpx2 only), which needs httpcore 1.x
+    ("transformers", "5.0.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.1.0: the same requirements as 5.0.0 (its METADATA)
+    ("transformers", "5.1.0"): ["huggingface-hub==1.3.7", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    # 5.3.0 to 5.14.0: huggingface-hub<2.0 (>=1.3.0 in 5.3.0, >=1.5.0 after) and
+    # tokenizers<=0.23.0,>=0.22.0; 5.16.1 and 5.17.0 take the venv's tokenizers (<0.24.0,
+    # >=0.23.1) but hub < 2.0 too. Checked at import (dependency_versions_check); hub 1.x
+    # imports httpx<1, which the venv lacks (it has httpx2), and httpx needs httpcore 1.x
+    **{("transformers", v): HUB1 + ["tokenizers==0.22.2"]
+       for v in ("5.3.0", "5.4.0", "5.5.4", "5.6.0", "5.12.1", "5.13.0", "5.13.1", "5.14.0")},
+    **{("transformers", v): HUB1 for v in ("5.16.1", "5.17.0")},
+    # 4.49 to 4.53: huggingface-hub<1.0 (>=0.26.0) and tokenizers<0.22,>=0.21;
+    # hub 0.36 uses requests, which the venv has
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
+       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.52.4", "4.53.0")},
+    # (4.51.3 and 4.52.0 are below, with trl 0.18.0 and datasets beside them: the LLaVA
+    # conversion probe loads with those pins as well)
+    # trl 0.24.0 and 0.25.0 (transformers>=4.56.1) beside transformers 5.x: their
+    # trl/import_utils.py reads transformers' _is_package_available("mergekit") as a bool,
+    # and 5.x returns a tuple, (False, None), which is true: importing the GRPO trainer then
+    # imports mergekit ("No module named 'mergekit'"). They ran beside 4.57, which needs
+    # huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (the venv has 2.4.0, 0.23.3);
+    # the venv's datasets 5.2 then fails on hub 0.36 ("cannot import name
+    # 'BucketNotFoundError'"): datasets 4.3.0 (huggingface-hub<2.0,>=0.25.0, httpx<1.0.0; the
+    # venv has httpx2 only, and httpx 0.28 needs httpcore 1.x)
+    ("trl", "0.24.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("trl", "0.25.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    # transformers 5.9.0 and 5.10.1: huggingface-hub<2.0,>=1.5.0 and tokenizers<=0.23.0,>=0.22.0
+    # (the venv has 2.4.0 and 0.23.3); hub 1.x imports httpx<1 (the venv has httpx2 only),
+    # which needs httpcore 1.x
+    # transformers 4.38.2 and 4.39.0: huggingface-hub<1.0,>=0.19.3 and tokenizers<0.19,>=0.14;
+    # the venv's datasets then needs hub 2.x (datasets 4.3.0, as for trl 0.24 above) and its
+    # peft 0.21 imports EncoderDecoderCache, which 4.38 lacks: peft 0.12.0 (the first with
+    # autocast_adapter_dtype: float32 adapters beside a bfloat16 base, as today); the
+    # Trainer passes Accelerator(dispatch_batches=...), which accelerate 1.x refuses ("got
+    # an unexpected keyword argument 'dispatch_batches'"): accelerate 0.28.0 (March 2024)
+    ("transformers", "4.38.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    ("transformers", "4.39.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    # trl 0.9.4 and 0.9.6: their SFTTrainer passes Trainer(tokenizer=...), which
+    # transformers 5.x refuses ("got an unexpected keyword argument 'tokenizer'"): beside
+    # transformers 4.44.2 (the first after 4.42's numpy<2.0 check; August 2024) and its pins
+    # (huggingface-hub<1.0, tokenizers<0.20,>=0.19), with datasets, peft and accelerate
+    # of that era as for transformers 4.38 above
+    ("trl", "0.9.4"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    ("trl", "0.9.6"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    # transformers 4.51.3 and 4.52.0 (yanked, installable by its exact pin): trl 1.x needs a
+    # newer transformers, so trl 0.18.0 (transformers>=4.50.0, May 2025); their pins
+    # huggingface-hub<1.0,>=0.30.0 and tokenizers<0.22,>=0.21, and datasets as above
+    ("transformers", "4.51.3"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "4.52.0"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                 "httpx==0.28.1", "httpcore==1.0.9"],
 }
+
+
+def companion_versions(pkg, ver):
+    """{package: version} of the COMPANIONS of PKG==VER: the versions dtypelint is told too."""
+    pins = (p.split("==") for p in COMPANIONS.get((pkg, ver), []))
+    return {name.lower(): v for name, v in pins}
 
 
 def install(python, cache, pkg, ver):
@@ -250,7 +626,8 @@ def install(python, cache, pkg, ver):
     if pkg == "torch":
         raise ValueError("torch is never installed here: the venv's 2.13.0 is the only one")
     folder = os.path.join(cache, f"{pkg}-{ver}")
-    if os.path.isdir(os.path.join(folder, pkg)):
+    # the import name's folder (nemo-automodel installs nemo_automodel)
+    if os.path.isdir(os.path.join(folder, pkg.replace("-", "_"))):
         return folder
     # --no-build-isolation: deepspeed is an sdist whose build imports the venv's torch
     run = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
@@ -312,18 +689,75 @@ def run_lint(binary, s, d, vers, pkg, ver):
             adapter["autocast_adapter_dtype"] = extra["autocast_adapter_dtype"]
     if s.get("task_type"):
         adapter["task_type"] = s["task_type"]
+    # get_peft_model's own autocast flag and prepare_model_for_kbit_training: adapter keys
+    if "autocast_adapter_dtype" in s:
+        adapter["autocast_adapter_dtype"] = s["autocast_adapter_dtype"]
+    if s.get("kbit"):
+        adapter["prepare_kbit_training"] = True
+    if s.get("target_parameters"):
+        adapter["target_parameters"] = s["target_parameters"]
+    # from_pretrained without dtype and no trainer: a recipe naming no dtype is TRL's
+    # (float32), so the manifest says it (load_dtype none)
+    plain_none = s["load_dtype"] is None and s.get("trainer", "none") == "none"
+    model = {"load_dtype": "none"} if plain_none else {}
+    if s.get("keep_in_fp32") is not None:  # the class's list the worker set
+        model["keep_in_fp32"] = s["keep_in_fp32"]
+    if plain_none and not s.get("quant") and "--trainer-args" in args:
+        # nothing for the recipe to say (dtypelint refuses an empty file)
+        i = args.index("--trainer-args")
+        del args[i:i + 2]
     folder = s["folder"]
-    if adapter:
+    if adapter or model or s.get("cast_to") or s.get("compute_dtype"):
         man = os.path.join(d, "manifest.json")
         subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
                        capture_output=True, text=True)
         with open(man) as f:
             m = json.load(f)
-        m.setdefault("adapter", {}).update(adapter)
+        if adapter:
+            m.setdefault("adapter", {}).update(adapter)
+        m["model"].update(model)
+        if s.get("auto_class", "").endswith("ForSequenceClassification"):
+            # a causal LM's checkpoint loaded as *ForSequenceClassification: no lm_head, a
+            # new score head [num_labels (2), hidden] in the load dtype
+            m["model"]["architecture"] = s["auto_class"]
+            m["tensors"] = [t for t in m["tensors"] if t["name"] != "lm_head.weight"] + [
+                {"name": "score.weight", "shape": [2, m["model"]["hidden_size"]]}]
+        if s.get("compute_dtype"):
+            # a 4-bit compute dtype apart from the load dtype: a key of the manifest (a TRL
+            # recipe has none, its get_quantization_config takes the model dtype)
+            m["quantization"]["compute_dtype"] = s["compute_dtype"]
+        if s.get("cast_to"):
+            # model.to(DTYPE) after the load: every floating tensor in DTYPE, as the
+            # manifest's tensors are in memory (no load_dtype: as-is)
+            m["model"].pop("load_dtype", None)
+            m["model"]["checkpoint_dtype"] = s["cast_to"]
+            for t in m.get("tensors", []):
+                if t.get("dtype", "").startswith(("float", "bfloat")):
+                    t["dtype"] = s["cast_to"]
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []
-    return rd.lint(binary, folder, args + ["--with", f"{pkg}={ver}"])
+    args = args + ["--with", f"{pkg}={ver}"]
+    t = rd.lint(binary, folder, args)
+    if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:
+        t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
+    return t
+
+
+def lint_unmanaged(binary, folder, args):
+    """The tensors dtypelint's trace keeps out of FSDP2's sharding (ignored_params)."""
+    run = subprocess.run([binary, "-f", "json", "-q", "--no-config", "--trace", "**", folder] +
+                         args, capture_output=True, text=True)
+    out, cur = [], None
+    for line in run.stderr.splitlines():  # the trace (stdout has the JSON report)
+        m = rd.TRACE.search(line)
+        if m:
+            cur = m.group(1)
+        elif not line.startswith("  "):
+            cur = None
+        elif cur and rd.STEP.match(line) and "(ignored_params)" in line:
+            out.append(cur)
+    return out
 
 
 # Errors the CPU's gloo backend raises with another type than NCCL on a GPU, for the same
@@ -345,11 +779,13 @@ def _gloo_as_nccl(err):
     return err["type"]
 
 
-def observe(r, watch, stage=None, message=False):
+def observe(r, watch, stage=None, record=None, message=False):
     """(verdict, {watched tensor: final dtype}) of a real result or a lint answer; STAGE: the
     real dtypes after that stage, and the verdict up to it ("runs" when it was reached);
-    MESSAGE: the verdict is the error's type and first line, for two releases that raise the
-    same type for different reasons."""
+    RECORD: a key of both naming tensors (fsdp2_unmanaged), each then marked so; MESSAGE: the
+    verdict is the error's type and first line, for two releases that raise the same type for
+    different reasons."""
+    marked = {n.replace(".base_layer.", ".") for n in r.get(record) or []} if record else ()
     if "stages" in r:
         err = r.get("error")
         stages = r["stages"]
@@ -362,7 +798,8 @@ def observe(r, watch, stage=None, message=False):
         err = r.get("error")
         verdict = (err if message else err.split(":")[0].strip()) if err else "runs"
         final = r.get("dtypes", {})
-    return verdict, {n: v for n, v in sorted(final.items()) if re.search(watch, n)}
+    return verdict, {n: v + (f" ({record})" if n in marked else "")
+                     for n, v in sorted(final.items()) if re.search(watch, n)}
 
 
 def fmt(obs):
@@ -371,8 +808,45 @@ def fmt(obs):
     return verdict + "; " + ", ".join(f"{n}={v}" for n, v in zip(short, dtypes.values()))
 
 
+# a saved folder with its tensors renamed, as the checkpoints users load name them
+RENAME = ("import json, os, re, shutil, sys\n"
+          "from safetensors.torch import load_file, save_file\n"
+          "src, dst, pairs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])\n"
+          "os.makedirs(dst + '.part', exist_ok=True)\n"
+          "for f in os.listdir(src):\n"
+          "    if f.endswith('.safetensors'):\n"
+          "        t = load_file(os.path.join(src, f))\n"
+          "        for a, b in pairs:\n"
+          "            t = {re.sub(a, b, k): v for k, v in t.items()}\n"
+          "        save_file(t, os.path.join(dst + '.part', f), metadata={'format': 'pt'})\n"
+          "    elif not f.endswith('.json') or 'index' not in f:\n"
+          "        shutil.copy(os.path.join(src, f), dst + '.part')\n"
+          "os.rename(dst + '.part', dst)")
+
+
+def model_folder(python, work, setup):
+    """The saved model of SETUP (built in main by the venv's transformers, 5.24.0); with
+    `checkpoint_names: [[REGEX, REPLACEMENT], ...]`, a copy whose tensors are renamed so
+    (models/ARCH@checkpoint-names; one .safetensors file, no index). 5.24.0 saves some
+    tensors in names no public checkpoint has: LLaVA's CLIP tower without its vision_model
+    prefix (vision_tower.encoder.*), which 5.5 reports MISSING and initializes anew, where the
+    checkpoints users load have vision_tower.vision_model.*
+    (fixtures/corpus/models/medgemma-27b-it/model.safetensors.index.json)."""
+    folder = os.path.join(work, "models", setup["arch"])
+    pairs = setup.get("checkpoint_names")
+    if not pairs:
+        return folder
+    out = folder + "@checkpoint-names"
+    if not os.path.exists(out):
+        subprocess.run([python, "-c", RENAME, folder, out, json.dumps(pairs)], check=True,
+                       capture_output=True)
+    return out
+
+
 def probe(a, key, cache, vers, work):
     pkg, before, after, setup, watch = PROBES[key][:5]
+    if "expr" in setup:
+        return probe_expr(a, key, cache, vers)
     stage = PROBES[key][5] if len(PROBES[key]) > 5 else None
     row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
            "sides": []}
@@ -384,30 +858,89 @@ def probe(a, key, cache, vers, work):
             return row
         d = os.path.join(work, "runs", key[0], ver)
         os.makedirs(d, exist_ok=True)
-        s = dict(setup, folder=os.path.join(work, "models", setup["arch"]))
+        s = dict(setup, folder=model_folder(a.python, work, setup))
+        if setup.get("own_build"):
+            # saved by the side's own release: an older one may not load what the venv's
+            # transformers saved (DISAGREEMENTS.md D16), as a user's checkpoint would be
+            s["folder"] = build(a.python, os.path.join(work, "models", f"{pkg}-{ver}"),
+                                [setup["arch"]], shadow)[0]
         r = run_real(a.python, s, d, shadow)
         got = r.get("imported", {}).get(pkg)
         if (got or "").split("+")[0] != ver:  # a local build may add +HASH
             row["error"] = (f"{pkg} {ver}: the worker imported {got} "
                             f"({(r.get('error') or {}).get('message', '')[:200]})")
             return row
-        t = run_lint(a.dtypelint, s, d, dict(vers, **{pkg: ver}), pkg, ver)
+        # the plan names the versions that ran: a companion of the plan's packages too
+        ran = {k: v for k, v in companion_versions(pkg, ver).items() if k in vers}
+        t = run_lint(a.dtypelint, s, d, dict(vers, **ran, **{pkg: ver}), pkg, ver)
         if "failed" in t:
             row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {t['failed']}"
             return row
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
                                                     "tensors differing"), 0), setup["arch"])
+        if r.get("error") and not stage and r.get("stages"):
+            # a real run that stopped early against dtypelint as of the same stage (D11)
+            t = dict(t, dtypes=rd.dtypes_as_of(t, list(r["stages"])[-1]))
+        rec = setup.get("record")
         message = setup.get("verdict_message", False)
-        lint = observe(t, watch, message=message)
+        lint = observe(t, watch, None, rec, message)
         if not r.get("stages"):
             # the real run died before its first stage ended (zero.Init refusing its
             # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
             lint = (lint[0], {})
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, message),
+        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec, message),
                              "lint": lint,
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage
+    row["secs"] = time.time() - t0
+    (b, a_) = row["sides"]
+    row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
+    row["agree"] = all(x["real"] == x["lint"] for x in row["sides"])
+    return row
+
+
+def probe_expr(a, key, cache, vers):
+    """An `expr` probe: a framework default read off its own object. The set-up's expr
+    (Python, `json` imported) is run by the venv's python with the side's release first on
+    PYTHONPATH and prints one JSON value; dtypelint's `--show-plan -f json` on the set-up's
+    `lint` arguments (paths from the repository root) with `--with torch=VENV,PKG=VER` gives
+    the plan's value at the probe's fifth element, a dotted path in plans[0]. The same row
+    as probe's: the verdict (the expr's exception type, else "runs") and {path: value}."""
+    pkg, before, after, setup, path = PROBES[key][:5]
+    row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
+           "sides": [], "stage": None}
+    t0 = time.time()
+    for ver in (before, after):
+        shadow = install(a.python, cache, pkg, ver)
+        if shadow is None:
+            row["error"] = f"cannot install {pkg}=={ver}"
+            return row
+        code = ("import importlib.metadata, json\n"  # the release imported, then the value
+                f"print(json.dumps(importlib.metadata.version({pkg!r})))\n" + setup["expr"])
+        # -c puts the working directory first on sys.path: the cache's, which holds no module
+        run = subprocess.run([os.path.abspath(a.python), "-c", code], capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=shadow), cwd=cache,
+                             timeout=600)
+        out = run.stdout.splitlines()
+        if not out or json.loads(out[0]) != ver:
+            row["error"] = f"{pkg} {ver}: imported {out[:1]} ({run.stderr.strip()[-200:]})"
+            return row
+        err = run.stderr.strip().splitlines()[-1:] if run.returncode else []
+        real = ((err[0].split(":")[0] if err else "runs"),
+                {} if err else {path: json.loads(out[-1])})
+        lint = subprocess.run([os.path.abspath(a.dtypelint), "-q", "--no-config",
+                               "--show-plan", "-f", "json"] + setup["lint"] +
+                              ["--with", f"torch={vers['torch']},{pkg}={ver}"],
+                              capture_output=True, text=True, cwd=ROOT)
+        if lint.returncode not in (0, 1):
+            row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {lint.stderr[-400:]}"
+            return row
+        value = json.loads(lint.stdout)["plans"][0]
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        row["sides"].append({"ver": ver, "real": real, "lint": ("runs", {path: value}),
+                             "notes": [], "message": err[0] if err else None})
     row["secs"] = time.time() - t0
     (b, a_) = row["sides"]
     row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
@@ -449,14 +982,8 @@ def main():
             return 1
         print(f"SKIP: {msg}")
         return 77 if not bad else 1
-    os.makedirs(os.path.join(work, "models"), exist_ok=True)
-    archs = sorted({PROBES[k][3]["arch"] for k in keys})
-    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
-            "for a in sys.argv[3:]:\n"
-            "    d = sys.argv[2] + '/' + a\n"
-            "    os.path.exists(d + '/config.json') or m.build(a, d)")
-    subprocess.run([a.python, "-c", code, HERE, os.path.join(work, "models")] + archs,
-                   check=True, capture_output=True)
+    build(a.python, os.path.join(work, "models"),
+          sorted({PROBES[k][3]["arch"] for k in keys if "arch" in PROBES[k][3]}))
     vers = rd.versions(a.python)
     rows = []
     for key in keys:
@@ -496,6 +1023,21 @@ def main():
           f"agreeing; of the {total} edges of versions.yaml, {len(PROBES)} have a probe, "
           f"{len(rest['cannot'])} cannot be shown here, {len(rest['todo'])} have none yet")
     return 0 if good == len(rows) and not bad else 1
+
+
+def build(python, root, archs, shadow=None):
+    """The folders of ARCHS' small models under ROOT, saved once by real_models.py with the
+    venv's transformers, or with SHADOW first on PYTHONPATH (a side's own release)."""
+    os.makedirs(root, exist_ok=True)
+    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import real_models as m\n"
+            "m.ARCHS.update(m.BOUNDARY_ARCHS)\n"
+            "for a in sys.argv[3:]:\n"
+            "    d = sys.argv[2] + '/' + a\n"
+            "    os.path.exists(d + '/config.json') or m.build(a, d)")
+    env = dict(os.environ, PYTHONPATH=shadow) if shadow else None
+    subprocess.run([python, "-c", code, HERE, root] + archs, check=True, capture_output=True,
+                   env=env)
+    return [os.path.join(root, arch) for arch in archs]
 
 
 def reachable(python):

@@ -106,7 +106,8 @@ KNOWN = {}
 # disagreements L1, L2, L5 and a QLoRA load of each trainer, by index in LF / AXO.
 FAST = {"lf": (6, 8, 12), "axolotl": (1, 8)}
 
-TRACE = re.compile(r": trace: '(.*)' \((frozen|trainable|buffer)\), stored (\w+)")
+TRACE = re.compile(r": trace: '(.*)' \((frozen|trainable|buffer|tied)\), "
+                   r"stored (\w+)")
 QUOTED = re.compile(r"'([A-Za-z]+(?:Error|Exception)): (.*)'$")
 # a tied weight's trace: dtypelint lists it with its partner's history; named_parameters()
 # yields the shared Parameter once, under its first name
@@ -181,7 +182,8 @@ def lint(binary, folder, args, arch):
     heads = list(TRACE.finditer(run.stderr))
     dtypes, ties = {}, {}
     for i, m in enumerate(heads):
-        dtypes[m.group(1)] = (m.group(3), None if m.group(2) == "buffer" else
+        # a buffer, or a tied name (the partner's Parameter), has no requires_grad of its own
+        dtypes[m.group(1)] = (m.group(3), None if m.group(2) in ("buffer", "tied") else
                               m.group(2) == "trainable")
         tie = TIED.search(run.stderr, m.end(),
                           heads[i + 1].start() if i + 1 < len(heads) else len(run.stderr))
@@ -237,7 +239,7 @@ def compare(r, t):
         diffs.append(f"{len(missing)} real tensors dtypelint does not list: " +
                      ", ".join(missing[:5]))
     # a tie real lists once: the second name is the partner's Parameter (its dtype must be
-    # the partner's; dtypelint's trace prints a tie without requires_grad, as "frozen")
+    # the partner's; dtypelint's trace prints a tie without requires_grad, as "tied")
     extra = sorted(n for n in set(t["dtypes"]) - set(final)
                    if not (t.get("ties", {}).get(n) in final and
                            t["dtypes"][n][0] == final[t["ties"][n]][0]))

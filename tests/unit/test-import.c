@@ -543,6 +543,20 @@ START_TEST(requirements_compatible_release_and_wildcard)
 }
 END_TEST
 
+/* NeMo Automodel by its PyPI names: nemo-automodel, nemo_automodel, any case (PEP 503) */
+START_TEST(requirements_nemo_automodel_names)
+{
+	const struct dtl_requirement *r = requirement("nemo_automodel==0.4.0\n", DTL_FW_AUTOMODEL);
+	ck_assert(dtl_requirement_pinned(r));
+	assert_version(&r->lo, "0.4");
+	r = requirement("NeMo.AutoModel>=0.5\n", DTL_FW_AUTOMODEL);
+	ck_assert(r->present && !dtl_requirement_pinned(r));
+	assert_version(&r->lo, "0.5");
+	r = requirement("automodel==0.5.9\n", DTL_FW_AUTOMODEL); /* another project's name */
+	ck_assert(!r->present);
+}
+END_TEST
+
 START_TEST(requirements_constraint_narrows_requirement)
 {
 	write_tmp("constraints.txt", "deepspeed==0.19.2\n");

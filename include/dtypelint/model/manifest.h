@@ -75,6 +75,13 @@ enum dtl_load_mode {
 	DTL_LOAD_DTYPE,     /* from_pretrained(dtype=<load_dtype>) */
 };
 
+/* The sub-configs of a composite config.json (struct dtl_model_info.subconfig_dtype) */
+enum dtl_subconfig {
+	DTL_SUBCONFIG_TEXT,
+	DTL_SUBCONFIG_VISION,
+	DTL_SUBCONFIG_AUDIO,
+};
+
 struct dtl_model_info {
 	const char *name;
 	const char *architecture;
@@ -84,6 +91,13 @@ struct dtl_model_info {
 	const char *model_type;
 	enum dtl_dtype checkpoint_dtype; /* NONE: unset (float32) */
 	struct dtl_loc checkpoint_dtype_loc;
+	/* importers only: config.json's text_config.enable_moe_block (Gemma 4's MoE text model,
+	 * which NeMo Automodel replaces by its own), and the dtypes its text_config, vision_config
+	 * and audio_config name themselves ("dtype", else "torch_dtype"; NONE: none), in which
+	 * AutoModel.from_config builds each tower when only the top-level dtype is changed. The
+	 * load stage reads them (rules/versions.yaml automodel-subconfig-dtype-not-propagated). */
+	bool text_moe_block;
+	enum dtl_dtype subconfig_dtype[3]; /* enum dtl_subconfig */
 	enum dtl_load_mode load_mode;
 	enum dtl_dtype load_dtype;
 	struct dtl_loc load_dtype_loc;
@@ -153,6 +167,13 @@ enum {
 	DTL_LF_LANGUAGE = 4,  /* freeze_language_model (default false) */
 };
 
+/* NeMo Automodel's freeze_config flags (struct dtl_recipe.am_freeze) */
+enum {
+	DTL_AM_FREEZE_VISION = 1 << 0,
+	DTL_AM_FREEZE_AUDIO = 1 << 1,
+	DTL_AM_FREEZE_LANGUAGE = 1 << 2,
+};
+
 /* What a training recipe (--trainer-args: LLaMA-Factory, TRL / alignment-handbook, axolotl)
  * does to dtypes beyond the plan and the quantization config it sets. */
 struct dtl_recipe {
@@ -199,6 +220,10 @@ struct dtl_recipe {
 	 * bfloat16, modules named like a norm to float32, lm_head / embed_tokens to bfloat16 */
 	bool openrlhf_kbit_casts;
 	struct dtl_loc openrlhf_kbit_casts_loc;
+	/* NeMo Automodel's freeze_config (apply_parameter_freezing): the parts it freezes by
+	 * module name, DTL_AM_FREEZE_*; 0: no freeze_config, nothing frozen */
+	unsigned am_freeze;
+	struct dtl_loc am_freeze_loc;
 	/* the arguments a framework importer read, each with its value and place or "(default)",
 	 * for --show-plan (OpenRLHF's); NULL: none listed */
 	const char *arguments_read;

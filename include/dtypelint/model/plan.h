@@ -43,6 +43,7 @@ enum dtl_framework {
 	DTL_FW_ACCELERATE,
 	DTL_FW_TRL,
 	DTL_FW_BITSANDBYTES,
+	DTL_FW_AUTOMODEL, /* NeMo Automodel (PyPI nemo-automodel): its recipes only */
 	DTL_FW_COUNT
 };
 
@@ -93,6 +94,9 @@ struct dtl_plan_fsdp {
 	bool transformer_based_wrap;
 	enum dtl_dtype param_dtype, reduce_dtype, buffer_dtype; /* NONE: unset (None) */
 	struct dtl_loc param_dtype_loc, reduce_dtype_loc, buffer_dtype_loc;
+	/* reduce_dtype is NeMo Automodel's FSDP2Config default, whose dtype is the version's:
+	 * bfloat16 up to 0.4.0 (rules/versions.yaml automodel-fsdp2-default-reduce-fp32) */
+	bool reduce_by_automodel;
 	enum dtl_tristate use_orig_params;
 	struct dtl_loc use_orig_params_loc;
 	struct dtl_patterns ignored;
@@ -220,6 +224,11 @@ int dtl_precision_parse(const char *text, enum dtl_precision *ret_precision);
 enum dtl_dtype dtl_precision_dtype(enum dtl_precision precision);
 const char *dtl_framework_name(enum dtl_framework framework);
 int dtl_framework_parse(const char *text, enum dtl_framework *ret_framework);
+/* Is fw's version part of a set-up's reports? torch ... bitsandbytes always are, since every
+ * set-up runs on them; NeMo Automodel only when the set-up reads an Automodel recipe
+ * (recipe_kind "nemo-automodel") or names its version (assumed false), so that a set-up
+ * without it says nothing of it. */
+bool dtl_framework_reported(enum dtl_framework fw, const char *recipe_kind, bool assumed);
 const char *dtl_optimizer_name(enum dtl_optimizer optimizer); /* "adamw" when unset */
 int dtl_optimizer_parse(const char *text, enum dtl_optimizer *ret_optimizer);
 /* A memory size: an integer number of bytes, optionally followed by B, KB, MB, GB, TB

@@ -64,6 +64,9 @@ struct dtl_profile {
 	struct dtl_patterns no_split_modules;
 	/* class names a release's _no_split_modules holds that the model never builds (DT105) */
 	struct dtl_patterns no_split_absent;
+	/* parallel to no_split_absent.items: 1 + the behaviour in whose versions the model's
+	 * list names the class (an entry `{name: CLASS, behaviour: KEY}`); 0: in every version */
+	uint16_t *no_split_absent_gates;
 	struct dtl_glob_map *modules;
 	size_t module_count;
 	struct dtl_router_info *routers;

@@ -110,6 +110,9 @@ int dtl_report_statistics(FILE *out, const struct dtl_report_input *inputs, size
  * the plan key; buf holds the text when it is built. */
 const char *dtl_report_version_source(const struct dtl_input_view *view, enum dtl_framework fw,
                                       char *buf, size_t size);
+/* Is fw's version reported for this input (dtl_framework_reported: NeMo Automodel's only
+ * where the set-up reads its recipe or names its version)? */
+bool dtl_report_version_shown(const struct dtl_input_view *view, enum dtl_framework fw);
 /* "Versions: torch 2.9 (newest known), ..." per input, for standard error beside the summary. */
 int dtl_report_versions_line(FILE *out, const struct dtl_report_input *inputs, size_t n);
 /* --memory: the per-rank model states of each input as a text table, after the report. */

@@ -181,6 +181,9 @@ size_t dtl_sim_history(const struct dtl_sim *sim, uint32_t tensor, struct dtl_ev
 struct dtl_loc dtl_sim_tensor_loc(const struct dtl_sim *sim, uint32_t tensor);
 /* The keep-in-fp32 matcher of the plan's transformers version (src/model/keep-fp32.c). */
 enum dtl_keep_matcher dtl_sim_keep_matcher(const struct dtl_sim *sim);
+/* Whether the plan's transformers applies the plain keep-in-fp32 list under bfloat16 too
+ * (4.50.x and the v5 regression window), not under float16 only. */
+bool dtl_sim_plain_keep_under_bf16(const struct dtl_sim *sim);
 /* The first entry of a compiled keep-in-fp32 list (sim->model.keep_set or strict_set)
  * matching the tensor's name, or NULL. */
 const struct dtl_pattern *dtl_sim_keep_entry(const struct dtl_sim *sim,
