@@ -9,7 +9,7 @@
 /*
  * rules/versions.yaml deepspeed-coalesced-gather-first-dtype (DeepSpeed PR #8073): after each
  * optimizer step ZeRO-3
- * all-gathers the persistent parameters in one coalesced call; from 0.12.0 to 0.19.2 every
+ * all-gathers the persistent parameters in one coalesced call; from 0.5.5 to 0.19.2 every
  * output buffer has the first parameter's dtype, so mixed dtypes raise in
  * all_gather_into_tensor — when world size > 1 and stage3_allgather_sequential is false.
  */
@@ -45,9 +45,15 @@ static int dt121_check(struct dtl_check *c)
 	    c->arena, "%s with world size %lld%s", dtl_check_version(c, DTL_FW_DEEPSPEED),
 	    (long long)rp->plan.world_size,
 	    rp->world_size_assumed ? " (assumed: the plan names no world_size)" : "");
-	f->fix = "upgrade to deepspeed >= 0.19.3 (PR #8073), or set "
-	         "stage3_allgather_sequential: true, or stage3_param_persistence_threshold: 0, "
-	         "or keep adapters in the base dtype (autocast_adapter_dtype=False)";
+	/* stage3_allgather_sequential exists from 0.18.5 (deepspeed-allgather-sequential); an
+	 * older DeepSpeed refuses the key (DT125) */
+	f->fix = dtl_sim_behavior(sim, DTL_B_DS_ALLGATHER_SEQUENTIAL)
+	             ? "upgrade to deepspeed >= 0.19.3 (PR #8073), or set "
+	               "stage3_allgather_sequential: true, or stage3_param_persistence_threshold: "
+	               "0, or keep adapters in the base dtype (autocast_adapter_dtype=False)"
+	             : "upgrade to deepspeed >= 0.19.3 (PR #8073), or set "
+	               "stage3_param_persistence_threshold: 0, or keep adapters in the base dtype "
+	               "(autocast_adapter_dtype=False)";
 	if (dtl_check_add_tensor(c, f, offender, NULL) < 0 ||
 	    dtl_check_add_tensor(c, f, first, "the first persistent parameter") < 0)
 		return -ENOMEM;
@@ -66,10 +72,13 @@ static int dt121_propose_fixes(const struct dtl_fix_request *req)
 	if (!fix)
 		return -ENOMEM;
 	fix->framework = DTL_FW_DEEPSPEED;
-	if (!dtl_rules_propose(req, DTL_FIX_ALLGATHER_SEQUENTIAL, NULL, 0, 1,
+	/* the key exists from 0.18.5; an older DeepSpeed refuses it (DT125) */
+	if (dtl_sim_behavior(req->sim, DTL_B_DS_ALLGATHER_SEQUENTIAL) &&
+	    !dtl_rules_propose(req, DTL_FIX_ALLGATHER_SEQUENTIAL, NULL, 0, 1,
 	                       "set training.zero3.allgather_sequential: true "
-	                       "(stage3_allgather_sequential)") ||
-	    !dtl_rules_propose(req, DTL_FIX_PERSISTENCE_ZERO, NULL, 0, 1,
+	                       "(stage3_allgather_sequential)"))
+		return -ENOMEM;
+	if (!dtl_rules_propose(req, DTL_FIX_PERSISTENCE_ZERO, NULL, 0, 1,
 	                       "set training.zero3.persistence_threshold: 0 "
 	                       "(stage3_param_persistence_threshold)"))
 		return -ENOMEM;
@@ -86,7 +95,7 @@ DTL_RULE(dt121) = {
         "ZeRO-3 keeps parameters with numel <= stage3_param_persistence_threshold (1e5 by "
         "default; 'auto' = 10 x hidden_size) unpartitioned, chosen in named_parameters() "
         "order, trainable or not. After each optimizer step it re-gathers them in one "
-        "coalesced call, and DeepSpeed 0.12.0 to 0.19.2 allocates every output buffer in "
+        "coalesced call, and DeepSpeed 0.5.5 to 0.19.2 allocates every output buffer in "
         "the first parameter's dtype. With more than one dtype among them (bf16 norms and "
         "PEFT's fp32 LoRA matrices), world size > 1 and stage3_allgather_sequential false, "
         "the first optimizer step ends with:\n"
@@ -98,7 +107,7 @@ DTL_RULE(dt121) = {
                "  - {name: l.0.q.lora_A.default.weight, shape: [8, 64], dtype: float32}\n"
                "training: {strategy: zero3, precision: bf16, world_size: 8,\n"
                "           versions: {deepspeed: \"0.19.2\"}}",
-    .fix = "DeepSpeed >= 0.19.3, or stage3_allgather_sequential: true, or "
+    .fix = "DeepSpeed >= 0.19.3, or stage3_allgather_sequential: true (DeepSpeed >= 0.18.5), or "
            "stage3_param_persistence_threshold: 0, or adapters in the base dtype "
            "(autocast_adapter_dtype=False).",
     .facts = "https://github.com/deepspeedai/DeepSpeed/pull/8066 "

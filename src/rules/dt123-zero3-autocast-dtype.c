@@ -99,7 +99,10 @@ static int dt123_check(struct dtl_check *c)
 		return -ENOMEM;
 	dtl_check_predict(
 	    c, f, "AssertionError: all params must have the same dtype",
-	    "in the first forward's parameter fetch (_all_gather_dtype)", DTL_FW_DEEPSPEED,
+	    "in a parameter fetch of a later step (_all_gather_dtype), once ZeRO-3's prefetch "
+	    "gathers several modules' parameters in one call (the first step fetches one module "
+	    "at a time)",
+	    DTL_FW_DEEPSPEED,
 	    "use DeepSpeed >= 0.19.3 (PR #8113 checks the communication dtype), or give the "
 	    "parameters one storage dtype (get_peft_model(..., autocast_adapter_dtype=False))");
 	if (dtl_check_add_tensor(c, f, b, NULL) < 0 || dtl_check_add_tensor(c, f, a, NULL) < 0)

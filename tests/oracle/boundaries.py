@@ -17,6 +17,11 @@ A boundary is shown when the real observation (the verdict: the error type or "r
 the final dtype of each watched tensor) differs between the two releases, and dtypelint
 agrees with the real libraries on both sides. The other differences of the whole set-up
 (tensors dtypelint does not list, ...) are printed as notes: real_differential.py judges them.
+A framework default read off its own config object (no set-up to run) is an `expr` probe
+(probe_expr): its set-up {"expr": CODE, "lint": ARGS} runs CODE (Python that prints one JSON
+value) by the venv's python with the release first on PYTHONPATH, and compares the value with
+dtypelint's `--show-plan -f json` plan, at the dotted path the probe's fifth element names,
+for ARGS with `--with torch=VENV,PKG=VER` (NeMo Automodel's FSDP2Config default reduce dtype).
 Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
 versions) or `cannot: REASON` without one; a boundary with neither fails.
 
@@ -40,6 +45,15 @@ import real_differential as rd  # noqa: E402
 rd.real_models.ARCHS.update(rd.real_models.BOUNDARY_ARCHS)
 
 LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
+DS_ZERO3 = {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "zero3",
+            "precision": "bf16"}
+DS_AUTOCAST = dict(DS_ZERO3, load_dtype="float32",
+                   ds_config={"torch_autocast": {"enabled": True, "dtype": "bfloat16"}})
+DS_BF16_PARAMS = dict(DS_AUTOCAST, load_dtype="bfloat16", precision="fp32",
+                      tensor_overrides=["device"])
+DS_LORA = dict(DS_ZERO3, peft="lora")
+DS_WATCH = r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"
+DS_LORA_WATCH = r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$"
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
@@ -47,6 +61,7 @@ LORA = {"peft": "lora", "strategy": "single", "precision": "bf16"}
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
 # precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class, and
 # checkpoint_names: the saved tensors renamed as public checkpoints name them (model_folder).
+# An `expr` set-up (probe_expr) has no model: its fifth element is the plan's dotted path.
 PROBES = {
     # ---- accelerate ----
     # FSDP2 full fine-tuning of a bfloat16 model: 1.13 casts nothing, 1.14 the trainable
@@ -173,6 +188,36 @@ PROBES = {
         {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "quant": "4bit",
          "quant_storage": "uint8", "peft": "dora", "strategy": "single", "precision": "bf16"},
         r"layers\.0\.self_attn\.q_proj\.lora_magnitude_vector\.default\.weight$", "init"),
+    # GRPO with cast_lm_head_to_fp32: 0.24.0's GRPOConfig has no such field (`trl grpo`
+    # drops a recipe's unknown key), lm_head stays bfloat16; 0.25.0 casts it to float32
+    ("trl-grpo-cast-lm-head-fp32", "since"): (
+        "trl", "0.24.0", "0.25.0",
+        {"arch": "qwen2", "trainer": "trl-grpo", "load_dtype": None,
+         "model_init_kwargs": {"dtype": "bfloat16"}, "peft": None,
+         "cast_lm_head_to_fp32": True, "strategy": "single", "precision": "bf16"},
+        r"^(lm_head|model\.embed_tokens)\.weight$"),
+    # a one-item lora_target_modules: 0.9.4 keeps the list, 0.9.6's ModelConfig makes it the
+    # string "q_proj", a regular expression PEFT full-matches against whole module paths
+    # (ValueError: "Target modules q_proj not found in the base model"). The adapter is
+    # watched: the trainer loads the model itself, and 0.9.6 stops before any snapshot
+    ("trl-one-target-is-regex", "since"): (
+        "trl", "0.9.4", "0.9.6",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "targets": ["q_proj"], "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
+    # SFT with LoRA on a bfloat16 model under ZeRO-3 (the trainer in a 2-rank world): 1.6.0
+    # lets PEFT autocast the adapters to float32, 1.7.0 passes autocast_adapter_dtype=False
+    ("trl-zero3-no-autocast", "since"): (
+        "trl", "1.6.0", "1.7.0",
+        {"arch": "llama", "trainer": "trl-sft", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # the same under CPOTrainer (trl.experimental.cpo): 1.7.1 autocasts, 1.8.0 does not
+    ("trl-zero3-no-autocast-more-trainers", "since"): (
+        "trl", "1.7.1", "1.8.0",
+        {"arch": "llama", "trainer": "trl-cpo", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "zero3", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
     # ---- transformers 4.x / 5.0 ----
     # the rotary's original_inv_freq: a plain attribute alias in 4.57.6, a float32 buffer in
     # 5.0.0 (seen after from_pretrained)
@@ -256,7 +301,34 @@ PROBES = {
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"(encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]|shared)\.weight$"),
+    # the HF Trainer under FSDP1 with LoRA on a bfloat16 model (peft 0.12: float32
+    # adapters): 4.38.2 wraps the decoder layers, whose flat parameter would hold the
+    # bfloat16 base and the float32 adapters; 4.39.0 installs PEFT's fsdp_auto_wrap_policy
+    # (the adapters in units of their own)
+    ("hf-trainer-peft-fsdp-wrap", "since"): (
+        "transformers", "4.38.2", "4.39.0",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "fsdp1", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.(lora_A\.default\.)?weight$"),
+    # trl reward with LoRA and no lora_task_type (CAUSAL_LM): PEFT's PeftModelForCausalLM
+    # reads prepare_inputs_for_generation, which a *ForSequenceClassification has while
+    # PreTrainedModel inherits GenerationMixin (4.51.3) and lacks from 4.52.0 (AttributeError
+    # in get_peft_model: the base weight is watched, the adapter is never made there)
+    ("transformers-seq-cls-no-generation-mixin", "since"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
+         "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- transformers 5.x ----
+    # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
+    # FSDP1 up to 5.9.0, FSDP2 from 5.10.1. Both upcast the trainable bfloat16 weights
+    # (accelerate 1.15); FSDP1's MixedPrecision(buffer_dtype=bfloat16) also casts the
+    # buffers at its lazy init (the rotary inv_freq), FSDP2 leaves them float32
+    ("transformers-trainer-fsdp2-default", "since"): (
+        "transformers", "5.9.0", "5.10.1",
+        {"arch": "llama", "trainer": "hf-trainer", "load_dtype": "bfloat16", "peft": None,
+         "strategy": "fsdp1", "fsdp_version_unset": True, "precision": "bf16"},
+        r"(layers\.0\.self_attn\.q_proj\.weight|rotary_emb\.inv_freq)$"),
     # The model of each is saved by the venv's transformers (5.24.0, save_pretrained writes
     # the checkpoint's original names) and loaded by the older release; no adapter: the
     # watched tensors are the loaded ones (stage load). Each side needs hub 1.x beside it
@@ -311,6 +383,14 @@ PROBES = {
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["layer_norm"]: 4.50.3 matches it as an
+    # unanchored substring (encoder.final_layer_norm float32 too), 4.51.0 as a dot-bounded
+    # regex, (^|\.)layer_norm($|\.) (final_layer_norm float16, the blocks' layer_norm float32)
+    ("transformers-keep-match-dot-regex", "since"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp16", "stop_after": "peft", "keep_in_fp32": ["layer_norm"]},
+        r"^encoder\.(final_layer_norm|block\.0\.layer\.1\.layer_norm)\.weight$"),
     ("transformers-keep-450-window", "until"): (
         "transformers", "4.50.3", "4.51.0",
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
@@ -325,6 +405,78 @@ PROBES = {
          "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
         r"^(language_model\.model|model\.language_model)\.embed_tokens\.weight$|"
         r"^(language_model\.)?lm_head\.weight$"),
+    # ---- deepspeed ----
+    # (ZeRO-3 in a 2-rank gloo world on DeepSpeed's CPU accelerator; `ds_config` adds keys to
+    # the worker's ZeRO-3 config and to dtypelint's ds.json, `tensor_overrides` is the
+    # script's own zero.Init(tensor_overrides=[...]), in dtypelint's plan as zero3.X)
+    # torch_autocast with bf16 on a float32 model: 0.17.1 knows no torch_autocast section
+    # (bf16 as ever), 0.17.2 refuses the pair in deepspeed.initialize
+    ("deepspeed-torch-autocast", "since"): (
+        "deepspeed", "0.17.1", "0.17.2", dict(DS_AUTOCAST, precision="bf16"), DS_WATCH),
+    ("deepspeed-autocast-no-16bit-mode", "since"): (
+        "deepspeed", "0.17.1", "0.17.2", dict(DS_AUTOCAST, precision="bf16"), DS_WATCH),
+    # ... accepted from 0.18.3
+    ("deepspeed-autocast-no-16bit-mode", "until"): (
+        "deepspeed", "0.18.2", "0.18.3", dict(DS_AUTOCAST, precision="bf16"), DS_WATCH),
+    # torch_autocast on bfloat16 parameters (zero.Init told to leave the dtype, fp32 mode):
+    # 0.17.1 has no such section, 0.17.2 to 0.17.5 assert float32 parameters, 0.17.6 not
+    ("deepspeed-autocast-fp32-only", "since"): (
+        "deepspeed", "0.17.1", "0.17.2", DS_BF16_PARAMS, DS_WATCH),
+    ("deepspeed-autocast-fp32-only", "until"): (
+        "deepspeed", "0.17.5", "0.17.6", DS_BF16_PARAMS, DS_WATCH),
+    # zero.Init(tensor_overrides=[device]) on a bfloat16 model in fp32 mode: 0.17.0 has no
+    # such argument, 0.17.1 leaves the parameters bfloat16
+    ("deepspeed-init-tensor-overrides", "since"): (
+        "deepspeed", "0.17.0", "0.17.1",
+        dict(DS_ZERO3, load_dtype="bfloat16", precision="fp32", tensor_overrides=["device"]),
+        DS_WATCH),
+    # stage3_allgather_sequential: a key 0.18.4's ZeRO config forbids (pydantic extra)
+    ("deepspeed-allgather-sequential", "since"): (
+        "deepspeed", "0.18.4", "0.18.5",
+        dict(DS_ZERO3, ds_config={"zero_optimization": {"stage3_allgather_sequential": True}}),
+        DS_WATCH),
+    # LoRA under ZeRO-3 bf16: up to 0.19.1 deepspeed.initialize casts the float32 adapters
+    # to bfloat16; 0.19.2 leaves them, and the coalesced re-gather of the mixed persistent
+    # parameters at the end of the step allocates the first one's dtype; 0.19.3 fixes that
+    ("deepspeed-blanket-module-cast", "until"): (
+        "deepspeed", "0.19.1", "0.19.2", DS_LORA, DS_LORA_WATCH),
+    ("deepspeed-coalesced-gather-first-dtype", "until"): (
+        "deepspeed", "0.19.2", "0.19.3", DS_LORA, DS_LORA_WATCH),
+    # LoRA on bfloat16 weights (zero.Init told to leave the dtype, fp32 mode) with
+    # torch_autocast and no persistent parameters: 0.17.5 asserts float32 parameters in
+    # deepspeed.initialize, 0.17.6 the one storage dtype of the fetch of float32 adapters and
+    # bfloat16 weights, both gathered in bfloat16; two AssertionErrors, told by their message
+    ("deepspeed-autocast-gather-dtype-assert", "since"): (
+        "deepspeed", "0.17.5", "0.17.6",
+        dict(DS_BF16_PARAMS, peft="lora", verdict_message=True, steps=3,
+             ds_config=dict(DS_AUTOCAST["ds_config"], zero_optimization={
+                 "stage3_param_persistence_threshold": 0})), DS_LORA_WATCH),
+    # (three steps: the first step's fetches take one module at a time, ZeRO-3's prefetch
+    # of a later step gathers several, and asserts). The same with bf16 on (accepted from
+    # 0.18.3): 0.19.3 checks the communication dtype
+    ("deepspeed-autocast-gather-dtype-assert", "until"): (
+        "deepspeed", "0.19.2", "0.19.3",
+        dict(DS_LORA, verdict_message=True, steps=3,
+             ds_config=dict(DS_AUTOCAST["ds_config"], zero_optimization={
+                 "stage3_param_persistence_threshold": 0})), DS_LORA_WATCH),
+    # DeepSeek-V3's e_score_correction_bias, a float32 buffer its strict keep list names:
+    # bfloat16 after zero.Init up to 0.19.7, float32 from 0.19.8
+    ("deepspeed-zero-init-keep-buffers-fp32", "since"): (
+        "deepspeed", "0.19.7", "0.19.8", dict(DS_ZERO3, arch="deepseek-v3"),
+        r"layers\.\d+\.mlp\.gate\.e_score_correction_bias$"),
+    # ---- nemo-automodel ----
+    # FSDP2Config's default MixedPrecisionPolicy, a framework default read off the config
+    # object (an `expr` probe, probe_expr): reduce_dtype bfloat16 up to 0.4.0, float32 from
+    # 0.5.0 (PR #2237), against the plan's fsdp.reduce_dtype for a real Automodel recipe that
+    # names no mp_policy (the goldens automodel-reduce-default-0.4.0-show-plan / -0.5.0-)
+    ("automodel-fsdp2-default-reduce-fp32", "since"): (
+        "nemo-automodel", "0.4.0", "0.5.0",
+        {"expr": "from nemo_automodel.components.distributed.config import FSDP2Config\n"
+                 "print(json.dumps(str(FSDP2Config().mp_policy.reduce_dtype)"
+                 ".replace('torch.', '')))",
+         "lint": ["fixtures/import/tiny-qwen2", "--framework-config",
+                  "fixtures/frameworks/nemo-automodel/qwen2_5_7b_squad.yaml"]},
+        "fsdp.reduce_dtype"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -407,9 +559,65 @@ COMPANIONS = {
     # 4.49 to 4.53: huggingface-hub<1.0 (>=0.26.0) and tokenizers<0.22,>=0.21;
     # hub 0.36 uses requests, which the venv has
     **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
-       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.51.3", "4.52.0", "4.52.4",
-                 "4.53.0")},
+       for v in ("4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.52.4", "4.53.0")},
+    # (4.51.3 and 4.52.0 are below, with trl 0.18.0 and datasets beside them: the LLaVA
+    # conversion probe loads with those pins as well)
+    # trl 0.24.0 and 0.25.0 (transformers>=4.56.1) beside transformers 5.x: their
+    # trl/import_utils.py reads transformers' _is_package_available("mergekit") as a bool,
+    # and 5.x returns a tuple, (False, None), which is true: importing the GRPO trainer then
+    # imports mergekit ("No module named 'mergekit'"). They ran beside 4.57, which needs
+    # huggingface-hub<1.0,>=0.34.0 and tokenizers<=0.23.0,>=0.22.0 (the venv has 2.4.0, 0.23.3);
+    # the venv's datasets 5.2 then fails on hub 0.36 ("cannot import name
+    # 'BucketNotFoundError'"): datasets 4.3.0 (huggingface-hub<2.0,>=0.25.0, httpx<1.0.0; the
+    # venv has httpx2 only, and httpx 0.28 needs httpcore 1.x)
+    ("trl", "0.24.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("trl", "0.25.0"): ["transformers==4.57.6", "huggingface-hub==0.36.2", "tokenizers==0.22.2",
+                        "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    # transformers 5.9.0 and 5.10.1: huggingface-hub<2.0,>=1.5.0 and tokenizers<=0.23.0,>=0.22.0
+    # (the venv has 2.4.0 and 0.23.3); hub 1.x imports httpx<1 (the venv has httpx2 only),
+    # which needs httpcore 1.x
+    # transformers 4.38.2 and 4.39.0: huggingface-hub<1.0,>=0.19.3 and tokenizers<0.19,>=0.14;
+    # the venv's datasets then needs hub 2.x (datasets 4.3.0, as for trl 0.24 above) and its
+    # peft 0.21 imports EncoderDecoderCache, which 4.38 lacks: peft 0.12.0 (the first with
+    # autocast_adapter_dtype: float32 adapters beside a bfloat16 base, as today); the
+    # Trainer passes Accelerator(dispatch_batches=...), which accelerate 1.x refuses ("got
+    # an unexpected keyword argument 'dispatch_batches'"): accelerate 0.28.0 (March 2024)
+    ("transformers", "4.38.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    ("transformers", "4.39.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9",
+                                 "peft==0.12.0", "accelerate==0.28.0"],
+    # trl 0.9.4 and 0.9.6: their SFTTrainer passes Trainer(tokenizer=...), which
+    # transformers 5.x refuses ("got an unexpected keyword argument 'tokenizer'"): beside
+    # transformers 4.44.2 (the first after 4.42's numpy<2.0 check; August 2024) and its pins
+    # (huggingface-hub<1.0, tokenizers<0.20,>=0.19), with datasets, peft and accelerate
+    # of that era as for transformers 4.38 above
+    ("trl", "0.9.4"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    ("trl", "0.9.6"): ["transformers==4.44.2", "huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                       "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9", "peft==0.12.0",
+                       "accelerate==0.32.1"],
+    # transformers 4.51.3 and 4.52.0 (yanked, installable by its exact pin): trl 1.x needs a
+    # newer transformers, so trl 0.18.0 (transformers>=4.50.0, May 2025); their pins
+    # huggingface-hub<1.0,>=0.30.0 and tokenizers<0.22,>=0.21, and datasets as above
+    ("transformers", "4.51.3"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "4.52.0"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
+                                 "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                "httpx==0.28.1", "httpcore==1.0.9"],
+    ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
+                                 "httpx==0.28.1", "httpcore==1.0.9"],
 }
+
+
+def companion_versions(pkg, ver):
+    """{package: version} of the COMPANIONS of PKG==VER: the versions dtypelint is told too."""
+    pins = (p.split("==") for p in COMPANIONS.get((pkg, ver), []))
+    return {name.lower(): v for name, v in pins}
 
 
 def install(python, cache, pkg, ver):
@@ -418,7 +626,8 @@ def install(python, cache, pkg, ver):
     if pkg == "torch":
         raise ValueError("torch is never installed here: the venv's 2.13.0 is the only one")
     folder = os.path.join(cache, f"{pkg}-{ver}")
-    if os.path.isdir(os.path.join(folder, pkg)):
+    # the import name's folder (nemo-automodel installs nemo_automodel)
+    if os.path.isdir(os.path.join(folder, pkg.replace("-", "_"))):
         return folder
     # --no-build-isolation: deepspeed is an sdist whose build imports the venv's torch
     run = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
@@ -447,9 +656,12 @@ def run_real(python, s, d, shadow):
         os.unlink(out)
     # DeepSpeed's CPU ops compile into a folder of this cache's own: the shared
     # ~/.cache/torch_extensions holds a lock another run may have left behind (a wait
-    # without end), and two releases' sources differ
+    # without end), and two releases' sources differ: one folder per release, so that each
+    # release's deepspeed_shm_comm is built once (about 3 minutes on 2 loaded cores), not at
+    # every change of release
     env = dict(os.environ, PYTHONPATH=shadow,
-               TORCH_EXTENSIONS_DIR=os.path.join(os.path.dirname(shadow), "torch_extensions"))
+               TORCH_EXTENSIONS_DIR=os.path.join(os.path.dirname(shadow), "torch_extensions",
+                                                 os.path.basename(shadow)))
     with open(os.path.join(d, "real.log"), "w") as log:
         try:
             subprocess.run([python, os.path.join(HERE, "real_worker.py"),
@@ -548,19 +760,43 @@ def lint_unmanaged(binary, folder, args):
     return out
 
 
-def observe(r, watch, stage=None, record=None):
+# Errors the CPU's gloo backend raises with another type than NCCL on a GPU, for the same
+# check: (type on gloo, message regex, type on NCCL, the source). The real verdict is read as
+# NCCL's, which dtypelint predicts; fmt() shows the message.
+GLOO_AS_NCCL = [
+    # ProcessGroupNCCL::_allgather_base raises TypeError on a dtype mismatch (torch's test
+    # asserts it: assertRaisesRegex(TypeError, "output tensor must have the same type as
+    # input tensor")); gloo's allgather checks the same with TORCH_CHECK, a RuntimeError
+    ("RuntimeError", r"^ProcessGroupGloo::allgather: invalid tensor type", "TypeError",
+     "https://github.com/pytorch/pytorch/blob/v2.13.0/test/distributed/test_c10d_nccl.py"),
+]
+
+
+def _gloo_as_nccl(err):
+    for typ, pat, nccl, _ in GLOO_AS_NCCL:
+        if err["type"] == typ and re.search(pat, err["message"]):
+            return nccl
+    return err["type"]
+
+
+def observe(r, watch, stage=None, record=None, message=False):
     """(verdict, {watched tensor: final dtype}) of a real result or a lint answer; STAGE: the
     real dtypes after that stage, and the verdict up to it ("runs" when it was reached);
-    RECORD: a key of both naming tensors (fsdp2_unmanaged), each then marked so."""
+    RECORD: a key of both naming tensors (fsdp2_unmanaged), each then marked so; MESSAGE: the
+    verdict is the error's type and first line, for two releases that raise the same type for
+    different reasons."""
     marked = {n.replace(".base_layer.", ".") for n in r.get(record) or []} if record else ()
     if "stages" in r:
         err = r.get("error")
         stages = r["stages"]
-        verdict = "runs" if not err or (stage and stage in stages) else err["type"]
+        verdict = "runs" if not err or (stage and stage in stages) else _gloo_as_nccl(err)
+        if message and verdict != "runs":
+            verdict += ": " + (err["message"].splitlines() or [""])[0]
         at = stage if stage in stages else list(stages)[-1] if stages else None
         final = {n.replace(".base_layer.", "."): v for n, v in stages.get(at, {}).items()}
     else:
-        verdict = r["error"].split(":")[0].strip() if r.get("error") else "runs"
+        err = r.get("error")
+        verdict = (err if message else err.split(":")[0].strip()) if err else "runs"
         final = r.get("dtypes", {})
     return verdict, {n: v + (f" ({record})" if n in marked else "")
                      for n, v in sorted(final.items()) if re.search(watch, n)}
@@ -609,6 +845,8 @@ def model_folder(python, work, setup):
 
 def probe(a, key, cache, vers, work):
     pkg, before, after, setup, watch = PROBES[key][:5]
+    if "expr" in setup:
+        return probe_expr(a, key, cache, vers)
     stage = PROBES[key][5] if len(PROBES[key]) > 5 else None
     row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
            "sides": []}
@@ -632,7 +870,9 @@ def probe(a, key, cache, vers, work):
             row["error"] = (f"{pkg} {ver}: the worker imported {got} "
                             f"({(r.get('error') or {}).get('message', '')[:200]})")
             return row
-        t = run_lint(a.dtypelint, s, d, dict(vers, **{pkg: ver}), pkg, ver)
+        # the plan names the versions that ran: a companion of the plan's packages too
+        ran = {k: v for k, v in companion_versions(pkg, ver).items() if k in vers}
+        t = run_lint(a.dtypelint, s, d, dict(vers, **ran, **{pkg: ver}), pkg, ver)
         if "failed" in t:
             row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {t['failed']}"
             return row
@@ -643,10 +883,64 @@ def probe(a, key, cache, vers, work):
             # a real run that stopped early against dtypelint as of the same stage (D11)
             t = dict(t, dtypes=rd.dtypes_as_of(t, list(r["stages"])[-1]))
         rec = setup.get("record")
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec),
-                             "lint": observe(t, watch, None, rec),
+        message = setup.get("verdict_message", False)
+        lint = observe(t, watch, None, rec, message)
+        if not r.get("stages"):
+            # the real run died before its first stage ended (zero.Init refusing its
+            # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
+            lint = (lint[0], {})
+        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec, message),
+                             "lint": lint,
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage
+    row["secs"] = time.time() - t0
+    (b, a_) = row["sides"]
+    row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
+    row["agree"] = all(x["real"] == x["lint"] for x in row["sides"])
+    return row
+
+
+def probe_expr(a, key, cache, vers):
+    """An `expr` probe: a framework default read off its own object. The set-up's expr
+    (Python, `json` imported) is run by the venv's python with the side's release first on
+    PYTHONPATH and prints one JSON value; dtypelint's `--show-plan -f json` on the set-up's
+    `lint` arguments (paths from the repository root) with `--with torch=VENV,PKG=VER` gives
+    the plan's value at the probe's fifth element, a dotted path in plans[0]. The same row
+    as probe's: the verdict (the expr's exception type, else "runs") and {path: value}."""
+    pkg, before, after, setup, path = PROBES[key][:5]
+    row = {"key": f"{key[0]} ({key[1]})", "versions": f"{pkg} {before} / {after}",
+           "sides": [], "stage": None}
+    t0 = time.time()
+    for ver in (before, after):
+        shadow = install(a.python, cache, pkg, ver)
+        if shadow is None:
+            row["error"] = f"cannot install {pkg}=={ver}"
+            return row
+        code = ("import importlib.metadata, json\n"  # the release imported, then the value
+                f"print(json.dumps(importlib.metadata.version({pkg!r})))\n" + setup["expr"])
+        # -c puts the working directory first on sys.path: the cache's, which holds no module
+        run = subprocess.run([os.path.abspath(a.python), "-c", code], capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=shadow), cwd=cache,
+                             timeout=600)
+        out = run.stdout.splitlines()
+        if not out or json.loads(out[0]) != ver:
+            row["error"] = f"{pkg} {ver}: imported {out[:1]} ({run.stderr.strip()[-200:]})"
+            return row
+        err = run.stderr.strip().splitlines()[-1:] if run.returncode else []
+        real = ((err[0].split(":")[0] if err else "runs"),
+                {} if err else {path: json.loads(out[-1])})
+        lint = subprocess.run([os.path.abspath(a.dtypelint), "-q", "--no-config",
+                               "--show-plan", "-f", "json"] + setup["lint"] +
+                              ["--with", f"torch={vers['torch']},{pkg}={ver}"],
+                              capture_output=True, text=True, cwd=ROOT)
+        if lint.returncode not in (0, 1):
+            row["error"] = f"dtypelint refused the set-up at {pkg} {ver}: {lint.stderr[-400:]}"
+            return row
+        value = json.loads(lint.stdout)["plans"][0]
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        row["sides"].append({"ver": ver, "real": real, "lint": ("runs", {path: value}),
+                             "notes": [], "message": err[0] if err else None})
     row["secs"] = time.time() - t0
     (b, a_) = row["sides"]
     row["shown"] = b["real"] != a_["real"] and bool(b["real"][1] or b["real"][0] != "runs")
@@ -688,7 +982,8 @@ def main():
             return 1
         print(f"SKIP: {msg}")
         return 77 if not bad else 1
-    build(a.python, os.path.join(work, "models"), sorted({PROBES[k][3]["arch"] for k in keys}))
+    build(a.python, os.path.join(work, "models"),
+          sorted({PROBES[k][3]["arch"] for k in keys if "arch" in PROBES[k][3]}))
     vers = rd.versions(a.python)
     rows = []
     for key in keys:

@@ -29,6 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import real_models  # noqa: E402
+import real_worker  # noqa: E402
 
 STRATEGIES = ("single", "fsdp1", "fsdp2", "zero3")
 
@@ -292,7 +293,18 @@ def user_files(s, d, vers):
         f.write("\n".join(rec) + "\n")
     args += ["--trainer-args", os.path.join(d, "recipe.yaml")]
     mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}[s["precision"]]
-    if s["strategy"] in ("fsdp1", "fsdp2"):
+    if s["strategy"] in ("fsdp1", "fsdp2") and s.get("trainer", "none") != "none":
+        # a trainer in an FSDP world: the Trainer's own fsdp arguments, as real_worker.py's
+        # _world_args passes them (no version with fsdp_version_unset: the Trainer's default)
+        # (transformers < 4.40 wants the flags as strings: real_worker.py _fsdp_config_strings)
+        version = "" if s.get("fsdp_version_unset") else \
+            f", version: {1 if s['strategy'] == 'fsdp1' else 2}"
+        t, f_ = ('"true"', '"false"') if re.match(r"4\.([0-9]|[1-3][0-9])\.",
+                                                 vers["transformers"]) else ("true", "false")
+        with open(os.path.join(d, "recipe.yaml"), "a") as f:
+            f.write(f"fsdp: full_shard auto_wrap\nfsdp_config: {{use_orig_params: {t}, "
+                    f"cpu_ram_efficient_loading: {f_}, sync_module_states: {f_}{version}}}\n")
+    elif s["strategy"] in ("fsdp1", "fsdp2"):
         with open(os.path.join(d, "accelerate.yaml"), "w") as f:
             f.write("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n"
                     f"mixed_precision: {mp}\nnum_processes: 2\nfsdp_config:\n"
@@ -306,6 +318,7 @@ def user_files(s, d, vers):
               "zero_optimization": {"stage": 3}}
         if s["precision"] != "fp32":
             ds[s["precision"]] = {"enabled": True}
+        ds = real_worker.ds_extra(ds, s)  # the worker's own ZeRO-3 config keys
         with open(os.path.join(d, "ds.json"), "w") as f:
             json.dump(ds, f, indent=1)
         args += ["--deepspeed", os.path.join(d, "ds.json")]
@@ -313,6 +326,8 @@ def user_files(s, d, vers):
             "world_size": 1 if s["strategy"] == "single" else 2,
             "trainer": s.get("trainer", "none"),
             "versions": vers}
+    if "tensor_overrides" in s:  # the script's zero.Init(tensor_overrides=...)
+        plan["zero3"] = {"tensor_overrides": s["tensor_overrides"]}
     with open(os.path.join(d, "plan.yaml"), "w") as f:
         json.dump(plan, f)
     return args + ["--plan", os.path.join(d, "plan.yaml")]

@@ -5,7 +5,9 @@ Usage (with the venv's python): real_worker.py SPEC.json RESULT.json
 SPEC names a saved model folder and the steps: from_pretrained(dtype=...), bitsandbytes 4-bit
 or 8-bit (its CPU backend), get_peft_model (LoRA or DoRA), accelerate's prepare with an FSDP1
 or FSDP2 plugin, or deepspeed.initialize with ZeRO-3 under zero.Init (HfDeepSpeedConfig), then
-one forward, backward and optimizer step. Sharded strategies run in a 2-rank gloo world
+one forward, backward and optimizer step; or a trainer's own step (run_trainer), on one
+device or, under zero3/fsdp1/fsdp2, with the trainer's own DeepSpeed/FSDP arguments in
+every rank (_world_args). Sharded strategies run in a 2-rank gloo world
 (torch.multiprocessing). RESULT gets, for rank 0, every parameter's and buffer's dtype after
 each stage and the exception that stopped it (type and message), or none."""
 import inspect
@@ -73,7 +75,7 @@ def _load(spec, torch, ds_config):
           else getattr(torch, spec["load_dtype"])} if spec["load_dtype"] else {}
     if spec.get("quant"):
         kw["quantization_config"] = _bnb_config(spec, torch)
-    if tuple(int(x) for x in transformers.__version__.split(".")[:2]) < (4, 56):
+    if "dtype" in kw and tuple(int(x) for x in transformers.__version__.split(".")[:2]) < (4, 56):
         # before 4.56 the argument is torch_dtype (boundaries.py runs 4.x releases)
         kw["torch_dtype"] = kw.pop("dtype")
     cls = getattr(transformers, spec["auto_class"])
@@ -223,7 +225,38 @@ def _ds_config(spec):
         cfg["bf16"] = {"enabled": True}
     elif spec["precision"] == "fp16":
         cfg["fp16"] = {"enabled": True}
+    return ds_extra(cfg, spec)
+
+
+def ds_extra(cfg, spec):
+    """CFG with the spec's `ds_config` (boundaries.py): its zero_optimization keys added to
+    ZeRO-3's, its other sections set (torch_autocast, ...); real_differential.py's ds.json
+    reads the same key."""
+    for k, v in spec.get("ds_config", {}).items():
+        if k == "zero_optimization":
+            cfg[k] = dict(cfg.get(k, {}), **v)
+        else:
+            cfg[k] = v
     return cfg
+
+
+def _tensor_overrides(spec):
+    # the spec's `tensor_overrides` (boundaries.py): the script's own zero.Init(
+    # tensor_overrides=[DeepSpeedTensorOverride.X, ...]), passed to the zero.Init that
+    # from_pretrained opens (transformers calls deepspeed.zero.Init(config_dict_or_path=...));
+    # before deepspeed 0.17.1 the argument does not exist and zero.Init raises its TypeError
+    if "tensor_overrides" not in spec:
+        return
+    import deepspeed
+    init = deepspeed.zero.Init
+
+    def with_overrides(*a, **kw):
+        from deepspeed.runtime.zero.partition_parameters import DeepSpeedTensorOverride
+        kw["tensor_overrides"] = [getattr(DeepSpeedTensorOverride, n)
+                                  for n in spec["tensor_overrides"]]
+        return init(*a, **kw)
+
+    deepspeed.zero.Init = with_overrides
 
 
 def run(spec, rank, result):
@@ -236,6 +269,7 @@ def run(spec, rank, result):
         if ds_config is not None:
             import deepspeed
             deepspeed.init_distributed(dist_backend="gloo")
+            _tensor_overrides(spec)
         model, keep = _load(spec, torch, ds_config)
         if spec.get("cast_to"):
             # boundaries.py: a base cast by hand after the load (a float8 base, which
@@ -264,9 +298,12 @@ def run(spec, rank, result):
                                                      config=ds_config)
             stages["wrap"] = snapshot(engine.module)
             stage = "step"
-            loss = _loss(engine, spec, torch)
-            engine.backward(loss)
-            engine.step()
+            # the spec's `steps` (boundaries.py; default one): ZeRO-3's prefetch gathers
+            # several modules' parameters in one call only once it has a recorded trace
+            for _ in range(spec.get("steps", 1)):
+                loss = _loss(engine, spec, torch)
+                engine.backward(loss)
+                engine.step()
             stages["step"] = snapshot(engine.module)
         else:
             acc = _accelerator(spec, torch)
@@ -324,7 +361,95 @@ def _training_args(spec, cls, out, **extra):
               use_cpu=True, report_to=[], save_strategy="no", logging_strategy="no",
               dataloader_num_workers=0)
     kw.update(extra)
+    kw.update(_world_args(spec))
     return cls(**kw)
+
+
+def _world_args(spec):
+    """The TrainingArguments of a trainer in a rank world (strategy zero3, fsdp1 or fsdp2; each
+    rank of rank_main runs run_trainer), as a user's script passes them: `deepspeed` (the
+    worker's ZeRO-3 config) or `fsdp`/`fsdp_config` (the worker's FSDP plugin's settings,
+    `version` the strategy's, none with fsdp_version_unset: the HF Trainer's own default).
+    The trainer's own accelerate/DeepSpeed integration does the rest; the CPU adaptations
+    it needs are _zero3_trainer_on_cpu's and _fsdp_trainer_on_cpu's."""
+    if spec.get("strategy") == "zero3":
+        _zero3_trainer_on_cpu()
+        return {"deepspeed": _ds_config(spec), "use_cpu": False}
+    if spec.get("strategy") in ("fsdp1", "fsdp2"):
+        _fsdp_trainer_on_cpu()
+        cfg = dict(use_orig_params=True, cpu_ram_efficient_loading=False,
+                   sync_module_states=False)
+        if _fsdp_config_strings():
+            cfg = {k: str(v).lower() if isinstance(v, bool) else v for k, v in cfg.items()}
+        if not spec.get("fsdp_version_unset"):
+            cfg["version"] = 1 if spec["strategy"] == "fsdp1" else 2
+        return {"fsdp": "full_shard auto_wrap", "fsdp_config": cfg}
+    return {}
+
+
+def _fsdp_config_strings():
+    """Whether this transformers wants fsdp_config's flags as strings: 4.38 and 4.39's
+    TrainingArguments put them into accelerate's environment variables as they are
+    (os.environ["FSDP_USE_ORIG_PARAMS"] = fsdp_config.get("use_orig_params", "true"): a
+    bool is "TypeError: str expected, not bool"), where a 5.x one hands them to accelerate's
+    plugin, which reads a string "false" as true. real_differential.py writes the same."""
+    import transformers
+    from packaging.version import Version
+    return Version(transformers.__version__) < Version("4.40.0")
+
+
+def _zero3_trainer_on_cpu():
+    # TrainingArguments chooses DeepSpeed only without use_cpu (training_args.py
+    # _setup_devices; accelerate's AcceleratorState too: "ACCELERATE_USE_DEEPSPEED ... and
+    # not cpu"), and refuses bf16 without use_cpu when no GPU supports it ("Your setup
+    # doesn't support bf16/gpu"). So the rank runs as on a GPU: no ACCELERATE_USE_CPU, the
+    # bf16 check answered as a GPU's, and DeepSpeed's CPU accelerator (DS_ACCELERATOR=cpu)
+    # gives the device. Off the CPU, accelerate finds no backend ("No backend == no
+    # distributed training": one process), where a GPU rank gets nccl: the rank gets gloo,
+    # as MULTI_CPU, and DeepSpeed's own init_distributed makes the type DEEPSPEED after.
+    import transformers.training_args as ta
+    from accelerate.state import PartialState
+    from accelerate.utils import DistributedType
+    os.environ.pop("ACCELERATE_USE_CPU", None)
+    ta.is_torch_bf16_gpu_available = lambda *a, **k: True
+    orig = PartialState._prepare_backend
+    if getattr(orig, "_dtl_gloo", False):
+        return
+
+    def prepare_backend(self, cpu=False, sagemaker_dp=False, backend=None):
+        got = orig(self, cpu, sagemaker_dp, backend)
+        if got[0] is None and not cpu and int(os.environ.get("LOCAL_RANK", -1)) != -1:
+            return "gloo", DistributedType.MULTI_CPU
+        return got
+
+    prepare_backend._dtl_gloo = True
+    PartialState._prepare_backend = prepare_backend
+
+
+def _fsdp_trainer_on_cpu():
+    # accelerate turns an FSDP plugin into distributed type FSDP only on accelerator devices
+    # (state.py AcceleratorState: a CPU world stays MULTI_CPU, DDP); the Trainer builds its
+    # own Accelerator, so its state gets the GPU branch's three steps after its __init__:
+    # type FSDP, the plugin's mixed precision, the plugin kept. FSDP1's CPU device_id as in
+    # _accelerator (_fsdp1_on_cpu).
+    from accelerate.state import AcceleratorState, PartialState
+    from accelerate.utils import DistributedType
+    _fsdp1_on_cpu()
+    if getattr(AcceleratorState, "_dtl_fsdp_on_cpu", False):
+        return
+    orig = AcceleratorState.__init__
+
+    def init(self, *a, fsdp_plugin=None, **kw):
+        orig(self, *a, fsdp_plugin=fsdp_plugin, **kw)
+        if fsdp_plugin is not None and self.distributed_type == DistributedType.MULTI_CPU:
+            PartialState._shared_state["distributed_type"] = DistributedType.FSDP
+            self.distributed_type = DistributedType.FSDP
+            if self._mixed_precision != "no":
+                fsdp_plugin.set_mixed_precision(self._mixed_precision)
+            self.fsdp_plugin = fsdp_plugin
+
+    AcceleratorState.__init__ = init
+    AcceleratorState._dtl_fsdp_on_cpu = True
 
 
 def _text(rows, a, b):
@@ -341,6 +466,8 @@ TRL_TRAINERS = {
     "trl-kto": ("KTOTrainer", "KTOConfig", {"max_length": 16,
                                             "per_device_train_batch_size": 2}),
     "trl-reward": ("RewardTrainer", "RewardConfig", {"max_length": 16}),
+    # trl.experimental.cpo (boundaries.py's ZeRO-3 probe; built by _cpo)
+    "trl-cpo": ("CPOTrainer", "CPOConfig", {"max_length": 16}),
     "trl-grpo": ("GRPOTrainer", "GRPOConfig", {"num_generations": 2,
                                                "per_device_train_batch_size": 2,
                                                "max_completion_length": 4,
@@ -354,7 +481,7 @@ def _trl_data(spec, rows):
     p, c, r = _text(rows, 0, 4), _text(rows, 4, 7), _text(rows, 7, 8)
     if t == "trl-sft":
         return datasets.Dataset.from_dict({"input_ids": rows})
-    if t == "trl-dpo":
+    if t in ("trl-dpo", "trl-cpo"):
         return datasets.Dataset.from_dict({"prompt": [p, c], "chosen": [c, r],
                                            "rejected": [r, p]})
     if t == "trl-reward":
@@ -404,6 +531,129 @@ class _Snap:
             self.stages["prepare"] = snapshot(model)
 
 
+def _script_fields(cls, kw):
+    """KW without the keys config class CLS has no field for: TrlParser hands a recipe's
+    unknown keys back as remaining strings, which every `trl` script ignores
+    (trl/scripts/utils.py set_defaults_with_config, parse_args_and_config with
+    return_remaining_strings=True), so an older release silently drops a newer key."""
+    import dataclasses
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in kw.items() if k in names}
+
+
+def _old_grpo(spec, margs, data, out_dir, snap):
+    """GRPOTrainer as trl < 1's `trl grpo` builds it (trl/scripts/grpo.py main, the same in
+    0.24.0 and 0.25.0): the model passed as its path, loaded by the trainer with
+    GRPOConfig.model_init_kwargs (the script reads no ModelConfig.dtype), get_peft_config."""
+    import trl
+    from trl import get_peft_config
+    _, cname, extra = TRL_TRAINERS["trl-grpo"]
+    extra = _script_fields(trl.GRPOConfig, dict(extra, **{
+        k: spec[k] for k in ("beta", "cast_lm_head_to_fp32") if k in spec}))
+    args = _training_args(spec, trl.GRPOConfig, out_dir,
+                          model_init_kwargs=dict(spec.get("model_init_kwargs") or {}), **extra)
+    # a causal LM's tokenizer gives no token_type_ids (Qwen2's model_input_names), which
+    # generate() in transformers 4.57 refuses ("model_kwargs are not used by the model")
+    tok = _tokenizer()
+    tok.model_input_names = ["input_ids", "attention_mask"]
+    return trl.GRPOTrainer(model=spec["folder"], reward_funcs=[_reward_len], args=args,
+                           train_dataset=data, processing_class=tok,
+                           peft_config=get_peft_config(margs), callbacks=[snap])
+
+
+def _script_route(sft_trainer):
+    """How the installed trl's sft script builds the trainer: "trainer" (the trainer takes
+    quantization_config: 1.8.0), "model_init_kwargs" (the model as its path, the
+    quantization in SFTConfig.model_init_kwargs: the script sets
+    training_args.model_init_kwargs: 1.6.0 - 1.7.1) or "script" (it loads the model itself
+    and passes it: 0.25.x, 0.26.0), read in trl/scripts/sft.py of those wheels."""
+    if "quantization_config" in inspect.signature(sft_trainer.__init__).parameters:
+        return "trainer"
+    import trl.scripts.sft as script
+    src = inspect.getsource(script.main)
+    return "model_init_kwargs" if "training_args.model_init_kwargs" in src else "script"
+
+
+def _cpo(spec, margs, data, out_dir, snap):
+    """trl.experimental.cpo's CPOTrainer as its documentation builds it (trl has no cpo
+    script): the model as its path (CPOConfig.model_init_kwargs unset: from_pretrained's
+    own dtype, the checkpoint's), a LoraConfig, a preference dataset."""
+    from trl import get_peft_config
+    from trl.experimental.cpo import CPOConfig, CPOTrainer
+    args = _training_args(spec, CPOConfig, out_dir, max_length=16)
+    return CPOTrainer(model=spec["folder"], args=args, train_dataset=data,
+                      processing_class=_tokenizer(), peft_config=get_peft_config(margs),
+                      callbacks=[snap])
+
+
+def _trl09():
+    """Whether the installed trl is of the 0.9 era (boundaries.py): its SFTTrainer takes
+    tokenizer= (processing_class from 0.12), its SFTConfig dataset_text_field."""
+    from trl import SFTTrainer
+    return "tokenizer" in inspect.signature(SFTTrainer.__init__).parameters
+
+
+def _trl09_sft(spec, out_dir, snap, rows):
+    """SFTTrainer as trl 0.9's example script builds it (examples/scripts/sft.py: a
+    ModelConfig, the model as its path with model_init_kwargs {torch_dtype,
+    quantization_config} from it, get_peft_config, a text dataset, tokenizer=)."""
+    import datasets
+    from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config, \
+        get_quantization_config
+    margs = ModelConfig(model_name_or_path=spec["folder"], torch_dtype=spec.get("load_dtype"),
+                        load_in_4bit=spec.get("quant") == "4bit",
+                        load_in_8bit=spec.get("quant") == "8bit",
+                        use_peft=bool(spec.get("peft")), lora_r=4,
+                        lora_target_modules=spec["targets"])
+    mik = {"torch_dtype": margs.torch_dtype}
+    qc = get_quantization_config(margs)
+    if qc is not None:
+        mik["quantization_config"] = qc
+    args = _training_args(spec, SFTConfig, out_dir, model_init_kwargs=mik,
+                          dataset_text_field="text", max_seq_length=16, packing=False)
+    data = datasets.Dataset.from_dict({"text": [" ".join(f"t{i}" for i in r) for r in rows]})
+    tok = _tokenizer()
+    tok.model_input_names = ["input_ids", "attention_mask"]
+    return SFTTrainer(model=spec["folder"], args=args, train_dataset=data, tokenizer=tok,
+                      peft_config=get_peft_config(margs), callbacks=[snap])
+
+
+def _reward_script_loads():
+    """Whether the installed trl has no reward script (trl/scripts/reward.py: 0.18.0 has
+    none, its examples/scripts/reward_modeling.py loads the model); with one, the model is
+    passed as its path (the TRL_TRAINERS branch)."""
+    import importlib.util
+    return importlib.util.find_spec("trl.scripts.reward") is None
+
+
+def _old_reward(spec, out_dir, snap, rows, stages):
+    """RewardTrainer as trl < 1's examples/scripts/reward_modeling.py builds it: a
+    ModelConfig (torch_dtype, lora_task_type CAUSAL_LM unless said), the script's own
+    AutoModelForSequenceClassification.from_pretrained(num_labels=1, torch_dtype=...),
+    pad_token_id from the tokenizer, RewardTrainer(model, peft_config=get_peft_config)."""
+    import torch
+    import trl
+    from transformers import AutoModelForSequenceClassification
+    margs = trl.ModelConfig(model_name_or_path=spec["folder"],
+                            torch_dtype=spec.get("load_dtype"),
+                            use_peft=bool(spec.get("peft")), lora_r=4,
+                            lora_target_modules=spec["targets"],
+                            **({"lora_task_type": spec["lora_task_type"]}
+                               if spec.get("lora_task_type") else {}))
+    dt = margs.torch_dtype
+    dt = dt if dt in ("auto", None) else getattr(torch, dt)
+    args = _training_args(spec, trl.RewardConfig, out_dir, max_length=16)
+    tok = _tokenizer()
+    model = AutoModelForSequenceClassification.from_pretrained(spec["folder"], num_labels=1,
+                                                               torch_dtype=dt)
+    model.config.pad_token_id = tok.pad_token_id
+    stages["load"] = snapshot(model)
+    trainer = trl.RewardTrainer(model=model, processing_class=tok, args=args,
+                                train_dataset=_trl_data(spec, rows),
+                                peft_config=trl.get_peft_config(margs), callbacks=[snap])
+    return trainer
+
+
 def run_trainer(spec, result, out_dir):
     """The trainer's own steps: transformers' Trainer on a model the script loaded and
     wrapped (from_pretrained, optional prepare_model_for_kbit_training, get_peft_model), or
@@ -418,7 +668,13 @@ def run_trainer(spec, result, out_dir):
     try:
         from transformers import TrainerCallback
         snap = type("Snap", (_Snap, TrainerCallback), {})(stages)
-        if spec["trainer"] in TRL_TRAINERS:
+        if spec["trainer"] == "trl-sft" and _trl09():
+            stage = "init"
+            trainer = _trl09_sft(spec, out_dir, snap, rows)
+        elif spec["trainer"] == "trl-reward" and _reward_script_loads():
+            stage = "init"  # the script's load, then the trainer's __init__
+            trainer = _old_reward(spec, out_dir, snap, rows, stages)
+        elif spec["trainer"] in TRL_TRAINERS:
             import trl
             from trl import ModelConfig, SFTConfig, SFTTrainer, get_peft_config, \
                 get_quantization_config
@@ -440,30 +696,45 @@ def run_trainer(spec, result, out_dir):
             mik = {"dtype": margs.dtype} if margs.dtype is not None else {}
             mik.update(spec.get("model_init_kwargs") or {})
             data = _trl_data(spec, rows)
-            if "quantization_config" in inspect.signature(SFTTrainer.__init__).parameters:
+            route = _script_route(SFTTrainer)
+            if spec["trainer"] == "trl-cpo":
+                stage = "init"
+                trainer = _cpo(spec, margs, data, out_dir, snap)
+            elif route in ("trainer", "model_init_kwargs"):
                 extra = dict(extra, **{k: spec[k] for k in ("beta", "cast_lm_head_to_fp32")
                                        if k in spec})
+                qc = get_quantization_config(margs)
+                if route == "model_init_kwargs" and qc is not None:
+                    # trl 1.6 - 1.7's script: the quantization in model_init_kwargs, with
+                    # device_map get_kbit_device_map() (None on the CPU: left out)
+                    mik["quantization_config"] = qc
                 args = _training_args(spec, getattr(trl, cname), out_dir,
                                       model_init_kwargs=mik, **extra)
                 stage = "init"
                 kw = {"reward_funcs": [_reward_len]} if spec["trainer"] == "trl-grpo" else {}
+                if route == "trainer":
+                    kw["quantization_config"] = qc
                 trainer = getattr(trl, tname)(
                     model=spec["folder"], args=args, train_dataset=data,
                     processing_class=_tokenizer(),
-                    quantization_config=get_quantization_config(margs),
                     peft_config=get_peft_config(margs), callbacks=[snap], **kw)
+            elif spec["trainer"] == "trl-grpo":
+                stage = "init"
+                trainer = _old_grpo(spec, margs, data, out_dir, snap)
             else:
                 # trl < 1 (boundaries.py): its script loads the model itself,
                 # from_pretrained(dtype=ModelConfig.dtype, quantization_config=...), and
                 # passes it (trl/scripts/sft.py main, the same in 0.25.1 and 0.26.0)
+                # passes it (trl/scripts/sft.py main, the same in 0.25.1 and 0.26.0), after
+                # parsing the arguments (a ZeRO-3 config's zero.Init then applies)
                 from transformers import AutoModelForCausalLM
                 qc = get_quantization_config(margs)
                 kw = {"dtype": mik.get("dtype")}
                 if qc is not None:
                     kw["quantization_config"] = qc
+                args = _training_args(spec, SFTConfig, out_dir, max_length=16, packing=False)
                 model = AutoModelForCausalLM.from_pretrained(spec["folder"], **kw)
                 stages["load"] = snapshot(model)
-                args = _training_args(spec, SFTConfig, out_dir, max_length=16, packing=False)
                 stage = "init"
                 trainer = SFTTrainer(model=model, args=args, train_dataset=data,
                                      processing_class=_tokenizer(),
@@ -489,6 +760,9 @@ def run_trainer(spec, result, out_dir):
         stage = "step"
         trainer.train()
         stages["step"] = snapshot(trainer.model)
+        # what the trainer's accelerate/DeepSpeed integration made of it (a rank world:
+        # DeepSpeedEngine, FSDP1's class or FSDP2's FSDPModule mix-in)
+        result["wrapped"] = _wrapped(trainer.model_wrapped)
         _ref_snapshot(trainer, trainer.model, result, "step")
     except BaseException as e:  # noqa: B902 - the exception is the result
         if stage == "step" and "prepare" not in stages:
