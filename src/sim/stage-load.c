@@ -340,6 +340,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 	bool strict = dtl_sim_behavior(sim, DTL_B_HF_KEEP_STRICT) &&
 	              (target == DTL_DTYPE_F16 || target == DTL_DTYPE_BF16);
 	bool towers = mode == DTL_LOAD_DTYPE && !trl_float32 && automodel_subconfig_towers(sim);
+	const char *tower_why[DTL_DTYPE_COUNT] = {0};
 	for (uint32_t i = 0; i < sim->t.count; i++) {
 		enum dtl_dtype d = sim->t.dtype[i];
 		const struct dtl_pattern *e = NULL;
@@ -390,13 +391,17 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		enum dtl_dtype tower =
 		    towers ? gemma4_tower_dtype(m, sim->t.name[i]) : DTL_DTYPE_NONE;
 		if (tower != DTL_DTYPE_NONE && tower != target) {
-			const char *why = dtl_arena_sprintf(
-			    sim->arena,
-			    "NeMo Automodel <= 0.4.0 sets torch_dtype on the top-level config "
-			    "alone: "
-			    "AutoModel.from_config(sub_config) builds this tower in the %s its "
-			    "sub-config names",
-			    dtl_dtype_name(tower));
+			/* one reason per dtype, not one per tensor */
+			if (!tower_why[tower] && !(tower_why[tower] = dtl_arena_sprintf(
+			                               sim->arena,
+			                               "NeMo Automodel <= 0.4.0 sets torch_dtype "
+			                               "on the top-level config "
+			                               "alone: AutoModel.from_config(sub_config) "
+			                               "builds this tower in the "
+			                               "%s its sub-config names",
+			                               dtl_dtype_name(tower))))
+				return -ENOMEM;
+			const char *why = tower_why[tower];
 			r = d == tower
 			        ? dtl_sim_note(sim, i, DTL_STAGE_LOAD, why, fact_towers, mode_loc)
 			        : dtl_sim_set_dtype(sim, i, DTL_STAGE_LOAD, tower, why, fact_towers,
