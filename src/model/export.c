@@ -297,6 +297,8 @@ static void adapter(struct writer *w, const struct dtl_adapter *a)
 	tri(w, 2, "autocast_adapter_dtype", a->autocast_adapter_dtype, &first);
 	if (a->modules_to_save.present)
 		key(w, 2, "modules_to_save", &first), patterns(w, &a->modules_to_save);
+	if (a->target_parameters.count)
+		key(w, 2, "target_parameters", &first), patterns(w, &a->target_parameters);
 	tri(w, 2, "prepare_kbit_training", a->prepare_kbit_training, &first);
 	tri(w, 2, "use_dora", a->use_dora, &first);
 	if (a->task_type)
