@@ -80,6 +80,7 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 	if ((r = dtl_schema_root_map(s, root, "a PEFT adapter_config.json")) < 0)
 		goto out;
 	dtl_adapter_init(a, dtl_schema_loc(s, root));
+	a->from_config_file = true;
 	if ((v = dtl_node_get(root, "peft_type"))) {
 		if ((r = dtl_schema_string(s, v, "peft_type", &text)) < 0)
 			goto out;

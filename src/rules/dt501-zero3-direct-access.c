@@ -15,8 +15,7 @@ static int target_parameters_check(struct dtl_check *c)
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 
-	if (!a->present || !a->target_parameters.count || !sim->rp.zero_init ||
-	    sim->manifest->quantization.method != DTL_QUANT_NONE ||
+	if (!dtl_rules_target_parameters_partitioned(sim) ||
 	    !dtl_sim_behavior(sim, DTL_B_PEFT_TARGET_PARAMETERS_ZERO3_SHAPE))
 		return 0;
 	const struct dtl_pattern *p = &a->target_parameters.items[0];

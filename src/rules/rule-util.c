@@ -400,3 +400,12 @@ bool dtl_rules_adapter_targets_nothing(const struct dtl_sim *sim)
 	       !(a->target_modules_string && strcmp(a->target_modules_string, "all-linear") == 0) &&
 	       (sim->peft_target_regex || a->target_modules.count != 0);
 }
+
+bool dtl_rules_target_parameters_partitioned(const struct dtl_sim *sim)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+
+	return a->present && a->target_parameters.count &&
+	       sim->rp.plan.strategy == DTL_STRATEGY_ZERO3 && sim->rp.zero_init &&
+	       sim->manifest->quantization.method == DTL_QUANT_NONE;
+}

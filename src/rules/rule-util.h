@@ -69,6 +69,10 @@ const char *dtl_rules_modules_glob(struct dtl_arena *arena, const struct dtl_sim
  * modules are known (DT410's condition; a rule of a later step of get_peft_model defers to
  * it). */
 bool dtl_rules_adapter_targets_nothing(const struct dtl_sim *sim);
+/* The adapter's target_parameters are wrapped by get_peft_model after zero.Init partitioned
+ * them (ZeRO-3 with zero.Init, an unquantized model): DT501's condition, whatever the plan's
+ * PEFT version, so that DT412 proposes a release past peft-target-parameters-zero3-shape. */
+bool dtl_rules_target_parameters_partitioned(const struct dtl_sim *sim);
 /* The module of the finding's first tensor; NULL when it names none. */
 const char *dtl_rules_fix_module(const struct dtl_fix_request *req);
 /* Appends a candidate to req (title printf-formatted); NULL when out of memory. */

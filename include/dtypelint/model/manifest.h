@@ -278,6 +278,10 @@ struct dtl_adapter {
 	enum dtl_tristate use_dora;
 	/* LoRA on nn.Parameters (PEFT >= 0.17, ParamWrapper: MoE experts); the names as given */
 	struct dtl_patterns target_parameters;
+	/* read from an adapter_config.json (--peft), which PEFT loads with from_pretrained: a
+	 * key the release lacks is dropped with a warning from 0.14.0 (rules/versions.yaml
+	 * peft-config-drops-unknown-keys), where LoraConfig(key=...) raises TypeError */
+	bool from_config_file;
 	/* PEFT's TaskType ("SEQ_CLS", "CAUSAL_LM", ...); NULL: none given */
 	const char *task_type;
 	struct dtl_loc task_type_loc;
