@@ -115,6 +115,7 @@ static const char *const known_keys[] = {"bf16",
                                          "lora_alpha",
                                          "lora_target_modules",
                                          "lora_modules_to_save",
+                                         "lora_target_parameters",
                                          "torch_dtype",
                                          "dtype",
                                          "bnb_4bit_quant_type",
@@ -1028,6 +1029,12 @@ static int trl_model_config(struct recipe *r)
 		if ((v = key(r, "lora_modules_to_save")) && v->type != DTL_NODE_NULL &&
 		    (rc = dtl_schema_patterns(r->s, v, "lora_modules_to_save", DTL_PATTERN_PLAIN,
 		                              &m->adapter.modules_to_save)) < 0)
+			return rc;
+		/* get_peft_config passes it to LoraConfig as target_parameters when set (trl
+		 * 1.16.0 trainer/utils.py; peft-lora-target-parameters, DT412 before 0.17.0) */
+		if ((v = key(r, "lora_target_parameters")) && v->type != DTL_NODE_NULL &&
+		    (rc = dtl_schema_patterns(r->s, v, "lora_target_parameters", DTL_PATTERN_PLAIN,
+		                              &m->adapter.target_parameters)) < 0)
 			return rc;
 		if ((v = key(r, "use_dora")) &&
 		    (rc = dtl_schema_tristate(r->s, v, "use_dora", &m->adapter.use_dora)) < 0)
