@@ -54,6 +54,9 @@ DS_BF16_PARAMS = dict(DS_AUTOCAST, load_dtype="bfloat16", precision="fp32",
 DS_LORA = dict(DS_ZERO3, peft="lora")
 DS_WATCH = r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"
 DS_LORA_WATCH = r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$"
+PEFT_TP_GPT_OSS = dict(LORA, arch="gpt-oss", load_dtype="bfloat16", strategy="zero3",
+                       target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
+                       stop_after="peft", own_build=True)
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
@@ -165,6 +168,15 @@ PROBES = {
              target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
              stop_after="peft"),
         r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # the same edge's other side, and where target_parameters arrived: gpt-oss built by
+    # transformers 4.57.1 (COMPANIONS; its experts' gate_up_proj and down_proj are
+    # nn.Parameters, Mixtral's are per-expert Linears there) under zero.Init: 0.16.0's
+    # LoraConfig has no target_parameters (TypeError), 0.17.0 reads the partitioned
+    # parameter's shape (IndexError). Each side builds the model under its own shadow
+    ("peft-target-parameters-zero3-shape", "since"): (
+        "peft", "0.16.0", "0.17.0", PEFT_TP_GPT_OSS, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    ("peft-lora-target-parameters", "since"): (
+        "peft", "0.16.0", "0.17.0", PEFT_TP_GPT_OSS, r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -607,6 +619,12 @@ COMPANIONS = {
                                  "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "4.52.0"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
                                  "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    # peft 0.16.0 and 0.17.0 import HybridCache from transformers, which 5.x removed
+    # ("ImportError: cannot import name 'HybridCache' from 'transformers'"): beside
+    # transformers 4.57.1 (October 2025) and its pins, huggingface-hub<1.0,>=0.34.0 and
+    # tokenizers<=0.23.0,>=0.22.0 (the venv has 2.4.0 and 0.23.3)
+    **{("peft", v): ["transformers==4.57.1", "huggingface-hub==0.36.0", "tokenizers==0.22.1"]
+       for v in ("0.16.0", "0.17.0")},
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
