@@ -177,6 +177,13 @@ PROBES = {
         "peft", "0.16.0", "0.17.0", PEFT_TP_GPT_OSS, r"layers\.0\.self_attn\.q_proj\.weight$"),
     ("peft-lora-target-parameters", "since"): (
         "peft", "0.16.0", "0.17.0", PEFT_TP_GPT_OSS, r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # an adapter_config.json with target_parameters loaded by LoraConfig.from_pretrained
+    # (gpt-oss, one rank; both releases import beside the venv's transformers): 0.13.2
+    # raises TypeError, 0.14.0 drops the key with a warning and adapts the attention alone
+    ("peft-config-drops-unknown-keys", "since"): (
+        "peft", "0.13.2", "0.14.0",
+        dict(PEFT_TP_GPT_OSS, strategy="single", adapter_config_file=True, own_build=False),
+        r"layers\.0\.self_attn\.q_proj\.lora_A\.default\.weight$"),
     # ---- trl, and the trainers in rank worlds ----
     # trl sft without dtype: ModelConfig.dtype None (the checkpoint's) before 0.27, float32
     ("trl-model-config-dtype-float32", "since"): (
@@ -712,7 +719,7 @@ def run_lint(binary, s, d, vers, pkg, ver):
         adapter["autocast_adapter_dtype"] = s["autocast_adapter_dtype"]
     if s.get("kbit"):
         adapter["prepare_kbit_training"] = True
-    if s.get("target_parameters"):
+    if s.get("target_parameters") and not s.get("adapter_config_file"):
         adapter["target_parameters"] = s["target_parameters"]
     # from_pretrained without dtype and no trainer: a recipe naming no dtype is TRL's
     # (float32), so the manifest says it (load_dtype none)
@@ -755,6 +762,15 @@ def run_lint(binary, s, d, vers, pkg, ver):
         with open(man, "w") as f:
             json.dump(m, f, indent=1)
         folder, args = man, []
+    if s.get("adapter_config_file"):
+        # the adapter as the worker loads it, from its adapter_config.json (dtypelint's --peft,
+        # which replaces the recipe's adapter)
+        path = os.path.join(d, "adapter_config.json")
+        with open(path, "w") as f:
+            json.dump({"peft_type": "LORA", "r": s.get("r", 4),
+                       "target_modules": s.get("targets") or rd.real_models.ARCHS[s["arch"]][3],
+                       "target_parameters": s.get("target_parameters")}, f)
+        args = args + ["--peft", path]
     args = args + ["--with", f"{pkg}={ver}"]
     t = rd.lint(binary, folder, args)
     if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:

@@ -86,13 +86,31 @@ def _load(spec, torch, ds_config):
     return cls.from_pretrained(spec["folder"], **kw), keep
 
 
+def _lora_from_file(spec, LoraConfig, tp):
+    """LoraConfig.from_pretrained of an adapter_config.json written beside the spec's output
+    (the keys _peft's own LoraConfig gets; boundaries.py's `adapter_config_file`)."""
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="adapter-")
+    with open(os.path.join(folder, "adapter_config.json"), "w") as f:
+        json.dump(dict(peft_type="LORA", r=spec.get("r", 4), lora_alpha=8,
+                       target_modules=spec["targets"], use_dora=spec["peft"] == "dora",
+                       task_type=spec.get("task_type"), **tp), f)
+    return LoraConfig.from_pretrained(folder)
+
+
 def _peft(spec, model):
     from peft import LoraConfig, get_peft_model
     # boundaries.py: LoRA on nn.Parameters (MoE experts), when the spec names them
     tp = {"target_parameters": spec["target_parameters"]} if spec.get("target_parameters") \
         else {}
-    cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
-                     use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"), **tp)
+    if spec.get("adapter_config_file"):
+        # boundaries.py: the config loaded from an adapter_config.json, as PeftModel /
+        # LoraConfig.from_pretrained load one (a key the release lacks: TypeError before
+        # peft 0.14.0, dropped with a warning from it)
+        cfg = _lora_from_file(spec, LoraConfig, tp)
+    else:
+        cfg = LoraConfig(r=spec.get("r", 4), lora_alpha=8, target_modules=spec["targets"],
+                         use_dora=spec["peft"] == "dora", task_type=spec.get("task_type"), **tp)
     # boundaries.py: get_peft_model's own autocast_adapter_dtype, when the spec says
     kw = {"autocast_adapter_dtype": spec["autocast_adapter_dtype"]} \
         if "autocast_adapter_dtype" in spec else {}
