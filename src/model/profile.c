@@ -239,7 +239,9 @@ static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node
 
 /* A list of KEY whose entries are patterns, or `{FIELD: PATTERN, behaviour: BEHAVIOUR}` for
  * an entry true in some versions only: linear_modules (`path`, a module that is an nn.Linear
- * in some versions), no_split_absent (`name`, a class the model's list names in some) */
+ * in some versions), no_split_modules (`name`, a class the model's _no_split_modules names in
+ * some), no_split_absent (`name`, a class the model's list names in some that it never
+ * builds) */
 struct gated_list {
 	const char *key, *field, *entry, *missing;
 	enum dtl_pattern_kind kind;
@@ -285,6 +287,17 @@ static int parse_linear_modules(const struct dtl_schema *s, const struct dtl_nod
 	                             "linear_modules[]", "a linear_modules entry needs a 'path'",
 	                             DTL_PATTERN_GLOB,   &p->linear_modules,
 	                             &p->linear_gates};
+	return parse_gated(s, seq, &g);
+}
+
+static int parse_no_split_modules(const struct dtl_schema *s, const struct dtl_node *seq,
+                                  struct dtl_profile *p)
+{
+	const struct gated_list g = {
+	    "no_split_modules",   "name",
+	    "no_split_modules[]", "a no_split_modules entry needs a 'name'",
+	    DTL_PATTERN_PLAIN,    &p->no_split_modules,
+	    &p->no_split_gates};
 	return parse_gated(s, seq, &g);
 }
 
@@ -369,7 +382,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN,
 			                        &p->keep_in_fp32_strict);
 		else if (strcmp(k, "no_split_modules") == 0)
-			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_modules);
+			r = parse_no_split_modules(s, v, p);
 		else if (strcmp(k, "no_split_absent") == 0)
 			r = parse_no_split_absent(s, v, p);
 		else if (strcmp(k, "modules") == 0)

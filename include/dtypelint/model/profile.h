@@ -62,6 +62,10 @@ struct dtl_profile {
 	struct dtl_patterns keep_in_fp32;
 	struct dtl_patterns keep_in_fp32_strict;
 	struct dtl_patterns no_split_modules;
+	/* parallel to no_split_modules.items: 1 + the behaviour in whose versions the model's
+	 * _no_split_modules names the class (an entry `{name: CLASS, behaviour: KEY}`); 0: in
+	 * every version */
+	uint16_t *no_split_gates;
 	/* class names a release's _no_split_modules holds that the model never builds (DT105) */
 	struct dtl_patterns no_split_absent;
 	/* parallel to no_split_absent.items: 1 + the behaviour in whose versions the model's
