@@ -278,8 +278,8 @@ PROBES = {
     # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP (its _no_split_modules, gathered from its
     # children since 5.1.0): the CLIP vision tower brings CLIPEncoderLayer in 5.5.4, and
     # from 5.6.0 CLIPPreTrainedModel's list with CLIPTextEmbeddings, which it does not build
-    # (ValueError). Run at 5.0.0 / 5.1.0 too (transformers-no-split-gathers-children): both
-    # run, the units differ (none but the root at 5.0.0), which a probe does not compare
+    # (ValueError). 5.0.0 / 5.1.0 (transformers-no-split-gathers-children): both run, the
+    # units differ, a probe with `units` at the end of PROBES
     ("transformers-clip-vision-no-split-text-embeddings", "since"): (
         "transformers", "5.5.4", "5.6.0",
         {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
@@ -477,6 +477,26 @@ PROBES = {
          "lint": ["fixtures/import/tiny-qwen2", "--framework-config",
                   "fixtures/frameworks/nemo-automodel/qwen2_5_7b_squad.yaml"]},
         "fsdp.reduce_dtype"),
+    # ---- transformers: FSDP units (set-up key `units`) ----
+    # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP, each side saving its own model: 5.0.0's
+    # post_init keeps LlavaForConditionalGeneration's own _no_split_modules, none, so only the
+    # root and accelerate's embed_tokens and lm_head are units; 5.1.0 gathers the children's
+    # (CLIPEncoderLayer, LlamaDecoderLayer): each decoder and vision encoder layer is one too.
+    # The dtypes are the same on both sides: the units are compared
+    ("transformers-no-split-gathers-children", "since"): (
+        "transformers", "5.0.0", "5.1.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16", "own_build": True, "units": True},
+        r"language_model\.layers\.0\.self_attn\.q_proj\.weight$"),
+    # the same LLaVA in the checkpoint's names (4.51.3 has no conversion; the folder of
+    # transformers-vlm-checkpoint-conversion): 4.51.3's LlavaPreTrainedModel names
+    # ["LlavaVisionAttention"], which no LLaVA builds (ValueError at the wrap), 4.52.0 none
+    ("transformers-llava-no-split-vision-attention", "until"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"language_model\.(model\.)?layers\.0\.self_attn\.q_proj\.weight$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -738,7 +758,7 @@ def run_lint(binary, s, d, vers, pkg, ver):
             json.dump(m, f, indent=1)
         folder, args = man, []
     args = args + ["--with", f"{pkg}={ver}"]
-    t = rd.lint(binary, folder, args)
+    t = rd.lint(binary, folder, args, units=bool(s.get("units")))
     if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:
         t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
     return t
@@ -800,6 +820,20 @@ def observe(r, watch, stage=None, record=None, message=False):
         final = r.get("dtypes", {})
     return verdict, {n: v + (f" ({record})" if n in marked else "")
                      for n, v in sorted(final.items()) if re.search(watch, n)}
+
+
+def with_units(obs, r):
+    """OBS with the FSDP units (FSDP1) or groups (FSDP2) of R, a real result (real_worker.py
+    `units`) or a lint answer (real_differential.py lint_units), as entries "unit MODULES":
+    "N STORED-DTYPES" (a set-up's `units`: an edge that changes which modules are wrapped,
+    not a dtype); no units at all: one entry "units": "none listed"."""
+    units = r.get("units")
+    if isinstance(units, list):
+        units = {tuple(sorted(u["module"].split("+"))):
+                 (len(u["params"]), "/".join(sorted(u["dtype"].split("/")))) for u in units}
+    listed = {"unit " + ("+".join(m) or "<root>"): f"{n} {d}"
+              for m, (n, d) in (units or {}).items()}
+    return obs[0], dict(obs[1], **(listed or {"units": "none listed"}))
 
 
 def fmt(obs):
@@ -889,7 +923,10 @@ def probe(a, key, cache, vers, work):
             # the real run died before its first stage ended (zero.Init refusing its
             # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
             lint = (lint[0], {})
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec, message),
+        real = observe(r, watch, stage, rec, message)
+        if setup.get("units"):
+            real, lint = with_units(real, r), with_units(lint, t)
+        row["sides"].append({"ver": ver, "real": real,
                              "lint": lint,
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage
