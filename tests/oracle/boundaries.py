@@ -22,6 +22,13 @@ A framework default read off its own config object (no set-up to run) is an `exp
 value) by the venv's python with the release first on PYTHONPATH, and compares the value with
 dtypelint's `--show-plan -f json` plan, at the dotted path the probe's fifth element names,
 for ARGS with `--with torch=VENV,PKG=VER` (NeMo Automodel's FSDP2Config default reduce dtype).
+A behaviour in the values of a tensor, not its dtype, is one more observation beside the
+watched dtypes: `rope_positions: P` (the RoPE cache under zero.Init) has the worker compute the
+first rotary embedding's cos for position P after the load and say which dtype's rounding of P
+it was computed from ("bfloat16": 257 read as 256; "float32": exact), and dtypelint's answer
+is the dtype its DT302 finding citing transformers#28685 computes inv_freq in (float32 when
+there is none); `config_overrides` loads a copy of the saved model whose config.json has those
+keys changed (a context past 256 positions; the oracle's models have 256).
 Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
 versions) or `cannot: REASON` without one; a boundary with neither fails.
 
@@ -32,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -318,6 +326,19 @@ PROBES = {
         "transformers", "4.51.3", "4.52.0",
         {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
          "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # ---- transformers 4.37 / 4.38: the RoPE cache under zero.Init ----
+    # Llama under ZeRO-3 zero.Init (bf16, 2 ranks, no adapter: peft 0.21 does not import
+    # beside 4.37/4.38, "cannot import name 'EncoderDecoderCache'"), with 512 positions:
+    # 4.37.2's per-attention rotary caches cos/sin from torch.arange(512, dtype=float32),
+    # which zero.Init's wrapper casts to bfloat16 (position 257 read as 256); 4.38.0
+    # computes them in forward from the int64 position_ids. The positions are the
+    # observation (rope_positions); q_proj's dtype is watched beside it (the rotary buffers'
+    # names differ, D39)
+    ("transformers-rope-cache-float-arange", "until"): (
+        "transformers", "4.37.2", "4.38.0",
+        dict(DS_ZERO3, stop_after="peft", rope_positions=257,
+             config_overrides={"max_position_embeddings": 512}),
         r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- transformers 5.x ----
     # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
@@ -627,6 +648,11 @@ COMPANIONS = {
                                  "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "4.52.0"): ["trl==0.18.0", "huggingface-hub==0.36.2", "tokenizers==0.21.1",
                                  "datasets==4.3.0", "httpx==0.28.1", "httpcore==1.0.9"],
+    # transformers 4.37.2 and 4.38.0: huggingface-hub<1.0,>=0.19.3 and tokenizers<0.19,>=0.14
+    # (their METADATA; the venv has 2.4.0 and 0.23.3); no peft, datasets or accelerate: the
+    # rope probe runs no adapter and no trainer
+    ("transformers", "4.37.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
+    ("transformers", "4.38.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
@@ -761,7 +787,25 @@ def run_lint(binary, s, d, vers, pkg, ver):
     t = rd.lint(binary, folder, args, units=bool(s.get("units")))
     if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:
         t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
+    if s.get("rope_positions") and "failed" not in t:
+        t["rope_positions"] = lint_rope_positions(binary, folder, args)
     return t
+
+
+def lint_rope_positions(binary, folder, args):
+    """The dtype dtypelint says the RoPE cache's positions are held in: the dtype its DT302
+    finding computes inv_freq in, at the step that cites transformers#28685 (the float
+    arange zero.Init casts); float32 without one."""
+    run = subprocess.run([binary, "-f", "json", "-q", "--no-config", folder] + args,
+                         capture_output=True, text=True)
+    for f in json.loads(run.stdout)["findings"]:
+        if f["rule"] != "DT302":
+            continue
+        for tr in f.get("trace") or []:
+            for step in tr["steps"]:
+                if (step.get("fact") or "").endswith("/transformers/issues/28685"):
+                    return step["to"]
+    return "float32"
 
 
 def lint_unmanaged(binary, folder, args):
@@ -867,6 +911,18 @@ def model_folder(python, work, setup):
     checkpoints users load have vision_tower.vision_model.*
     (fixtures/corpus/models/medgemma-27b-it/model.safetensors.index.json)."""
     folder = os.path.join(work, "models", setup["arch"])
+    over = setup.get("config_overrides")
+    if over:
+        # a copy whose config.json has the probe's keys changed (models/ARCH@KEY=VALUE)
+        out = folder + "@" + ",".join(f"{k}={v}" for k, v in sorted(over.items()))
+        if not os.path.exists(out):
+            shutil.copytree(folder, out + ".part")
+            with open(os.path.join(folder, "config.json")) as f:
+                cfg = json.load(f)
+            with open(os.path.join(out + ".part", "config.json"), "w") as f:
+                json.dump(dict(cfg, **over), f, indent=2)
+            os.rename(out + ".part", out)
+        return out
     pairs = setup.get("checkpoint_names")
     if not pairs:
         return folder
@@ -926,6 +982,11 @@ def probe(a, key, cache, vers, work):
         real = observe(r, watch, stage, rec, message)
         if setup.get("units"):
             real, lint = with_units(real, r), with_units(lint, t)
+        if setup.get("rope_positions"):
+            # an observation of values, beside the dtypes (the RoPE cache's positions)
+            key_ = f"rotary position {setup['rope_positions']} from"
+            real[1][key_] = r.get("rope_positions")
+            lint[1][key_] = t.get("rope_positions")
         row["sides"].append({"ver": ver, "real": real,
                              "lint": lint,
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
