@@ -53,6 +53,14 @@ struct dtl_created_buffer {
 	enum dtl_dtype dtype;
 };
 
+/* A module the model builds from one of its config's sub-configs
+ * (AutoModel.from_config(config.vision_config)): its tensors are the ones under "<module>." */
+struct dtl_subconfig_tower {
+	const char *module; /* "model.vision_tower" */
+	size_t module_len;
+	enum dtl_subconfig config;
+};
+
 struct dtl_profile {
 	const char *file; /* "rules/architectures/llama.yaml" */
 	const char *architecture;
@@ -88,6 +96,9 @@ struct dtl_profile {
 	size_t shape_count;
 	struct dtl_created_buffer *created_buffers;
 	size_t created_buffer_count;
+	/* the key `subconfig_towers:` (module: text_config, vision_config or audio_config) */
+	struct dtl_subconfig_tower *towers;
+	size_t tower_count;
 };
 
 struct dtl_profiles {
