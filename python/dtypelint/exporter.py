@@ -138,6 +138,10 @@ def build_manifest(model: Any, training: Optional[Dict[str, Any]] = None) -> Dic
     hidden = getattr(config, "hidden_size", None)
     if isinstance(hidden, int) and hidden > 0:
         info["hidden_size"] = hidden
+    # the length of the RoPE cache transformers <= 4.37 builds under zero.Init (DT302)
+    positions = getattr(config, "max_position_embeddings", None)
+    if isinstance(positions, int) and positions > 0:
+        info["max_position_embeddings"] = positions
     for attr, key in (("_keep_in_fp32_modules", "keep_in_fp32"),
                       ("_keep_in_fp32_modules_strict", "keep_in_fp32_strict"),
                       ("_no_split_modules", "no_split_modules")):

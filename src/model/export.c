@@ -95,6 +95,9 @@ static void model(struct writer *w, const struct dtl_model_info *m)
 	if (m->hidden_size)
 		key(w, 2, "hidden_size", &first),
 		    fprintf(w->out, "%lld", (long long)m->hidden_size);
+	if (m->max_position_embeddings)
+		key(w, 2, "max_position_embeddings", &first),
+		    fprintf(w->out, "%lld", (long long)m->max_position_embeddings);
 	if (m->keep_in_fp32.present)
 		key(w, 2, "keep_in_fp32", &first), patterns(w, &m->keep_in_fp32);
 	if (m->keep_in_fp32_strict.present)

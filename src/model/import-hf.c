@@ -654,6 +654,9 @@ static void read_model(struct folder *f, const struct dtl_schema *s, struct dtl_
 		m->model.hidden_size = hidden->integer;
 		m->model.hidden_size_loc = dtl_schema_loc(s, hidden);
 	}
+	const struct dtl_node *positions = config_value(f, "max_position_embeddings");
+	if (positions && positions->type == DTL_NODE_INT && positions->integer > 0)
+		m->model.max_position_embeddings = positions->integer;
 }
 
 /* The headers of the shards an index names, each shard once. */

@@ -70,6 +70,7 @@ static int parse_model(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "checkpoint_dtype",
 	                                   "load_dtype",
 	                                   "hidden_size",
+	                                   "max_position_embeddings",
 	                                   "keep_in_fp32",
 	                                   "keep_in_fp32_strict",
 	                                   "no_split_modules",
@@ -121,6 +122,9 @@ static int parse_model(const struct dtl_schema *s, const struct dtl_node *map,
 			r = dtl_schema_int(s, v, "model.hidden_size", 1, INT64_C(1) << 40,
 			                   &model->hidden_size);
 			model->hidden_size_loc = dtl_schema_loc(s, v);
+		} else if (strcmp(k, "max_position_embeddings") == 0) {
+			r = dtl_schema_int(s, v, "model.max_position_embeddings", 1,
+			                   INT64_C(1) << 40, &model->max_position_embeddings);
 		} else if (strcmp(k, "keep_in_fp32") == 0) {
 			r = dtl_schema_patterns(s, v, "model.keep_in_fp32", DTL_PATTERN_PLAIN,
 			                        &model->keep_in_fp32);

@@ -239,7 +239,9 @@ static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node
 
 /* A list of KEY whose entries are patterns, or `{FIELD: PATTERN, behaviour: BEHAVIOUR}` for
  * an entry true in some versions only: linear_modules (`path`, a module that is an nn.Linear
- * in some versions), no_split_absent (`name`, a class the model's list names in some) */
+ * in some versions), no_split_modules (`name`, a class the model's _no_split_modules names in
+ * some), no_split_absent (`name`, a class the model's list names in some that it never
+ * builds) */
 struct gated_list {
 	const char *key, *field, *entry, *missing;
 	enum dtl_pattern_kind kind;
@@ -288,6 +290,17 @@ static int parse_linear_modules(const struct dtl_schema *s, const struct dtl_nod
 	return parse_gated(s, seq, &g);
 }
 
+static int parse_no_split_modules(const struct dtl_schema *s, const struct dtl_node *seq,
+                                  struct dtl_profile *p)
+{
+	const struct gated_list g = {
+	    "no_split_modules",   "name",
+	    "no_split_modules[]", "a no_split_modules entry needs a 'name'",
+	    DTL_PATTERN_PLAIN,    &p->no_split_modules,
+	    &p->no_split_gates};
+	return parse_gated(s, seq, &g);
+}
+
 static int parse_no_split_absent(const struct dtl_schema *s, const struct dtl_node *seq,
                                  struct dtl_profile *p)
 {
@@ -330,6 +343,42 @@ static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_no
 	return 0;
 }
 
+/* subconfig_towers: {MODULE: text_config | vision_config | audio_config} */
+static int parse_towers(const struct dtl_schema *s, const struct dtl_node *map,
+                        struct dtl_profile *p)
+{
+	static const char *const configs[] = {[DTL_SUBCONFIG_TEXT] = "text_config",
+	                                      [DTL_SUBCONFIG_VISION] = "vision_config",
+	                                      [DTL_SUBCONFIG_AUDIO] = "audio_config"};
+	int r = dtl_schema_map(s, map, "subconfig_towers");
+	if (r < 0)
+		return r;
+	p->towers = dtl_arena_calloc(s->arena, map->map.count + 1, sizeof(*p->towers));
+	if (!p->towers)
+		return -ENOMEM;
+	for (size_t i = 0; i < map->map.count; i++) {
+		struct dtl_subconfig_tower *t = &p->towers[i];
+		const char *config;
+		size_t k = 0;
+		if ((r = dtl_schema_string(s, &map->map.pairs[i].key, "subconfig_towers",
+		                           &t->module)) < 0 ||
+		    (r = dtl_schema_string(s, &map->map.pairs[i].value, "subconfig_towers",
+		                           &config)) < 0)
+			return r;
+		while (k < sizeof(configs) / sizeof(*configs) && strcmp(config, configs[k]) != 0)
+			k++;
+		if (k == sizeof(configs) / sizeof(*configs))
+			return dtl_schema_fail(s, &map->map.pairs[i].value,
+			                       "subconfig_towers: '%s' is none of text_config, "
+			                       "vision_config, audio_config",
+			                       config);
+		t->module_len = strlen(t->module);
+		t->config = (enum dtl_subconfig)k;
+	}
+	p->tower_count = map->map.count;
+	return 0;
+}
+
 static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root,
                          struct dtl_profile *p)
 {
@@ -348,6 +397,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 	                                   "linear_modules",
 	                                   "shapes",
 	                                   "created_buffers",
+	                                   "subconfig_towers",
 	                                   NULL};
 	int r = dtl_schema_map(s, root, "profile");
 	if (r < 0 || (r = dtl_schema_check_keys(s, root, "profile", keys)) < 0)
@@ -369,7 +419,7 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN,
 			                        &p->keep_in_fp32_strict);
 		else if (strcmp(k, "no_split_modules") == 0)
-			r = dtl_schema_patterns(s, v, k, DTL_PATTERN_PLAIN, &p->no_split_modules);
+			r = parse_no_split_modules(s, v, p);
 		else if (strcmp(k, "no_split_absent") == 0)
 			r = parse_no_split_absent(s, v, p);
 		else if (strcmp(k, "modules") == 0)
@@ -388,6 +438,8 @@ static int parse_profile(const struct dtl_schema *s, const struct dtl_node *root
 			r = parse_shapes(s, v, p);
 		else if (strcmp(k, "created_buffers") == 0)
 			r = parse_created_buffers(s, v, p);
+		else if (strcmp(k, "subconfig_towers") == 0)
+			r = parse_towers(s, v, p);
 	}
 	return r;
 }

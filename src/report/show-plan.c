@@ -367,6 +367,8 @@ static void plan_text(FILE *out, const struct dtl_input_view *view)
 	}
 	if (p->strategy == DTL_STRATEGY_FSDP1 || p->strategy == DTL_STRATEGY_FSDP2) {
 		fputs("  fsdp.wrap     ", out);
+		if (!rp->wrap->count) /* LLaVA's _no_split_modules up to transformers 5.0.x */
+			fputs("none", out);
 		for (size_t i = 0; i < rp->wrap->count; i++) {
 			fputs(i ? ", " : "", out);
 			dtl_report_put_escaped(out, rp->wrap->items[i].text);

@@ -65,12 +65,16 @@ static int dt105_check(struct dtl_check *c)
 		                                      "layer class %.*s in the model.",
 		                                      (int)item->len, item->text);
 		const char *classes = present_classes(c, p);
-		const char *fix = classes
-		                      ? dtl_arena_sprintf(c->arena,
-		                                          "name the classes to wrap: "
-		                                          "fsdp_transformer_layer_cls_to_wrap: %s",
-		                                          classes)
-		                      : NULL;
+		/* a list of absent classes only (LLaVA's ["LlavaVisionAttention"] up to 4.51.3)
+		 * leaves no class to keep: the user names the model's layers */
+		const char *fix =
+		    !classes   ? NULL
+		    : *classes ? dtl_arena_sprintf(c->arena,
+		                                   "name the classes to wrap: "
+		                                   "fsdp_transformer_layer_cls_to_wrap: %s",
+		                                   classes)
+		               : "name the classes to wrap in fsdp_transformer_layer_cls_to_wrap: "
+		                 "the model's own layer classes (its list names none it builds)";
 		if (!f || !error || !fix)
 			return -ENOMEM;
 		dtl_check_predict(c, f, error,

@@ -74,6 +74,20 @@ static int dt111_check(struct dtl_check *c)
 
 static int dt111_propose_fixes(const struct dtl_fix_request *req)
 {
+	const struct dtl_sim *sim = req->sim;
+
+	/* NeMo Automodel 0.4.0 leaves Gemma 4's towers in their sub-configs' dtype beside
+	 * embedders in the requested one; 0.5.0 sets the dtype on every nested config first
+	 * (rules/versions.yaml automodel-subconfig-dtype-not-propagated, PR #2027) */
+	if (dtl_sim_behavior(sim, DTL_B_AUTOMODEL_SUBCONFIG_DTYPE_NOT_PROPAGATED)) {
+		struct dtl_fix_candidate *fix = dtl_rules_propose(
+		    req, DTL_FIX_VERSION, "0.5.0", 0, 2,
+		    "upgrade NeMo Automodel: training.versions.nemo-automodel: \"0.5.0\" (PR #2027 "
+		    "gives the towers' sub-configs the requested dtype)");
+		if (!fix)
+			return -ENOMEM;
+		fix->framework = DTL_FW_AUTOMODEL;
+	}
 	if (dtl_rules_propose_autocast_off(req) < 0 || dtl_rules_propose_wrap_apart(req) < 0)
 		return -ENOMEM;
 	return 0;
@@ -96,7 +110,9 @@ DTL_RULE(dt111) = {
         "dtype. accelerate >= 1.14 upcasts trainable parameters to float32 first. torch "
         "2.15 splits a group's trainable parameters by dtype and raises nothing (NVIDIA "
         "Model-Optimizer#2152 reports it on PyTorch main; the release boundary is "
-        "unverified).",
+        "unverified). NeMo Automodel 0.4.0 builds Gemma 4's towers in their sub-configs' "
+        "dtype beside embedders in the requested one (Automodel#2017); --fix-plan proposes "
+        "0.5.0, which gives every sub-config the requested dtype (PR #2027).",
     .example = "tensors:\n"
                "  - {name: layers.0.attn.weight, shape: [8, 8], dtype: bfloat16}\n"
                "  - {name: layers.0.router.weight, shape: [4, 8], dtype: float32}\n"

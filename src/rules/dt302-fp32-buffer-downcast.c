@@ -5,6 +5,16 @@
 
 #include "rule-util.h"
 
+/* The RoPE cache built under zero.Init by transformers <= 4.37 (rules/versions.yaml
+ * transformers-rope-cache-float-arange, src/sim/stage-zero3.c rope_cache): inv_freq stays
+ * float32 and computes in 16-bit because the positions it multiplies were rounded, so the
+ * fix is a transformers release, not a buffer dtype. */
+static bool rope_cache(const struct dtl_sim *sim, const struct dtl_event *why, bool stored)
+{
+	return !stored && why->stage == DTL_STAGE_COMPUTE && sim->rp.zero_init &&
+	       dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE);
+}
+
 /* DT302 — a buffer that must stay float32 cast to 16-bit by the strategy. */
 static int dt302_check(struct dtl_check *c)
 {
@@ -40,18 +50,17 @@ static int dt302_check(struct dtl_check *c)
 		    dtl_dtype_name(stored ? sim->t.dtype[t] : sim->t.compute_dtype[t]));
 		if (!f)
 			return -ENOMEM;
+		bool rope = rope_cache(sim, why, stored);
 		f->effect = dtl_arena_sprintf(
-		    c->arena,
-		    "%s; precision is lost silently (RoPE inv_freq rounded to 16-bit "
-		    "shifts every position's angle)",
-		    why->reason);
-		f->fix =
-		    why->stage == DTL_STAGE_ZERO_INIT && !stored
-		        ? "upgrade transformers to >= 4.38 (the RoPE cache from an int64 "
-		          "arange, PR #28760), or build the rotary embedding outside zero.Init"
-		        : "leave buffers uncast: FSDP1 buffer_dtype=None (or float32), DeepSpeed "
-		          ">= 0.19.2 without data_types.buffer_dtype; or recompute the buffer in "
-		          "float32 after wrapping";
+		    c->arena, "%s; precision is lost silently (%s)", why->reason,
+		    rope ? "those positions take the rotary angles of the positions they round to"
+		         : "RoPE inv_freq rounded to 16-bit shifts every position's angle");
+		f->fix = rope
+		             ? "upgrade transformers to >= 4.38 (the RoPE cache from an int64 "
+		               "arange, PR #28760), or build the rotary embedding outside zero.Init"
+		             : "leave buffers uncast: FSDP1 buffer_dtype=None (or float32), "
+		               "DeepSpeed >= 0.19.2 without data_types.buffer_dtype; or recompute "
+		               "the buffer in float32 after wrapping";
 		if (dtl_rules_grouper_add(&g, key, f, t, NULL) < 0)
 			return -ENOMEM;
 	}

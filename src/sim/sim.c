@@ -25,6 +25,30 @@ struct dtl_loc dtl_sim_plan_loc(const struct dtl_sim *sim, struct dtl_loc a, str
 	return top;
 }
 
+/* The profile's _no_split_modules as the plan's transformers has it: the classes whose
+ * entry names no behaviour, or one in force (`{name: CLASS, behaviour: KEY}`, LLaVA's list,
+ * gathered from its children from 5.1.0: rules/versions.yaml
+ * transformers-no-split-gathers-children); findings point at the manifest's architecture
+ * line, not into the compiled-in profile */
+static void profile_wrap(struct dtl_sim *sim, struct dtl_patterns *wrap)
+{
+	const struct dtl_profile *p = sim->model.profile;
+	struct dtl_pattern *items = dtl_arena_calloc(sim->arena, wrap->count + 1, sizeof(*items));
+	size_t n = 0;
+
+	if (!items)
+		return;
+	for (size_t i = 0; i < wrap->count; i++) {
+		uint16_t gate = p->no_split_gates ? p->no_split_gates[i] : 0;
+		if (gate && !dtl_sim_behavior(sim, (enum dtl_behavior)(gate - 1)))
+			continue;
+		items[n] = wrap->items[i];
+		items[n++].loc = sim->manifest->model.architecture_loc;
+	}
+	wrap->items = items;
+	wrap->count = n;
+}
+
 /* docs/design.md §3: absent plan fields take the framework's own default; missing versions default
  * to the newest in the version table (and findings say so). */
 static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
@@ -61,19 +85,8 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 		 */
 		rp->wrap = sim->model.no_split_modules;
 		rp->wrap_from_model = true;
-		if (sim->model.no_split_from_profile) {
-			/* findings point at the manifest's architecture line, not into the
-			 * compiled-in profile */
-			struct dtl_pattern *items =
-			    dtl_arena_calloc(sim->arena, rp->wrap.count + 1, sizeof(*items));
-			if (items) {
-				for (size_t i = 0; i < rp->wrap.count; i++) {
-					items[i] = rp->wrap.items[i];
-					items[i].loc = m->model.architecture_loc;
-				}
-				rp->wrap.items = items;
-			}
-		}
+		if (sim->model.no_split_from_profile)
+			profile_wrap(sim, &rp->wrap);
 	}
 	/* default 1e5, model threshold default sys.maxsize
 	 * (https://github.com/deepspeedai/DeepSpeed/blob/v0.19.5/deepspeed/runtime/zero/config.py);

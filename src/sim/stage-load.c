@@ -231,33 +231,32 @@ static int pin_as_is(struct dtl_sim *sim)
  * setting it on the top-level config alone; transformers' Gemma4Model builds each tower with
  * AutoModel.from_config(sub_config), which takes the sub-config's own dtype when it names one
  * (rules/versions.yaml automodel-subconfig-dtype-not-propagated, NVIDIA-NeMo/Automodel#2017).
- * The towers' prefixes, as Gemma4Model names them (modeling_gemma4.py at transformers v5.24.0,
- * Gemma4Model.__init__), with their sub-configs; what is outside them (embed_vision,
- * embed_audio, lm_head) takes the requested dtype. */
-static const struct {
-	const char *prefix;
-	enum dtl_subconfig config;
-} gemma4_towers[] = {{"model.language_model.", DTL_SUBCONFIG_TEXT},
-                     {"model.vision_tower.", DTL_SUBCONFIG_VISION},
-                     {"model.audio_tower.", DTL_SUBCONFIG_AUDIO}};
-
+ * The towers are the profile's subconfig_towers (rules/architectures/gemma4.yaml); what is
+ * outside them (embed_vision, embed_audio, lm_head) takes the requested dtype. Only Gemma 4,
+ * of the models Automodel's registry builds with model_cls(hf_config), was read; its MoE text
+ * model is Automodel's own. */
 static bool automodel_subconfig_towers(const struct dtl_sim *sim)
 {
 	const struct dtl_manifest *m = sim->manifest;
+	const struct dtl_profile *p = sim->model.profile;
 
-	return m->recipe.kind && strcmp(m->recipe.kind, "nemo-automodel") == 0 &&
-	       m->model.architecture &&
-	       strcmp(m->model.architecture, "Gemma4ForConditionalGeneration") == 0 &&
+	return m->recipe.kind && strcmp(m->recipe.kind, "nemo-automodel") == 0 && p &&
+	       p->tower_count && strcmp(p->architecture, "Gemma4ForConditionalGeneration") == 0 &&
 	       !m->model.text_moe_block &&
 	       dtl_sim_behavior(sim, DTL_B_AUTOMODEL_SUBCONFIG_DTYPE_NOT_PROPAGATED);
 }
 
 /* the dtype the sub-config of name's tower names, or NONE (not in a tower, or no dtype) */
-static enum dtl_dtype gemma4_tower_dtype(const struct dtl_manifest *m, const char *name)
+static enum dtl_dtype tower_dtype(const struct dtl_sim *sim, const char *name, uint32_t len)
 {
-	for (size_t k = 0; k < sizeof(gemma4_towers) / sizeof(gemma4_towers[0]); k++)
-		if (strncmp(name, gemma4_towers[k].prefix, strlen(gemma4_towers[k].prefix)) == 0)
-			return m->model.subconfig_dtype[gemma4_towers[k].config];
+	const struct dtl_profile *p = sim->model.profile;
+
+	for (size_t k = 0; k < p->tower_count; k++) {
+		const struct dtl_subconfig_tower *t = &p->towers[k];
+		if (len > t->module_len && name[t->module_len] == '.' &&
+		    memcmp(name, t->module, t->module_len) == 0)
+			return sim->manifest->model.subconfig_dtype[t->config];
+	}
 	return DTL_DTYPE_NONE;
 }
 
@@ -389,7 +388,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 			continue;
 		}
 		enum dtl_dtype tower =
-		    towers ? gemma4_tower_dtype(m, sim->t.name[i]) : DTL_DTYPE_NONE;
+		    towers ? tower_dtype(sim, sim->t.name[i], sim->t.name_len[i]) : DTL_DTYPE_NONE;
 		if (tower != DTL_DTYPE_NONE && tower != target) {
 			/* one reason per dtype, not one per tensor */
 			if (!tower_why[tower] && !(tower_why[tower] = dtl_arena_sprintf(

@@ -17,23 +17,28 @@ static const char *fact_overrides =
 /* transformers <= 4.37 builds the RoPE cos/sin cache from a float torch.arange, which the
  * wrappers cast to the 16-bit dtype (rules/versions.yaml transformers-rope-cache-float-arange):
  * inv_freq stays float32 but the positions it multiplies are rounded, so the rotary buffer
- * computes in 16-bit. */
+ * computes in 16-bit. The cache holds positions 0 to max_position_embeddings - 1 (longer
+ * inputs rebuild it in forward, outside zero.Init); those up to 256 (bfloat16) or 2048
+ * (float16) are exact, so a model with no more positions than that loses nothing
+ * (tests/oracle/DISAGREEMENTS.md D58). */
 static int rope_cache(struct dtl_sim *sim, uint32_t t, struct dtl_loc loc)
 {
 	const struct dtl_resolved_plan *rp = &sim->rp;
 	const char *name = sim->t.name[t];
 	uint32_t len = sim->t.name_len[t];
+	int64_t positions = sim->manifest->model.max_position_embeddings;
+	int64_t exact = rp->zero_init_dtype == DTL_DTYPE_BF16 ? 256 : 2048;
 
 	if (!dtl_dtype_is_half(rp->zero_init_dtype) || sim->t.dtype[t] != DTL_DTYPE_F32 ||
 	    len < 8 || memcmp(name + len - 8, "inv_freq", 8) != 0 ||
-	    !dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE))
+	    !dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE) ||
+	    (positions > 0 && positions - 1 <= exact))
 		return 0;
 	const char *reason = dtl_arena_sprintf(
 	    sim->arena,
 	    "transformers <= 4.37 builds the RoPE cache from torch.arange(..., dtype=float32), "
 	    "which zero.Init casts to %s: positions past %s are rounded (transformers#28685)",
-	    dtl_dtype_name(rp->zero_init_dtype),
-	    rp->zero_init_dtype == DTL_DTYPE_BF16 ? "256" : "2048");
+	    dtl_dtype_name(rp->zero_init_dtype), exact == 256 ? "256" : "2048");
 	return dtl_sim_set_compute_dtype(sim, t, rp->zero_init_dtype, reason,
 	                                 "https://github.com/huggingface/transformers/issues/28685",
 	                                 loc);

@@ -22,6 +22,13 @@ A framework default read off its own config object (no set-up to run) is an `exp
 value) by the venv's python with the release first on PYTHONPATH, and compares the value with
 dtypelint's `--show-plan -f json` plan, at the dotted path the probe's fifth element names,
 for ARGS with `--with torch=VENV,PKG=VER` (NeMo Automodel's FSDP2Config default reduce dtype).
+A behaviour in the values of a tensor, not its dtype, is one more observation beside the
+watched dtypes: `rope_positions: P` (the RoPE cache under zero.Init) has the worker compute the
+first rotary embedding's cos for position P after the load and say which dtype's rounding of P
+it was computed from ("bfloat16": 257 read as 256; "float32": exact), and dtypelint's answer
+is the dtype its DT302 finding citing transformers#28685 computes inv_freq in (float32 when
+there is none); `config_overrides` loads a copy of the saved model whose config.json has those
+keys changed (a context past 256 positions; the oracle's models have 256).
 Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
 versions) or `cannot: REASON` without one; a boundary with neither fails.
 
@@ -32,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -297,8 +305,8 @@ PROBES = {
     # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP (its _no_split_modules, gathered from its
     # children since 5.1.0): the CLIP vision tower brings CLIPEncoderLayer in 5.5.4, and
     # from 5.6.0 CLIPPreTrainedModel's list with CLIPTextEmbeddings, which it does not build
-    # (ValueError). Run at 5.0.0 / 5.1.0 too (transformers-no-split-gathers-children): both
-    # run, the units differ (none but the root at 5.0.0), which a probe does not compare
+    # (ValueError). 5.0.0 / 5.1.0 (transformers-no-split-gathers-children): both run, the
+    # units differ, a probe with `units` at the end of PROBES
     ("transformers-clip-vision-no-split-text-embeddings", "since"): (
         "transformers", "5.5.4", "5.6.0",
         {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
@@ -337,6 +345,19 @@ PROBES = {
         "transformers", "4.51.3", "4.52.0",
         {"arch": "llama", "trainer": "trl-reward", "load_dtype": "bfloat16", "peft": "lora",
          "strategy": "single", "precision": "bf16"},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
+    # ---- transformers 4.37 / 4.38: the RoPE cache under zero.Init ----
+    # Llama under ZeRO-3 zero.Init (bf16, 2 ranks, no adapter: peft 0.21 does not import
+    # beside 4.37/4.38, "cannot import name 'EncoderDecoderCache'"), with 512 positions:
+    # 4.37.2's per-attention rotary caches cos/sin from torch.arange(512, dtype=float32),
+    # which zero.Init's wrapper casts to bfloat16 (position 257 read as 256); 4.38.0
+    # computes them in forward from the int64 position_ids. The positions are the
+    # observation (rope_positions); q_proj's dtype is watched beside it (the rotary buffers'
+    # names differ, D39)
+    ("transformers-rope-cache-float-arange", "until"): (
+        "transformers", "4.37.2", "4.38.0",
+        dict(DS_ZERO3, stop_after="peft", rope_positions=257,
+             config_overrides={"max_position_embeddings": 512}),
         r"layers\.0\.self_attn\.q_proj\.weight$"),
     # ---- transformers 5.x ----
     # the HF Trainer's own fsdp option, fsdp_config without a version, in a 2-rank world:
@@ -496,6 +517,26 @@ PROBES = {
          "lint": ["fixtures/import/tiny-qwen2", "--framework-config",
                   "fixtures/frameworks/nemo-automodel/qwen2_5_7b_squad.yaml"]},
         "fsdp.reduce_dtype"),
+    # ---- transformers: FSDP units (set-up key `units`) ----
+    # LLaVA under FSDP2's TRANSFORMER_BASED_WRAP, each side saving its own model: 5.0.0's
+    # post_init keeps LlavaForConditionalGeneration's own _no_split_modules, none, so only the
+    # root and accelerate's embed_tokens and lm_head are units; 5.1.0 gathers the children's
+    # (CLIPEncoderLayer, LlamaDecoderLayer): each decoder and vision encoder layer is one too.
+    # The dtypes are the same on both sides: the units are compared
+    ("transformers-no-split-gathers-children", "since"): (
+        "transformers", "5.0.0", "5.1.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16", "own_build": True, "units": True},
+        r"language_model\.layers\.0\.self_attn\.q_proj\.weight$"),
+    # the same LLaVA in the checkpoint's names (4.51.3 has no conversion; the folder of
+    # transformers-vlm-checkpoint-conversion): 4.51.3's LlavaPreTrainedModel names
+    # ["LlavaVisionAttention"], which no LLaVA builds (ValueError at the wrap), 4.52.0 none
+    ("transformers-llava-no-split-vision-attention", "until"): (
+        "transformers", "4.51.3", "4.52.0",
+        {"arch": "llava", "load_dtype": "bfloat16", "peft": None, "strategy": "fsdp2",
+         "precision": "bf16",
+         "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
+        r"language_model\.(model\.)?layers\.0\.self_attn\.q_proj\.weight$"),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -632,6 +673,11 @@ COMPANIONS = {
     # tokenizers<=0.23.0,>=0.22.0 (the venv has 2.4.0 and 0.23.3)
     **{("peft", v): ["transformers==4.57.1", "huggingface-hub==0.36.0", "tokenizers==0.22.1"]
        for v in ("0.16.0", "0.17.0")},
+    # transformers 4.37.2 and 4.38.0: huggingface-hub<1.0,>=0.19.3 and tokenizers<0.19,>=0.14
+    # (their METADATA; the venv has 2.4.0 and 0.23.3); no peft, datasets or accelerate: the
+    # rope probe runs no adapter and no trainer
+    ("transformers", "4.37.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
+    ("transformers", "4.38.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
@@ -772,10 +818,28 @@ def run_lint(binary, s, d, vers, pkg, ver):
                        "target_parameters": s.get("target_parameters")}, f)
         args = args + ["--peft", path]
     args = args + ["--with", f"{pkg}={ver}"]
-    t = rd.lint(binary, folder, args)
+    t = rd.lint(binary, folder, args, units=bool(s.get("units")))
     if s.get("record") == "fsdp2_unmanaged" and "failed" not in t:
         t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
+    if s.get("rope_positions") and "failed" not in t:
+        t["rope_positions"] = lint_rope_positions(binary, folder, args)
     return t
+
+
+def lint_rope_positions(binary, folder, args):
+    """The dtype dtypelint says the RoPE cache's positions are held in: the dtype its DT302
+    finding computes inv_freq in, at the step that cites transformers#28685 (the float
+    arange zero.Init casts); float32 without one."""
+    run = subprocess.run([binary, "-f", "json", "-q", "--no-config", folder] + args,
+                         capture_output=True, text=True)
+    for f in json.loads(run.stdout)["findings"]:
+        if f["rule"] != "DT302":
+            continue
+        for tr in f.get("trace") or []:
+            for step in tr["steps"]:
+                if (step.get("fact") or "").endswith("/transformers/issues/28685"):
+                    return step["to"]
+    return "float32"
 
 
 def lint_unmanaged(binary, folder, args):
@@ -836,6 +900,20 @@ def observe(r, watch, stage=None, record=None, message=False):
                      for n, v in sorted(final.items()) if re.search(watch, n)}
 
 
+def with_units(obs, r):
+    """OBS with the FSDP units (FSDP1) or groups (FSDP2) of R, a real result (real_worker.py
+    `units`) or a lint answer (real_differential.py lint_units), as entries "unit MODULES":
+    "N STORED-DTYPES" (a set-up's `units`: an edge that changes which modules are wrapped,
+    not a dtype); no units at all: one entry "units": "none listed"."""
+    units = r.get("units")
+    if isinstance(units, list):
+        units = {tuple(sorted(u["module"].split("+"))):
+                 (len(u["params"]), "/".join(sorted(u["dtype"].split("/")))) for u in units}
+    listed = {"unit " + ("+".join(m) or "<root>"): f"{n} {d}"
+              for m, (n, d) in (units or {}).items()}
+    return obs[0], dict(obs[1], **(listed or {"units": "none listed"}))
+
+
 def fmt(obs):
     verdict, dtypes = obs
     short = (re.sub(r"^.*?\b(layers|block)\.0\.", "", n) for n in dtypes)
@@ -867,6 +945,18 @@ def model_folder(python, work, setup):
     checkpoints users load have vision_tower.vision_model.*
     (fixtures/corpus/models/medgemma-27b-it/model.safetensors.index.json)."""
     folder = os.path.join(work, "models", setup["arch"])
+    over = setup.get("config_overrides")
+    if over:
+        # a copy whose config.json has the probe's keys changed (models/ARCH@KEY=VALUE)
+        out = folder + "@" + ",".join(f"{k}={v}" for k, v in sorted(over.items()))
+        if not os.path.exists(out):
+            shutil.copytree(folder, out + ".part")
+            with open(os.path.join(folder, "config.json")) as f:
+                cfg = json.load(f)
+            with open(os.path.join(out + ".part", "config.json"), "w") as f:
+                json.dump(dict(cfg, **over), f, indent=2)
+            os.rename(out + ".part", out)
+        return out
     pairs = setup.get("checkpoint_names")
     if not pairs:
         return folder
@@ -923,7 +1013,15 @@ def probe(a, key, cache, vers, work):
             # the real run died before its first stage ended (zero.Init refusing its
             # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
             lint = (lint[0], {})
-        row["sides"].append({"ver": ver, "real": observe(r, watch, stage, rec, message),
+        real = observe(r, watch, stage, rec, message)
+        if setup.get("units"):
+            real, lint = with_units(real, r), with_units(lint, t)
+        if setup.get("rope_positions"):
+            # an observation of values, beside the dtypes (the RoPE cache's positions)
+            key_ = f"rotary position {setup['rope_positions']} from"
+            real[1][key_] = r.get("rope_positions")
+            lint[1][key_] = t.get("rope_positions")
+        row["sides"].append({"ver": ver, "real": real,
                              "lint": lint,
                              "notes": diffs, "message": (r.get("error") or {}).get("message")})
     row["stage"] = stage

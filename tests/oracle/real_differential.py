@@ -12,8 +12,8 @@ YAML or a DeepSpeed JSON, and a plan naming the installed versions) and linted b
 They agree when the crash / no-crash verdict, the error type and the final dtype of every tensor
 both sides name are the same (a real run that stopped early: its dtypes and dtypelint's as of
 the stage it reached, REAL_STAGE_CUT). Set-ups the CPU cannot run as a GPU would (KNOWN_CPU
-below, each with the source that shows it) are listed apart and left out of the figure. Prints the
-agreement table; exit 0 when every compared set-up agrees but for the open disagreements
+and KNOWN_GPU below, each with the source that shows it) are listed apart and left out of the
+figure. Prints the agreement table; exit 0 when every compared set-up agrees but for the open disagreements
 of DISAGREEMENTS.md (KNOWN_MISSING, KNOWN_RENAMED), 1 otherwise, 77 (skip) when the venv
 is missing, unless DTL_REQUIRE_VENV=1 (then 1)."""
 import argparse
@@ -124,6 +124,16 @@ KNOWN_CPU = [
      "DeepSpeed's CPU accelerator supports no fp16 (CPU_Accelerator.is_fp16_supported() is "
      "False); ZeRO-3 fp16 needs a GPU",
      "https://github.com/deepspeedai/DeepSpeed/blob/v0.19.8/accelerator/cpu_accelerator.py"),
+]
+
+# Errors dtypelint predicts that only a GPU raises, the CPU path skipping the step that raises
+# them: (rule, why, the source that shows it). A set-up the real run completes and dtypelint
+# fails this way is listed with the CPU-only ones, not compared (D15).
+KNOWN_GPU = [
+    ("DT141", "accelerate builds fp16's GradScaler only off the CPU (the `mixed_precision == "
+     "'fp16' and self.device.type != 'cpu'` branch), so the CPU run never unscales the "
+     "float16 gradients that GradScaler.unscale_ refuses on a GPU",
+     "https://github.com/huggingface/accelerate/blob/v1.15.0/src/accelerate/accelerator.py"),
 ]
 
 
@@ -518,10 +528,16 @@ def real(py, s, d, port, reuse=False):
         return json.load(f)
 
 
-def known_cpu(err):
+def known_cpu(err, t=None):
+    """Why a set-up is left out: the real run's ERR is the CPU's own (KNOWN_CPU), or the real
+    run completes where dtypelint's answer T predicts an error only a GPU raises (KNOWN_GPU);
+    None when it is compared."""
     for typ, pat, why, src in KNOWN_CPU:
         if err and err["type"] == typ and re.search(pat, err["message"]):
             return f"{why} ({src})"
+    for rule, why, src in KNOWN_GPU:
+        if not err and t and t.get("rule") == rule:
+            return f"{rule} on a GPU: {why} ({src})"
     return None
 
 
@@ -674,7 +690,7 @@ def main():
         if "failed" in t:
             diffs, n = [f"dtypelint refused the set-up: {t['failed']}"], 0
         else:
-            why = known_cpu(r.get("error"))
+            why = known_cpu(r.get("error"), t)
             if why:
                 cpu_only.append((label(s), why))
                 print(f"{i:4d} CPU   {label(s)}  ({why})", flush=True)

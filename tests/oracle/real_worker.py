@@ -52,6 +52,34 @@ def snapshot(model):
     return out
 
 
+def rope_positions(model, pos):
+    """(dtype, {dtype: error}): what the first rotary embedding's cos for position POS was
+    computed from, as the dtype whose rounding of POS explains it best ("float32": POS
+    itself; "bfloat16": POS rounded to bfloat16, 256 for 257). transformers <= 4.37 returns
+    rows of a cache built at __init__ from torch.arange(N, dtype=inv_freq.dtype), a float
+    arange zero.Init's wrappers cast to the 16-bit dtype (transformers#28685); 4.38 computes
+    cos from the int64 position_ids in forward. The cos is compared with cos(Q * inv_freq)
+    in float32 for each candidate Q (the largest absolute difference; the cache's own
+    bfloat16 rounding of cos is below 0.01, a position off by one is far above it)."""
+    import torch
+    rot = next(m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding"))
+    x = torch.zeros(1, dtype=torch.float32)
+    with torch.no_grad():
+        if "position_ids" in inspect.signature(rot.forward).parameters:
+            cos = rot(x, torch.tensor([[pos]]))[0].reshape(-1)
+        else:  # forward(x, seq_len): the cache's first seq_len rows
+            cos = rot(x, seq_len=pos + 1)[0][pos].reshape(-1)
+        inv = rot.inv_freq.float()
+        err = {}
+        for name in ("float32", "bfloat16", "float16"):
+            q = torch.tensor(float(pos)).to(getattr(torch, name)).float()
+            if name != "float32" and q.item() == pos:
+                continue  # exact in that dtype: not told apart from float32
+            ref = torch.cat((q * inv, q * inv)).cos()
+            err[name] = (cos.float() - ref).abs().max().item()
+    return min(err, key=err.get), err
+
+
 def _bnb_config(spec, torch):
     from transformers import BitsAndBytesConfig
     if spec["quant"] == "8bit":
@@ -294,6 +322,10 @@ def run(spec, rank, result):
             # from_pretrained cannot build: torch.set_default_dtype refuses float8)
             model.to(getattr(torch, spec["cast_to"]))
         stages["load"] = snapshot(model)
+        if spec.get("rope_positions"):
+            # boundaries.py: the rotary cache's positions, as zero.Init left them
+            result["rope_positions"], result["rope_positions_error"] = \
+                rope_positions(model, spec["rope_positions"])
         stage = "peft"
         if spec.get("kbit"):
             from peft import prepare_model_for_kbit_training

@@ -97,6 +97,14 @@ CPU_ONLY = [
      "parser.py)"),
 ]
 
+# Errors dtypelint predicts that only a GPU raises: (rule, why). A set-up the real run on the
+# CPU loads and dtypelint fails this way is CPU-only, not compared (D15).
+GPU_ONLY = [
+    ("DT141", "accelerate builds fp16's GradScaler only off the CPU, whose unscale_ refuses "
+     "float16 gradients (https://github.com/huggingface/accelerate/blob/v1.15.0/src/"
+     "accelerate/accelerator.py)"),
+]
+
 # Open disagreements of DISAGREEMENTS.md ("LLaMA-Factory and axolotl"): set-up label regex
 # -> tag. A set-up listed here still prints its differences; it does not fail the run.
 # None open since L3 and L4 (2026-11-28).
@@ -257,10 +265,15 @@ def compare(r, t):
     return diffs
 
 
-def cpu_only(err):
+def cpu_only(err, t=None):
+    """Why a set-up is not compared: the real run's ERR is the CPU's own (CPU_ONLY), or it
+    loads where dtypelint's answer T predicts an error only a GPU raises (GPU_ONLY)."""
     for typ, pat, why in CPU_ONLY:
         if err and err["type"] == typ and re.search(pat, err["message"]):
             return why
+    for rule, why in GPU_ONLY:
+        if not err and t and t.get("rule") == rule:
+            return f"{rule} on a GPU: {why}"
     return None
 
 
@@ -313,7 +326,7 @@ def run_trainer(kind, py, binary, work, only, reuse, fast):
         # the launch script names the same recipe: dtypelint must read it alike
         launch = lint(binary, folder, ["--launch", os.path.join(d, "train.sh")] + dargs[2:],
                       arch)
-        why = cpu_only(r.get("error"))
+        why = cpu_only(r.get("error"), t)
         r = gpu_auto(r, kind, args)
         diffs = None if why else compare(r, t)
         if diffs is not None and (launch["error"] != t["error"] or

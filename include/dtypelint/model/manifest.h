@@ -103,6 +103,9 @@ struct dtl_model_info {
 	struct dtl_loc load_dtype_loc;
 	int64_t hidden_size; /* 0: unset */
 	struct dtl_loc hidden_size_loc;
+	/* config.json's max_position_embeddings, the length of the RoPE cache transformers
+	 * <= 4.37 builds at __init__ (0: unset) */
+	int64_t max_position_embeddings;
 	struct dtl_patterns keep_in_fp32;
 	struct dtl_patterns keep_in_fp32_strict;
 	struct dtl_patterns no_split_modules;

@@ -53,6 +53,14 @@ struct dtl_created_buffer {
 	enum dtl_dtype dtype;
 };
 
+/* A module the model builds from one of its config's sub-configs
+ * (AutoModel.from_config(config.vision_config)): its tensors are the ones under "<module>." */
+struct dtl_subconfig_tower {
+	const char *module; /* "model.vision_tower" */
+	size_t module_len;
+	enum dtl_subconfig config;
+};
+
 struct dtl_profile {
 	const char *file; /* "rules/architectures/llama.yaml" */
 	const char *architecture;
@@ -62,6 +70,10 @@ struct dtl_profile {
 	struct dtl_patterns keep_in_fp32;
 	struct dtl_patterns keep_in_fp32_strict;
 	struct dtl_patterns no_split_modules;
+	/* parallel to no_split_modules.items: 1 + the behaviour in whose versions the model's
+	 * _no_split_modules names the class (an entry `{name: CLASS, behaviour: KEY}`); 0: in
+	 * every version */
+	uint16_t *no_split_gates;
 	/* class names a release's _no_split_modules holds that the model never builds (DT105) */
 	struct dtl_patterns no_split_absent;
 	/* parallel to no_split_absent.items: 1 + the behaviour in whose versions the model's
@@ -84,6 +96,9 @@ struct dtl_profile {
 	size_t shape_count;
 	struct dtl_created_buffer *created_buffers;
 	size_t created_buffer_count;
+	/* the key `subconfig_towers:` (module: text_config, vision_config or audio_config) */
+	struct dtl_subconfig_tower *towers;
+	size_t tower_count;
 };
 
 struct dtl_profiles {
