@@ -318,6 +318,17 @@ static bool experts_transposed(const struct dtl_sim *sim, const struct dtl_modul
 	       dtl_sim_behavior(sim, DTL_B_TRANSFORMERS_EXPERTS_IS_TRANSPOSED);
 }
 
+/* a * b * c as a tensor's numel, or -1 (unknown) when one is negative or it passes
+ * DTL_NUMEL_MAX: a hostile shape must not overflow */
+static int64_t numel3(int64_t a, int64_t b, int64_t c)
+{
+	int64_t ab, abc;
+	if (a < 0 || b < 0 || c < 0 || __builtin_mul_overflow(a, b, &ab) ||
+	    __builtin_mul_overflow(ab, c, &abc) || abc > DTL_NUMEL_MAX)
+		return -1;
+	return abc;
+}
+
 /* ParamWrapper's lora_A [r * E, in] and lora_B [out, r * E] numels for the parameter t of
  * module md (-1 when its shape is unknown): [E, d1, d2] gives in d1, out d2, [out, in] E 1,
  * then update_layer swaps them per release (rules/versions.yaml peft-param-wrapper-swap-*). */
@@ -332,7 +343,7 @@ static void wrapper_numels(const struct dtl_sim *sim, const struct dtl_module *m
 		return;
 	bool three = d->rank == 3, transposed = experts_transposed(sim, md), swap = false;
 	int64_t e = three ? d->shape[0] : 1;
-	int64_t in = three ? d->shape[1] : d->shape[1], out = three ? d->shape[2] : d->shape[0];
+	int64_t in = d->shape[1], out = three ? d->shape[2] : d->shape[0];
 	if (dtl_sim_behavior(sim, DTL_B_PEFT_PARAM_WRAPPER_SWAP_3D))
 		swap = three && !transposed;
 	else if (dtl_sim_behavior(sim, DTL_B_PEFT_PARAM_WRAPPER_SWAP_TRANSPOSED))
@@ -341,17 +352,16 @@ static void wrapper_numels(const struct dtl_sim *sim, const struct dtl_module *m
 		int64_t x = in;
 		in = out, out = x;
 	}
-	if (e < 0 || in < 0 || out < 0)
-		return;
-	*ret_a = r * e * in;
-	*ret_b = out * r * e;
+	*ret_a = numel3(r, e, in);
+	*ret_b = numel3(out, r, e);
 }
 
 /* LoRA target_parameters (rules/versions.yaml peft-lora-target-parameters): one ParamWrapper
  * per matched parameter of the module, each wrapping the one before, in the parameters'
  * registration order, so the k-th of n wraps is reached through n - 1 - k base_layers: its
  * "<module>{.base_layer}.lora_A.<adapter>.weight" and lora_B. The wrapped parameter keeps its
- * name here (".base_layer" * n in torch), as a wrapped Linear's weight does. */
+ * name here (".base_layer" * n in torch), as a wrapped Linear's weight does. At most 64
+ * parameters of one module are wrapped (an experts module has 2 to 4). */
 static int wrap_parameters(struct dtl_sim *sim, uint32_t mod, bool upcast, const char *upcast_why,
                            struct dtl_loc upcast_loc, struct dtl_error *error)
 {
