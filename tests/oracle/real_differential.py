@@ -541,6 +541,18 @@ def known_cpu(err, t=None):
     return None
 
 
+# a wrapped module's own parameter: NAME.base_layer.LEAF (lora.Linear) or, for LoRA
+# target_parameters, NAME.base_layer.base_layer.LEAF (one ParamWrapper per parameter, nested);
+# an inner ParamWrapper's LoRA tensors keep their NAME.base_layer.lora_A... (dtypelint names
+# them so: DISAGREEMENTS.md D48)
+BASE_LAYER = re.compile(r"(\.base_layer)+\.(?!lora_)")
+
+
+def peft_name(n):
+    """A real tensor's name as a manifest keeps it: PEFT's wrappers left out."""
+    return BASE_LAYER.sub(".", n)
+
+
 def compare(r, t, tally, arch):
     """Differences between the real run R and dtypelint's answer T (empty: they agree);
     TALLY counts the set-ups that agree on each criterion."""
@@ -565,7 +577,7 @@ def compare(r, t, tally, arch):
     stages = r.get("stages", {})
     # PEFT moves a wrapped weight to NAME.base_layer.weight (a LoRA layer) or
     # NAME.original_module.weight (modules_to_save); a manifest keeps NAME.weight
-    final = {n.replace(".base_layer.", ".").replace(".original_module.", "."): v
+    final = {peft_name(n).replace(".original_module.", "."): v
              for n, v in (stages[list(stages)[-1]] if stages else {}).items()}
     # a real run that stopped early is compared with dtypelint as of the same stage (D11)
     t = dict(t, dtypes=dtypes_as_of(t, list(stages)[-1] if stages else "step"))
