@@ -335,7 +335,7 @@ static int created_buffer(struct folder *f, const struct dtl_created_buffer *cb,
 /* A per-layer created buffer (its name holds "{layer}", one rotary module per
  * attention in transformers 4.x): one name per layer of config.json's num_hidden_layers (in
  * text_config for a composite model). No count, no buffers, as a shape with a missing key; a
- * count over the tensor limit is an input error, not a loop of 2^63 names. */
+ * count that takes the folder past the tensor limit is an input error, not 2^63 names. */
 static int per_layer_buffers(struct folder *f, const struct dtl_created_buffer *cb,
                              enum dtl_dtype checkpoint, struct dtl_loc loc)
 {
@@ -346,7 +346,8 @@ static int per_layer_buffers(struct folder *f, const struct dtl_created_buffer *
 
 	if (!config_int(f, "num_hidden_layers", &layers))
 		return 0;
-	if ((uint64_t)layers > f->limits->max_tensors)
+	if (f->entries.count > f->limits->max_tensors ||
+	    (uint64_t)layers > f->limits->max_tensors - f->entries.count)
 		return dtl_error_set(f->error, loc, -ERANGE,
 		                     "config.json num_hidden_layers is %lld, over the limit of %zu "
 		                     "tensors",
