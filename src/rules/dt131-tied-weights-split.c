@@ -93,7 +93,8 @@ static int dt131_propose_fixes(const struct dtl_fix_request *req)
 			return -ENOMEM;
 		fix->framework = DTL_FW_ACCELERATE;
 	}
-	if (!f->group || f->group->module == DTL_NONE_INDEX)
+	/* NeMo Automodel's units come from its ModuleList rule, not a wrap list to edit */
+	if (!f->group || f->group->module == DTL_NONE_INDEX || sim->rp.wrap_module_lists)
 		return 0;
 	const struct dtl_module *gm = &sim->modules[f->group->module];
 	for (size_t i = 0; i < sim->rp.wrap.count; i++) {

@@ -81,6 +81,10 @@ struct dtl_resolved_plan {
 	bool world_size_assumed;
 	struct dtl_patterns wrap; /* fsdp.wrap, or model.no_split_modules */
 	bool wrap_from_model;
+	/* NeMo Automodel's FSDP2: every child of a ModuleList is a unit, not the wrap list's
+	 * classes (rules/versions.yaml recipes: automodel-fsdp2-module-list-units); wrap then
+	 * holds that rule's one description, at the strategy key */
+	bool wrap_module_lists;
 	int64_t persistence_threshold;
 	int64_t model_persistence_threshold;
 	bool zero_init;
