@@ -113,7 +113,7 @@ DTL_RULE(dt412) = {
            "zero.Init, see DT501), or target the expert modules by name.",
     .facts = "https://github.com/huggingface/peft/pull/2638 (target_parameters, 0.17.0); "
              "https://github.com/huggingface/peft/pull/2038 (unknown config keys dropped, "
-             "0.14.0); raised by peft 0.16.0 in tests/oracle/boundaries.py",
+             "0.14.0)",
     .check = dt412_check,
     .propose_fixes = dt412_propose_fixes,
 };
