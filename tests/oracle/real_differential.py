@@ -120,6 +120,12 @@ KNOWN_CPU = [
      "the CPU layer_norm refuses a float32 input with 16-bit weights (CPU autocast runs "
      "layer_norm in float32); the check is the CPU kernel's own",
      "https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native/mixed_data_type.h"),
+    ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize",
+     "the CPU's autocast registers cat, stack and index_copy as promote ops, and prioritize "
+     "refuses two float16 inputs under bfloat16 autocast (rotate_half's torch.cat of the "
+     "float16 4-bit compute output); CUDA's promote list (AT_FORALL_PROMOTE) has no cat, so "
+     "a GPU never calls prioritize there (D10)",
+     "https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/autocast_mode.cpp"),
     ("ValueError", r"^Type fp16 is not supported on your device",
      "DeepSpeed's CPU accelerator supports no fp16 (CPU_Accelerator.is_fp16_supported() is "
      "False); ZeRO-3 fp16 needs a GPU",
@@ -145,9 +151,8 @@ KNOWN_GPU = [
 # any other difference fails.
 KNOWN_MISSING = []
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
-# (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409)
+# (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409; D10 is the CPU's: KNOWN_CPU)
 KNOWN_VERDICT = [
-    ("RuntimeError", r"^Unexpected floating ScalarType in at::autocast::prioritize", "D10"),
     # a shape error in DeepSeek-V3's attention under TRL's paired batches: no dtype involved
     ("RuntimeError", r"^The size of tensor a \(\d+\) must match the size of tensor b "
                      r"\(\d+\) at non-singleton dimension", "D33"),
