@@ -151,11 +151,9 @@ KNOWN_GPU = [
 # any other difference fails.
 KNOWN_MISSING = []
 # Real errors dtypelint does not predict, open in DISAGREEMENTS.md: (type, message regex, tag)
-# (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409; D10 is the CPU's: KNOWN_CPU)
+# (D6, D14, D18 and D20 are fixed: DT105, DT408, DT410, DT409; D10 is the CPU's: KNOWN_CPU;
+# D33 was the oracle's DeepSeek-V3 config: real_models.py)
 KNOWN_VERDICT = [
-    # a shape error in DeepSeek-V3's attention under TRL's paired batches: no dtype involved
-    ("RuntimeError", r"^The size of tensor a \(\d+\) must match the size of tensor b "
-                     r"\(\d+\) at non-singleton dimension", "D33"),
 ]
 # Final dtypes that differ for an open disagreement: (tensor regex, real, dtypelint, tag[,
 # the set-up's quant it is limited to])
