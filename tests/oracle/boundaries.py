@@ -1025,7 +1025,8 @@ def probe(a, key, cache, vers, work):
             return row
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
-                                                    "tensors differing"), 0), setup["arch"])
+                                                    "tensors differing"), 0), setup["arch"],
+                              setup.get("quant"))
         if r.get("error") and not stage and r.get("stages"):
             # a real run that stopped early against dtypelint as of the same stage (D11)
             t = dict(t, dtypes=rd.dtypes_as_of(t, list(r["stages"])[-1]))
@@ -1037,6 +1038,13 @@ def probe(a, key, cache, vers, work):
             # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
             lint = (lint[0], {})
         real = observe(r, watch, stage, rec, message)
+        gpu = None if r.get("error") else rd.known_cpu(None, t)
+        if gpu and lint[0] != "runs":
+            # an error only a GPU raises (real_differential.py KNOWN_GPU: DT141's GradScaler,
+            # which accelerate builds off the CPU only): the CPU run completes, and the
+            # boundary is judged on the rest of the observation
+            lint = ("runs", lint[1])
+            diffs = diffs + [f"dtypelint's error is a GPU's: {gpu[:120]}"]
         if setup.get("units"):
             real, lint = with_units(real, r), with_units(lint, t)
         if setup.get("rope_positions"):
