@@ -264,48 +264,116 @@ static int add_entry(struct folder *f, const char *name, size_t len, struct entr
 	return 0;
 }
 
+static struct entry *entry_named(struct folder *f, const char *name, size_t len)
+{
+	int64_t i = dtl_strmap_get(&f->names, name, len);
+	return i > 0 ? &((struct entry *)f->entries.items)[i - 1] : NULL;
+}
+
+/* A second created buffer of an existing name, in other versions (Llama's causal_mask: int64
+ * in 4.38.0 and 4.38.1, bool in 4.38.2): both gated, the lint keeps the one of the plan's
+ * versions (the profile's behaviours do not overlap). -EEXIST: a checkpoint entry, or an
+ * ungated one, which stays the only one. */
+static int gated_variant(struct folder *f, const struct dtl_created_buffer *cb, const char *name,
+                         size_t len, struct entry **ret)
+{
+	const struct entry *first = entry_named(f, name, len);
+	if (!cb->gate || !first || !first->created || !first->gate || first->gate == cb->gate)
+		return -EEXIST;
+	struct entry *e = dtl_vec_push(&f->entries, f->arena, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct entry){.name = name, .len = (uint32_t)len, .numel = -1};
+	*ret = e;
+	return 0;
+}
+
+/* One created buffer named name: non-persistent, unless the checkpoint has an entry of that
+ * name; float32, int64 (position ids) or bool (a causal mask), or for one created under the
+ * default dtype the checkpoint's (the load stage gives it the load dtype). */
+static int created_buffer(struct folder *f, const struct dtl_created_buffer *cb, const char *name,
+                          size_t len, enum dtl_dtype checkpoint, struct dtl_loc loc)
+{
+	struct entry *e;
+	int r = add_entry(f, name, len, &e);
+	if (r == -EEXIST && (r = gated_variant(f, cb, name, len, &e)) == -EEXIST)
+		return 0;
+	if (r < 0)
+		return r;
+	e->created = true;
+	e->gate = cb->gate;
+	e->load_dtype = cb->load_dtype;
+	e->loc = e->dtype_loc = loc;
+	e->dtype = cb->dtype;
+	e->dtype_reason = cb->dtype == DTL_DTYPE_I64
+	                      ? "int64, created by the model code, not in the checkpoint "
+	                        "(a non-persistent buffer)"
+	                  : cb->dtype == DTL_DTYPE_BOOL
+	                      ? "bool, created by the model code, not in the checkpoint "
+	                        "(a non-persistent buffer)"
+	                      : "float32, created by the model code, not in the checkpoint "
+	                        "(a non-persistent buffer)";
+	if (cb->load_dtype && checkpoint != DTL_DTYPE_NONE) {
+		e->dtype = checkpoint;
+		e->dtype_reason = "the checkpoint's dtype: created by the model code under "
+		                  "the default dtype, not in the checkpoint (a "
+		                  "non-persistent buffer)";
+	}
+	if ((r = eval_shape(f, cb->dims, cb->rank, e)) == -ERANGE)
+		return dtl_error_set(f->error, loc, -ERANGE,
+		                     "buffer '%.*s': the shape config.json gives it has 2^60 "
+		                     "elements or more",
+		                     (int)e->len, e->name);
+	if (r <= 0) {
+		e->shape = NULL;
+		e->rank = 0;
+		e->numel = -1;
+	}
+	return 0;
+}
+
+/* A per-layer created buffer (its name holds "{layer}", one rotary module per
+ * attention in transformers 4.x): one name per layer of config.json's num_hidden_layers (in
+ * text_config for a composite model). No count, no buffers, as a shape with a missing key; a
+ * count that takes the folder past the tensor limit is an input error, not 2^63 names. */
+static int per_layer_buffers(struct folder *f, const struct dtl_created_buffer *cb,
+                             enum dtl_dtype checkpoint, struct dtl_loc loc)
+{
+	const size_t hole = sizeof(DTL_LAYER_PLACEHOLDER) - 1, head = cb->layer_at;
+	const size_t tail = cb->name.len - head - hole;
+	const char *after = cb->name.text + head + hole;
+	int64_t layers;
+
+	if (!config_int(f, "num_hidden_layers", &layers))
+		return 0;
+	if (f->entries.count > f->limits->max_tensors ||
+	    (uint64_t)layers > f->limits->max_tensors - f->entries.count)
+		return dtl_error_set(f->error, loc, -ERANGE,
+		                     "config.json num_hidden_layers is %lld, over the limit of %zu "
+		                     "tensors",
+		                     (long long)layers, f->limits->max_tensors);
+	for (int64_t l = 0; l < layers; l++) {
+		const char *name = dtl_arena_sprintf(f->arena, "%.*s%lld%.*s", (int)head,
+		                                     cb->name.text, (long long)l, (int)tail, after);
+		int r = name ? created_buffer(f, cb, name, strlen(name), checkpoint, loc) : -ENOMEM;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* The buffers the model code creates and no checkpoint stores (rotary inv_freq), from the
- * profile: non-persistent, unless the checkpoint has an entry of that name; float32 or int64
- * (position ids), or for one created under the default dtype the checkpoint's (the load stage
- * gives it the load dtype). */
+ * profile: one each, or one per layer for a name with the layer placeholder. */
 static int created_buffers(struct folder *f, const struct dtl_profile *p, enum dtl_dtype checkpoint,
                            struct dtl_loc loc)
 {
 	for (size_t i = 0; p && i < p->created_buffer_count; i++) {
 		const struct dtl_created_buffer *cb = &p->created_buffers[i];
-		struct entry *e;
-		int r = add_entry(f, cb->name.text, cb->name.len, &e);
-		if (r == -EEXIST)
-			continue;
+		int r = cb->per_layer
+		            ? per_layer_buffers(f, cb, checkpoint, loc)
+		            : created_buffer(f, cb, cb->name.text, cb->name.len, checkpoint, loc);
 		if (r < 0)
 			return r;
-		e->created = true;
-		e->gate = cb->gate;
-		e->load_dtype = cb->load_dtype;
-		e->loc = e->dtype_loc = loc;
-		e->dtype = cb->dtype;
-		e->dtype_reason = cb->dtype == DTL_DTYPE_I64
-		                      ? "int64, created by the model code, not in the checkpoint "
-		                        "(a non-persistent buffer)"
-		                      : "float32, created by the model code, not in the checkpoint "
-		                        "(a non-persistent buffer)";
-		if (cb->load_dtype && checkpoint != DTL_DTYPE_NONE) {
-			e->dtype = checkpoint;
-			e->dtype_reason = "the checkpoint's dtype: created by the model code under "
-			                  "the default dtype, not in the checkpoint (a "
-			                  "non-persistent buffer)";
-		}
-		if ((r = eval_shape(f, cb->dims, cb->rank, e)) == -ERANGE)
-			return dtl_error_set(
-			    f->error, loc, -ERANGE,
-			    "buffer '%.*s': the shape config.json gives it has 2^60 "
-			    "elements or more",
-			    (int)e->len, e->name);
-		if (r <= 0) {
-			e->shape = NULL;
-			e->rank = 0;
-			e->numel = -1;
-		}
 	}
 	return 0;
 }
@@ -500,12 +568,6 @@ static size_t quant_state_weight(const char *name, size_t len, size_t *ret_kind)
 			hit = name + i;
 	*ret_kind = SIZE_MAX;
 	return hit ? (size_t)(hit - name) + 7 : 0;
-}
-
-static struct entry *entry_named(struct folder *f, const char *name, size_t len)
-{
-	int64_t i = dtl_strmap_get(&f->names, name, len);
-	return i > 0 ? &((struct entry *)f->entries.items)[i - 1] : NULL;
 }
 
 static int prequantized_dtypes(struct folder *f, const struct dtl_quantization *q)

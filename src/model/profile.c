@@ -231,9 +231,38 @@ static int parse_created_dtype(const struct dtl_schema *s, const struct dtl_node
 		cb->load_dtype = true;
 	else if (strcmp(text, "int64") == 0)
 		cb->dtype = DTL_DTYPE_I64;
+	else if (strcmp(text, "bool") == 0)
+		cb->dtype = DTL_DTYPE_BOOL;
 	else if (strcmp(text, "float32") != 0)
-		return dtl_schema_fail(s, key, "'dtype' must be load, float32 or int64, got %s",
+		return dtl_schema_fail(s, key,
+		                       "'dtype' must be load, float32, int64 or bool, got %s",
 		                       dtl_schema_describe(s, key));
+	return 0;
+}
+
+/* A created buffer's name: exact, or one per layer with "{layer}" once where the index goes
+ * (import-hf.c expands it over num_hidden_layers); any other brace is a typo of it */
+static int parse_layer_placeholder(const struct dtl_schema *s, const struct dtl_node *name,
+                                   struct dtl_created_buffer *cb)
+{
+	const size_t hole = sizeof(DTL_LAYER_PLACEHOLDER) - 1;
+	size_t braces = 0;
+
+	cb->per_layer = false;
+	for (uint32_t i = 0; i < cb->name.len; i++) {
+		if (cb->name.text[i] != '{' && cb->name.text[i] != '}')
+			continue;
+		braces++;
+		if (cb->name.text[i] == '{' && cb->name.len - i >= hole &&
+		    memcmp(cb->name.text + i, DTL_LAYER_PLACEHOLDER, hole) == 0 && !cb->per_layer) {
+			cb->per_layer = true;
+			cb->layer_at = i;
+		}
+	}
+	if (braces != (cb->per_layer ? 2u : 0u))
+		return dtl_schema_fail(s, name,
+		                       "created_buffers.name %s: a brace other than one '{layer}'",
+		                       dtl_schema_describe(s, name));
 	return 0;
 }
 
@@ -333,6 +362,7 @@ static int parse_created_buffers(const struct dtl_schema *s, const struct dtl_no
 			                       "a created buffer needs a 'name' and a 'shape'");
 		if ((r = dtl_schema_pattern(s, name, "created_buffers.name", DTL_PATTERN_PLAIN,
 		                            &cb->name)) < 0 ||
+		    (r = parse_layer_placeholder(s, name, cb)) < 0 ||
 		    (r = parse_dims(s, shape, "created_buffers.shape", &cb->dims, &cb->rank)) < 0 ||
 		    (r = parse_status(s, m, &cb->verified)) < 0 ||
 		    (r = parse_gate(s, m, &cb->gate)) < 0 ||

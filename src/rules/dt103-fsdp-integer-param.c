@@ -101,15 +101,12 @@ static int dt103_check(struct dtl_check *c)
 static int dt103_propose_fixes(const struct dtl_fix_request *req)
 {
 	const struct dtl_sim *sim = req->sim;
-	struct dtl_fix_candidate *fix;
 
 	if (!strncmp(req->finding->message, "QDoRA", 5)) {
-		fix = dtl_rules_propose(
-		    req, DTL_FIX_VERSION, "0.12.0", 0, 2,
-		    "upgrade peft: training.versions.peft: \"0.12.0\" (PR #1806)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_PEFT, "0.12.0",
+		        "upgrade peft: training.versions.peft: \"0.12.0\" (PR #1806)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_PEFT;
 	} else if (sim->manifest->quantization.method) {
 		enum dtl_dtype want =
 		    sim->rp.mode_dtype != DTL_DTYPE_NONE ? sim->rp.mode_dtype : DTL_DTYPE_BF16;

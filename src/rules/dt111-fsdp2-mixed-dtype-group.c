@@ -80,13 +80,12 @@ static int dt111_propose_fixes(const struct dtl_fix_request *req)
 	 * embedders in the requested one; 0.5.0 sets the dtype on every nested config first
 	 * (rules/versions.yaml automodel-subconfig-dtype-not-propagated, PR #2027) */
 	if (dtl_sim_behavior(sim, DTL_B_AUTOMODEL_SUBCONFIG_DTYPE_NOT_PROPAGATED)) {
-		struct dtl_fix_candidate *fix = dtl_rules_propose(
-		    req, DTL_FIX_VERSION, "0.5.0", 0, 2,
-		    "upgrade NeMo Automodel: training.versions.nemo-automodel: \"0.5.0\" (PR #2027 "
-		    "gives the towers' sub-configs the requested dtype)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_AUTOMODEL, "0.5.0",
+		        "upgrade NeMo Automodel: training.versions.nemo-automodel: \"0.5.0\" (PR "
+		        "#2027 "
+		        "gives the towers' sub-configs the requested dtype)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_AUTOMODEL;
 	}
 	if (dtl_rules_propose_autocast_off(req) < 0 || dtl_rules_propose_wrap_apart(req) < 0)
 		return -ENOMEM;

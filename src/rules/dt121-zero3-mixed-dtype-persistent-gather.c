@@ -62,16 +62,13 @@ static int dt121_check(struct dtl_check *c)
 
 static int dt121_propose_fixes(const struct dtl_fix_request *req)
 {
-	struct dtl_fix_candidate *fix;
 
 	if (dtl_rules_propose_autocast_off(req) < 0)
 		return -ENOMEM;
-	fix = dtl_rules_propose(
-	    req, DTL_FIX_VERSION, "0.19.3", 0, 2,
-	    "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.3\" (PR #8073)");
-	if (!fix)
+	if (dtl_rules_propose_version(
+	        req, DTL_FW_DEEPSPEED, "0.19.3",
+	        "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.3\" (PR #8073)") < 0)
 		return -ENOMEM;
-	fix->framework = DTL_FW_DEEPSPEED;
 	/* the key exists from 0.18.5; an older DeepSpeed refuses it (DT125) */
 	if (dtl_sim_behavior(req->sim, DTL_B_DS_ALLGATHER_SEQUENTIAL) &&
 	    !dtl_rules_propose(req, DTL_FIX_ALLGATHER_SEQUENTIAL, NULL, 0, 1,

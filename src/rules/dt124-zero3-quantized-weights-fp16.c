@@ -60,13 +60,11 @@ static int dt124_check(struct dtl_check *c)
 static int dt124_propose_fixes(const struct dtl_fix_request *req)
 {
 	/* PR #8215 is after 0.19.5; its first release is unread, so the newest known */
-	struct dtl_fix_candidate *fix = dtl_rules_propose(
-	    req, DTL_FIX_VERSION, "0.19.8", 0, 2,
-	    "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.8\" (PR #8215, merged "
-	    "2026-08-19; the first release with it is unverified)");
-	if (!fix)
+	if (dtl_rules_propose_version(
+	        req, DTL_FW_DEEPSPEED, "0.19.8",
+	        "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.8\" (PR #8215, merged "
+	        "2026-08-19; the first release with it is unverified)") < 0)
 		return -ENOMEM;
-	fix->framework = DTL_FW_DEEPSPEED;
 	return 0;
 }
 

@@ -78,22 +78,20 @@ static int dt131_propose_fixes(const struct dtl_fix_request *req)
 {
 	const struct dtl_sim *sim = req->sim;
 	const struct dtl_finding *f = req->finding;
-	struct dtl_fix_candidate *fix;
 
 	if (sim->rp.plan.strategy == DTL_STRATEGY_FSDP2 &&
 	    !sim->rp.version_assumed[DTL_FW_ACCELERATE] &&
 	    dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_CARVE_EMBED_TAIL) &&
 	    !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_TIED_TAIL)) {
 		/* accelerate 1.15 keeps tied embeddings in one tail group (PR #4171) */
-		fix = dtl_rules_propose(
-		    req, DTL_FIX_VERSION, "1.15.0", 0, 2,
-		    "upgrade accelerate: training.versions.accelerate: \"1.15.0\" "
-		    "(PR #4171 shards tied embeddings in one group)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_ACCELERATE, "1.15.0",
+		        "upgrade accelerate: training.versions.accelerate: \"1.15.0\" "
+		        "(PR #4171 shards tied embeddings in one group)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_ACCELERATE;
 	}
-	if (!f->group || f->group->module == DTL_NONE_INDEX)
+	/* NeMo Automodel's units come from its ModuleList rule, not a wrap list to edit */
+	if (!f->group || f->group->module == DTL_NONE_INDEX || sim->rp.wrap_module_lists)
 		return 0;
 	const struct dtl_module *gm = &sim->modules[f->group->module];
 	for (size_t i = 0; i < sim->rp.wrap.count; i++) {

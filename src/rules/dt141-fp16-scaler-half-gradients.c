@@ -92,13 +92,11 @@ static int dt141_propose_fixes(const struct dtl_fix_request *req)
 	if (!sim->manifest->adapter.present ||
 	    dtl_sim_behavior(sim, DTL_B_PEFT_AUTOCAST_ADAPTER_DTYPE))
 		return 0;
-	struct dtl_fix_candidate *fix =
-	    dtl_rules_propose(req, DTL_FIX_VERSION, "0.12.0", 0, 2,
-	                      "upgrade PEFT: training.versions.peft: \"0.12.0\" (PR #1706 creates "
-	                      "the adapters in float32)");
-	if (!fix)
+	if (dtl_rules_propose_version(
+	        req, DTL_FW_PEFT, "0.12.0",
+	        "upgrade PEFT: training.versions.peft: \"0.12.0\" (PR #1706 creates "
+	        "the adapters in float32)") < 0)
 		return -ENOMEM;
-	fix->framework = DTL_FW_PEFT;
 	return 0;
 }
 

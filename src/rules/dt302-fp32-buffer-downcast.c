@@ -74,27 +74,23 @@ static int dt302_propose_fixes(const struct dtl_fix_request *req)
 	/* ZeRO 0-2 run the same initialize cast as ZeRO-3 (the engine stage) */
 	bool zero3 = sim->rp.plan.strategy == DTL_STRATEGY_ZERO3 ||
 	             (sim->rp.plan.strategy == DTL_STRATEGY_DDP && sim->rp.plan.deepspeed_engine);
-	struct dtl_fix_candidate *fix;
 
 	if (tensor && sim->rp.zero_init &&
 	    dtl_sim_behavior(sim, DTL_B_HF_ROPE_CACHE_FLOAT_ARANGE)) {
-		fix = dtl_rules_propose(req, DTL_FIX_VERSION, "4.38.0", 0, 2,
-		                        "upgrade transformers: training.versions.transformers: "
-		                        "\"4.38.0\" (PR #28760)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_TRANSFORMERS, "4.38.0",
+		        "upgrade transformers: training.versions.transformers: "
+		        "\"4.38.0\" (PR #28760)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_TRANSFORMERS;
 	}
 	if (tensor && zero3 && dtl_sim_behavior(sim, DTL_B_DS_BLANKET_MODULE_CAST)) {
 		/* rules/versions.yaml deepspeed-blanket-module-cast: from 0.19.2 initialize casts
 		 * per policy and leaves buffers alone without data_types.buffer_dtype (PR #8066) */
-		fix =
-		    dtl_rules_propose(req, DTL_FIX_VERSION, "0.19.2", 0, 2,
-		                      "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.2\" "
-		                      "(PR #8066 keeps buffers out of initialize's cast)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_DEEPSPEED, "0.19.2",
+		        "upgrade DeepSpeed: training.versions.deepspeed: \"0.19.2\" "
+		        "(PR #8066 keeps buffers out of initialize's cast)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_DEEPSPEED;
 	}
 	/* the buffers' policy itself casts them: keep them in float32 */
 	if (tensor && zero3 && sim->rp.plan.zero3.buffer_dtype != DTL_DTYPE_NONE &&

@@ -166,7 +166,6 @@ static int dt401_propose_fixes(const struct dtl_fix_request *req)
 	const struct dtl_sim *sim = req->sim;
 	const struct dtl_finding *f = req->finding;
 	uint32_t t = f->tensor_count ? f->tensors[0] : DTL_NONE_INDEX;
-	struct dtl_fix_candidate *fix;
 
 	if (sim->manifest->quantization.method) {
 		enum dtl_dtype want =
@@ -183,14 +182,12 @@ static int dt401_propose_fixes(const struct dtl_fix_request *req)
 	     !dtl_sim_behavior(sim, DTL_B_ACCELERATE_FSDP2_IGNORE_PARAMS4BIT))) {
 		/* accelerate >= 1.14 keeps frozen non-floating Params4bit out of FSDP2 sharding
 		 * (PR #3987); the only cure for a checkpoint stored quantized in uint8 */
-		fix = dtl_rules_propose(
-		    req, DTL_FIX_VERSION, "1.14.0", 0, 2,
-		    "launch with accelerate >= 1.14: training.versions.accelerate: "
-		    "\"1.14.0\" (keeps non-floating Params4bit out of FSDP2 "
-		    "sharding, PR #3987; needs torch >= 2.7)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_ACCELERATE, "1.14.0",
+		        "launch with accelerate >= 1.14: training.versions.accelerate: "
+		        "\"1.14.0\" (keeps non-floating Params4bit out of FSDP2 "
+		        "sharding, PR #3987; needs torch >= 2.7)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_ACCELERATE;
 	}
 	return 0;
 }

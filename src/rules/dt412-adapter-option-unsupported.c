@@ -80,15 +80,14 @@ static int dt412_check(struct dtl_check *c)
 static int dt412_propose_fixes(const struct dtl_fix_request *req)
 {
 	bool partitioned = dtl_rules_target_parameters_partitioned(req->sim);
-	struct dtl_fix_candidate *fix = dtl_rules_propose(
-	    req, DTL_FIX_VERSION, partitioned ? "0.21.0" : "0.17.0", 0, 2,
-	    partitioned ? "upgrade peft: training.versions.peft: \"0.21.0\" (target_parameters, "
-	                  "PR #2638, read under zero.Init from PR #3576)"
-	                : "upgrade peft: training.versions.peft: \"0.17.0\" (target_parameters, "
-	                  "PR #2638)");
-	if (!fix)
+	if (dtl_rules_propose_version(
+	        req, DTL_FW_PEFT, partitioned ? "0.21.0" : "0.17.0",
+	        partitioned
+	            ? "upgrade peft: training.versions.peft: \"0.21.0\" (target_parameters, "
+	              "PR #2638, read under zero.Init from PR #3576)"
+	            : "upgrade peft: training.versions.peft: \"0.17.0\" (target_parameters, "
+	              "PR #2638)") < 0)
 		return -ENOMEM;
-	fix->framework = DTL_FW_PEFT;
 	return 0;
 }
 
@@ -113,7 +112,7 @@ DTL_RULE(dt412) = {
            "zero.Init, see DT501), or target the expert modules by name.",
     .facts = "https://github.com/huggingface/peft/pull/2638 (target_parameters, 0.17.0); "
              "https://github.com/huggingface/peft/pull/2038 (unknown config keys dropped, "
-             "0.14.0); raised by peft 0.16.0 in tests/oracle/boundaries.py",
+             "0.14.0)",
     .check = dt412_check,
     .propose_fixes = dt412_propose_fixes,
 };

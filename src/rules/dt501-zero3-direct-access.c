@@ -178,14 +178,12 @@ static int dt501_propose_fixes(const struct dtl_fix_request *req)
 {
 	const struct dtl_sim *sim = req->sim;
 	const struct dtl_finding *f = req->finding;
-	struct dtl_fix_candidate *fix;
 
 	if (!strncmp(f->message, "the DPO reference model", 23)) {
-		fix = dtl_rules_propose(req, DTL_FIX_VERSION, "0.7.2", 0, 2,
-		                        "upgrade trl: training.versions.trl: \"0.7.2\" (PR #687)");
-		if (!fix)
+		if (dtl_rules_propose_version(
+		        req, DTL_FW_TRL, "0.7.2",
+		        "upgrade trl: training.versions.trl: \"0.7.2\" (PR #687)") < 0)
 			return -ENOMEM;
-		fix->framework = DTL_FW_TRL;
 		return 0;
 	}
 	if (!f->tensor_count)

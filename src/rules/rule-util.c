@@ -345,6 +345,17 @@ struct dtl_fix_candidate *dtl_rules_propose(const struct dtl_fix_request *req,
 	return fix;
 }
 
+int dtl_rules_propose_version(const struct dtl_fix_request *req, enum dtl_framework framework,
+                              const char *version, const char *title)
+{
+	struct dtl_fix_candidate *fix =
+	    dtl_rules_propose(req, DTL_FIX_VERSION, version, 0, 2, "%s", title);
+	if (!fix)
+		return -ENOMEM;
+	fix->framework = framework;
+	return 0;
+}
+
 int dtl_rules_propose_autocast_off(const struct dtl_fix_request *req)
 {
 	const struct dtl_sim *sim = req->sim;

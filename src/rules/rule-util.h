@@ -80,6 +80,10 @@ struct dtl_fix_candidate *dtl_rules_propose(const struct dtl_fix_request *req,
                                             enum dtl_fix_kind kind, const char *text,
                                             enum dtl_dtype dtype, int cost, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* A version fix: the plan's framework at version (cost 2), titled as the user reads it
+ * ("upgrade peft: training.versions.peft: \"0.12.0\" (PR #1706)"). 0 or -ENOMEM. */
+int dtl_rules_propose_version(const struct dtl_fix_request *req, enum dtl_framework framework,
+                              const char *version, const char *title);
 /* adapter.autocast_adapter_dtype: false, when the finding's first tensor is an adapter PEFT
  * upcast (DT101, DT111, DT121, DT122, DT403 share the cause). */
 int dtl_rules_propose_autocast_off(const struct dtl_fix_request *req);

@@ -49,6 +49,32 @@ static void profile_wrap(struct dtl_sim *sim, struct dtl_patterns *wrap)
 	wrap->count = n;
 }
 
+/* NeMo Automodel's FSDP2 (an Automodel recipe, no fsdp.wrap of dtypelint's own plan): its
+ * DefaultParallelizationStrategy does not read _no_split_modules, it calls fully_shard on every
+ * child of a ModuleList, then on the root (rules/versions.yaml recipes:
+ * automodel-fsdp2-module-list-units). The wrap list becomes that rule's one description, located
+ * at the recipe's strategy; the shard stage finds the ModuleList children itself. */
+static bool automodel_wrap(struct dtl_sim *sim, struct dtl_resolved_plan *rp)
+{
+	const char *kind = sim->manifest->recipe.kind;
+	static const char rule[] = "every child of a ModuleList, then the root (NeMo Automodel's "
+	                           "apply_fsdp2_sharding_recursively)";
+
+	if (!kind || strcmp(kind, "nemo-automodel") != 0 ||
+	    rp->plan.strategy != DTL_STRATEGY_FSDP2 || rp->plan.fsdp.wrap.present)
+		return false;
+	rp->wrap_module_lists = true;
+	rp->wrap = (struct dtl_patterns){0};
+	struct dtl_pattern *p = dtl_arena_calloc(sim->arena, 1, sizeof(*p));
+	if (!p) /* the rule holds without its description */
+		return true;
+	p->text = rule;
+	p->len = (uint32_t)(sizeof(rule) - 1);
+	p->loc = dtl_sim_plan_loc(sim, rp->plan.strategy_loc, rp->plan.loc);
+	rp->wrap = (struct dtl_patterns){.items = p, .count = 1, .loc = p->loc};
+	return true;
+}
+
 /* docs/design.md §3: absent plan fields take the framework's own default; missing versions default
  * to the newest in the version table (and findings say so). */
 static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
@@ -78,7 +104,7 @@ static void resolve_plan(struct dtl_sim *sim, const struct dtl_plan *plan)
 	}
 	if (rp->plan.fsdp.wrap.present) {
 		rp->wrap = rp->plan.fsdp.wrap;
-	} else {
+	} else if (!automodel_wrap(sim, rp)) {
 		/* _no_split_modules is the de facto default wrap class list (accelerate's FSDP
 		 * plugin,
 		 * https://github.com/huggingface/accelerate/blob/16cb6eb80dd9aa8b4df1a63ef57863e455d53b83/src/accelerate/utils/dataclasses.py)

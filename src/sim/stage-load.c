@@ -277,6 +277,22 @@ static enum dtl_dtype none_target(struct dtl_sim *sim, const char **how)
 	return DTL_DTYPE_F32;
 }
 
+/* Keeps what the model is built under for the rules (sim->load): the key that named the dtype,
+ * the checkpoint's dtype when "auto" resolved it from there. */
+static void record_request(struct dtl_sim *sim, enum dtl_load_mode mode, enum dtl_dtype target,
+                           struct dtl_loc mode_loc)
+{
+	const struct dtl_model_info *model = &sim->manifest->model;
+	bool from_checkpoint = mode == DTL_LOAD_AUTO && model->checkpoint_dtype != DTL_DTYPE_NONE &&
+	                       model->checkpoint_dtype_loc.line;
+
+	sim->load.mode = mode;
+	sim->load.target = target;
+	sim->load.loc = from_checkpoint ? model->checkpoint_dtype_loc : mode_loc;
+	if (!sim->load.loc.line)
+		sim->load.loc = model->loc;
+}
+
 int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 {
 	const struct dtl_manifest *m = sim->manifest;
@@ -331,6 +347,7 @@ int dtl_stage_load(struct dtl_sim *sim, struct dtl_error *error)
 		                                      dtl_dtype_torch_name(target));
 		break;
 	}
+	record_request(sim, mode, target, mode_loc);
 	/* the plain list applies only under float16 (and, in the 4.50 and v5 regression
 	 * windows, under bfloat16 too: rules/versions.yaml transformers-keep-450-window and
 	 * transformers-v5-plain-keep-under-bf16); the strict list under float16 and bfloat16 */

@@ -74,6 +74,60 @@ static const struct dtl_pattern *wrap_match(const struct dtl_sim *sim, struct sh
 	return first < 0 ? NULL : &sim->rp.wrap.items[first];
 }
 
+/* apply_fsdp2_sharding_recursively's containers: isinstance(module, (nn.ModuleList,
+ * nn.ModuleDict)); nn.Sequential is not one */
+static bool container_class(const char *class_name)
+{
+	return class_name &&
+	       (strcmp(class_name, "ModuleList") == 0 || strcmp(class_name, "ModuleDict") == 0);
+}
+
+/*
+ * NeMo Automodel's FSDP2 unit: a child of a ModuleList (or ModuleDict) that is not itself one
+ * (rules/versions.yaml recipes: automodel-fsdp2-module-list-units). The tree has no class for
+ * most modules, so the parent is a container when the profile names its class ModuleList or
+ * ModuleDict, and, with no class for it, when the child's name is an index: torch names the
+ * children of a ModuleList "0", "1", ... An nn.Sequential names them so too; a profile that
+ * says the parent is a Sequential, or any other class, makes its children none.
+ */
+static bool module_list_child(const struct dtl_sim *sim, uint32_t mod)
+{
+	const struct dtl_module *m = &sim->modules[mod];
+	const struct dtl_module *parent = &sim->modules[m->parent];
+
+	/* a nested ModuleList (a ModuleDict inside a ModuleDict) is walked into, not sharded */
+	if (m->class_name && (strcmp(m->class_name, "ModuleList") == 0 ||
+	                      (strcmp(m->class_name, "ModuleDict") == 0 && parent->class_name &&
+	                       strcmp(parent->class_name, "ModuleDict") == 0)))
+		return false;
+	if (parent->class_name)
+		return container_class(parent->class_name);
+	const char *last = memrchr(m->path, '.', m->path_len);
+	size_t from = last ? (size_t)(last - m->path) + 1 : 0;
+	if (from == m->path_len)
+		return false;
+	for (size_t k = from; k < m->path_len; k++)
+		if (m->path[k] < '0' || m->path[k] > '9')
+			return false;
+	return true;
+}
+
+/* the rule's description when the resolved plan could not keep one (out of memory there) */
+static const struct dtl_pattern automodel_rule = {.text = "every child of a ModuleList", .len = 27};
+
+/* The pattern that makes module mod a unit: the wrap list's, or under NeMo Automodel's rule
+ * the rule's own description when mod is a ModuleList child that no unit above holds
+ * (Automodel does not walk into a child it sharded); unit_module is set for the parents. */
+static const struct dtl_pattern *unit_pattern(const struct dtl_sim *sim, struct shard_patterns *sp,
+                                              const uint32_t *unit_module, uint32_t mod)
+{
+	if (!sim->rp.wrap_module_lists)
+		return wrap_match(sim, sp, mod);
+	if (unit_module[sim->modules[mod].parent] != 0 || !module_list_child(sim, mod))
+		return NULL;
+	return sim->rp.wrap.count ? &sim->rp.wrap.items[0] : &automodel_rule;
+}
+
 /* Ignored modules: a glob names the module or any module above it (the root excepted). */
 static int ignored_modules(const struct dtl_sim *sim, struct shard_patterns *sp,
                            uint8_t **ret_ignored)
@@ -214,7 +268,8 @@ static int fsdp_groups(struct dtl_sim *sim, enum dtl_group_kind kind)
 	/* modules are created parent first, so one pass in index order sees parents first */
 	for (size_t i = 0; i < nmod; i++) {
 		struct dtl_module *m = &sim->modules[i];
-		const struct dtl_pattern *p = i ? wrap_match(sim, &sp, (uint32_t)i) : NULL;
+		const struct dtl_pattern *p =
+		    i ? unit_pattern(sim, &sp, unit_module, (uint32_t)i) : NULL;
 		if (!p && i && peft_policy && trainable_leaf(sim, (uint32_t)i))
 			p = peft_policy;
 		if (!p && i && carve && carve[i])

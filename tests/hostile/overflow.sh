@@ -24,6 +24,15 @@ cd "$tmp" || exit 99
 "$dtypelint" hf --strategy fsdp2 --memory >out 2>&1; st=$?
 if [ $st = 2 ] && grep -q "tensor 'model.embed_tokens.weight'.*has 2^60 elements or more" out; then
 	ok hf-embedding-2-73; else bad hf-embedding-2-73 "exit $st: $(head -c 300 out)"; fi
+# a per-layer created buffer (Llama's rotary per attention, model.layers.{layer}...) is one name
+# per num_hidden_layers: 2^40 layers is an input error at config.json, not 2^40 names
+mkdir "$tmp/layers"
+cp "$root/fixtures/import/tiny-llama/model.safetensors" "$tmp/layers/"
+sed 's/"num_hidden_layers": 2,/"num_hidden_layers": 1099511627776,/' \
+	"$root/fixtures/import/tiny-llama/config.json" >"$tmp/layers/config.json"
+"$dtypelint" layers --with transformers=4.44.2 >out 2>&1; st=$?
+if [ $st = 2 ] && grep -q "layers/config.json:[0-9]*:[0-9]*: error: config.json num_hidden_layers is 1099511627776, over the limit" out
+then ok hf-num-hidden-layers-2-40; else bad hf-num-hidden-layers-2-40 "exit $st: $(head -c 300 out)"; fi
 cat > big.yaml <<'YAML'
 dtypelint: 1
 model: {checkpoint_dtype: float64}

@@ -317,7 +317,8 @@ PROBES = {
     # T5 in float16 whose _keep_in_fp32_modules is ["layer"]: a component of the blocks'
     # names (block.N.layer.M), a substring only of encoder.final_layer_norm: 4.57.6 matches
     # whole components (final_layer_norm float16), 5.0.0 unanchored substrings (float32).
-    # (An entry that is no component at all, ["Dense"], 4.57.6 refuses in post_init: D36)
+    # (An entry that is no component at all, ["Dense"], 4.57.6 refuses in post_init: D36,
+    # DT204; transformers-keep-in-fp32-module-check below)
     ("transformers-keep-match-substring", "since"): (
         "transformers", "4.57.6", "5.0.0",
         {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
@@ -438,6 +439,28 @@ PROBES = {
         {"arch": "t5", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
          "precision": "bf16", "stop_after": "peft"},
         r"^encoder\.block\.0\.layer\.(0\.SelfAttention\.q|1\.DenseReluDense\.wo)\.weight$"),
+    # T5 in float16 whose _keep_in_fp32_modules is ["Dense"], a substring of DenseReluDense
+    # and no component of any name: 4.50.3 builds it (wi and wo float32: the substring),
+    # 4.51.0's post_init refuses it (ValueError: Dense was specified in the
+    # `_keep_in_fp32_modules` list, ...; DISAGREEMENTS.md D36)
+    ("transformers-keep-in-fp32-module-check", "since"): (
+        "transformers", "4.50.3", "4.51.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp32", "stop_after": "peft", "keep_in_fp32": ["Dense"]},
+        r"^encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]\.weight$"),
+    # the same: 4.57.6 refuses it, 5.0.0 (no check) builds it, wi and wo float32
+    ("transformers-keep-in-fp32-module-check", "until"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "t5", "load_dtype": "float16", "peft": None, "strategy": "single",
+         "precision": "fp32", "stop_after": "peft", "keep_in_fp32": ["Dense"]},
+        r"^encoder\.block\.0\.layer\.1\.DenseReluDense\.w[io]\.weight$"),
+    # the small Llama loaded with dtype=torch.int8: both refuse it with a ValueError, worded
+    # by _set_default_dtype up to 4.57.6 and by local_torch_dtype from 5.0.0 (D46)
+    ("transformers-local-torch-dtype", "since"): (
+        "transformers", "4.57.6", "5.0.0",
+        {"arch": "llama", "load_dtype": "int8", "peft": None, "strategy": "single",
+         "precision": "fp32", "stop_after": "peft", "verdict_message": True},
+        r"layers\.0\.self_attn\.q_proj\.weight$"),
     # LLaVA's checkpoint in public names (language_model.model.*, language_model.lm_head,
     # vision_tower.vision_model.*): kept by 4.51.3, renamed at load by 4.52.0
     ("transformers-vlm-checkpoint-conversion", "since"): (
@@ -1004,7 +1027,8 @@ def probe(a, key, cache, vers, work):
             return row
         diffs, _ = rd.compare(r, t, dict.fromkeys(("verdict", "error type", "final dtypes",
                                                     "every tensor listed", "tensors compared",
-                                                    "tensors differing"), 0), setup["arch"])
+                                                    "tensors differing"), 0), setup["arch"],
+                              setup.get("quant"))
         if r.get("error") and not stage and r.get("stages"):
             # a real run that stopped early against dtypelint as of the same stage (D11)
             t = dict(t, dtypes=rd.dtypes_as_of(t, list(r["stages"])[-1]))
@@ -1016,6 +1040,13 @@ def probe(a, key, cache, vers, work):
             # config in from_pretrained): no tensor of it to compare, of dtypelint's neither
             lint = (lint[0], {})
         real = observe(r, watch, stage, rec, message)
+        gpu = None if r.get("error") else rd.known_cpu(None, t)
+        if gpu and lint[0] != "runs":
+            # an error only a GPU raises (real_differential.py KNOWN_GPU: DT141's GradScaler,
+            # which accelerate builds off the CPU only): the CPU run completes, and the
+            # boundary is judged on the rest of the observation
+            lint = ("runs", lint[1])
+            diffs = diffs + [f"dtypelint's error is a GPU's: {gpu[:120]}"]
         if setup.get("units"):
             real, lint = with_units(real, r), with_units(lint, t)
         if setup.get("rope_positions"):

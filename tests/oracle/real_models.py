@@ -93,8 +93,13 @@ def _shrink(d):
             kinds = list(dict.fromkeys(d[k]))[:layers] if k == "layer_types" else []
             d[k] = (kinds * layers)[:layers] if kinds else []
     if "qk_rope_head_dim" in d:
-        # DeepSeek: head_dim is the rotary part of the query/key head (DeepseekV3Config)
+        # DeepSeek: head_dim is the rotary part of the query/key head (DeepseekV3Config);
+        # multi-head latent attention gives every query head its own key and value, so
+        # the published configs name as many key/value heads as heads (DeepseekV3Config's
+        # defaults: 128 and 128). Fewer made sdpa's padded path repeat the keys (repeat_kv)
+        # past the query's heads (DISAGREEMENTS.md D33: an oracle bug).
         d["head_dim"] = d["qk_rope_head_dim"]
+        d["num_key_value_heads"] = d["num_attention_heads"]
     if "deepstack_visual_indexes" in d:
         d["deepstack_visual_indexes"] = [0]
     if "fullatt_block_indexes" in d:

@@ -41,7 +41,7 @@ def main():
         return 1
     tally = dict.fromkeys(("verdict", "error type", "final dtypes", "every tensor listed",
                            "tensors compared", "tensors differing"), 0)
-    diffs, n = rd.compare(r, t, tally, s["arch"])
+    diffs, n = rd.compare(r, t, tally, s["arch"], s.get("quant"))
     open_diffs = [x for x in diffs if " (known: " not in x]
     if open_diffs or not tally["final dtypes"] or not tally["verdict"] or n < 20:
         print(f"FAIL: as of peft, {n} tensors compared: {open_diffs or diffs}")

@@ -38,9 +38,15 @@ struct dtl_shape_rule {
 
 /* A buffer the modelling code creates at construction and no checkpoint stores (rotary
  * inv_freq): an HF folder gets it, with its shape from expressions over config.json keys. */
+/* In a created buffer's name, the layer index: the buffer is one per layer (a rotary module per
+ * attention), model.layers.{layer}.self_attn.rotary_emb.inv_freq */
+#define DTL_LAYER_PLACEHOLDER "{layer}"
+
 struct dtl_created_buffer {
-	struct dtl_pattern name; /* the exact tensor name */
-	const char **dims;       /* expressions over config.json keys */
+	struct dtl_pattern name; /* the exact tensor name, or with DTL_LAYER_PLACEHOLDER once */
+	bool per_layer;          /* the name holds the placeholder, at byte layer_at */
+	uint32_t layer_at;
+	const char **dims; /* expressions over config.json keys */
 	size_t rank;
 	bool verified;
 	/* 1 + the behaviour (enum dtl_behavior) in whose versions the code creates it; 0: in
@@ -49,7 +55,8 @@ struct dtl_created_buffer {
 	/* created under torch's default dtype, which from_pretrained sets to the load dtype
 	 * (`dtype: load`); else `dtype` */
 	bool load_dtype;
-	/* float32 (the default), or int64 (`dtype: int64`: an arange of positions) */
+	/* float32 (the default), int64 (`dtype: int64`: an arange of positions) or bool
+	 * (`dtype: bool`: a causal mask) */
 	enum dtl_dtype dtype;
 };
 

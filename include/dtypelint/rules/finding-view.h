@@ -94,6 +94,7 @@ struct dtl_view_plan {
 	bool world_size_assumed;
 	const struct dtl_patterns *wrap;
 	bool wrap_from_model;
+	bool wrap_module_lists; /* NeMo Automodel's ModuleList children, not wrap classes */
 	int64_t persistence_threshold;
 	bool zero_init;
 	uint8_t mode_dtype, zero_init_dtype; /* enum dtl_dtype */

@@ -81,6 +81,10 @@ struct dtl_resolved_plan {
 	bool world_size_assumed;
 	struct dtl_patterns wrap; /* fsdp.wrap, or model.no_split_modules */
 	bool wrap_from_model;
+	/* NeMo Automodel's FSDP2: every child of a ModuleList is a unit, not the wrap list's
+	 * classes (rules/versions.yaml recipes: automodel-fsdp2-module-list-units); wrap then
+	 * holds that rule's one description, at the strategy key */
+	bool wrap_module_lists;
 	int64_t persistence_threshold;
 	int64_t model_persistence_threshold;
 	bool zero_init;
@@ -152,6 +156,15 @@ struct dtl_sim {
 	 * regular expression they were read as (NULL: a list, all-linear or no adapter) */
 	size_t peft_targeted;
 	const char *peft_target_regex;
+	/* what from_pretrained was asked to build the model under, as the load stage resolved
+	 * it (None read as "auto" by transformers 5, TRL's float32 default): the mode, the
+	 * dtype (NONE when nothing is loaded) and the key that asked for it. DT204 reads it:
+	 * transformers builds the model under torch.set_default_dtype(target). */
+	struct dtl_load_request {
+		enum dtl_load_mode mode;
+		enum dtl_dtype target;
+		struct dtl_loc loc;
+	} load;
 };
 
 /* Builds the table, resolves the plan (plan: the merged plan to use) and runs every stage.
