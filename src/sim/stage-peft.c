@@ -356,9 +356,25 @@ static void wrapper_numels(const struct dtl_sim *sim, const struct dtl_module *m
 	*ret_b = numel3(out, r, e);
 }
 
+/* Is the parameter one a fused experts module registers after the others? The manifest's
+ * order is its names' (a safetensors header is sorted), not the module's: every experts
+ * class dtypelint profiles registers gate_up_proj (and its bias) before down_proj (and its
+ * bias), e.g. https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/
+ * models/mixtral/modeling_mixtral.py and models/gpt_oss/modeling_gpt_oss.py (MixtralExperts,
+ * GptOssExperts __init__; Qwen2/Qwen3-MoE's and DeepSeek V2/V3's alike in 5.24.0), so
+ * down_proj* goes after the others, which keep the manifest's order
+ * (tests/oracle/DISAGREEMENTS.md D74). */
+static int registered_late(const char *name)
+{
+	const char *leaf = strrchr(name, '.');
+	leaf = leaf ? leaf + 1 : name;
+	return strncmp(leaf, "down_proj", 9) == 0;
+}
+
 /* LoRA target_parameters (rules/versions.yaml peft-lora-target-parameters): one ParamWrapper
  * per matched parameter of the module, each wrapping the one before, in the parameters'
- * registration order, so the k-th of n wraps is reached through n - 1 - k base_layers: its
+ * registration order (the manifest's, down_proj* last: registered_late), so the k-th of n
+ * wraps is reached through n - 1 - k base_layers: its
  * "<module>{.base_layer}.lora_A.<adapter>.weight" and lora_B. The wrapped parameter keeps its
  * name here (".base_layer" * n in torch), as a wrapped Linear's weight does. At most 64
  * parameters of one module are wrapped (an experts module has 2 to 4). */
@@ -374,11 +390,14 @@ static int wrap_parameters(struct dtl_sim *sim, uint32_t mod, bool upcast, const
 	size_t n = 0;
 	int r = 0;
 
-	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64;
-	     t = sim->t.next_in_module[t])
-		if (sim->t.kind[t] == DTL_KIND_PARAM && !(sim->t.flags[t] & DTL_TF_ALIAS) &&
-		    parameter_targeted(a, sim->t.name[t], (uint32_t)strlen(sim->t.name[t])))
-			own[n++] = t;
+	/* two passes: down_proj last (registered_late) */
+	for (int late = 0; late < 2; late++)
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64;
+		     t = sim->t.next_in_module[t])
+			if (sim->t.kind[t] == DTL_KIND_PARAM && !(sim->t.flags[t] & DTL_TF_ALIAS) &&
+			    registered_late(sim->t.name[t]) == late &&
+			    parameter_targeted(a, sim->t.name[t], (uint32_t)strlen(sim->t.name[t])))
+				own[n++] = t;
 	for (size_t i = 0; i < n; i++)
 		wrapper_numels(sim, md, own[i], a->r, &na[i], &nb[i]);
 	/* adding tensors may move the module array: md is not read below */
