@@ -29,6 +29,11 @@ it was computed from ("bfloat16": 257 read as 256; "float32": exact), and dtypel
 is the dtype its DT302 finding citing transformers#28685 computes inv_freq in (float32 when
 there is none); `config_overrides` loads a copy of the saved model whose config.json has those
 keys changed (a context past 256 positions; the oracle's models have 256).
+A behaviour in a tensor's shape is `shapes: REGEX`: the worker records the shape of every
+tensor matching REGEX after the PEFT stage, and each side's observation gets "NAME numel"
+entries, dtypelint's read off its HTML report's tensor table (lint_shapes): dtypelint keeps a
+LoRA tensor's numel, not its shape, so numels are compared and the real shapes are notes
+(peft-param-wrapper-swap-*: which of in and out a target_parameters LoRA tensor takes).
 Each behaviour's `oracle:` field must say `shown: PKG A / B` for a probe (with the same
 versions) or `cannot: REASON` without one; a boundary with neither fails.
 
@@ -36,6 +41,7 @@ Exit 0 when every probe run shows its boundary and agrees, 1 otherwise; 77 (skip
 the venv, or when PyPI cannot be reached and a release is not in the cache (1 then when
 DTL_REQUIRE_VENV=1)."""
 import argparse
+import html
 import json
 import os
 import re
@@ -65,12 +71,19 @@ DS_LORA_WATCH = r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)
 PEFT_TP_GPT_OSS = dict(LORA, arch="gpt-oss", load_dtype="bfloat16", strategy="zero3",
                        target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
                        stop_after="peft", own_build=True)
+# the LoRA tensors of layer 0's experts (peft ParamWrapper shapes): their dtypes, and with
+# `shapes` their shapes
+PEFT_SHAPES = r"layers\.0\.mlp\.experts\.(base_layer\.)?lora_[AB]\.default\.weight$"
+PEFT_SHAPES_GPT_OSS = dict(LORA, arch="gpt-oss", load_dtype="bfloat16",
+                           target_parameters=["mlp.experts.gate_up_proj",
+                                              "mlp.experts.down_proj"],
+                           stop_after="peft", shapes=PEFT_SHAPES)
 
 # (key, edge): (package, last release before the edge, first release after it, set-up,
 # watched tensor regex[, the real stage observed, else the last]); the edge is the
 # behaviour's since or until.
 # The set-up is a real_differential.py set-up (arch, load dtype, quant, peft, strategy,
-# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class, and
+# precision, trainer) plus real_worker.py's add_adapter / stop_after / auto_class / shapes, and
 # checkpoint_names: the saved tensors renamed as public checkpoints name them (model_folder).
 # An `expr` set-up (probe_expr) has no model: its fifth element is the plan's dotted path.
 PROBES = {
@@ -562,6 +575,24 @@ PROBES = {
          "precision": "bf16",
          "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
         r"language_model\.(model\.)?layers\.0\.self_attn\.q_proj\.weight$"),
+    # ---- peft ParamWrapper shapes ----
+    # LoRA target_parameters on the experts' gate_up_proj and down_proj of one rank's bfloat16
+    # model, no zero.Init (nothing partitioned), stopped after get_peft_model: the LoRA
+    # tensors' shapes (`shapes`, compared as numels: dtypelint keeps a LoRA tensor's numel)
+    # of the experts of layer 0. gpt-oss built by the venv's transformers (5.24, experts
+    # is_transposed): 0.18.1 never swaps in and out, 0.19.0 swaps them for is_transposed
+    ("peft-param-wrapper-swap-transposed", "since"): (
+        "peft", "0.18.1", "0.19.0", PEFT_SHAPES_GPT_OSS, PEFT_SHAPES),
+    # Mixtral (experts not is_transposed, 3-D): 0.19.0 does not swap, 0.20.0 swaps a 3-D
+    # parameter of a module that is not is_transposed
+    ("peft-param-wrapper-swap-3d", "since"): (
+        "peft", "0.19.0", "0.20.0", dict(PEFT_SHAPES_GPT_OSS, arch="mixtral"), PEFT_SHAPES),
+    # gpt-oss built by each side's own transformers, LoRA'd by the venv's peft 0.21.2 (it
+    # imports beside 4.57.6): 4.57.6's GptOssExperts has no is_transposed, so 0.21.2 swaps
+    # its 3-D parameters; 5.0.0's is_transposed, so it does not
+    ("transformers-experts-is-transposed", "since"): (
+        "transformers", "4.57.6", "5.0.0", dict(PEFT_SHAPES_GPT_OSS, own_build=True),
+        PEFT_SHAPES),
 }
 
 # The subset the oracle-real suite runs (about a minute on a loaded 2-core machine)
@@ -848,7 +879,59 @@ def run_lint(binary, s, d, vers, pkg, ver):
         t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
     if s.get("rope_positions") and "failed" not in t:
         t["rope_positions"] = lint_rope_positions(binary, folder, args)
+    if s.get("shapes") and "failed" not in t:
+        t["shapes"] = lint_shapes(binary, folder, args, s["shapes"])
     return t
+
+
+# lint_shapes' tokens of dtypelint's HTML report (src/report/html.c): a lazy module body
+# (a script block "bm<input>-<module>"), its end, a module's <details> with its name below
+# its parent (module_head, segment), a <details>' end, and a tensor row (tensor_row: the
+# name below its table's module, then its shape, "[a, b]" or "numel N" for a tensor the
+# simulation made)
+HTML_TOKEN = re.compile(r'<script type="text/html" id="bm\d+-(\d+)">|(</script>)|'
+                        r'<details id="m\d+-(\d+)"[^>]*><summary>([^<]*)|(</details>)|'
+                        r'<tr id="t\d+-\d+"[^>]*><td class=n>([^<]*)<td>([^<]*)<td>')
+
+
+def lint_shapes(binary, folder, args, regex):
+    """{tensor: numel} of the tensors matching REGEX, from dtypelint's HTML report, the one
+    output that lists every tensor with its shape (a `shapes` set-up). dtypelint keeps only
+    the numel of a tensor it makes (a LoRA tensor), no shape: the numel is what is compared.
+    A module's full name is its parents' names joined by dots; a module of a layer drawn as
+    "×N identical" has no rows of its own (only layer 0's tensors are found)."""
+    run = subprocess.run([binary, "-f", "html", "-q", "--no-config", folder] + args,
+                         capture_output=True, text=True)
+    parent, seg, rows = {}, {}, []
+    owner, stack = None, []  # the module whose lazy body is read, the open <details>
+    for m in HTML_TOKEN.finditer(run.stdout):
+        body, end_body, mod, name, end_mod, tensor, shape = m.groups()
+        if body:
+            owner, stack = int(body), []
+        elif end_body:
+            owner, stack = None, []
+        elif mod:
+            parent[int(mod)] = stack[-1] if stack else owner
+            seg[int(mod)] = html.unescape(name).strip()
+            stack.append(int(mod))
+        elif end_mod:
+            stack = stack[:-1]
+        elif tensor:
+            rows.append((stack[-1] if stack else owner, html.unescape(tensor), shape))
+
+    def path(k):
+        return "" if k is None else ".".join(p for p in (path(parent.get(k)), seg[k]) if p)
+
+    out = {}
+    for k, name, shape in rows:
+        full = ".".join(p for p in (path(k), name) if p)
+        if re.search(regex, full):
+            dims = re.findall(r"\d+", shape)
+            n = 1
+            for d in dims:
+                n *= int(d)
+            out[full] = n if dims else shape
+    return out
 
 
 def lint_rope_positions(binary, folder, args):
@@ -1049,6 +1132,18 @@ def probe(a, key, cache, vers, work):
             diffs = diffs + [f"dtypelint's error is a GPU's: {gpu[:120]}"]
         if setup.get("units"):
             real, lint = with_units(real, r), with_units(lint, t)
+        if setup.get("shapes"):
+            # the numel of each tensor the `shapes` regex names, beside the dtypes (a
+            # LoRA tensor's shape, which dtypelint keeps as a numel); the real shapes as notes
+            shaped = {rd.peft_name(n): v for n, v in (r.get("shapes") or {}).items()}
+            for n, dims in sorted(shaped.items()):
+                numel = 1
+                for x in dims:
+                    numel *= x
+                real[1][f"{n} numel"] = numel
+                diffs = diffs + [f"real shape {n}: {dims}"]
+            for n, v in sorted((t.get("shapes") or {}).items()):
+                lint[1][f"{n} numel"] = v
         if setup.get("rope_positions"):
             # an observation of values, beside the dtypes (the RoPE cache's positions)
             key_ = f"rotary position {setup['rope_positions']} from"

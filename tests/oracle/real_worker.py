@@ -13,6 +13,7 @@ each stage and the exception that stopped it (type and message), or none."""
 import inspect
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -49,6 +50,16 @@ def snapshot(model):
     for n, b in model.named_buffers():
         if b is not None:
             out[_clean(n)] = _dtype(b)
+    return out
+
+
+def shapes(model, regex):
+    """{tensor name (as snapshot names it): [dims]} of the parameters and buffers whose name
+    matches REGEX (boundaries.py's `shapes` set-up key)."""
+    out = {}
+    for n, p in list(model.named_parameters()) + list(model.named_buffers()):
+        if p is not None and re.search(regex, _clean(n)):
+            out[_clean(n)] = list(p.shape)
     return out
 
 
@@ -333,6 +344,10 @@ def run(spec, rank, result):
         if spec.get("peft"):
             model = _peft(spec, model)
         stages["peft"] = snapshot(model)
+        if spec.get("shapes"):
+            # boundaries.py: the shape of each tensor matching the regex, as the PEFT stage
+            # left it (before any wrapper shards or partitions it)
+            result["shapes"] = shapes(model, spec["shapes"])
         if spec.get("stop_after") == "peft":
             return
         stage = "wrap"
