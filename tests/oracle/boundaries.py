@@ -585,6 +585,9 @@ PROBES = {
     ("transformers-llama-rotary-cos-sin-cached-4d", "since"): (
         "transformers", "4.30.2", "4.31.0", dict(LLAMA_LOAD, own_build=["4.30.2"]),
         LLAMA_ROTARY),
+    ("transformers-llama-rotary-cos-sin-cached-fp32", "until"): (
+        "transformers", "4.30.2", "4.31.0", dict(LLAMA_LOAD, own_build=["4.30.2"]),
+        LLAMA_ROTARY),
     ("transformers-llama-rotary-cos-sin-cached", "until"): (
         "transformers", "4.37.2", "4.38.0", LLAMA_LOAD, LLAMA_ROTARY),
     ("transformers-llama-rotary-underscore-cached", "since"): (
