@@ -42,6 +42,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -588,6 +589,12 @@ PROBES = {
     ("transformers-llama-rotary-cos-sin-cached-fp32", "until"): (
         "transformers", "4.30.2", "4.31.0", dict(LLAMA_LOAD, own_build=["4.30.2"]),
         LLAMA_ROTARY),
+    # the cos/sin cache's shape: [1, 1, positions, head_dim] in 4.34.1, [positions, head_dim]
+    # in 4.35.0, bfloat16 on both sides (`shapes`: each watched tensor's shape is observed)
+    ("transformers-llama-rotary-cos-sin-cached-4d", "until"): (
+        "transformers", "4.34.1", "4.35.0", dict(LLAMA_LOAD, shapes=True), LLAMA_ROTARY),
+    ("transformers-llama-rotary-cos-sin-cached", "since"): (
+        "transformers", "4.34.1", "4.35.0", dict(LLAMA_LOAD, shapes=True), LLAMA_ROTARY),
     ("transformers-llama-rotary-cos-sin-cached", "until"): (
         "transformers", "4.37.2", "4.38.0", LLAMA_LOAD, LLAMA_ROTARY),
     ("transformers-llama-rotary-underscore-cached", "since"): (
@@ -751,6 +758,9 @@ COMPANIONS = {
     # 4.42); 4.47.1 and 4.48.0 tokenizers<0.22,>=0.21 (hub>=0.24.0)
     **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.13.3"]
        for v in ("4.30.2", "4.31.0")},
+    # 4.34.1 and 4.35.0: huggingface-hub<1.0,>=0.16.4 and tokenizers<0.15,>=0.14
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.14.1"]
+       for v in ("4.34.1", "4.35.0")},
     ("transformers", "4.38.1"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
     **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.19.1"]
        for v in ("4.40.2", "4.41.0", "4.43.0")},
@@ -906,7 +916,29 @@ def run_lint(binary, s, d, vers, pkg, ver):
         t["fsdp2_unmanaged"] = lint_unmanaged(binary, folder, args)
     if s.get("rope_positions") and "failed" not in t:
         t["rope_positions"] = lint_rope_positions(binary, folder, args)
+    if s.get("shapes") and "failed" not in t:
+        t["shapes"] = lint_shapes(binary, folder, args)
     return t
+
+
+def lint_shapes(binary, folder, args):
+    """{tensor: shape} of the manifest dtypelint exports for the plan's versions (a set-up's
+    `shapes`: the created buffers' shapes by release)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        man = os.path.join(tmp, "manifest.json")
+        subprocess.run([binary, "-q", "--no-config", folder] + args + ["--export", man],
+                       capture_output=True, text=True)
+        if not os.path.exists(man):
+            return {}
+        with open(man) as f:
+            return {t["name"]: t.get("shape") for t in json.load(f).get("tensors", [])}
+
+
+def with_shapes(obs, r):
+    """OBS with each watched tensor's shape after its dtype, from R's `shapes` (a real
+    result, real_worker.py, or a lint answer, lint_shapes)."""
+    shapes = r.get("shapes") or {}
+    return obs[0], {n: f"{v} {shapes.get(n)}" for n, v in obs[1].items()}
 
 
 def lint_rope_positions(binary, folder, args):
@@ -1108,6 +1140,8 @@ def probe(a, key, cache, vers, work):
             diffs = diffs + [f"dtypelint's error is a GPU's: {gpu[:120]}"]
         if setup.get("units"):
             real, lint = with_units(real, r), with_units(lint, t)
+        if setup.get("shapes"):
+            real, lint = with_shapes(real, r), with_shapes(lint, t)
         if setup.get("rope_positions"):
             # an observation of values, beside the dtypes (the RoPE cache's positions)
             key_ = f"rotary position {setup['rope_positions']} from"

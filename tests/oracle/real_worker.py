@@ -322,6 +322,12 @@ def run(spec, rank, result):
             # from_pretrained cannot build: torch.set_default_dtype refuses float8)
             model.to(getattr(torch, spec["cast_to"]))
         stages["load"] = snapshot(model)
+        if spec.get("shapes"):
+            # boundaries.py: each tensor's shape after the load (an edge that changes a
+            # buffer's shape, not its dtype: Llama's cos/sin cache in 4.34.1 / 4.35.0)
+            result["shapes"] = {_clean(n): list(t.shape) for n, t in
+                                list(model.named_parameters()) + list(model.named_buffers())
+                                if t is not None}
         if spec.get("rope_positions"):
             # boundaries.py: the rotary cache's positions, as zero.Init left them
             result["rope_positions"], result["rope_positions_error"] = \
