@@ -298,6 +298,111 @@ static int copy_module(struct dtl_sim *sim, uint32_t mod, bool head, struct dtl_
 	return 0;
 }
 
+/* A parameter's key ("<module>.<leaf>") PEFT's _inject_parameters matches against
+ * target_parameters: equal, or ending in "." + the entry. */
+static bool parameter_targeted(const struct dtl_adapter *a, const char *name, uint32_t len)
+{
+	for (size_t i = 0; i < a->target_parameters.count; i++)
+		if (suffix_match(name, len, a->target_parameters.items[i].text,
+		                 a->target_parameters.items[i].len))
+			return true;
+	return false;
+}
+
+/* Does the experts module have is_transposed = True (rules/versions.yaml
+ * transformers-experts-is-transposed: @use_experts_implementation(is_transposed=True), the
+ * only one of them in a profiled model gpt-oss's)? */
+static bool experts_transposed(const struct dtl_sim *sim, const struct dtl_module *md)
+{
+	return md->class_name && strcmp(md->class_name, "GptOssExperts") == 0 &&
+	       dtl_sim_behavior(sim, DTL_B_TRANSFORMERS_EXPERTS_IS_TRANSPOSED);
+}
+
+/* a * b * c as a tensor's numel, or -1 (unknown) when one is negative or it passes
+ * DTL_NUMEL_MAX: a hostile shape must not overflow */
+static int64_t numel3(int64_t a, int64_t b, int64_t c)
+{
+	int64_t ab, abc;
+	if (a < 0 || b < 0 || c < 0 || __builtin_mul_overflow(a, b, &ab) ||
+	    __builtin_mul_overflow(ab, c, &abc) || abc > DTL_NUMEL_MAX)
+		return -1;
+	return abc;
+}
+
+/* ParamWrapper's lora_A [r * E, in] and lora_B [out, r * E] numels for the parameter t of
+ * module md (-1 when its shape is unknown): [E, d1, d2] gives in d1, out d2, [out, in] E 1,
+ * then update_layer swaps them per release (rules/versions.yaml peft-param-wrapper-swap-*). */
+static void wrapper_numels(const struct dtl_sim *sim, const struct dtl_module *md, uint32_t t,
+                           int64_t r, int64_t *ret_a, int64_t *ret_b)
+{
+	uint32_t decl = sim->t.decl[t];
+	const struct dtl_tensor_decl *d =
+	    decl != DTL_NONE_INDEX ? &sim->manifest->tensors[decl] : NULL;
+	*ret_a = *ret_b = -1;
+	if (!d || !d->shape || (d->rank != 2 && d->rank != 3))
+		return;
+	bool three = d->rank == 3, transposed = experts_transposed(sim, md), swap = false;
+	int64_t e = three ? d->shape[0] : 1;
+	int64_t in = d->shape[1], out = three ? d->shape[2] : d->shape[0];
+	if (dtl_sim_behavior(sim, DTL_B_PEFT_PARAM_WRAPPER_SWAP_3D))
+		swap = three && !transposed;
+	else if (dtl_sim_behavior(sim, DTL_B_PEFT_PARAM_WRAPPER_SWAP_TRANSPOSED))
+		swap = transposed;
+	if (swap) {
+		int64_t x = in;
+		in = out, out = x;
+	}
+	*ret_a = numel3(r, e, in);
+	*ret_b = numel3(out, r, e);
+}
+
+/* LoRA target_parameters (rules/versions.yaml peft-lora-target-parameters): one ParamWrapper
+ * per matched parameter of the module, each wrapping the one before, in the parameters'
+ * registration order, so the k-th of n wraps is reached through n - 1 - k base_layers: its
+ * "<module>{.base_layer}.lora_A.<adapter>.weight" and lora_B. The wrapped parameter keeps its
+ * name here (".base_layer" * n in torch), as a wrapped Linear's weight does. At most 64
+ * parameters of one module are wrapped (an experts module has 2 to 4). */
+static int wrap_parameters(struct dtl_sim *sim, uint32_t mod, bool upcast, const char *upcast_why,
+                           struct dtl_loc upcast_loc, struct dtl_error *error)
+{
+	const struct dtl_adapter *a = &sim->manifest->adapter;
+	const struct dtl_module *md = &sim->modules[mod];
+	const char *path = md->path;
+	int plen = (int)md->path_len;
+	uint32_t own[64];
+	int64_t na[64], nb[64];
+	size_t n = 0;
+	int r = 0;
+
+	for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64;
+	     t = sim->t.next_in_module[t])
+		if (sim->t.kind[t] == DTL_KIND_PARAM && !(sim->t.flags[t] & DTL_TF_ALIAS) &&
+		    parameter_targeted(a, sim->t.name[t], (uint32_t)strlen(sim->t.name[t])))
+			own[n++] = t;
+	for (size_t i = 0; i < n; i++)
+		wrapper_numels(sim, md, own[i], a->r, &na[i], &nb[i]);
+	/* adding tensors may move the module array: md is not read below */
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const char *how, *fact;
+		enum dtl_dtype base = base_dtype(sim, own[i], &how, &fact);
+		char nest[64 * 11 + 1] = "";
+		for (size_t k = i + 1; k < n; k++)
+			strcat(nest, ".base_layer");
+		char *lora_a = dtl_arena_sprintf(sim->arena, "%.*s%s.lora_A.%s.weight", plen, path,
+		                                 nest, a->name);
+		char *lora_b = dtl_arena_sprintf(sim->arena, "%.*s%s.lora_B.%s.weight", plen, path,
+		                                 nest, a->name);
+		if (!lora_a || !lora_b)
+			return -ENOMEM;
+		r = inject(sim, lora_a, na[i], base, how, fact, upcast, upcast_why, upcast_loc,
+		           error);
+		if (r >= 0)
+			r = inject(sim, lora_b, nb[i], base, how, fact, upcast, upcast_why,
+			           upcast_loc, error);
+	}
+	return r;
+}
+
 /* target_modules as one string (all-linear or a regular expression), or NULL for a list.
  * TRL's ModelConfig makes a list of one name that name (rules/versions.yaml
  * trl-one-target-is-regex), a regular expression, unless it is "all-linear": when a TRL
@@ -361,6 +466,10 @@ int dtl_stage_peft(struct dtl_sim *sim, struct dtl_error *error)
 			r = copy_module(sim, mod, head, error);
 			continue;
 		}
+		if (a->target_parameters.count && sim->modules[mod].path_len &&
+		    (r = wrap_parameters(sim, mod, upcast, upcast_why, upcast_loc, error)) < 0)
+			break;
+		md = &sim->modules[mod];
 		if (!targeted(&m, sim, mod))
 			continue;
 		sim->peft_targeted++;

@@ -3,7 +3,8 @@
 # embedding 2^73 elements (vocab_size 2^40 x hidden_size 2^33, shapes from the architecture
 # profile over an index without shards) is an input error naming the tensor, never a small
 # count that "fits"; so is a manifest tensor of 2^60 elements or more (its float64 bytes
-# would pass 2^63 - 1), while sums over many tensors in range saturate and DT801 fires.
+# would pass 2^63 - 1), while sums over many tensors in range saturate and DT801 fires; a
+# LoRA tensor PEFT creates for a parameter (target_parameters) is never a wrapped count.
 # Usage: overflow.sh DTYPELINT SOURCE_ROOT
 . "$(dirname "$0")/../lib.sh"
 mkdir "$tmp/hf"
@@ -55,5 +56,19 @@ YAML
 "$dtypelint" many.yaml >out 2>&1; st=$?
 if [ $st = 1 ] && grep -q "DT801" out && grep -q "over 16 EiB" out; then ok manifest-bytes-saturate
 else bad manifest-bytes-saturate "exit $st: $(head -c 300 out)"; fi
+# LoRA target_parameters: lora_A of a [1, 2^59, 1] parameter at r 2^20 has 2^79 elements,
+# which wrapped to 0 (a "persistent" ZeRO-3 parameter); it is unknown instead
+cat > wrap.yaml <<'YAML'
+dtypelint: 1
+model: {checkpoint_dtype: bfloat16}
+tensors:
+  - {name: model.layers.0.mlp.experts.gate_up_proj, shape: [1, 576460752303423488, 1]}
+adapter: {type: lora, target_modules: [], target_parameters: [mlp.experts.gate_up_proj], r: 1048576}
+training: {strategy: zero3, precision: bf16, zero3: {init: false}, versions: {peft: "0.18.1", deepspeed: "0.19.5"}}
+YAML
+"$dtypelint" --no-config --trace 'model.**.weight' wrap.yaml >out 2>&1; st=$?
+if [ $st = 0 ] && grep -q "trace: 'model.layers.0.mlp.experts.lora_A.default.weight'" out &&
+	! grep -q "numel 0 <=" out; then ok lora-target-parameter-numel-2-79
+else bad lora-target-parameter-numel-2-79 "exit $st: $(head -c 300 out)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

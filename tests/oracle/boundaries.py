@@ -175,13 +175,15 @@ PROBES = {
         r"^score\.modules_to_save\.second\.weight$|"
         r"layers\.0\.self_attn\.q_proj\.lora_A\.second\.weight$"),
     # LoRA target_parameters on an MoE's experts built under zero.Init: 0.20 reads the
-    # partitioned parameter's shape, torch.Size([]) (IndexError), 0.21 its ds_shape
+    # partitioned parameter's shape, torch.Size([]) (IndexError), 0.21 its ds_shape; watched
+    # too: the inner ParamWrapper's (gate_up_proj's) lora_A, float32 (D48)
     ("peft-target-parameters-zero3-shape", "until"): (
         "peft", "0.20.0", "0.21.0",
         dict(LORA, arch="mixtral", load_dtype="bfloat16", strategy="zero3",
              target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
              stop_after="peft"),
-        r"layers\.0\.self_attn\.q_proj\.weight$"),
+        r"layers\.0\.self_attn\.q_proj\.weight$|"
+        r"layers\.0\.mlp\.experts\.base_layer\.lora_A\.default\.weight$"),
     # the same edge's other side, and where target_parameters arrived: gpt-oss built by
     # transformers 4.57.1 (COMPANIONS; its experts' gate_up_proj and down_proj are
     # nn.Parameters, Mixtral's are per-expert Linears there) under zero.Init: 0.16.0's
@@ -998,7 +1000,7 @@ def observe(r, watch, stage=None, record=None, message=False):
     RECORD: a key of both naming tensors (fsdp2_unmanaged), each then marked so; MESSAGE: the
     verdict is the error's type and first line, for two releases that raise the same type for
     different reasons."""
-    marked = {n.replace(".base_layer.", ".") for n in r.get(record) or []} if record else ()
+    marked = {rd.peft_name(n) for n in r.get(record) or []} if record else ()
     if "stages" in r:
         err = r.get("error")
         stages = r["stages"]
@@ -1006,7 +1008,7 @@ def observe(r, watch, stage=None, record=None, message=False):
         if message and verdict != "runs":
             verdict += ": " + (err["message"].splitlines() or [""])[0]
         at = stage if stage in stages else list(stages)[-1] if stages else None
-        final = {n.replace(".base_layer.", "."): v for n, v in stages.get(at, {}).items()}
+        final = {rd.peft_name(n): v for n, v in stages.get(at, {}).items()}
     else:
         err = r.get("error")
         verdict = (err if message else err.split(":")[0].strip()) if err else "runs"

@@ -545,6 +545,18 @@ def known_cpu(err, t=None):
     return None
 
 
+# a wrapped module's own parameter: NAME.base_layer.LEAF (lora.Linear) or, for LoRA
+# target_parameters, NAME.base_layer.base_layer.LEAF (one ParamWrapper per parameter, nested);
+# an inner ParamWrapper's LoRA tensors keep their NAME.base_layer.lora_A... (dtypelint names
+# them so: DISAGREEMENTS.md D48)
+BASE_LAYER = re.compile(r"(\.base_layer)+\.(?!lora_)")
+
+
+def peft_name(n):
+    """A real tensor's name as a manifest keeps it: PEFT's wrappers left out."""
+    return BASE_LAYER.sub(".", n)
+
+
 def compare(r, t, tally, arch, quant=None):
     """Differences between the real run R and dtypelint's answer T (empty: they agree);
     TALLY counts the set-ups that agree on each criterion."""
@@ -580,8 +592,7 @@ def compare(r, t, tally, arch, quant=None):
             for n in u["params"]:
                 if n in last and "/" not in u["dtype"]:
                     last[n] = u["dtype"]
-    final = {n.replace(".base_layer.", ".").replace(".original_module.", "."): v
-             for n, v in last.items()}
+    final = {peft_name(n).replace(".original_module.", "."): v for n, v in last.items()}
     # a real run that stopped early is compared with dtypelint as of the same stage (D11)
     t = dict(t, dtypes=dtypes_as_of(t, list(stages)[-1] if stages else "step"))
     missing = sorted(set(final) - set(t["dtypes"]))
