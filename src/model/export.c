@@ -304,6 +304,8 @@ static void adapter(struct writer *w, const struct dtl_adapter *a)
 		key(w, 2, "target_parameters", &first), patterns(w, &a->target_parameters);
 	tri(w, 2, "prepare_kbit_training", a->prepare_kbit_training, &first);
 	tri(w, 2, "use_dora", a->use_dora, &first);
+	if (a->lora_dropout >= 0)
+		key(w, 2, "lora_dropout", &first), fprintf(w->out, "%g", a->lora_dropout);
 	if (a->task_type)
 		key(w, 2, "task_type", &first), cstr(w, a->task_type);
 	if (a->added_with != DTL_ADDED_GET_PEFT_MODEL)

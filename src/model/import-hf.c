@@ -288,18 +288,53 @@ static int gated_variant(struct folder *f, const struct dtl_created_buffer *cb, 
 	return 0;
 }
 
-/* One created buffer named name: non-persistent, unless the checkpoint has an entry of that
- * name; float32, int64 (position ids) or bool (a causal mask), or for one created under the
- * default dtype the checkpoint's (the load stage gives it the load dtype). */
+/* The created buffer's dtype and gate on a checkpoint entry (stored_buffer), which keeps
+ * its shape and place */
+static int take_over(struct entry *e, const struct dtl_created_buffer *cb,
+                     enum dtl_dtype checkpoint)
+{
+	e->created = true;
+	e->gate = cb->gate;
+	e->load_dtype = cb->load_dtype;
+	e->dtype = cb->load_dtype && checkpoint != DTL_DTYPE_NONE ? checkpoint : cb->dtype;
+	e->dtype_reason =
+	    cb->load_dtype ? "the checkpoint's dtype: created by the model code under "
+	                     "the default dtype, the checkpoint's values copied in"
+	                   : "created by the model code in its own dtype; the checkpoint's values "
+	                     "are copied in (load_state_dict keeps the buffer's dtype)";
+	e->dtype_loc = e->loc;
+	return 0;
+}
+
+/* A checkpoint entry of a created buffer's name (Llama's per-attention inv_freq, persistent
+ * to transformers 4.31.0, so checkpoints of that time store it): the module creates the
+ * buffer all the same, and load_state_dict copies the stored values into it (copy_ keeps the
+ * buffer's dtype), or a later release ignores the unexpected key. The buffer replaces the
+ * entry, in the checkpoint's shape and place; an entry already taken over stays. */
+static int stored_buffer(struct folder *f, const char *name, size_t len, struct entry **ret)
+{
+	struct entry *e = entry_named(f, name, len);
+	if (!e || e->created)
+		return -EEXIST;
+	*ret = e;
+	return 1;
+}
+
+/* One created buffer named name: non-persistent (one the checkpoint stores too is taken
+ * over: stored_buffer); float32, int64 (position ids) or bool (a causal mask), or for one
+ * created under the default dtype the checkpoint's (the load stage gives it the load dtype). */
 static int created_buffer(struct folder *f, const struct dtl_created_buffer *cb, const char *name,
                           size_t len, enum dtl_dtype checkpoint, struct dtl_loc loc)
 {
 	struct entry *e;
 	int r = add_entry(f, name, len, &e);
-	if (r == -EEXIST && (r = gated_variant(f, cb, name, len, &e)) == -EEXIST)
+	if (r == -EEXIST && (r = gated_variant(f, cb, name, len, &e)) == -EEXIST &&
+	    (r = stored_buffer(f, name, len, &e)) == -EEXIST)
 		return 0;
 	if (r < 0)
 		return r;
+	if (r == 1)
+		return take_over(e, cb, checkpoint);
 	e->created = true;
 	e->gate = cb->gate;
 	e->load_dtype = cb->load_dtype;

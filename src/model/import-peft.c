@@ -117,7 +117,12 @@ int dtl_import_peft(const char *path, struct dtl_arena *arena, const struct dtl_
 	    (r = dtl_adapter_task_type(s, v, "task_type", a)) < 0)
 		goto out;
 	if ((v = dtl_node_get(root, "use_dora")) &&
-	    (r = dtl_schema_tristate(s, v, "use_dora", &a->use_dora)) < 0)
+	    (a->use_dora_loc = dtl_schema_loc(s, v),
+	     (r = dtl_schema_tristate(s, v, "use_dora", &a->use_dora)) < 0))
+		goto out;
+	if ((v = dtl_node_get(root, "lora_dropout")) && v->type != DTL_NODE_NULL &&
+	    (a->lora_dropout_loc = dtl_schema_loc(s, v),
+	     (r = dtl_schema_float(s, v, "lora_dropout", 0, 1, &a->lora_dropout)) < 0))
 		goto out;
 	if (ret_base_model) {
 		*ret_base_model = NULL;

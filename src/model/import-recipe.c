@@ -924,6 +924,25 @@ static const struct dtl_node *init_kwargs_dtype(const struct recipe *r)
 	return dt;
 }
 
+/* The adapter's lora_dropout, which PEFT's ParamWrapper refuses when not 0 (DT412): the
+ * recipe's, else, for TRL's use_peft, ModelConfig's default 0.05 (trl/trainer/model_config.py
+ * at v1.16.0), where use_peft is set; PEFT's examples (use_peft_lora) are left unset. */
+static int lora_dropout(struct recipe *r)
+{
+	struct dtl_adapter *a = &r->m->adapter;
+	const struct dtl_node *v = key(r, "lora_dropout");
+
+	if (v && v->type != DTL_NODE_NULL) {
+		a->lora_dropout_loc = dtl_schema_loc(r->s, v);
+		return dtl_schema_float(r->s, v, "lora_dropout", 0, 1, &a->lora_dropout);
+	}
+	if (yes(v = key(r, "use_peft"))) {
+		a->lora_dropout = 0.05;
+		a->lora_dropout_loc = dtl_schema_loc(r->s, v);
+	}
+	return 0;
+}
+
 static int trl_model_config(struct recipe *r)
 {
 	struct dtl_manifest *m = r->m;
@@ -1037,7 +1056,10 @@ static int trl_model_config(struct recipe *r)
 		                              &m->adapter.target_parameters)) < 0)
 			return rc;
 		if ((v = key(r, "use_dora")) &&
-		    (rc = dtl_schema_tristate(r->s, v, "use_dora", &m->adapter.use_dora)) < 0)
+		    (m->adapter.use_dora_loc = dtl_schema_loc(r->s, v),
+		     (rc = dtl_schema_tristate(r->s, v, "use_dora", &m->adapter.use_dora)) < 0))
+			return rc;
+		if ((rc = lora_dropout(r)) < 0)
 			return rc;
 		/* get_peft_config's task_type; unset, ModelConfig's CAUSAL_LM (DT411 reads it so)
 		 */

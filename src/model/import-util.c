@@ -87,6 +87,7 @@ void dtl_adapter_init(struct dtl_adapter *a, struct dtl_loc loc)
 	a->autocast_adapter_dtype = DTL_UNSET;
 	a->prepare_kbit_training = DTL_UNSET;
 	a->use_dora = DTL_UNSET;
+	a->lora_dropout = -1;
 	a->loc = loc;
 }
 

@@ -517,6 +517,7 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 	                                   "modules_to_save",
 	                                   "prepare_kbit_training",
 	                                   "use_dora",
+	                                   "lora_dropout",
 	                                   "target_parameters",
 	                                   "task_type",
 	                                   "added_with",
@@ -533,6 +534,7 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 	a->autocast_adapter_dtype = DTL_UNSET;
 	a->prepare_kbit_training = DTL_UNSET;
 	a->use_dora = DTL_UNSET;
+	a->lora_dropout = -1;
 	a->r = 8;
 	for (size_t i = 0; i < map->map.count && r >= 0; i++) {
 		const char *k = map->map.pairs[i].key.string.text;
@@ -574,7 +576,11 @@ static int parse_adapter(const struct dtl_schema *s, const struct dtl_node *map,
 			r = dtl_schema_tristate(s, v, "adapter.prepare_kbit_training",
 			                        &a->prepare_kbit_training);
 		} else if (strcmp(k, "use_dora") == 0) {
+			a->use_dora_loc = dtl_schema_loc(s, v);
 			r = dtl_schema_tristate(s, v, "adapter.use_dora", &a->use_dora);
+		} else if (strcmp(k, "lora_dropout") == 0) {
+			a->lora_dropout_loc = dtl_schema_loc(s, v);
+			r = dtl_schema_float(s, v, "adapter.lora_dropout", 0, 1, &a->lora_dropout);
 		} else if (strcmp(k, "target_parameters") == 0) {
 			r = dtl_schema_patterns(s, v, "adapter.target_parameters",
 			                        DTL_PATTERN_PLAIN, &a->target_parameters);

@@ -180,6 +180,25 @@ int dtl_schema_int(const struct dtl_schema *s, const struct dtl_node *node, cons
 	return 0;
 }
 
+int dtl_schema_float(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
+                     double min, double max, double *ret_value)
+{
+	double v;
+
+	if (node->type == DTL_NODE_INT)
+		v = (double)node->integer;
+	else if (node->type == DTL_NODE_FLOAT && isfinite(node->number))
+		v = node->number;
+	else
+		return dtl_schema_fail(s, node, "'%s' must be a number from %g to %g, got %s", what,
+		                       min, max, dtl_schema_describe(s, node));
+	if (v < min || v > max)
+		return dtl_schema_fail(s, node, "'%s' must be a number from %g to %g, got %g", what,
+		                       min, max, v);
+	*ret_value = v;
+	return 0;
+}
+
 int dtl_schema_dtype(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
                      bool allow_null, enum dtl_dtype *ret_dtype)
 {

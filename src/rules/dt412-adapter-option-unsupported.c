@@ -35,6 +35,42 @@ static int dropped(struct dtl_check *c, struct dtl_loc loc, const char *targets)
 	return 0;
 }
 
+/* ParamWrapper.__init__ (peft/tuners/lora/layer.py, 0.17.0 to 0.21.2) refuses the options it
+ * cannot apply to a bare parameter: "ValueError: lora.ParamWrapper does not work with
+ * lora_dropout != 0." (and with use_dora=True), raised in get_peft_model for the first target
+ * parameter. TRL's ModelConfig defaults lora_dropout to 0.05. */
+static int param_wrapper_refuses(struct dtl_check *c, const char *targets)
+{
+	const struct dtl_adapter *a = &c->sim->manifest->adapter;
+	bool dropout = a->lora_dropout > 0;
+	struct dtl_loc loc = dropout                ? a->lora_dropout_loc
+	                     : a->use_dora_loc.line ? a->use_dora_loc
+	                                            : a->loc;
+
+	if (!dropout && a->use_dora != DTL_TRUE)
+		return 0;
+	struct dtl_finding *f = dtl_check_report(
+	    c, c->rule->severity, loc,
+	    "the adapter's target_parameters (%s) come with %s, which PEFT's ParamWrapper does "
+	    "not support",
+	    targets,
+	    dropout ? dtl_arena_sprintf(c->arena, "lora_dropout %g", a->lora_dropout)
+	            : "use_dora=True");
+	if (!f)
+		return -ENOMEM;
+	dtl_check_predict(
+	    c, f,
+	    dropout ? "ValueError: lora.ParamWrapper does not work with lora_dropout "
+	              "!= 0."
+	            : "ValueError: lora.ParamWrapper does not work with use_dora=True.",
+	    "in get_peft_model, when it wraps the first target parameter", DTL_FW_PEFT,
+	    dropout ? "set lora_dropout: 0 (TRL's ModelConfig defaults it to 0.05), "
+	              "or put the parameters in an adapter of their own without "
+	              "dropout"
+	            : "use plain LoRA for the target parameters (no DoRA)");
+	return 0;
+}
+
 /* rules/versions.yaml peft-lora-target-parameters: LoraConfig has target_parameters from
  * 0.17.0 (PR #2638). Before, the dataclass's __init__ refuses the keyword: the user's
  * LoraConfig(...), TRL's get_peft_config (lora_target_parameters), and the loader of a config
@@ -44,13 +80,14 @@ static int dt412_check(struct dtl_check *c)
 	const struct dtl_sim *sim = c->sim;
 	const struct dtl_adapter *a = &sim->manifest->adapter;
 
-	if (!a->present || !a->target_parameters.count ||
-	    dtl_sim_behavior(sim, DTL_B_PEFT_LORA_TARGET_PARAMETERS))
+	if (!a->present || !a->target_parameters.count)
 		return 0;
 	struct dtl_loc loc = a->target_parameters.loc.line ? a->target_parameters.loc : a->loc;
 	const char *targets = first_target(c);
 	if (!targets)
 		return -ENOMEM;
+	if (dtl_sim_behavior(sim, DTL_B_PEFT_LORA_TARGET_PARAMETERS))
+		return param_wrapper_refuses(c, targets);
 	bool loaded = a->from_config_file || a->added_with == DTL_ADDED_LOAD_ADAPTER;
 	if (loaded && dtl_sim_behavior(sim, DTL_B_PEFT_CONFIG_DROPS_UNKNOWN_KEYS))
 		return dropped(c, loc, targets);
@@ -79,6 +116,9 @@ static int dt412_check(struct dtl_check *c)
  * 0.20.0: 0.17.0 to 0.20.0 raise DT501's IndexError there). Proven by re-simulation. */
 static int dt412_propose_fixes(const struct dtl_fix_request *req)
 {
+	/* a release with target_parameters: ParamWrapper's refusal, which no release lifts */
+	if (dtl_sim_behavior(req->sim, DTL_B_PEFT_LORA_TARGET_PARAMETERS))
+		return 0;
 	bool partitioned = dtl_rules_target_parameters_partitioned(req->sim);
 	if (dtl_rules_propose_version(
 	        req, DTL_FW_PEFT, partitioned ? "0.21.0" : "0.17.0",
@@ -95,7 +135,7 @@ DTL_RULE(dt412) = {
     .id = "DT412",
     .name = "adapter-option-unsupported",
     .severity = DTL_SEVERITY_ERROR,
-    .summary = "the adapter sets a LoraConfig option its PEFT version does not have",
+    .summary = "the adapter sets a LoRA option its PEFT version does not have or refuses",
     .explanation =
         "LoRA's target_parameters (LoRA on nn.Parameters such as an MoE's fused experts) "
         "arrived in PEFT 0.17.0 (PR #2638). An older LoraConfig refuses the keyword where it "
@@ -104,7 +144,10 @@ DTL_RULE(dt412) = {
         "'target_parameters''. An adapter_config.json that sets it is loaded by PEFT 0.14.0 "
         "to 0.16.x with a warning that drops the key (PR #2038): the parameters then get no "
         "LoRA and their saved adapter tensors are not loaded (a warning finding); before "
-        "0.14.0 the loader raises the TypeError too.",
+        "0.14.0 the loader raises the TypeError too. From 0.17.0, ParamWrapper, the layer "
+        "that wraps a target parameter, refuses the options it cannot apply to a bare "
+        "parameter: 'ValueError: lora.ParamWrapper does not work with lora_dropout != 0.' "
+        "(TRL's ModelConfig defaults lora_dropout to 0.05), and the same for use_dora=True.",
     .example = "adapter: {type: lora, target_modules: [q_proj],\n"
                "          target_parameters: [mlp.experts.gate_up_proj]}\n"
                "training: {versions: {peft: \"0.16.0\"}}",

@@ -48,6 +48,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,6 +69,11 @@ DS_BF16_PARAMS = dict(DS_AUTOCAST, load_dtype="bfloat16", precision="fp32",
 DS_LORA = dict(DS_ZERO3, peft="lora")
 DS_WATCH = r"layers\.0\.(self_attn\.q_proj|input_layernorm)\.weight$"
 DS_LORA_WATCH = r"layers\.0\.self_attn\.q_proj\.(weight|lora_A\.default\.weight)$"
+# Llama's created buffers (the `# ---- llama buffers ----` probes): loaded in bfloat16, no adapter
+LLAMA_LOAD = {"arch": "llama", "load_dtype": "bfloat16", "peft": None, "strategy": "single",
+              "precision": "bf16", "stop_after": "peft"}
+LLAMA_ROTARY = r"layers\.0\.self_attn\.rotary_emb\.(inv_freq|_?cos_cached|_?sin_cached)$"
+LLAMA_MASK = r"(layers\.0\.self_attn\.rotary_emb\.inv_freq|model\.causal_mask)$"
 PEFT_TP_GPT_OSS = dict(LORA, arch="gpt-oss", load_dtype="bfloat16", strategy="zero3",
                        target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
                        stop_after="peft", own_build=True)
@@ -575,6 +581,51 @@ PROBES = {
          "precision": "bf16",
          "checkpoint_names": [[r"^vision_tower\.", "vision_tower.vision_model."]]},
         r"language_model\.(model\.)?layers\.0\.self_attn\.q_proj\.weight$"),
+    # ---- llama buffers ----
+    # Llama's created buffers by release (rules/architectures/llama.yaml created_buffers,
+    # gated by behaviour): the oracle's Llama loaded in bfloat16 and stopped after the load,
+    # no adapter (peft 0.21 does not import beside these releases). The watched buffers are
+    # named on each side; one absent on one side makes the sides differ. Where the buffer
+    # appears after the edge, a buffer present on both sides is watched beside it (a side
+    # with nothing watched shows nothing)
+    ("transformers-llama-rotary-per-attention", "until"): (
+        "transformers", "4.47.1", "4.48.0", LLAMA_LOAD,
+        r"(layers\.0\.self_attn\.rotary_emb\.inv_freq|model\.rotary_emb\.inv_freq)$"),
+    ("transformers-llama-rotary-per-model", "since"): (
+        "transformers", "4.42.4", "4.43.0", LLAMA_LOAD,
+        r"(layers\.0\.self_attn\.rotary_emb\.inv_freq|model\.rotary_emb\.inv_freq)$"),
+    # 4.30.2's Llama has no grouped-query attention (num_key_value_heads, 4.31.0): it cannot
+    # load the oracle's Llama ("size mismatch for model.layers.0.self_attn.k_proj.weight"),
+    # so it loads its own (4.31.0 cannot build one: its rope_scaling check refuses the
+    # oracle config's three keys, "`rope_scaling` must be a dictionary with with two fields")
+    ("transformers-llama-rotary-cos-sin-cached-4d", "since"): (
+        "transformers", "4.30.2", "4.31.0", dict(LLAMA_LOAD, own_build=["4.30.2"]),
+        LLAMA_ROTARY),
+    ("transformers-llama-rotary-cos-sin-cached-fp32", "until"): (
+        "transformers", "4.30.2", "4.31.0", dict(LLAMA_LOAD, own_build=["4.30.2"]),
+        LLAMA_ROTARY),
+    # the cos/sin cache's shape: [1, 1, positions, head_dim] in 4.34.1, [positions, head_dim]
+    # in 4.35.0, bfloat16 on both sides (`shapes`: the named tensors' shapes are observed)
+    ("transformers-llama-rotary-cos-sin-cached-4d", "until"): (
+        "transformers", "4.34.1", "4.35.0", dict(LLAMA_LOAD, shapes=LLAMA_ROTARY), LLAMA_ROTARY),
+    ("transformers-llama-rotary-cos-sin-cached", "since"): (
+        "transformers", "4.34.1", "4.35.0", dict(LLAMA_LOAD, shapes=LLAMA_ROTARY), LLAMA_ROTARY),
+    ("transformers-llama-rotary-cos-sin-cached", "until"): (
+        "transformers", "4.37.2", "4.38.0", LLAMA_LOAD, LLAMA_ROTARY),
+    ("transformers-llama-rotary-underscore-cached", "since"): (
+        "transformers", "4.38.1", "4.38.2", LLAMA_LOAD, LLAMA_ROTARY),
+    ("transformers-llama-rotary-underscore-cached", "until"): (
+        "transformers", "4.40.2", "4.41.0", LLAMA_LOAD, LLAMA_ROTARY),
+    # the causal mask: none in 4.37.2, int64 in 4.38.0 and 4.38.1, bool in 4.38.2, none in
+    # 4.39.0
+    ("transformers-llama-causal-mask-int64", "since"): (
+        "transformers", "4.37.2", "4.38.0", LLAMA_LOAD, LLAMA_MASK),
+    ("transformers-llama-causal-mask-int64", "until"): (
+        "transformers", "4.38.1", "4.38.2", LLAMA_LOAD, LLAMA_MASK),
+    ("transformers-llama-causal-mask-bool", "since"): (
+        "transformers", "4.38.1", "4.38.2", LLAMA_LOAD, LLAMA_MASK),
+    ("transformers-llama-causal-mask-bool", "until"): (
+        "transformers", "4.38.2", "4.39.0", LLAMA_LOAD, LLAMA_MASK),
     # ---- peft ParamWrapper shapes ----
     # LoRA target_parameters on the experts' gate_up_proj and down_proj of one rank's bfloat16
     # model, no zero.Init (nothing partitioned), stopped after get_peft_model: the LoRA
@@ -734,6 +785,25 @@ COMPANIONS = {
     # rope probe runs no adapter and no trainer
     ("transformers", "4.37.2"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
     ("transformers", "4.38.0"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
+    # the llama buffers' releases, their METADATA's ranges with the pins above where they allow:
+    # 4.30.2 and 4.31.0 huggingface-hub<1.0,>=0.14.1 and tokenizers<0.14,>=0.11.1 (!=0.11.3);
+    # 4.38.1 as 4.38.0; 4.40.2 to 4.43.0 tokenizers<0.20,>=0.19 (hub>=0.19.3, >=0.23.2 from
+    # 4.42); 4.47.1 and 4.48.0 tokenizers<0.22,>=0.21 (hub>=0.24.0)
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.13.3"]
+       for v in ("4.30.2", "4.31.0")},
+    # 4.34.1 and 4.35.0: huggingface-hub<1.0,>=0.16.4 and tokenizers<0.15,>=0.14
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.14.1"]
+       for v in ("4.34.1", "4.35.0")},
+    ("transformers", "4.38.1"): ["huggingface-hub==0.36.2", "tokenizers==0.15.2"],
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.19.1"]
+       for v in ("4.40.2", "4.41.0", "4.43.0")},
+    # 4.42.4 checks numpy<2.0,>=1.17 at import ("numpy>=1.17,<2.0 is required for a normal
+    # functioning of this module, but found numpy==2.4.6"; 4.43.0 asks numpy>=1.17 only):
+    # numpy 1.26.4 beside it
+    ("transformers", "4.42.4"): ["huggingface-hub==0.36.2", "tokenizers==0.19.1",
+                                 "numpy==1.26.4"],
+    **{("transformers", v): ["huggingface-hub==0.36.2", "tokenizers==0.21.4"]
+       for v in ("4.47.1", "4.48.0")},
     ("transformers", "5.9.0"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
                                 "httpx==0.28.1", "httpcore==1.0.9"],
     ("transformers", "5.10.1"): ["huggingface-hub==1.33.0", "tokenizers==0.22.2",
@@ -895,11 +965,12 @@ HTML_TOKEN = re.compile(r'<script type="text/html" id="bm\d+-(\d+)">|(</script>)
 
 
 def lint_shapes(binary, folder, args, regex):
-    """{tensor: numel} of the tensors matching REGEX, from dtypelint's HTML report, the one
-    output that lists every tensor with its shape (a `shapes` set-up). dtypelint keeps only
-    the numel of a tensor it makes (a LoRA tensor), no shape: the numel is what is compared.
-    A module's full name is its parents' names joined by dots; a module of a layer drawn as
-    "×N identical" has no rows of its own (only layer 0's tensors are found)."""
+    """{tensor: [dims] or numel} of the tensors matching REGEX, from dtypelint's HTML report,
+    the one output that lists every tensor with its shape (a `shapes` set-up): the shape of
+    a tensor of the checkpoint or of the profile's created buffers, the numel of one the
+    simulation makes (a LoRA tensor: dtypelint keeps no shape for it). A module's full name
+    is its parents' names joined by dots; a module of a layer drawn as "×N identical" has no
+    rows of its own (only layer 0's tensors are found)."""
     run = subprocess.run([binary, "-f", "html", "-q", "--no-config", folder] + args,
                          capture_output=True, text=True)
     parent, seg, rows = {}, {}, []
@@ -926,11 +997,9 @@ def lint_shapes(binary, folder, args, regex):
     for k, name, shape in rows:
         full = ".".join(p for p in (path(k), name) if p)
         if re.search(regex, full):
-            dims = re.findall(r"\d+", shape)
-            n = 1
-            for d in dims:
-                n *= int(d)
-            out[full] = n if dims else shape
+            numel = re.match(r"numel (\d+)", shape)
+            out[full] = int(numel.group(1)) if numel else \
+                [int(d) for d in re.findall(r"\d+", shape)]
     return out
 
 
@@ -1091,7 +1160,8 @@ def probe(a, key, cache, vers, work):
         d = os.path.join(work, "runs", key[0], ver)
         os.makedirs(d, exist_ok=True)
         s = dict(setup, folder=model_folder(a.python, work, setup))
-        if setup.get("own_build"):
+        own = setup.get("own_build")
+        if own is True or (isinstance(own, list) and ver in own):  # a list: those sides
             # saved by the side's own release: an older one may not load what the venv's
             # transformers saved (DISAGREEMENTS.md D16), as a user's checkpoint would be
             s["folder"] = build(a.python, os.path.join(work, "models", f"{pkg}-{ver}"),
@@ -1133,17 +1203,22 @@ def probe(a, key, cache, vers, work):
         if setup.get("units"):
             real, lint = with_units(real, r), with_units(lint, t)
         if setup.get("shapes"):
-            # the numel of each tensor the `shapes` regex names, beside the dtypes (a
-            # LoRA tensor's shape, which dtypelint keeps as a numel); the real shapes as notes
-            shaped = {rd.peft_name(n): v for n, v in (r.get("shapes") or {}).items()}
-            for n, dims in sorted(shaped.items()):
-                numel = 1
-                for x in dims:
-                    numel *= x
-                real[1][f"{n} numel"] = numel
-                diffs = diffs + [f"real shape {n}: {dims}"]
-            for n, v in sorted((t.get("shapes") or {}).items()):
-                lint[1][f"{n} numel"] = v
+            # the shape of each tensor the `shapes` regex names, beside the dtypes; a tensor
+            # dtypelint makes (a LoRA tensor) has only a numel there, so its real numel is
+            # compared, and the real shape is printed as a note
+            told = t.get("shapes") or {}
+            for n, dims in sorted((r.get("shapes") or {}).items()):
+                n = rd.peft_name(n)
+                if isinstance(told.get(n), int):
+                    numel = 1
+                    for x in dims:
+                        numel *= x
+                    real[1][f"{n} size"] = numel
+                    diffs = diffs + [f"real shape {n}: {dims}"]
+                else:
+                    real[1][f"{n} size"] = dims
+            for n, v in sorted(told.items()):
+                lint[1][f"{n} size"] = v
         if setup.get("rope_positions"):
             # an observation of values, beside the dtypes (the RoPE cache's positions)
             key_ = f"rotary position {setup['rope_positions']} from"

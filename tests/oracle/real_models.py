@@ -156,6 +156,14 @@ def build(arch, folder, seed=0):
     cfg.architectures = [cls_name]
     torch.manual_seed(seed)
     cls = getattr(transformers, cls_name)
-    model = cls._from_config(cfg, dtype=getattr(torch, dtype))
+    try:
+        model = cls._from_config(cfg, dtype=getattr(torch, dtype))
+    except TypeError:
+        # a release before 4.56 (boundaries.py's own_build): _from_config takes torch_dtype
+        # and hands dtype on to the model's __init__, which refuses it; before 4.35 it saves
+        # pytorch_model.bin unless asked for safetensors (which dtypelint reads)
+        model = cls._from_config(cfg, torch_dtype=getattr(torch, dtype))
+        model.save_pretrained(folder, safe_serialization=True)
+        return cls_name
     model.save_pretrained(folder)
     return cls_name

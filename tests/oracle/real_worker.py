@@ -333,6 +333,11 @@ def run(spec, rank, result):
             # from_pretrained cannot build: torch.set_default_dtype refuses float8)
             model.to(getattr(torch, spec["cast_to"]))
         stages["load"] = snapshot(model)
+        if spec.get("shapes"):
+            # boundaries.py: the named tensors' shapes at the last stage the set-up reaches,
+            # here the load (an edge that changes a buffer's shape, not its dtype: Llama's
+            # cos/sin cache in 4.34.1 / 4.35.0); the PEFT stage's below replace them
+            result["shapes"] = shapes(model, spec["shapes"])
         if spec.get("rope_positions"):
             # boundaries.py: the rotary cache's positions, as zero.Init left them
             result["rope_positions"], result["rope_positions_error"] = \

@@ -458,10 +458,13 @@ START_TEST(model_folders_corpus)
 	folder("models/cosmos-reason2-8b-qwen3-vl", 750 + 4, 0, 2, DTL_QUANT_NONE);
 	folder("models/molmo-7b-d-nf4", 921, 0, 0, DTL_QUANT_BNB_4BIT);
 	/* Llama: every release's created buffers as the import lists them, per layer for the 32
-	 * per-attention rotary modules (inv_freq; cos_cached and sin_cached in two shapes;
+	 * per-attention rotary modules (inv_freq; cos_cached and sin_cached in three variants:
+	 * float32 and load-dtype [1, 1, positions, head_dim], load-dtype [positions, head_dim];
 	 * _cos_cached and _sin_cached), two causal_mask (int64, bool) and the per-model two;
-	 * pinned: the 33 inv_freq */
-	folder("models/llama-3.1-8b-bnb-int8", 739 + 32 * 7 + 2 + 2, 0, 33, DTL_QUANT_BNB_8BIT);
+	 * pinned: the 33 inv_freq and the float32 cos/sin caches (4.28.0 to 4.30.2: 32 * 2; not the
+	 * load-dtype variants) */
+	folder("models/llama-3.1-8b-bnb-int8", 739 + 32 * 9 + 2 + 2, 0, 33 + 32 * 2,
+	       DTL_QUANT_BNB_8BIT);
 }
 END_TEST
 

@@ -279,6 +279,11 @@ struct dtl_adapter {
 	struct dtl_patterns modules_to_save;
 	enum dtl_tristate prepare_kbit_training;
 	enum dtl_tristate use_dora;
+	struct dtl_loc use_dora_loc;
+	/* LoraConfig.lora_dropout, which ParamWrapper refuses when not 0 (DT412); < 0: not given
+	 * (PEFT's default is 0.0, TRL's ModelConfig's 0.05) */
+	double lora_dropout;
+	struct dtl_loc lora_dropout_loc;
 	/* LoRA on nn.Parameters (PEFT >= 0.17, ParamWrapper: MoE experts); the names as given */
 	struct dtl_patterns target_parameters;
 	/* read from an adapter_config.json (--peft), which PEFT loads with from_pretrained: a

@@ -46,6 +46,9 @@ int dtl_schema_tristate(const struct dtl_schema *s, const struct dtl_node *node,
 /* An integer in [min, max]. */
 int dtl_schema_int(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
                    int64_t min, int64_t max, int64_t *ret_value);
+/* A number (an integer or a float) in [min, max]. */
+int dtl_schema_float(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
+                     double min, double max, double *ret_value);
 /* A dtype name or alias; null gives DTL_DTYPE_NONE when allow_null. */
 int dtl_schema_dtype(const struct dtl_schema *s, const struct dtl_node *node, const char *what,
                      bool allow_null, enum dtl_dtype *ret_dtype);
