@@ -288,7 +288,10 @@ def user_files(s, d, vers):
     if s.get("peft"):
         # "targets": LoRA's target_modules apart from the architecture's (boundaries.py)
         targets = ", ".join(s.get("targets") or real_models.ARCHS[s["arch"]][3])
-        rec += ["use_peft: true", "lora_r: 4", f"lora_target_modules: [{targets}]"]
+        # lora_dropout: the worker's LoraConfig takes PEFT's default, 0.0, not TRL's
+        # ModelConfig default (0.05), which ParamWrapper would refuse (DT412)
+        rec += ["use_peft: true", "lora_r: 4", "lora_dropout: 0.0",
+                f"lora_target_modules: [{targets}]"]
         if s["peft"] == "dora":
             rec.append("use_dora: true")
         if s.get("lora_task_type"):
