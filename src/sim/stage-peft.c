@@ -392,12 +392,21 @@ static int wrap_parameters(struct dtl_sim *sim, uint32_t mod, bool upcast, const
 
 	/* two passes: down_proj last (registered_late) */
 	for (int late = 0; late < 2; late++)
-		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX && n < 64;
-		     t = sim->t.next_in_module[t])
-			if (sim->t.kind[t] == DTL_KIND_PARAM && !(sim->t.flags[t] & DTL_TF_ALIAS) &&
-			    registered_late(sim->t.name[t]) == late &&
-			    parameter_targeted(a, sim->t.name[t], (uint32_t)strlen(sim->t.name[t])))
-				own[n++] = t;
+		for (uint32_t t = md->first_tensor; t != DTL_NONE_INDEX;
+		     t = sim->t.next_in_module[t]) {
+			if (sim->t.kind[t] != DTL_KIND_PARAM || (sim->t.flags[t] & DTL_TF_ALIAS) ||
+			    registered_late(sim->t.name[t]) != late ||
+			    !parameter_targeted(a, sim->t.name[t], sim->t.name_len[t]))
+				continue;
+			if (n == sizeof(own) / sizeof(own[0]))
+				/* no silent truncation: a real experts module has 2 to 4 */
+				return dtl_error_set(error, a->target_parameters.loc, -EINVAL,
+				                     "adapter.target_parameters: more than %zu "
+				                     "parameters of module '%.*s' match; dtypelint "
+				                     "nests at most that many ParamWrappers",
+				                     sizeof(own) / sizeof(own[0]), plen, path);
+			own[n++] = t;
+		}
 	for (size_t i = 0; i < n; i++)
 		wrapper_numels(sim, md, own[i], a->r, &na[i], &nb[i]);
 	/* adding tensors may move the module array: md is not read below */
